@@ -1,0 +1,223 @@
+//! The parsed form of a pgbench script: commands, SQL pieces and expressions.
+//!
+//! This is the contract between the parser (`parser`), the evaluator (`eval`) and the
+//! runner. It mirrors pgbench.c's `Command` and exprparse.y's `PgBenchExpr`: every
+//! operator is compiled to a function node, as pgbench does, so evaluation order and
+//! NULL handling follow one code path.
+
+/// A typed value of pgbench's expression language. There are no string values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Double(f64),
+}
+
+/// An expression node. Operators are `Func` nodes, as in pgbench's `exprparse.y`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// A constant (integer, double, boolean or NULL).
+    Const(Value),
+    /// `:name`, looked up at evaluation time.
+    Var(String),
+    /// A function or operator applied to its arguments, evaluated left to right
+    /// (lazy ones, `And`, `Or`, `Case`, evaluate only what they need).
+    Func { func: Func, args: Vec<Expr> },
+}
+
+/// Every function and operator of pgbench's expression language.
+///
+/// The compilation rules of exprparse.y apply: `a > b` is `Lt(b, a)`, `a >= b` is
+/// `Le(b, a)`, `-x` is `Sub(0, x)`, `~x` is `BitXor(-1, x)`, `x IS NOT NULL` is
+/// `Not(Is(x, NULL))`, `x ISNULL` is `Is(x, NULL)`, `x NOTNULL` is `Not(Is(x, NULL))`,
+/// `hash(v)` / `hash_*(v)` / `permute(i, n)` get `:default_seed` appended as their last
+/// argument, and `CASE WHEN c1 THEN v1 ... [ELSE e] END` is `Case(c1, v1, ..., e)` with
+/// `e = NULL` when there is no ELSE (always an odd number of arguments >= 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Func {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    And,
+    Or,
+    Not,
+    BitAnd,
+    BitOr,
+    BitXor,
+    LShift,
+    RShift,
+    Is,
+    Case,
+    Abs,
+    Debug,
+    Double,
+    Exp,
+    Greatest,
+    Least,
+    HashFnv1a,
+    HashMurmur2,
+    Int,
+    Ln,
+    Pi,
+    Pow,
+    Sqrt,
+    Random,
+    RandomExponential,
+    RandomGaussian,
+    RandomZipfian,
+    Permute,
+}
+
+/// One piece of an SQL command's text, split once at load time so that substitution
+/// (simple mode) and `$n` numbering (extended/prepared) need no scanning at run time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SqlPiece {
+    /// Literal SQL text.
+    Text(String),
+    /// A `:name` reference. In simple mode an undefined name is sent verbatim as
+    /// `:name`; in extended/prepared mode each occurrence is one `$n` parameter.
+    Var(String),
+}
+
+/// Where the result of an SQL command goes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ResultTarget {
+    /// Results are discarded.
+    #[default]
+    Discard,
+    /// `\gset [prefix]`: the last result must have exactly one row.
+    Gset { prefix: String },
+    /// `\aset [prefix]`: every result with rows stores its last row.
+    Aset { prefix: String },
+}
+
+/// An SQL command (possibly several statements joined by `\;`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SqlCommand {
+    /// The command text as pgbench keeps it (`\;` became `;`, leading whitespace and
+    /// `--` comment lines removed, the terminating `;` kept).
+    pub text: String,
+    /// `text` split at variable references.
+    pub pieces: Vec<SqlPiece>,
+    /// `\gset` / `\aset` merged into this command.
+    pub target: ResultTarget,
+}
+
+impl SqlCommand {
+    /// The text with every `:name` replaced by `$1, $2, ...` in order of occurrence,
+    /// as pgbench sends it in extended and prepared mode.
+    pub fn parameterized_text(&self) -> String {
+        let mut out = String::with_capacity(self.text.len());
+        let mut n = 0;
+        for piece in &self.pieces {
+            match piece {
+                SqlPiece::Text(t) => out.push_str(t),
+                SqlPiece::Var(_) => {
+                    n += 1;
+                    out.push('$');
+                    out.push_str(&n.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    /// The variable names of the `$n` parameters, in order.
+    pub fn parameters(&self) -> impl Iterator<Item = &str> {
+        self.pieces.iter().filter_map(|p| match p {
+            SqlPiece::Var(name) => Some(name.as_str()),
+            SqlPiece::Text(_) => None,
+        })
+    }
+}
+
+/// `\sleep` duration argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SleepArg {
+    /// A constant, already in the unit given.
+    Const(i64),
+    /// `:name`: the variable's value, converted as pgbench's `atoi` does, at run time.
+    Var(String),
+}
+
+/// An argument of `\shell` / `\setshell`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShellArg {
+    /// Passed as written (`::x` was already turned into `:x`).
+    Literal(String),
+    /// `:name`, replaced by the variable's string form at run time.
+    Var(String),
+}
+
+/// A backslash command.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MetaCommand {
+    Set { var: String, expr: Expr },
+    /// `\sleep N [us|ms|s]`; `unit_us` is 1, 1_000 or 1_000_000.
+    Sleep { duration: SleepArg, unit_us: i64 },
+    SetShell { var: String, command: String, args: Vec<ShellArg> },
+    Shell { command: String, args: Vec<ShellArg> },
+    If(Expr),
+    Elif(Expr),
+    Else,
+    Endif,
+    StartPipeline,
+    SyncPipeline,
+    EndPipeline,
+}
+
+impl MetaCommand {
+    /// The command word as pgbench names it in messages (`set`, `sleep`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            MetaCommand::Set { .. } => "set",
+            MetaCommand::Sleep { .. } => "sleep",
+            MetaCommand::SetShell { .. } => "setshell",
+            MetaCommand::Shell { .. } => "shell",
+            MetaCommand::If(_) => "if",
+            MetaCommand::Elif(_) => "elif",
+            MetaCommand::Else => "else",
+            MetaCommand::Endif => "endif",
+            MetaCommand::StartPipeline => "startpipeline",
+            MetaCommand::SyncPipeline => "syncpipeline",
+            MetaCommand::EndPipeline => "endpipeline",
+        }
+    }
+}
+
+/// What a command does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CommandKind {
+    Sql(SqlCommand),
+    Meta(MetaCommand),
+}
+
+/// One command of a script, with what the `-r` report and error messages show of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Command {
+    /// 1-based line of the script where the command starts.
+    pub line: usize,
+    /// pgbench's `first_line`: the first line of the command (at most 127 bytes, cut
+    /// at the first newline); for meta-commands the whole backslash line, continuation
+    /// lines included.
+    pub first_line: String,
+    pub kind: CommandKind,
+}
+
+/// A parsed script: a name, a description and its commands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Script {
+    /// The file name (`-` for stdin) or the builtin's name (`tpcb-like`).
+    pub name: String,
+    /// What the report shows as `transaction type:` / `SQL script N:`: the file name
+    /// for a file, `<builtin: TPC-B (sort of)>` for a builtin.
+    pub desc: String,
+    pub commands: Vec<Command>,
+}

@@ -1,0 +1,1 @@
+//! (parser side: being written)

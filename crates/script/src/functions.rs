@@ -1,0 +1,1 @@
+//! (evaluator side: being written)

@@ -1,0 +1,16 @@
+//! pgbench's script language, with no database: the grammar and parser of scripts and
+//! expressions, the evaluator with every built-in function, pgbench's random number
+//! generator (bit for bit), client variables, and the builtin scripts.
+//!
+//! The runner parses scripts with [`parser`], evaluates `\set`/`\if` expressions with
+//! [`eval`], and substitutes variables into SQL from [`variables`].
+
+pub mod ast;
+pub mod builtin;
+pub mod error;
+pub mod eval;
+pub mod functions;
+pub mod parser;
+pub mod prng;
+pub mod value;
+pub mod variables;
