@@ -1,0 +1,1 @@
+//! Initialisation mode (being written).
