@@ -224,8 +224,11 @@ impl Cluster {
         };
         // The watcher: start the server, wait for our end of the pipe to close, then stop
         // the server (fast shutdown through the postmaster's pid) and remove everything.
+        // It ignores the signals a process group gets on Ctrl-C or `timeout`, so that it
+        // still gets to clean up after its owner is killed.
         let script = format!(
-            r#"{runas}"$1" -D "$2" >"$3/server.log" 2>&1 &
+            r#"trap '' INT TERM HUP
+{runas}"$1" -D "$2" >"$3/server.log" 2>&1 &
 cat >/dev/null
 if [ -f "$2/postmaster.pid" ]; then
   pid=$(head -n 1 "$2/postmaster.pid")
