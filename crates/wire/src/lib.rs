@@ -1,1 +1,28 @@
-//! placeholder
+//! pgbench-wire: the connection layer of pgbench-rs — a lean blocking PostgreSQL
+//! connection with libpq's connection semantics (conninfo strings, URIs, environment,
+//! password and service files, several hosts, `sslmode`, SCRAM) and libpq's
+//! asynchronous query API (`send_*` + `get_result`, pipeline mode), framing messages
+//! with `postgres-protocol` and reusing its buffers so a round trip allocates nothing.
+//!
+//! It does not know about scripts, variables or statistics; the runner does.
+
+mod cancel;
+mod conn;
+mod connect;
+mod conninfo;
+mod copy;
+mod error;
+mod options;
+mod passfile;
+mod position;
+mod stream;
+mod sys;
+mod tls;
+
+pub use cancel::CancelToken;
+pub use conn::{
+    Connection, NoticeHandler, PipelineStatus, QueryError, ResultStatus, TransactionStatus,
+};
+pub use copy::CopyIn;
+pub use error::{ConnError, DbError};
+pub use options::{ChannelBinding, ConnectArgs, ConnectOptions, SslMode, TargetSessionAttrs};

@@ -1,0 +1,53 @@
+//! Query cancellation: a `CancelToken` opens a new connection to the same server
+//! address and sends CancelRequest with the backend's key, as libpq's `PQcancel` does
+//! (never over TLS, like libpq 15).
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+
+use bytes::BytesMut;
+use postgres_protocol::message::frontend;
+
+/// Where the connection went (the resolved address, so a cancel reaches the same server).
+#[derive(Clone, Debug)]
+pub(crate) enum CancelTarget {
+    Tcp(SocketAddr),
+    Unix(PathBuf),
+}
+
+/// Cancels the query running on a connection; `Send + Sync`, usable from any thread.
+#[derive(Clone, Debug)]
+pub struct CancelToken {
+    target: CancelTarget,
+    pid: i32,
+    key: i32,
+}
+
+impl CancelToken {
+    pub(crate) fn new(target: CancelTarget, pid: i32, key: i32) -> CancelToken {
+        CancelToken { target, pid, key }
+    }
+
+    /// Sends the cancel request and waits for the server to close that connection
+    /// (which means the request was processed).
+    pub fn cancel(&self) -> std::io::Result<()> {
+        let mut msg = BytesMut::with_capacity(16);
+        frontend::cancel_request(self.pid, self.key, &mut msg);
+        let mut sink = [0u8; 64];
+        match &self.target {
+            CancelTarget::Tcp(addr) => {
+                let mut s = TcpStream::connect(addr)?;
+                s.write_all(&msg)?;
+                while s.read(&mut sink)? > 0 {}
+            }
+            CancelTarget::Unix(path) => {
+                let mut s = UnixStream::connect(path)?;
+                s.write_all(&msg)?;
+                while s.read(&mut sink)? > 0 {}
+            }
+        }
+        Ok(())
+    }
+}

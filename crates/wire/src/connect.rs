@@ -1,0 +1,664 @@
+//! Connection establishment with libpq's semantics: hosts and addresses tried in order
+//! (or shuffled with `load_balance_hosts=random`), per-attempt error lines accumulated in
+//! libpq's words, `sslmode` negotiation and its retries, the startup message,
+//! authentication (trust, cleartext, md5, SCRAM-SHA-256 with channel binding), and the
+//! `target_session_attrs` check.
+
+use std::hash::{BuildHasher, RandomState};
+use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use postgres_protocol::authentication::sasl::{ChannelBinding as ScramBinding, ScramSha256};
+use postgres_protocol::message::frontend;
+
+use crate::cancel::CancelTarget;
+use crate::conn::Connection;
+use crate::error::{strerror, ConnError, DbError};
+use crate::options::{
+    parse_int, ChannelBinding, ConnectOptions, HostEntry, HostKind, SslMode, TargetSessionAttrs,
+};
+use crate::stream::Stream;
+use crate::tls;
+
+/// How a failed attempt continues.
+enum Next {
+    /// Try the next address or host.
+    NextHost,
+    /// Try the same address again with the other TLS choice (`allow`/`prefer`).
+    RetrySsl,
+    /// Give up (authentication and startup failures end the whole connection).
+    Stop,
+}
+
+struct Failure {
+    text: String,
+    next: Next,
+    needs_password: bool,
+}
+
+impl Failure {
+    fn new(text: impl Into<String>, next: Next) -> Failure {
+        Failure {
+            text: text.into(),
+            next,
+            needs_password: false,
+        }
+    }
+}
+
+#[derive(Clone)]
+enum Addr {
+    Tcp(SocketAddr),
+    Unix(String),
+}
+
+fn shuffle<T>(v: &mut [T]) {
+    let seed = RandomState::new();
+    for i in (1..v.len()).rev() {
+        let j = (seed.hash_one(i) % (i as u64 + 1)) as usize;
+        v.swap(i, j);
+    }
+}
+
+impl Connection {
+    /// Connects like libpq's `PQconnectdbParams`, trying each host in turn.
+    pub fn connect(opts: &ConnectOptions) -> Result<Connection, ConnError> {
+        let mut log = String::new();
+        let mut needs_password = false;
+        let timeout = match opts.connect_timeout() {
+            Ok(t) => t,
+            Err(msg) => {
+                let first = &opts.hosts[0];
+                return Err(ConnError::Connect {
+                    message: format!("{}{msg}", identity_without_address(first)),
+                    needs_password: false,
+                });
+            }
+        };
+        let mut order: Vec<usize> = (0..opts.hosts.len()).collect();
+        if opts.load_balance {
+            shuffle(&mut order);
+        }
+        let passes: &[TargetSessionAttrs] = match opts.target {
+            TargetSessionAttrs::PreferStandby => {
+                &[TargetSessionAttrs::Standby, TargetSessionAttrs::Any]
+            }
+            ref t => std::slice::from_ref(t),
+        };
+        'passes: for &want in passes {
+            for &i in &order {
+                let host = &opts.hosts[i];
+                let port = if host.port.is_empty() {
+                    5432
+                } else {
+                    match parse_int(&host.port) {
+                        None => {
+                            return Err(ConnError::Options(format!(
+                                "invalid integer value \"{}\" for connection option \"port\"",
+                                host.port
+                            )))
+                        }
+                        Some(p) if !(1..=65535).contains(&p) => {
+                            log.push_str(&format!("invalid port number: \"{}\"\n", host.port));
+                            continue;
+                        }
+                        Some(p) => p as u16,
+                    }
+                };
+                let mut addrs = match resolve(host, port) {
+                    Ok(a) => a,
+                    Err(text) => {
+                        log.push_str(&text);
+                        log.push('\n');
+                        continue;
+                    }
+                };
+                if opts.load_balance {
+                    shuffle(&mut addrs);
+                }
+                for addr in addrs {
+                    match attempt(opts, host, &addr, want, timeout, &mut log) {
+                        Ok(conn) => return Ok(conn),
+                        Err(f) => {
+                            needs_password |= f.needs_password;
+                            if matches!(f.next, Next::Stop) {
+                                break 'passes;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let message = log.strip_suffix('\n').unwrap_or(&log).to_string();
+        Err(ConnError::Connect {
+            message,
+            needs_password,
+        })
+    }
+}
+
+fn identity_without_address(h: &HostEntry) -> String {
+    match h.kind {
+        HostKind::UnixSocket => {
+            let port = if h.port.is_empty() { "5432" } else { &h.port };
+            format!(
+                "connection to server on socket \"{}/.s.PGSQL.{port}\" failed: ",
+                h.host
+            )
+        }
+        _ => {
+            let shown = match (&h.kind, &h.hostaddr) {
+                (HostKind::Address, Some(a)) => a.as_str(),
+                _ => h.host.as_str(),
+            };
+            let port = if h.port.is_empty() { "5432" } else { &h.port };
+            format!("connection to server at \"{shown}\", port {port} failed: ")
+        }
+    }
+}
+
+/// libpq's `emitHostIdentityInfo`.
+fn identity(h: &HostEntry, addr: &Addr) -> String {
+    match addr {
+        Addr::Unix(path) => format!("connection to server on socket \"{path}\" failed: "),
+        Addr::Tcp(sa) => {
+            let port = if h.port.is_empty() { "5432" } else { &h.port };
+            let ip = sa.ip().to_string();
+            match (&h.kind, &h.hostaddr) {
+                (HostKind::Address, Some(a)) => {
+                    format!("connection to server at \"{a}\", port {port} failed: ")
+                }
+                _ if h.host != ip => format!(
+                    "connection to server at \"{}\" ({ip}), port {port} failed: ",
+                    h.host
+                ),
+                _ => format!(
+                    "connection to server at \"{}\", port {port} failed: ",
+                    h.host
+                ),
+            }
+        }
+    }
+}
+
+fn resolve(h: &HostEntry, port: u16) -> Result<Vec<Addr>, String> {
+    match h.kind {
+        HostKind::UnixSocket => Ok(vec![Addr::Unix(format!("{}/.s.PGSQL.{port}", h.host))]),
+        HostKind::Address => {
+            let a = h.hostaddr.as_deref().unwrap_or("");
+            match a.parse::<IpAddr>() {
+                Ok(ip) => Ok(vec![Addr::Tcp(SocketAddr::new(ip, port))]),
+                Err(_) => Err(format!(
+                    "could not parse network address \"{a}\": Name or service not known"
+                )),
+            }
+        }
+        HostKind::Name => match (h.host.as_str(), port).to_socket_addrs() {
+            Ok(it) => Ok(it.map(Addr::Tcp).collect()),
+            Err(e) => {
+                let text = strerror(&e);
+                let text = text
+                    .strip_prefix("failed to lookup address information: ")
+                    .unwrap_or(&text)
+                    .to_string();
+                Err(format!(
+                    "could not translate host name \"{}\" to address: {text}",
+                    h.host
+                ))
+            }
+        },
+    }
+}
+
+/// One address, with libpq's TLS fallbacks; appends to `log` on failure.
+fn attempt(
+    opts: &ConnectOptions,
+    host: &HostEntry,
+    addr: &Addr,
+    want: TargetSessionAttrs,
+    timeout: Option<Duration>,
+    log: &mut String,
+) -> Result<Connection, Failure> {
+    let plan: &[bool] = match (addr, opts.sslmode) {
+        (Addr::Unix(_), _) | (_, SslMode::Disable) => &[false],
+        (_, SslMode::Allow) => &[false, true],
+        (_, SslMode::Prefer) => &[true, false],
+        _ => &[true],
+    };
+    let mut last = Failure::new("", Next::Stop);
+    for &use_ssl in plan {
+        log.push_str(&identity(host, addr));
+        match attempt_once(opts, host, addr, use_ssl, timeout) {
+            Ok(mut conn) => match check_target(&mut conn, want) {
+                Ok(()) => return Ok(conn),
+                Err(reason) => {
+                    log.push_str(&reason);
+                    log.push('\n');
+                    return Err(Failure::new(reason, Next::NextHost));
+                }
+            },
+            Err(f) => {
+                log.push_str(&f.text);
+                log.push('\n');
+                let retry = matches!(f.next, Next::RetrySsl);
+                last = f;
+                if !retry {
+                    break;
+                }
+            }
+        }
+    }
+    if matches!(last.next, Next::RetrySsl) {
+        last.next = Next::Stop;
+    }
+    Err(last)
+}
+
+fn io_failure(e: std::io::Error, unix: bool) -> Failure {
+    let hint = if unix {
+        "\tIs the server running locally and accepting connections on that socket?"
+    } else {
+        "\tIs the server running on that host and accepting TCP/IP connections?"
+    };
+    let text = if e.kind() == std::io::ErrorKind::TimedOut {
+        "timeout expired".to_string()
+    } else {
+        format!("{}\n{hint}", strerror(&e))
+    };
+    Failure::new(text, Next::NextHost)
+}
+
+fn attempt_once(
+    opts: &ConnectOptions,
+    host: &HostEntry,
+    addr: &Addr,
+    use_ssl: bool,
+    timeout: Option<Duration>,
+) -> Result<Connection, Failure> {
+    let (stream, target) = match addr {
+        Addr::Unix(path) => {
+            let s = UnixStream::connect(path).map_err(|e| io_failure(e, true))?;
+            (Stream::Unix(s), CancelTarget::Unix(path.into()))
+        }
+        Addr::Tcp(sa) => {
+            let s = match timeout {
+                Some(t) => TcpStream::connect_timeout(sa, t),
+                None => TcpStream::connect(sa),
+            }
+            .map_err(|e| io_failure(e, false))?;
+            let _ = s.set_nodelay(true);
+            (Stream::Tcp(s), CancelTarget::Tcp(*sa))
+        }
+    };
+    stream
+        .set_timeouts(timeout)
+        .map_err(|e| Failure::new(strerror(&e), Next::NextHost))?;
+    let stream = match stream {
+        Stream::Tcp(tcp) if use_ssl => negotiate_tls(opts, host, tcp)?,
+        other => other,
+    };
+    let mut conn = Connection::new(stream, target);
+    startup(&mut conn, opts, host).map_err(|mut f| {
+        // prefer: a TLS connection the server rejected is retried without TLS;
+        // allow: a plain one is retried with TLS.
+        if matches!(f.next, Next::Stop) && f.is_server_error(opts, use_ssl) {
+            f.next = Next::RetrySsl;
+        }
+        f
+    })?;
+    conn.stream
+        .set_timeouts(None)
+        .map_err(|e| Failure::new(strerror(&e), Next::Stop))?;
+    Ok(conn)
+}
+
+impl Failure {
+    fn is_server_error(&self, opts: &ConnectOptions, used_ssl: bool) -> bool {
+        self.text.contains(":  ")
+            && ((opts.sslmode == SslMode::Prefer && used_ssl)
+                || (opts.sslmode == SslMode::Allow && !used_ssl))
+    }
+}
+
+fn negotiate_tls(
+    opts: &ConnectOptions,
+    host: &HostEntry,
+    mut tcp: TcpStream,
+) -> Result<Stream, Failure> {
+    let mut req = bytes::BytesMut::with_capacity(8);
+    frontend::ssl_request(&mut req);
+    let lost = |e: std::io::Error| {
+        Failure::new(format!("SSL SYSCALL error: {}", strerror(&e)), Next::Stop)
+    };
+    tcp.write_all(&req).map_err(lost)?;
+    let mut answer = [0u8; 1];
+    tcp.read_exact(&mut answer).map_err(lost)?;
+    let may_fall_back = opts.sslmode == SslMode::Prefer;
+    match answer[0] {
+        b'S' => {}
+        b'N' if may_fall_back || opts.sslmode == SslMode::Allow => return Ok(Stream::Tcp(tcp)),
+        b'N' => {
+            return Err(Failure::new(
+                "server does not support SSL, but SSL was required",
+                Next::Stop,
+            ))
+        }
+        other => {
+            return Err(Failure::new(
+                format!(
+                    "received invalid response to SSL negotiation: {}",
+                    other as char
+                ),
+                Next::Stop,
+            ))
+        }
+    }
+    let name = if host.host.is_empty() {
+        host.hostaddr.clone().unwrap_or_default()
+    } else {
+        host.host.clone()
+    };
+    let setup = tls::setup(opts, &name).map_err(|t| Failure::new(t, Next::Stop))?;
+    let client = rustls::ClientConnection::new(setup.config, setup.server_name)
+        .map_err(|e| Failure::new(format!("SSL error: {e}"), Next::Stop))?;
+    let mut tls_stream = rustls::StreamOwned::new(client, tcp);
+    while tls_stream.conn.is_handshaking() {
+        if let Err(e) = tls_stream.conn.complete_io(&mut tls_stream.sock) {
+            let text = match e
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+            {
+                Some(tls_err) => tls::describe_error(tls_err, &name),
+                None if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    "SSL SYSCALL error: EOF detected".to_string()
+                }
+                None => format!("SSL SYSCALL error: {}", strerror(&e)),
+            };
+            let next = if may_fall_back {
+                Next::RetrySsl
+            } else {
+                Next::Stop
+            };
+            return Err(Failure::new(text, next));
+        }
+    }
+    Ok(Stream::Tls(Box::new(tls_stream)))
+}
+
+fn send(conn: &mut Connection) -> Result<(), Failure> {
+    conn.flush()
+        .map_err(|e| Failure::new(e.to_string(), Next::Stop))
+}
+
+fn startup(conn: &mut Connection, opts: &ConnectOptions, host: &HostEntry) -> Result<(), Failure> {
+    let mut params: Vec<(&str, &str)> = vec![("user", &opts.user), ("database", &opts.dbname)];
+    if let Some(r) = opts.value("replication") {
+        params.push(("replication", r));
+    }
+    if let Some(o) = opts.value("options") {
+        params.push(("options", o));
+    }
+    if let Some(a) = opts
+        .value("application_name")
+        .or_else(|| opts.value("fallback_application_name"))
+    {
+        params.push(("application_name", a));
+    }
+    let encoding;
+    if let Some(e) = opts.value("client_encoding") {
+        encoding = if e == "auto" {
+            "UTF8".to_string()
+        } else {
+            e.to_string()
+        };
+        params.push(("client_encoding", &encoding));
+    }
+    frontend::startup_message(params.iter().copied(), &mut conn.wbuf)
+        .map_err(|e| Failure::new(format!("could not send startup packet: {e}"), Next::Stop))?;
+    send(conn)?;
+
+    let password = opts.password.clone().or_else(|| host.password.clone());
+    let from_file = opts.password.is_none() && host.password.is_some();
+    let mut scram: Option<ScramSha256> = None;
+    let mut bound = false;
+    let require_binding = opts.channel_binding == ChannelBinding::Require;
+    loop {
+        let (tag, start, end) = conn
+            .next_message()
+            .map_err(|e| Failure::new(e.to_string(), Next::Stop))?;
+        let body = conn.rbuf[start..end].to_vec();
+        match tag {
+            b'R' => {
+                let code =
+                    i32::from_be_bytes(body.get(..4).and_then(|b| b.try_into().ok()).ok_or_else(
+                        || Failure::new("invalid authentication request", Next::Stop),
+                    )?);
+                let data = &body[4..];
+                if require_binding && !matches!(code, 0 | 10 | 11 | 12) {
+                    return Err(Failure::new(
+                        "channel binding required but not supported by server's authentication request",
+                        Next::Stop,
+                    ));
+                }
+                let need_password = || -> Result<&str, Failure> {
+                    match password.as_deref().filter(|p| !p.is_empty()) {
+                        Some(p) => Ok(p),
+                        None => Err(Failure {
+                            text: "fe_sendauth: no password supplied".into(),
+                            next: Next::Stop,
+                            needs_password: true,
+                        }),
+                    }
+                };
+                match code {
+                    0 => {
+                        if require_binding && !bound {
+                            return Err(Failure::new(
+                                "channel binding required, but server authenticated client without channel binding",
+                                Next::Stop,
+                            ));
+                        }
+                    }
+                    3 => {
+                        let pw = need_password()?;
+                        frontend::password_message(pw.as_bytes(), &mut conn.wbuf)
+                            .map_err(|e| Failure::new(e.to_string(), Next::Stop))?;
+                        send(conn)?;
+                    }
+                    5 => {
+                        let pw = need_password()?;
+                        let salt: [u8; 4] = data
+                            .get(..4)
+                            .and_then(|s| s.try_into().ok())
+                            .ok_or_else(|| Failure::new("invalid MD5 salt", Next::Stop))?;
+                        let hash = postgres_protocol::authentication::md5_hash(
+                            opts.user.as_bytes(),
+                            pw.as_bytes(),
+                            salt,
+                        );
+                        frontend::password_message(hash.as_bytes(), &mut conn.wbuf)
+                            .map_err(|e| Failure::new(e.to_string(), Next::Stop))?;
+                        send(conn)?;
+                    }
+                    10 => {
+                        let mut plus = false;
+                        let mut plain = false;
+                        for m in data.split(|&b| b == 0).take_while(|m| !m.is_empty()) {
+                            match m {
+                                b"SCRAM-SHA-256-PLUS" => plus = true,
+                                b"SCRAM-SHA-256" => plain = true,
+                                _ => {}
+                            }
+                        }
+                        let tls = conn.stream.is_tls();
+                        if plus && !tls {
+                            return Err(Failure::new(
+                                "server offered SCRAM-SHA-256-PLUS authentication over a non-SSL connection",
+                                Next::Stop,
+                            ));
+                        }
+                        let use_plus = plus && opts.channel_binding != ChannelBinding::Disable;
+                        if !use_plus && !plain {
+                            return Err(Failure::new(
+                                "none of the server's SASL authentication mechanisms are supported",
+                                Next::Stop,
+                            ));
+                        }
+                        if require_binding && !use_plus {
+                            return Err(Failure::new(
+                                "channel binding is required, but server did not offer an authentication method that supports channel binding",
+                                Next::Stop,
+                            ));
+                        }
+                        let pw = need_password()?;
+                        let (mech, binding) = if use_plus {
+                            let cert = conn.stream.peer_certificate().unwrap_or_default();
+                            (
+                                "SCRAM-SHA-256-PLUS",
+                                ScramBinding::tls_server_end_point(tls::server_end_point(&cert)),
+                            )
+                        } else if tls && opts.channel_binding != ChannelBinding::Disable {
+                            ("SCRAM-SHA-256", ScramBinding::unrequested())
+                        } else {
+                            ("SCRAM-SHA-256", ScramBinding::unsupported())
+                        };
+                        bound = use_plus;
+                        let s = ScramSha256::new(pw.as_bytes(), binding);
+                        frontend::sasl_initial_response(mech, s.message(), &mut conn.wbuf)
+                            .map_err(|e| Failure::new(e.to_string(), Next::Stop))?;
+                        scram = Some(s);
+                        send(conn)?;
+                    }
+                    11 => {
+                        let s = scram.as_mut().ok_or_else(|| {
+                            Failure::new("malformed SCRAM message (empty message)", Next::Stop)
+                        })?;
+                        s.update(data).map_err(|e| {
+                            Failure::new(format!("malformed SCRAM message ({e})"), Next::Stop)
+                        })?;
+                        frontend::sasl_response(s.message(), &mut conn.wbuf)
+                            .map_err(|e| Failure::new(e.to_string(), Next::Stop))?;
+                        send(conn)?;
+                    }
+                    12 => {
+                        let s = scram.as_mut().ok_or_else(|| {
+                            Failure::new("malformed SCRAM message (empty message)", Next::Stop)
+                        })?;
+                        s.finish(data)
+                            .map_err(|_| Failure::new("incorrect server signature", Next::Stop))?;
+                    }
+                    2 => {
+                        return Err(Failure::new(
+                            "Kerberos 5 authentication not supported",
+                            Next::Stop,
+                        ))
+                    }
+                    6 => {
+                        return Err(Failure::new(
+                            "SCM_CRED authentication method not supported",
+                            Next::Stop,
+                        ))
+                    }
+                    7 | 8 => {
+                        return Err(Failure::new(
+                            "GSSAPI authentication not supported",
+                            Next::Stop,
+                        ))
+                    }
+                    9 => {
+                        return Err(Failure::new(
+                            "SSPI authentication not supported",
+                            Next::Stop,
+                        ))
+                    }
+                    other => {
+                        return Err(Failure::new(
+                            format!("authentication method {other} not supported"),
+                            Next::Stop,
+                        ))
+                    }
+                }
+            }
+            b'E' => {
+                let err = DbError::parse(&body, true);
+                let mut text = err.to_string();
+                if from_file && err.code == "28P01" {
+                    if let Some(f) = &opts.passfile {
+                        text.push_str(&format!(
+                            "\npassword retrieved from file \"{}\"",
+                            f.display()
+                        ));
+                    }
+                }
+                return Err(Failure::new(text, Next::Stop));
+            }
+            b'N' => {
+                let notice = DbError::parse(&body, false);
+                (conn.notice_handler)(&notice);
+            }
+            b'S' => conn.parameter_status(start, end),
+            b'K' => {
+                if body.len() >= 8 {
+                    conn.backend_pid = i32::from_be_bytes([body[0], body[1], body[2], body[3]]);
+                    conn.secret_key = i32::from_be_bytes([body[4], body[5], body[6], body[7]]);
+                }
+            }
+            b'v' => {}
+            b'Z' => return Ok(()),
+            other => {
+                return Err(Failure::new(
+                    format!(
+                        "expected authentication request from server, but received {}",
+                        other as char
+                    ),
+                    Next::Stop,
+                ))
+            }
+        }
+    }
+}
+
+/// libpq's CONNECTION_CHECK_TARGET: Err(reason) when this server does not qualify.
+fn check_target(conn: &mut Connection, want: TargetSessionAttrs) -> Result<(), String> {
+    let flag = |conn: &mut Connection, param: &str, sql: &str| -> Result<bool, String> {
+        if let Some(v) = conn.parameter(param) {
+            return Ok(v == "on");
+        }
+        let rows = conn.query_rows(sql).map_err(|e| e.to_string())?;
+        Ok(matches!(rows.first().and_then(|r| r.first()), Some(Some(v)) if v == "on" || v == "t"))
+    };
+    match want {
+        TargetSessionAttrs::Any | TargetSessionAttrs::PreferStandby => Ok(()),
+        TargetSessionAttrs::ReadWrite | TargetSessionAttrs::ReadOnly => {
+            let read_only = if conn.parameter("default_transaction_read_only").is_some()
+                && conn.parameter("in_hot_standby").is_some()
+            {
+                conn.parameter("default_transaction_read_only") == Some("on")
+                    || conn.parameter("in_hot_standby") == Some("on")
+            } else {
+                flag(conn, "__none__", "SHOW transaction_read_only")?
+            };
+            match (want, read_only) {
+                (TargetSessionAttrs::ReadWrite, true) => Err("session is read-only".into()),
+                (TargetSessionAttrs::ReadOnly, false) => Err("session is not read-only".into()),
+                _ => Ok(()),
+            }
+        }
+        TargetSessionAttrs::Primary | TargetSessionAttrs::Standby => {
+            let standby = flag(
+                conn,
+                "in_hot_standby",
+                "SELECT pg_catalog.pg_is_in_recovery()",
+            )?;
+            match (want, standby) {
+                (TargetSessionAttrs::Primary, true) => Err("server is in hot standby mode".into()),
+                (TargetSessionAttrs::Standby, false) => {
+                    Err("server is not in hot standby mode".into())
+                }
+                _ => Ok(()),
+            }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! The two things libpq asks the C library for that Rust's standard library does not
+//! offer: the effective user's login name (default `user`) and home directory (for
+//! `~/.pgpass`, `~/.pg_service.conf`, `~/.postgresql/`), both via `getpwuid_r`.
+#![allow(unsafe_code)]
+
+use std::ffi::CStr;
+use std::path::PathBuf;
+
+/// (login name, home directory) of the effective user, if the password database knows it.
+fn passwd_entry() -> Option<(String, PathBuf)> {
+    let mut buf = vec![0 as libc::c_char; 16384];
+    // SAFETY: `pwd` and `buf` outlive the call, `buf.len()` is its true size, and the
+    // returned pointers (into `buf`) are read only while `buf` is alive.
+    unsafe {
+        let mut pwd: libc::passwd = std::mem::zeroed();
+        let mut result: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwuid_r(
+            libc::geteuid(),
+            &mut pwd,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut result,
+        );
+        if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
+            return None;
+        }
+        let name = CStr::from_ptr(pwd.pw_name).to_string_lossy().into_owned();
+        let home = if pwd.pw_dir.is_null() {
+            PathBuf::new()
+        } else {
+            PathBuf::from(CStr::from_ptr(pwd.pw_dir).to_string_lossy().into_owned())
+        };
+        Some((name, home))
+    }
+}
+
+/// The effective user's login name (libpq's `pg_fe_getauthname`).
+pub(crate) fn os_user_name() -> Option<String> {
+    passwd_entry().map(|(name, _)| name)
+}
+
+/// The home directory: `$HOME` if set and non-empty, else the password database's.
+pub(crate) fn home_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    match env("HOME") {
+        Some(h) if !h.is_empty() => Some(PathBuf::from(h)),
+        _ => passwd_entry().map(|(_, home)| home),
+    }
+}
+
+/// The effective user id (for private-key permission rules).
+pub(crate) fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
