@@ -1,0 +1,63 @@
+//! Helpers shared by the integration tests: an explicit environment map (tests never
+//! touch the process environment) and connections to throwaway clusters.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use pgbench_cluster::Cluster;
+use pgbench_wire::{ConnError, ConnectArgs, ConnectOptions, Connection};
+
+/// An environment for `ConnectOptions::from_env_and_args`; HOME points to an empty
+/// directory so no real `~/.pgpass` or `~/.postgresql/` is read.
+pub struct Env {
+    vars: HashMap<String, String>,
+    _home: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let home = tempfile::tempdir().expect("temp HOME");
+        let mut vars = HashMap::new();
+        vars.insert("HOME".to_string(), home.path().display().to_string());
+        vars.insert("PGSYSCONFDIR".to_string(), "/nonexistent".to_string());
+        Env { vars, _home: home }
+    }
+
+    pub fn home(&self) -> &Path {
+        self._home.path()
+    }
+
+    pub fn set(mut self, k: &str, v: &str) -> Env {
+        self.vars.insert(k.to_string(), v.to_string());
+        self
+    }
+
+    pub fn options(&self, args: &ConnectArgs) -> Result<ConnectOptions, ConnError> {
+        let vars = self.vars.clone();
+        ConnectOptions::from_env_and_args(&move |k| vars.get(k).cloned(), args)
+    }
+
+    pub fn connect(&self, args: &ConnectArgs) -> Result<Connection, ConnError> {
+        Connection::connect(&self.options(args)?)
+    }
+}
+
+/// pgbench's arguments for a cluster's socket, as superuser, database `db`.
+pub fn socket_args(c: &Cluster, db: &str) -> ConnectArgs {
+    ConnectArgs {
+        host: Some(c.socket_dir().display().to_string()),
+        port: Some(c.port().to_string()),
+        user: Some(c.user().to_string()),
+        dbname: Some(db.to_string()),
+        fallback_application_name: Some("pgbench".into()),
+        ..ConnectArgs::default()
+    }
+}
+
+/// A connection to the shared cluster's fresh database `name`.
+pub fn shared_conn(name: &str) -> Connection {
+    let c = pgbench_cluster::shared();
+    let db = c.fresh_database(name).expect("fresh database");
+    Env::new().connect(&socket_args(c, &db)).expect("connect")
+}
