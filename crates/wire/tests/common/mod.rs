@@ -61,3 +61,39 @@ pub fn shared_conn(name: &str) -> Connection {
     let db = c.fresh_database(name).expect("fresh database");
     Env::new().connect(&socket_args(c, &db)).expect("connect")
 }
+
+/// What stock libpq says for the same connection attempt: `psql -X -w -d <dbname>` with
+/// the same environment, its `psql: error: ` prefix removed.
+pub fn stock_error(env: &Env, args: &ConnectArgs) -> String {
+    let mut cmd = std::process::Command::new("psql");
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(&env.vars)
+        .args(["-X", "-w", "-c", "select 1"]);
+    for (flag, value) in [("-h", &args.host), ("-p", &args.port), ("-U", &args.user)] {
+        if let Some(v) = value {
+            cmd.arg(flag).arg(v);
+        }
+    }
+    if let Some(pw) = &args.password {
+        cmd.env("PGPASSWORD", pw);
+    }
+    if let Some(d) = &args.dbname {
+        cmd.arg("-d").arg(d);
+    }
+    let out = cmd.output().expect("run psql");
+    assert!(!out.status.success(), "psql connected");
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    text.strip_prefix("psql: error: ")
+        .unwrap_or(&text)
+        .trim_end_matches('\n')
+        .to_string()
+}
+
+/// Our error for the same attempt.
+pub fn our_error(env: &Env, args: &ConnectArgs) -> ConnError {
+    match env.connect(args) {
+        Ok(_) => panic!("connected unexpectedly"),
+        Err(e) => e,
+    }
+}
