@@ -483,6 +483,12 @@ fn startup(conn: &mut Connection, opts: &ConnectOptions, host: &HostEntry) -> Re
                         send(conn)?;
                     }
                     10 => {
+                        if require_binding && !conn.stream.is_tls() {
+                            return Err(Failure::new(
+                                "channel binding required, but SSL not in use",
+                                Next::Stop,
+                            ));
+                        }
                         let mut plus = false;
                         let mut plain = false;
                         for m in data.split(|&b| b == 0).take_while(|m| !m.is_empty()) {
