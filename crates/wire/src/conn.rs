@@ -141,7 +141,7 @@ fn be_i16(b: &[u8], at: usize) -> Option<i16> {
 }
 
 fn protocol(what: &str) -> ConnError {
-    ConnError::Protocol(format!("{what}"))
+    ConnError::Protocol(what.to_string())
 }
 
 impl Connection {

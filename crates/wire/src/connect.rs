@@ -25,7 +25,7 @@ use crate::tls;
 /// How a failed attempt continues.
 enum Next {
     /// Try the next address or host.
-    NextHost,
+    OtherHost,
     /// Try the same address again with the other TLS choice (`allow`/`prefer`).
     RetrySsl,
     /// Give up (authentication and startup failures end the whole connection).
@@ -236,7 +236,7 @@ fn attempt(
                 Err(reason) => {
                     log.push_str(&reason);
                     log.push('\n');
-                    return Err(Failure::new(reason, Next::NextHost));
+                    return Err(Failure::new(reason, Next::OtherHost));
                 }
             },
             Err(f) => {
@@ -267,7 +267,7 @@ fn io_failure(e: std::io::Error, unix: bool) -> Failure {
     } else {
         format!("{}\n{hint}", strerror(&e))
     };
-    Failure::new(text, Next::NextHost)
+    Failure::new(text, Next::OtherHost)
 }
 
 fn attempt_once(
@@ -294,7 +294,7 @@ fn attempt_once(
     };
     stream
         .set_timeouts(timeout)
-        .map_err(|e| Failure::new(strerror(&e), Next::NextHost))?;
+        .map_err(|e| Failure::new(strerror(&e), Next::OtherHost))?;
     let stream = match stream {
         Stream::Tcp(tcp) if use_ssl => negotiate_tls(opts, host, tcp)?,
         other => other,

@@ -275,26 +275,31 @@ fn client_certificate(opts: &ConnectOptions) -> Result<Option<ClientCert>, Strin
     Ok(Some((certs, key)))
 }
 
+/// A name from webpki's list (`DnsName("x")`, `IpAddress(1.2.3.4)`) as libpq shows it.
+fn presented_name(debug: &str) -> Option<&str> {
+    if let Some(rest) = debug.strip_prefix("DnsName(\"") {
+        return rest.strip_suffix("\")");
+    }
+    debug.strip_prefix("IpAddress(")?.strip_suffix(')')
+}
+
 /// libpq's wording for a failed handshake.
 pub(crate) fn describe_error(err: &TlsError, host: &str) -> String {
     match err {
         TlsError::InvalidCertificate(CertificateError::NotValidForNameContext {
             presented,
             ..
-        }) if !presented.is_empty() => {
-            let others = presented.len() - 1;
-            match others {
-                0 => format!(
-                    "server certificate for \"{}\" does not match host name \"{host}\"",
-                    presented[0]
+        }) => {
+            let names: Vec<&str> = presented.iter().filter_map(|p| presented_name(p)).collect();
+            match names.as_slice() {
+                [] => "could not get server's host name from server certificate".into(),
+                [one] => format!(
+                    "server certificate for \"{one}\" does not match host name \"{host}\""
                 ),
-                1 => format!(
-                    "server certificate for \"{}\" (and 1 other name) does not match host name \"{host}\"",
-                    presented[0]
-                ),
-                n => format!(
-                    "server certificate for \"{}\" (and {n} other names) does not match host name \"{host}\"",
-                    presented[0]
+                [first, rest @ ..] => format!(
+                    "server certificate for \"{first}\" (and {} other name{}) does not match host name \"{host}\"",
+                    rest.len(),
+                    if rest.len() == 1 { "" } else { "s" }
                 ),
             }
         }

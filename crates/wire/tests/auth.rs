@@ -71,7 +71,10 @@ fn each_method_with_the_right_password() {
     let env = Env::new().set("PGSSLMODE", "disable");
     for tcp in [false, true] {
         let mut conn = env.connect(&role_args(c, tcp, "postgres", None)).unwrap();
-        assert_eq!(conn.query_rows("select current_user").unwrap()[0][0].as_deref(), Some("postgres"));
+        assert_eq!(
+            conn.query_rows("select current_user").unwrap()[0][0].as_deref(),
+            Some("postgres")
+        );
         for (user, pw) in ROLES {
             let mut conn = env
                 .connect(&role_args(c, tcp, user, Some(pw)))
@@ -126,7 +129,11 @@ fn missing_password_is_reported_for_a_prompt() {
             let a = role_args(c, tcp, user, None);
             let e = our_error(&env, &a);
             assert!(e.needs_password(), "{user}: {e}");
-            assert!(e.to_string().ends_with("failed: fe_sendauth: no password supplied"), "{e}");
+            assert!(
+                e.to_string()
+                    .ends_with("failed: fe_sendauth: no password supplied"),
+                "{e}"
+            );
             assert_eq!(e.to_string(), stock_error(&env, &a));
         }
     }
@@ -144,7 +151,9 @@ fn wrong_password_reads_like_libpq_and_hides_the_password() {
             let text = e.to_string();
             assert!(!e.needs_password());
             assert!(
-                text.ends_with(&format!("FATAL:  password authentication failed for user \"{user}\"")),
+                text.ends_with(&format!(
+                    "FATAL:  password authentication failed for user \"{user}\""
+                )),
                 "{text}"
             );
             assert_eq!(text, stock_error(&env, &a));
@@ -159,7 +168,13 @@ fn wrong_password_reads_like_libpq_and_hides_the_password() {
     std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
     let a = role_args(c, true, "u_scram", None);
     let text = our_error(&env, &a).to_string();
-    assert!(text.ends_with(&format!("password retrieved from file \"{}\"", pgpass.display())), "{text}");
+    assert!(
+        text.ends_with(&format!(
+            "password retrieved from file \"{}\"",
+            pgpass.display()
+        )),
+        "{text}"
+    );
     assert_eq!(text, stock_error(&env, &a));
     assert!(!text.contains(secret));
 }

@@ -71,7 +71,10 @@ fn server_errors_read_like_libpq() {
     let env = Env::new();
     let mut a = socket_args(c, "no_such_db");
     let e = same_error_as_libpq(&env, &a);
-    assert!(e.ends_with("failed: FATAL:  database \"no_such_db\" does not exist"), "{e}");
+    assert!(
+        e.ends_with("failed: FATAL:  database \"no_such_db\" does not exist"),
+        "{e}"
+    );
     a.user = Some("no_such_role".into());
     a.dbname = Some("postgres".into());
     same_error_as_libpq(&env, &a);
@@ -100,7 +103,9 @@ fn connection_string_overrides_host_port_user() {
             ..ConnectArgs::default()
         };
         let mut conn = env.connect(&a).expect("string values win");
-        let rows = conn.query_rows("select current_database(), current_user").unwrap();
+        let rows = conn
+            .query_rows("select current_database(), current_user")
+            .unwrap();
         assert_eq!(rows[0][0].as_deref(), Some(db.as_str()));
         assert_eq!(rows[0][1].as_deref(), Some("postgres"));
     }
@@ -131,7 +136,11 @@ fn environment_supplies_defaults() {
         .unwrap();
     assert_eq!(
         rows[0],
-        vec![Some(db.clone()), Some("from_env".into()), Some("7MB".into())]
+        vec![
+            Some(db.clone()),
+            Some("from_env".into()),
+            Some("7MB".into())
+        ]
     );
     assert_eq!(conn.parameter("client_encoding"), Some("LATIN1"));
     // Arguments beat the environment; fallback_application_name does not.
@@ -150,8 +159,14 @@ fn environment_supplies_defaults() {
 fn defaults_without_anything() {
     let env = Env::new();
     let opts = env.options(&ConnectArgs::default()).unwrap();
-    assert_eq!(opts.hosts(), vec![("/var/run/postgresql".into(), "5432".into())]);
-    let out = std::process::Command::new("id").arg("-un").output().unwrap();
+    assert_eq!(
+        opts.hosts(),
+        vec![("/var/run/postgresql".into(), "5432".into())]
+    );
+    let out = std::process::Command::new("id")
+        .arg("-un")
+        .output()
+        .unwrap();
     let me = String::from_utf8_lossy(&out.stdout).trim().to_string();
     assert_eq!(opts.user(), me);
     assert_eq!(opts.dbname(), me);

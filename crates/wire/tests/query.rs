@@ -51,8 +51,10 @@ fn expected_typed_row() -> Vec<Option<String>> {
 #[test]
 fn simple_query_gives_one_result_per_statement() {
     let mut conn = shared_conn("wire_simple");
-    conn.send_query("select 1 as a, null::text as b; create temp table t(x int); ; select 'x' where false")
-        .unwrap();
+    conn.send_query(
+        "select 1 as a, null::text as b; create temp table t(x int); ; select 'x' where false",
+    )
+    .unwrap();
     let r = conn.get_result().unwrap();
     assert_eq!(r, Some(ResultStatus::TuplesOk));
     assert_eq!(conn.nfields(), 2);
@@ -126,9 +128,11 @@ fn pipeline_with_two_syncs() {
     assert_eq!(conn.pipeline_status(), PipelineStatus::On);
     conn.send_query_params("insert into p values ($1)", &[Some(b"1".as_slice())])
         .unwrap();
-    conn.send_query_params("select count(*) from p", &[]).unwrap();
+    conn.send_query_params("select count(*) from p", &[])
+        .unwrap();
     conn.pipeline_sync().unwrap();
-    conn.send_prepare("ins", "insert into p values ($1)", 1).unwrap();
+    conn.send_prepare("ins", "insert into p values ($1)", 1)
+        .unwrap();
     conn.send_query_prepared("ins", &[Some(b"2".as_slice())])
         .unwrap();
     conn.send_query_params("select sum(x) from p", &[]).unwrap();
@@ -150,12 +154,18 @@ fn pipeline_with_two_syncs() {
     assert_eq!(conn.get_result().unwrap(), Some(ResultStatus::TuplesOk));
     assert_eq!(conn.last_row_value(0), Some(b"3".as_slice()));
     assert_eq!(conn.get_result().unwrap(), None);
-    assert!(conn.exit_pipeline_mode().is_err(), "sync result not read yet");
+    assert!(
+        conn.exit_pipeline_mode().is_err(),
+        "sync result not read yet"
+    );
     assert_eq!(conn.get_result().unwrap(), Some(ResultStatus::PipelineSync));
     assert_eq!(conn.get_result().unwrap(), None);
     conn.exit_pipeline_mode().unwrap();
     assert_eq!(conn.pipeline_status(), PipelineStatus::Off);
-    assert_eq!(conn.query_rows("select count(*) from p").unwrap()[0][0].as_deref(), Some("2"));
+    assert_eq!(
+        conn.query_rows("select count(*) from p").unwrap()[0][0].as_deref(),
+        Some("2")
+    );
 }
 
 #[test]
@@ -173,7 +183,10 @@ fn pipeline_error_aborts_until_sync() {
     }
     assert_eq!(conn.pipeline_status(), PipelineStatus::Aborted);
     assert_eq!(conn.get_result().unwrap(), None);
-    assert_eq!(conn.get_result().unwrap(), Some(ResultStatus::PipelineAborted));
+    assert_eq!(
+        conn.get_result().unwrap(),
+        Some(ResultStatus::PipelineAborted)
+    );
     assert_eq!(conn.get_result().unwrap(), None);
     assert_eq!(conn.get_result().unwrap(), Some(ResultStatus::PipelineSync));
     assert_eq!(conn.pipeline_status(), PipelineStatus::On);
@@ -196,7 +209,10 @@ fn copy_in_loads_rows() {
     }
     assert_eq!(copy.finish().unwrap(), 100_000);
     let rows = conn.query_rows("select count(*), max(b) from c").unwrap();
-    assert_eq!(rows, vec![vec![Some("100000".into()), Some("v99999".into())]]);
+    assert_eq!(
+        rows,
+        vec![vec![Some("100000".into()), Some("v99999".into())]]
+    );
 
     // Bad data: the server's error comes back from finish().
     let mut copy = conn.copy_in("copy c from stdin").unwrap();
@@ -206,7 +222,10 @@ fn copy_in_loads_rows() {
     // Dropping an unfinished COPY aborts it and leaves the connection usable.
     let copy = conn.copy_in("copy c from stdin").unwrap();
     drop(copy);
-    assert_eq!(conn.query_rows("select 7").unwrap()[0][0].as_deref(), Some("7"));
+    assert_eq!(
+        conn.query_rows("select 7").unwrap()[0][0].as_deref(),
+        Some("7")
+    );
 }
 
 #[test]
@@ -234,7 +253,8 @@ fn copy_in_a_script_is_detectable_and_can_be_left() {
 #[test]
 fn server_error_fields_and_libpq_text() {
     let mut conn = shared_conn("wire_errors");
-    conn.send_query("select * from nosuch where x = 1;").unwrap();
+    conn.send_query("select * from nosuch where x = 1;")
+        .unwrap();
     let err = match conn.get_result().unwrap() {
         Some(ResultStatus::Error(e)) => e,
         other => panic!("expected an error, got {other:?}"),
@@ -280,7 +300,10 @@ fn server_error_fields_and_libpq_text() {
         Some(ResultStatus::Error(e)) => e,
         other => panic!("expected an error, got {other:?}"),
     };
-    assert!(err.to_string().contains("LINE 1: select nosuchcol"), "{err}");
+    assert!(
+        err.to_string().contains("LINE 1: select nosuchcol"),
+        "{err}"
+    );
     assert_eq!(conn.get_result().unwrap(), None);
 
     // Transaction status follows ReadyForQuery.
@@ -316,7 +339,10 @@ fn notices_go_to_the_handler() {
 fn parameters_and_server_version() {
     let conn = shared_conn("wire_params");
     let version = conn.parameter("server_version").unwrap();
-    assert!(version.starts_with(|c: char| c.is_ascii_digit()), "{version}");
+    assert!(
+        version.starts_with(|c: char| c.is_ascii_digit()),
+        "{version}"
+    );
     assert!(conn.server_version_num() >= 100000);
     assert_eq!(conn.parameter("standard_conforming_strings"), Some("on"));
     assert_eq!(conn.parameter("application_name"), Some("pgbench"));
@@ -341,7 +367,10 @@ fn cancel_stops_a_running_query() {
     };
     canceller.join().unwrap().unwrap();
     assert_eq!(err.code(), "57014");
-    assert_eq!(err.to_string(), "ERROR:  canceling statement due to user request");
+    assert_eq!(
+        err.to_string(),
+        "ERROR:  canceling statement due to user request"
+    );
     assert_eq!(conn.get_result().unwrap(), None);
     assert!(start.elapsed() < Duration::from_secs(20));
     assert_eq!(conn.query_rows("select 1").unwrap().len(), 1);
@@ -359,18 +388,17 @@ fn lost_connection_is_an_error_not_a_hang() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));
     // The server says FATAL and closes; the result or the next call reports it.
-    let outcome = conn
-        .send_query("select 1")
-        .and_then(|_| loop {
-            match conn.get_result()? {
-                Some(ResultStatus::Error(e)) => assert_eq!(e.severity, "FATAL"),
-                Some(other) => panic!("unexpected {other:?}"),
-                None => break Ok(()),
-            }
-        });
+    let outcome = conn.send_query("select 1").and_then(|_| loop {
+        match conn.get_result()? {
+            Some(ResultStatus::Error(e)) => assert_eq!(e.severity, "FATAL"),
+            Some(other) => panic!("unexpected {other:?}"),
+            None => break Ok(()),
+        }
+    });
     let e = outcome.expect_err("a terminated backend must be reported");
     assert!(
-        e.to_string().starts_with("server closed the connection unexpectedly"),
+        e.to_string()
+            .starts_with("server closed the connection unexpectedly"),
         "{e}"
     );
     assert!(conn.is_broken());
@@ -396,7 +424,9 @@ fn query_helpers() {
     );
     let e = conn.execute("insert into h values ('no')").unwrap_err();
     assert_eq!(e.db_error().unwrap().code(), "22P02");
-    assert!(e.to_string().starts_with("ERROR:  invalid input syntax for type integer: \"no\""));
+    assert!(e
+        .to_string()
+        .starts_with("ERROR:  invalid input syntax for type integer: \"no\""));
     let e = conn.query_rows("select nosuch").unwrap_err();
     assert_eq!(e.db_error().unwrap().code(), "42703");
 }

@@ -1,0 +1,345 @@
+//! TLS against a private cluster with a CA and server certificate made by the
+//! `openssl` command line tool: every sslmode, root certificate files, host-name
+//! verification, client certificates and SCRAM channel binding.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use common::{our_error, stock_error, Env};
+use pgbench_cluster::{Cluster, ClusterOptions};
+use pgbench_wire::{ConnectArgs, Connection};
+
+const HBA: &str = "\
+local all all trust
+hostssl all u_cert 127.0.0.1/32 cert
+hostssl all u_ssl 127.0.0.1/32 trust
+hostnossl all u_nossl 127.0.0.1/32 trust
+host all u_scram 127.0.0.1/32 scram-sha-256
+host all postgres 127.0.0.1/32 trust
+";
+
+struct Pki {
+    _dir: tempfile::TempDir,
+    ca: PathBuf,
+    other_ca: PathBuf,
+    client_crt: PathBuf,
+    client_key: PathBuf,
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("the openssl command line tool");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A CA, a server certificate for localhost/127.0.0.1, a client certificate for
+/// `u_cert`, and an unrelated CA.
+fn make_pki() -> (Pki, Vec<u8>, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("ext.cnf"),
+        "[srv]\nsubjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n\
+         [cli]\nbasicConstraints=CA:FALSE\n",
+    )
+    .unwrap();
+    for ca in ["ca", "other"] {
+        openssl(
+            d,
+            &[
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "3650",
+                "-keyout",
+                &format!("{ca}.key"),
+                "-out",
+                &format!("{ca}.crt"),
+                "-subj",
+                &format!("/CN={ca} test CA"),
+                "-addext",
+                "basicConstraints=critical,CA:TRUE",
+                "-addext",
+                "keyUsage=critical,keyCertSign,cRLSign",
+            ],
+        );
+    }
+    for (name, cn, ext) in [("server", "localhost", "srv"), ("client", "u_cert", "cli")] {
+        openssl(
+            d,
+            &[
+                "req",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                &format!("{name}.key"),
+                "-out",
+                &format!("{name}.csr"),
+                "-subj",
+                &format!("/CN={cn}"),
+            ],
+        );
+        openssl(
+            d,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                &format!("{name}.csr"),
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-days",
+                "3650",
+                "-out",
+                &format!("{name}.crt"),
+                "-extfile",
+                "ext.cnf",
+                "-extensions",
+                ext,
+            ],
+        );
+    }
+    std::fs::set_permissions(d.join("client.key"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    let server_crt = std::fs::read(d.join("server.crt")).unwrap();
+    let server_key = std::fs::read(d.join("server.key")).unwrap();
+    let pki = Pki {
+        ca: d.join("ca.crt"),
+        other_ca: d.join("other.crt"),
+        client_crt: d.join("client.crt"),
+        client_key: d.join("client.key"),
+        _dir: dir,
+    };
+    (pki, server_crt, server_key)
+}
+
+fn setup() -> &'static (Cluster, Pki) {
+    static S: OnceLock<(Cluster, Pki)> = OnceLock::new();
+    S.get_or_init(|| {
+        let (pki, crt, key) = make_pki();
+        let c = Cluster::start(ClusterOptions {
+            tcp: true,
+            hba: Some(HBA.into()),
+            ..Default::default()
+        })
+        .expect("tls cluster");
+        c.write_data_file("server.crt", &crt).unwrap();
+        c.write_data_file("server.key", &key).unwrap();
+        c.write_data_file("root.crt", &std::fs::read(&pki.ca).unwrap())
+            .unwrap();
+        c.psql(
+            "postgres",
+            "alter system set ssl = on;
+             alter system set ssl_cert_file = 'server.crt';
+             alter system set ssl_key_file = 'server.key';
+             alter system set ssl_ca_file = 'root.crt';
+             create role u_cert login; create role u_ssl login; create role u_nossl login;
+             create role u_scram login password 'scram pw';",
+        )
+        .unwrap();
+        c.reload().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        (c, pki)
+    })
+}
+
+fn tcp_args(c: &Cluster, user: &str, extra: &str) -> ConnectArgs {
+    ConnectArgs {
+        dbname: Some(format!(
+            "host=127.0.0.1 port={} user={user} dbname=postgres {extra}",
+            c.port()
+        )),
+        fallback_application_name: Some("pgbench".into()),
+        ..ConnectArgs::default()
+    }
+}
+
+fn uses_tls(conn: &mut Connection) -> bool {
+    let rows = conn
+        .query_rows("select ssl from pg_stat_ssl where pid = pg_backend_pid()")
+        .unwrap();
+    rows[0][0].as_deref() == Some("t")
+}
+
+fn check(env: &Env, a: &ConnectArgs, want_tls: Option<bool>) {
+    match (env.connect(a), want_tls) {
+        (Ok(mut conn), Some(tls)) => assert_eq!(uses_tls(&mut conn), tls, "{a:?}"),
+        (Ok(_), None) => panic!("connected: {a:?}"),
+        (Err(e), Some(_)) => panic!("{a:?}: {e}"),
+        (Err(e), None) => {
+            assert_eq!(e.to_string(), stock_error(env, a), "{a:?}");
+        }
+    }
+}
+
+#[test]
+fn sslmodes_without_a_root_certificate() {
+    let (c, _) = setup();
+    let env = Env::new();
+    check(
+        &env,
+        &tcp_args(c, "postgres", "sslmode=disable"),
+        Some(false),
+    );
+    check(&env, &tcp_args(c, "postgres", "sslmode=allow"), Some(false));
+    check(&env, &tcp_args(c, "postgres", "sslmode=prefer"), Some(true));
+    check(&env, &tcp_args(c, "postgres", ""), Some(true));
+    check(
+        &env,
+        &tcp_args(c, "postgres", "sslmode=require"),
+        Some(true),
+    );
+    check(&env, &tcp_args(c, "postgres", "sslmode=verify-ca"), None);
+    check(&env, &tcp_args(c, "postgres", "sslmode=verify-full"), None);
+    // allow retries with TLS when the plain connection is rejected, prefer retries
+    // without TLS when the TLS one is; disable and require just fail.
+    check(&env, &tcp_args(c, "u_ssl", "sslmode=allow"), Some(true));
+    check(&env, &tcp_args(c, "u_nossl", "sslmode=prefer"), Some(false));
+    check(&env, &tcp_args(c, "u_ssl", "sslmode=disable"), None);
+    check(&env, &tcp_args(c, "u_nossl", "sslmode=require"), None);
+    // On a Unix socket libpq never tries TLS, whatever sslmode says.
+    let a = ConnectArgs {
+        dbname: Some(format!(
+            "host={} port={} user=postgres dbname=postgres sslmode=require",
+            c.socket_dir().display(),
+            c.port()
+        )),
+        ..ConnectArgs::default()
+    };
+    check(&env, &a, Some(false));
+}
+
+#[test]
+fn verification_with_root_certificates() {
+    let (c, pki) = setup();
+    let env = Env::new();
+    let ca = pki.ca.display();
+    let other = pki.other_ca.display();
+    for mode in ["require", "verify-ca", "verify-full"] {
+        check(
+            &env,
+            &tcp_args(c, "postgres", &format!("sslmode={mode} sslrootcert={ca}")),
+            Some(true),
+        );
+        // The wrong CA fails; with a root file, require verifies the chain too.
+        check(
+            &env,
+            &tcp_args(
+                c,
+                "postgres",
+                &format!("sslmode={mode} sslrootcert={other}"),
+            ),
+            None,
+        );
+    }
+    // Host name: verify-ca ignores it, verify-full checks it.
+    let renamed = |mode: &str| {
+        ConnectArgs {
+        dbname: Some(format!(
+            "host=wrong.example hostaddr=127.0.0.1 port={} user=postgres dbname=postgres sslmode={mode} sslrootcert={ca}",
+            c.port()
+        )),
+        ..ConnectArgs::default()
+    }
+    };
+    check(&env, &renamed("verify-ca"), Some(true));
+    let e = our_error(&env, &renamed("verify-full")).to_string();
+    assert!(
+        e.ends_with("server certificate for \"localhost\" (and 1 other name) does not match host name \"wrong.example\""),
+        "{e}"
+    );
+    check(&env, &renamed("verify-full"), None);
+    let a = ConnectArgs {
+        dbname: Some(format!(
+            "host=localhost port={} user=postgres dbname=postgres sslmode=verify-full sslrootcert={ca}",
+            c.port()
+        )),
+        ..ConnectArgs::default()
+    };
+    check(&env, &a, Some(true));
+    // ~/.postgresql/root.crt is the default root file.
+    let dot = env.home().join(".postgresql");
+    std::fs::create_dir_all(&dot).unwrap();
+    std::fs::copy(&pki.ca, dot.join("root.crt")).unwrap();
+    check(
+        &env,
+        &tcp_args(c, "postgres", "sslmode=verify-full"),
+        Some(true),
+    );
+    let env = env.set("PGSSLROOTCERT", &other.to_string());
+    check(&env, &tcp_args(c, "postgres", "sslmode=verify-ca"), None);
+}
+
+#[test]
+fn client_certificates() {
+    let (c, pki) = setup();
+    let env = Env::new();
+    let with_cert = format!(
+        "sslmode=require sslcert={} sslkey={}",
+        pki.client_crt.display(),
+        pki.client_key.display()
+    );
+    check(&env, &tcp_args(c, "u_cert", &with_cert), Some(true));
+    check(&env, &tcp_args(c, "u_cert", "sslmode=require"), None);
+    // The default files in ~/.postgresql are used when present.
+    let dot = env.home().join(".postgresql");
+    std::fs::create_dir_all(&dot).unwrap();
+    std::fs::copy(&pki.client_crt, dot.join("postgresql.crt")).unwrap();
+    std::fs::copy(&pki.client_key, dot.join("postgresql.key")).unwrap();
+    check(&env, &tcp_args(c, "u_cert", "sslmode=require"), Some(true));
+    // A key others can read is refused, like libpq.
+    std::fs::set_permissions(
+        dot.join("postgresql.key"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    check(&env, &tcp_args(c, "u_cert", "sslmode=require"), None);
+}
+
+#[test]
+fn scram_channel_binding_over_tls() {
+    let (c, _) = setup();
+    let env = Env::new();
+    for cb in ["disable", "prefer", "require"] {
+        let a = ConnectArgs {
+            password: Some("scram pw".into()),
+            ..tcp_args(
+                c,
+                "u_scram",
+                &format!("sslmode=require channel_binding={cb}"),
+            )
+        };
+        check(&env, &a, Some(true));
+    }
+    // require without TLS fails before sending anything.
+    let a = ConnectArgs {
+        password: Some("scram pw".into()),
+        ..tcp_args(c, "u_scram", "sslmode=disable channel_binding=require")
+    };
+    check(&env, &a, None);
+    // Wrong password over TLS: libpq's text, no password in it.
+    let a = ConnectArgs {
+        password: Some("not-the-pw-123".into()),
+        ..tcp_args(c, "u_scram", "sslmode=require")
+    };
+    let e = our_error(&env, &a).to_string();
+    assert!(!e.contains("not-the-pw-123"));
+    check(&env, &a, None);
+}
