@@ -1,4 +1,10 @@
-//! pgbench-rs as a library: the command line, the benchmark runner, its statistics and
-//! report, and initialisation mode. `main.rs` only calls [`cli::main`].
+//! pgbench-rs as a library: the command line ([`cli`]), benchmarking mode ([`bench`]:
+//! clients, statistics, report), initialisation mode ([`init`]), and the throwaway
+//! server of `--temp-instance`. `main.rs` only calls [`cli::main`].
 
+pub mod bench;
+pub mod cli;
 pub mod init;
+pub mod logging;
+pub mod sys;
+pub mod temp_instance;

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The project's whole check, as README.md gives it: formatting, lints, every test
+# (the server tests start their own throwaway clusters; nothing is skipped).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked

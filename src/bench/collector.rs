@@ -1,0 +1,140 @@
+//! The stats thread: receives every client's batches, keeps the run's counters and
+//! histograms, prints a `progress:` line every `-P` seconds, and hands the totals to
+//! the report when the last client is done.
+
+use super::percentiles::LatencyHistogram;
+use super::progress::{progress_line, ProgressFormat};
+use super::stats::{CommandStats, StatsData, TxOutcome};
+use super::{now_us, StatsMsg};
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+use std::time::Duration;
+
+/// What the collector needs to know of the run.
+pub struct Config {
+    pub nclients: usize,
+    pub nscripts: usize,
+    /// `-P` seconds, 0 = no progress lines.
+    pub progress_s: i64,
+    pub progress_fmt: ProgressFormat,
+    /// `-L` µs, 0 = off.
+    pub latency_limit: i64,
+    pub throttled: bool,
+    pub epoch_shift_us: i64,
+    /// Keep latency histograms (`--latency-percentiles`).
+    pub histograms: bool,
+}
+
+/// Everything measured.
+pub struct Collected {
+    pub total: StatsData,
+    pub per_script: Vec<StatsData>,
+    pub commands: Vec<Vec<CommandStats>>,
+    pub conn_total_duration_us: f64,
+    pub latency_late: i64,
+    pub aborted: usize,
+    pub histogram: LatencyHistogram,
+    pub script_histograms: Vec<LatencyHistogram>,
+}
+
+/// Collects until every client said it is done. `bench_start` is when clients
+/// started; `start_time` when the program started (progress times count from it).
+pub fn collect(
+    cfg: &Config,
+    rx: &Receiver<StatsMsg>,
+    bench_start: i64,
+    start_time: i64,
+) -> Collected {
+    let mut c = Collected {
+        total: StatsData::default(),
+        per_script: vec![StatsData::default(); cfg.nscripts],
+        commands: Vec::new(),
+        conn_total_duration_us: 0.0,
+        latency_late: 0,
+        aborted: 0,
+        histogram: LatencyHistogram::new(),
+        script_histograms: (0..cfg.nscripts).map(|_| LatencyHistogram::new()).collect(),
+    };
+    let period = cfg.progress_s * 1_000_000;
+    let mut next_report = bench_start + period;
+    let mut last = StatsData::default();
+    let mut last_report = bench_start;
+    let mut done = 0;
+    while done < cfg.nclients {
+        let msg = if period > 0 {
+            let wait = (next_report - now_us()).max(0) as u64;
+            match rx.recv_timeout(Duration::from_micros(wait)) {
+                Ok(m) => Some(m),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        } else {
+            match rx.recv() {
+                Ok(m) => Some(m),
+                Err(_) => break,
+            }
+        };
+        match msg {
+            Some(StatsMsg::Batch(records)) => {
+                for r in &records {
+                    c.total
+                        .accum(r.outcome, r.latency, r.lag, r.tries, cfg.throttled);
+                    c.per_script[r.script as usize].accum(
+                        r.outcome,
+                        r.latency,
+                        r.lag,
+                        r.tries,
+                        cfg.throttled,
+                    );
+                    if cfg.latency_limit > 0 && r.latency > cfg.latency_limit as f64 {
+                        c.latency_late += 1;
+                    }
+                    if cfg.histograms && r.outcome == TxOutcome::Success {
+                        c.histogram.record(r.latency);
+                        c.script_histograms[r.script as usize].record(r.latency);
+                    }
+                }
+            }
+            Some(StatsMsg::ClientDone {
+                aborted,
+                commands,
+                conn_duration_us,
+            }) => {
+                done += 1;
+                if aborted {
+                    c.aborted += 1;
+                }
+                c.conn_total_duration_us += conn_duration_us;
+                if c.commands.is_empty() {
+                    c.commands = commands;
+                } else {
+                    for (mine, theirs) in c.commands.iter_mut().zip(&commands) {
+                        for (m, t) in mine.iter_mut().zip(theirs) {
+                            m.merge(t);
+                        }
+                    }
+                }
+            }
+            None => {}
+        }
+        if period > 0 {
+            let now = now_us();
+            if now >= next_report && done < cfg.nclients {
+                let line = progress_line(
+                    cfg.progress_fmt,
+                    &c.total,
+                    &last,
+                    (now - last_report) as f64,
+                    (now - start_time) as f64 / 1e6,
+                    (now + cfg.epoch_shift_us) as f64 / 1e6,
+                );
+                crate::logging::raw(&line);
+                last = c.total;
+                last_report = now;
+                while now >= next_report {
+                    next_report += period;
+                }
+            }
+        }
+    }
+    c
+}

@@ -1,0 +1,160 @@
+//! The `\if` stack of one transaction (pgbench's use of `fe_utils/conditional.c`):
+//! which commands run, which are skipped, and which conditions get evaluated. A
+//! condition inside a branch that is not taken is never evaluated, so its errors and
+//! random draws never happen.
+
+use pgbench_script::ast::MetaCommand;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Branch {
+    /// This branch runs.
+    True,
+    /// This branch does not run; a later `\elif`/`\else` may.
+    False,
+    /// Nothing in this `\if` runs (an outer branch is skipped, or a branch ran).
+    Ignored,
+    /// In the `\else` of an `\if` none of whose branches ran.
+    ElseTrue,
+    /// In the `\else` of an `\if` one of whose branches ran.
+    ElseFalse,
+}
+
+/// What to do with a meta-command given the stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Run it (any non-conditional command in a running branch).
+    Execute,
+    /// Skip it.
+    Skip,
+    /// Evaluate its condition, then [`CondStack::apply`] the truth value.
+    Evaluate,
+    /// [`CondStack::apply`] it without evaluating anything.
+    Apply,
+}
+
+/// The stack of open `\if` blocks.
+#[derive(Debug, Clone, Default)]
+pub struct CondStack {
+    stack: Vec<Branch>,
+}
+
+impl CondStack {
+    /// Whether commands run here.
+    pub fn active(&self) -> bool {
+        matches!(
+            self.stack.last(),
+            None | Some(Branch::True | Branch::ElseTrue)
+        )
+    }
+
+    /// What `meta` does at this point.
+    pub fn effect(&self, meta: &MetaCommand) -> Effect {
+        match meta {
+            MetaCommand::If(_) if self.active() => Effect::Evaluate,
+            MetaCommand::If(_) => Effect::Apply,
+            MetaCommand::Elif(_) if self.stack.last() == Some(&Branch::False) => Effect::Evaluate,
+            MetaCommand::Elif(_) | MetaCommand::Else | MetaCommand::Endif => Effect::Apply,
+            _ if self.active() => Effect::Execute,
+            _ => Effect::Skip,
+        }
+    }
+
+    /// Moves the stack for a conditional command; `truth` is the evaluated condition
+    /// when [`CondStack::effect`] said [`Effect::Evaluate`].
+    pub fn apply(&mut self, meta: &MetaCommand, truth: bool) {
+        let evaluated = self.effect(meta) == Effect::Evaluate;
+        match meta {
+            MetaCommand::If(_) => self.stack.push(if !evaluated {
+                Branch::Ignored
+            } else if truth {
+                Branch::True
+            } else {
+                Branch::False
+            }),
+            MetaCommand::Elif(_) => {
+                if let Some(top) = self.stack.last_mut() {
+                    *top = match *top {
+                        Branch::True => Branch::Ignored,
+                        Branch::False if truth => Branch::True,
+                        other => other,
+                    };
+                }
+            }
+            MetaCommand::Else => {
+                if let Some(top) = self.stack.last_mut() {
+                    *top = match *top {
+                        Branch::False => Branch::ElseTrue,
+                        _ => Branch::ElseFalse,
+                    };
+                }
+            }
+            MetaCommand::Endif => {
+                self.stack.pop();
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pgbench_script::ast::{Expr, Value};
+
+    fn cond() -> Expr {
+        Expr::Const(Value::Bool(true))
+    }
+
+    /// Runs a sequence of conditionals with the given truth values for the evaluated
+    /// ones; returns which of the marker commands (`None` entries) ran.
+    fn run(seq: &[(Option<MetaCommand>, bool)]) -> Vec<bool> {
+        let mut s = CondStack::default();
+        let mut ran = Vec::new();
+        for (meta, truth) in seq {
+            match meta {
+                Some(m) => {
+                    if s.effect(m) != Effect::Skip {
+                        s.apply(m, *truth);
+                    }
+                }
+                None => ran.push(s.active()),
+            }
+        }
+        ran
+    }
+
+    #[test]
+    fn branches_run_as_in_pgbench() {
+        use MetaCommand::*;
+        // \if false / A / \elif true / B / \elif true / C / \else / D / \endif / E
+        let seq = vec![
+            (Some(If(cond())), false),
+            (None, false),
+            (Some(Elif(cond())), true),
+            (None, false),
+            (Some(Elif(cond())), true),
+            (None, false),
+            (Some(Else), false),
+            (None, false),
+            (Some(Endif), false),
+            (None, false),
+        ];
+        assert_eq!(run(&seq), vec![false, true, false, false, true]);
+    }
+
+    #[test]
+    fn nested_ifs_in_skipped_branches_are_not_evaluated() {
+        use MetaCommand::*;
+        let mut s = CondStack::default();
+        s.apply(&If(cond()), false);
+        assert_eq!(s.effect(&If(cond())), Effect::Apply);
+        s.apply(&If(cond()), true);
+        assert!(!s.active());
+        assert_eq!(s.effect(&Elif(cond())), Effect::Apply);
+        s.apply(&Else, false);
+        assert!(!s.active(), "else of an ignored if stays skipped");
+        s.apply(&Endif, false);
+        s.apply(&Else, false);
+        assert!(s.active(), "outer else runs");
+    }
+}

@@ -1,0 +1,202 @@
+//! The counters behind every report line: pgbench's `SimpleStats` and `StatsData`,
+//! what one transaction adds to them (`accumStats`), and how two of them merge.
+//! Pure: no clocks, no I/O.
+
+/// Count, min, max, sum and sum of squares of a series (pgbench's `SimpleStats`),
+/// in the unit the caller uses (µs for latencies and lags, s for `-r` commands).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SimpleStats {
+    pub count: i64,
+    pub min: f64,
+    pub max: f64,
+    pub sum: f64,
+    pub sum2: f64,
+}
+
+impl SimpleStats {
+    /// `addToSimpleStats`.
+    #[inline]
+    pub fn add(&mut self, v: f64) {
+        if self.count == 0 || v < self.min {
+            self.min = v;
+        }
+        if self.count == 0 || v > self.max {
+            self.max = v;
+        }
+        self.count += 1;
+        self.sum += v;
+        self.sum2 += v * v;
+    }
+
+    /// `mergeSimpleStats`.
+    pub fn merge(&mut self, other: &SimpleStats) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 || other.min < self.min {
+            self.min = other.min;
+        }
+        if self.count == 0 || other.max > self.max {
+            self.max = other.max;
+        }
+        self.count += other.count;
+        self.sum += other.sum;
+        self.sum2 += other.sum2;
+    }
+
+    /// The mean, 0 when empty.
+    pub fn mean(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum / self.count as f64
+        }
+    }
+
+    /// `sqrt(sum2/n - mean^2)`, as pgbench computes the standard deviation.
+    pub fn stddev(&self) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let n = self.count as f64;
+        let mean = self.sum / n;
+        (self.sum2 / n - mean * mean).sqrt()
+    }
+}
+
+/// How a transaction ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxOutcome {
+    /// Committed (possibly after retries).
+    Success,
+    /// `-R` with `-L`: its slot was already late, so it never ran.
+    Skipped,
+    /// Failed for good with a serialization failure (SQLSTATE 40001).
+    SerializationFailure,
+    /// Failed for good with a deadlock (SQLSTATE 40P01).
+    DeadlockFailure,
+}
+
+/// The counters of a set of transactions (pgbench's `StatsData`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StatsData {
+    /// Successful transactions (retried ones included).
+    pub cnt: i64,
+    pub skipped: i64,
+    /// Sum of (tries - 1).
+    pub retries: i64,
+    /// Transactions with at least one retry, successful or not.
+    pub retried: i64,
+    pub serialization_failures: i64,
+    pub deadlock_failures: i64,
+    /// Latency of successful transactions, µs.
+    pub latency: SimpleStats,
+    /// Schedule lag of successful transactions under `-R`, µs.
+    pub lag: SimpleStats,
+}
+
+impl StatsData {
+    /// `accumStats`: one transaction with its latency and lag (µs) and tries.
+    #[inline]
+    pub fn accum(
+        &mut self,
+        outcome: TxOutcome,
+        latency: f64,
+        lag: f64,
+        tries: u32,
+        throttled: bool,
+    ) {
+        if tries > 1 {
+            self.retries += i64::from(tries - 1);
+            self.retried += 1;
+        }
+        match outcome {
+            TxOutcome::Success => {
+                self.cnt += 1;
+                self.latency.add(latency);
+                if throttled {
+                    self.lag.add(lag);
+                }
+            }
+            TxOutcome::Skipped => self.skipped += 1,
+            TxOutcome::SerializationFailure => self.serialization_failures += 1,
+            TxOutcome::DeadlockFailure => self.deadlock_failures += 1,
+        }
+    }
+
+    /// Failures of both kinds (`getFailures`).
+    pub fn failures(&self) -> i64 {
+        self.serialization_failures + self.deadlock_failures
+    }
+
+    /// Every transaction counted: successful, skipped and failed.
+    pub fn total(&self) -> i64 {
+        self.cnt + self.skipped + self.failures()
+    }
+
+    /// `mergeStats`.
+    pub fn merge(&mut self, other: &StatsData) {
+        self.cnt += other.cnt;
+        self.skipped += other.skipped;
+        self.retries += other.retries;
+        self.retried += other.retried;
+        self.serialization_failures += other.serialization_failures;
+        self.deadlock_failures += other.deadlock_failures;
+        self.latency.merge(&other.latency);
+        self.lag.merge(&other.lag);
+    }
+}
+
+/// `-r` counters of one command: time of its successful executions (s), and the
+/// failures and retries it caused.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct CommandStats {
+    pub elapsed: SimpleStats,
+    pub failures: i64,
+    pub retries: i64,
+}
+
+impl CommandStats {
+    pub fn merge(&mut self, other: &CommandStats) {
+        self.elapsed.merge(&other.elapsed);
+        self.failures += other.failures;
+        self.retries += other.retries;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simple_stats_track_min_max_mean_and_stddev() {
+        let mut s = SimpleStats::default();
+        for v in [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0] {
+            s.add(v);
+        }
+        assert_eq!((s.count, s.min, s.max), (8, 2.0, 9.0));
+        assert_eq!(s.mean(), 5.0);
+        assert_eq!(s.stddev(), 2.0);
+        let mut t = SimpleStats::default();
+        t.add(1.0);
+        t.merge(&s);
+        assert_eq!((t.count, t.min, t.max), (9, 1.0, 9.0));
+    }
+
+    #[test]
+    fn accum_counts_each_outcome_as_pgbench_does() {
+        let mut s = StatsData::default();
+        s.accum(TxOutcome::Success, 100.0, 5.0, 1, true);
+        s.accum(TxOutcome::Success, 300.0, 7.0, 3, true);
+        s.accum(TxOutcome::Skipped, 0.0, 0.0, 1, true);
+        s.accum(TxOutcome::SerializationFailure, 0.0, 0.0, 2, true);
+        s.accum(TxOutcome::DeadlockFailure, 0.0, 0.0, 1, true);
+        assert_eq!(s.cnt, 2);
+        assert_eq!(s.skipped, 1);
+        assert_eq!(s.failures(), 2);
+        assert_eq!(s.total(), 5);
+        assert_eq!((s.retried, s.retries), (2, 3));
+        assert_eq!(s.latency.mean(), 200.0);
+        assert_eq!(s.lag.count, 2);
+    }
+}

@@ -1,0 +1,257 @@
+//! The transaction log of `-l` (pgbench.c `doLog` and `logAgg`): one file per thread
+//! (`<prefix>.<pid>` for thread 0, `<prefix>.<pid>.<thread>` for the others), one line
+//! per transaction, or with `--aggregate-interval` one line per interval.
+//!
+//! Clients of one thread share its log (behind the thread's lock), so lines are
+//! written in completion order as pgbench writes them.
+
+use super::stats::{StatsData, TxOutcome};
+use pgbench_script::prng::Prng;
+use std::fmt::Write as _;
+use std::io::{BufWriter, Write};
+
+/// What the log lines carry besides the fixed columns.
+#[derive(Debug, Clone, Copy)]
+pub struct LogFormat {
+    pub throttled: bool,
+    pub latency_limit: bool,
+    pub max_tries: u32,
+    pub failures_detailed: bool,
+    /// `--aggregate-interval` in seconds, 0 = a line per transaction.
+    pub agg_interval: i64,
+    /// `--sampling-rate`, 0 = every transaction.
+    pub sample_rate: f64,
+}
+
+/// One finished transaction, as the log sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct LoggedTx {
+    pub client_id: usize,
+    /// The client's transaction counter after this one (1-based).
+    pub tx_no: i64,
+    pub script: usize,
+    pub outcome: TxOutcome,
+    /// µs (0 unless successful).
+    pub latency: f64,
+    /// µs (0 unless successful and throttled).
+    pub lag: f64,
+    pub tries: u32,
+    /// Unix time of the log entry, µs.
+    pub now_epoch_us: i64,
+}
+
+/// The name of a thread's log file.
+pub fn log_file_name(prefix: &str, pid: u32, thread: usize) -> String {
+    if thread == 0 {
+        format!("{prefix}.{pid}")
+    } else {
+        format!("{prefix}.{pid}.{thread}")
+    }
+}
+
+/// A raw log line (with newline).
+pub fn tx_line(fmt: &LogFormat, tx: &LoggedTx) -> String {
+    let mut line = String::with_capacity(64);
+    let secs = tx.now_epoch_us / 1_000_000;
+    let usecs = tx.now_epoch_us % 1_000_000;
+    let status = match tx.outcome {
+        TxOutcome::Success => None,
+        TxOutcome::Skipped => Some("skipped"),
+        TxOutcome::SerializationFailure if fmt.failures_detailed => Some("serialization"),
+        TxOutcome::DeadlockFailure if fmt.failures_detailed => Some("deadlock"),
+        TxOutcome::SerializationFailure | TxOutcome::DeadlockFailure => Some("failed"),
+    };
+    let _ = match status {
+        None => write!(
+            line,
+            "{} {} {:.0} {} {} {}",
+            tx.client_id, tx.tx_no, tx.latency, tx.script, secs, usecs
+        ),
+        Some(s) => write!(
+            line,
+            "{} {} {s} {} {} {}",
+            tx.client_id, tx.tx_no, tx.script, secs, usecs
+        ),
+    };
+    if fmt.throttled {
+        let _ = write!(line, " {:.0}", tx.lag);
+    }
+    if fmt.max_tries != 1 {
+        let _ = write!(line, " {}", tx.tries.saturating_sub(1));
+    }
+    line.push('\n');
+    line
+}
+
+/// One aggregate line (with newline): always 15 columns, as pgbench 15 writes them.
+pub fn agg_line(fmt: &LogFormat, start_epoch_s: i64, agg: &StatsData) -> String {
+    format!(
+        "{} {} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {} {} {} {} {}\n",
+        start_epoch_s,
+        agg.cnt,
+        agg.latency.sum,
+        agg.latency.sum2,
+        agg.latency.min,
+        agg.latency.max,
+        agg.lag.sum,
+        agg.lag.sum2,
+        agg.lag.min,
+        agg.lag.max,
+        if fmt.latency_limit { agg.skipped } else { 0 },
+        if fmt.max_tries != 1 { agg.retried } else { 0 },
+        if fmt.max_tries != 1 { agg.retries } else { 0 },
+        if fmt.failures_detailed {
+            agg.serialization_failures
+        } else {
+            0
+        },
+        if fmt.failures_detailed {
+            agg.deadlock_failures
+        } else {
+            0
+        },
+    )
+}
+
+/// A thread's log file with its aggregation interval and sampling generator.
+pub struct ThreadLog {
+    fmt: LogFormat,
+    out: BufWriter<std::fs::File>,
+    /// Start of the current aggregation interval, Unix µs (whole seconds).
+    agg_start_us: i64,
+    agg: StatsData,
+    /// The thread's `ts_sample_rs`.
+    sample_rng: Prng,
+}
+
+impl ThreadLog {
+    /// Opens (truncates) the file. `bench_start_epoch_us` starts the first interval,
+    /// rounded down to a whole second as pgbench does.
+    pub fn create(
+        path: &str,
+        fmt: LogFormat,
+        bench_start_epoch_us: i64,
+        sample_rng: Prng,
+    ) -> std::io::Result<ThreadLog> {
+        Ok(ThreadLog {
+            fmt,
+            out: BufWriter::with_capacity(64 * 1024, std::fs::File::create(path)?),
+            agg_start_us: bench_start_epoch_us / 1_000_000 * 1_000_000,
+            agg: StatsData::default(),
+            sample_rng,
+        })
+    }
+
+    /// Starts the first aggregation interval at the run's start (Unix µs), rounded
+    /// down to a whole second as pgbench does.
+    pub fn restart_intervals(&mut self, bench_start_epoch_us: i64) {
+        self.agg_start_us = bench_start_epoch_us / 1_000_000 * 1_000_000;
+    }
+
+    /// Logs one transaction (`doLog`).
+    pub fn log(&mut self, tx: &LoggedTx) -> std::io::Result<()> {
+        if self.fmt.sample_rate != 0.0 && self.sample_rng.double() > self.fmt.sample_rate {
+            return Ok(());
+        }
+        if self.fmt.agg_interval > 0 {
+            self.flush_intervals_before(tx.now_epoch_us)?;
+            self.agg
+                .accum(tx.outcome, tx.latency, tx.lag, tx.tries, self.fmt.throttled);
+            Ok(())
+        } else {
+            self.out.write_all(tx_line(&self.fmt, tx).as_bytes())
+        }
+    }
+
+    /// Writes every interval that ended at or before `now` (empty ones as zero lines).
+    fn flush_intervals_before(&mut self, now_epoch_us: i64) -> std::io::Result<()> {
+        let step = self.fmt.agg_interval * 1_000_000;
+        while self.agg_start_us + step <= now_epoch_us {
+            let line = agg_line(&self.fmt, self.agg_start_us / 1_000_000, &self.agg);
+            self.out.write_all(line.as_bytes())?;
+            self.agg = StatsData::default();
+            self.agg_start_us += step;
+        }
+        Ok(())
+    }
+
+    /// At the end of the run: writes the completed intervals (never the partial last
+    /// one) and flushes the file.
+    pub fn finish(&mut self, now_epoch_us: i64) -> std::io::Result<()> {
+        if self.fmt.agg_interval > 0 {
+            self.flush_intervals_before(now_epoch_us)?;
+        }
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fmt() -> LogFormat {
+        LogFormat {
+            throttled: false,
+            latency_limit: false,
+            max_tries: 1,
+            failures_detailed: false,
+            agg_interval: 0,
+            sample_rate: 0.0,
+        }
+    }
+
+    fn tx(outcome: TxOutcome) -> LoggedTx {
+        LoggedTx {
+            client_id: 3,
+            tx_no: 1,
+            script: 0,
+            outcome,
+            latency: 12713.4,
+            lag: 62.0,
+            tries: 2,
+            now_epoch_us: 1_796_028_436_891_449,
+        }
+    }
+
+    #[test]
+    fn transaction_lines_match_pgbench() {
+        assert_eq!(
+            tx_line(&fmt(), &tx(TxOutcome::Success)),
+            "3 1 12713 0 1796028436 891449\n"
+        );
+        let f = LogFormat {
+            throttled: true,
+            max_tries: 3,
+            failures_detailed: true,
+            ..fmt()
+        };
+        assert_eq!(
+            tx_line(&f, &tx(TxOutcome::Success)),
+            "3 1 12713 0 1796028436 891449 62 1\n"
+        );
+        assert_eq!(
+            tx_line(&f, &tx(TxOutcome::SerializationFailure)),
+            "3 1 serialization 0 1796028436 891449 62 1\n"
+        );
+        assert_eq!(
+            tx_line(&fmt(), &tx(TxOutcome::DeadlockFailure)),
+            "3 1 failed 0 1796028436 891449\n"
+        );
+    }
+
+    #[test]
+    fn aggregate_lines_have_fifteen_columns() {
+        let mut agg = StatsData::default();
+        agg.accum(TxOutcome::Success, 485.0, 0.0, 1, false);
+        agg.accum(TxOutcome::Success, 12032.0, 0.0, 1, false);
+        let line = agg_line(&fmt(), 1796028427, &agg);
+        assert_eq!(line.split_whitespace().count(), 15);
+        assert!(line.starts_with("1796028427 2 12517 "), "{line}");
+    }
+
+    #[test]
+    fn file_names_follow_pgbench() {
+        assert_eq!(log_file_name("pgbench_log", 42, 0), "pgbench_log.42");
+        assert_eq!(log_file_name("x", 42, 3), "x.42.3");
+    }
+}

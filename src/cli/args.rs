@@ -1,0 +1,378 @@
+//! Tokenising the command line the way pgbench's `getopt_long` does, with clap.
+//!
+//! clap splits the words (short bundles, `-c5`, `--client=5`, unambiguous long-option
+//! prefixes, options after the database name); this module hands back every option in
+//! command-line order, because pgbench acts on each option as it meets it (a script is
+//! parsed when its `-f` is seen, so its errors come before those of later options).
+//! getopt's own complaints are reproduced word for word: they name argv[0] as invoked.
+
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Arg, ArgAction, Command};
+
+/// Every option pgbench 15 knows, plus ours. The variant names are pgbench's long names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opt {
+    Builtin,
+    Client,
+    Connect,
+    Debug,
+    Define,
+    File,
+    Fillfactor,
+    Host,
+    Initialize,
+    InitSteps,
+    Jobs,
+    Log,
+    LatencyLimit,
+    Protocol,
+    NoVacuum,
+    SkipSomeUpdates,
+    Port,
+    Progress,
+    Quiet,
+    ReportPerCommand,
+    Rate,
+    Scale,
+    SelectOnly,
+    Transactions,
+    Time,
+    Username,
+    VacuumAll,
+    UnloggedTables,
+    Tablespace,
+    IndexTablespace,
+    SamplingRate,
+    AggregateInterval,
+    ProgressTimestamp,
+    LogPrefix,
+    ForeignKeys,
+    RandomSeed,
+    ShowScript,
+    Partitions,
+    PartitionMethod,
+    FailuresDetailed,
+    MaxTries,
+    VerboseErrors,
+    ExitOnAbort,
+    LatencyPercentiles,
+    TempInstance,
+}
+
+/// (option, short letter, long name, takes a value)
+const OPTIONS: &[(Opt, Option<char>, &str, bool)] = &[
+    // pgbench.c's long_options order: getopt lists ambiguous prefixes in this order.
+    (Opt::Builtin, Some('b'), "builtin", true),
+    (Opt::Client, Some('c'), "client", true),
+    (Opt::Connect, Some('C'), "connect", false),
+    (Opt::Debug, Some('d'), "debug", false),
+    (Opt::Define, Some('D'), "define", true),
+    (Opt::File, Some('f'), "file", true),
+    (Opt::Fillfactor, Some('F'), "fillfactor", true),
+    (Opt::Host, Some('h'), "host", true),
+    (Opt::Initialize, Some('i'), "initialize", false),
+    (Opt::InitSteps, Some('I'), "init-steps", true),
+    (Opt::Jobs, Some('j'), "jobs", true),
+    (Opt::Log, Some('l'), "log", false),
+    (Opt::LatencyLimit, Some('L'), "latency-limit", true),
+    (Opt::NoVacuum, Some('n'), "no-vacuum", false),
+    (Opt::Port, Some('p'), "port", true),
+    (Opt::Progress, Some('P'), "progress", true),
+    (Opt::Protocol, Some('M'), "protocol", true),
+    (Opt::Quiet, Some('q'), "quiet", false),
+    (
+        Opt::ReportPerCommand,
+        Some('r'),
+        "report-per-command",
+        false,
+    ),
+    (Opt::Rate, Some('R'), "rate", true),
+    (Opt::Scale, Some('s'), "scale", true),
+    (Opt::SelectOnly, Some('S'), "select-only", false),
+    (Opt::SkipSomeUpdates, Some('N'), "skip-some-updates", false),
+    (Opt::Time, Some('T'), "time", true),
+    (Opt::Transactions, Some('t'), "transactions", true),
+    (Opt::Username, Some('U'), "username", true),
+    (Opt::VacuumAll, Some('v'), "vacuum-all", false),
+    (Opt::UnloggedTables, None, "unlogged-tables", false),
+    (Opt::Tablespace, None, "tablespace", true),
+    (Opt::IndexTablespace, None, "index-tablespace", true),
+    (Opt::SamplingRate, None, "sampling-rate", true),
+    (Opt::AggregateInterval, None, "aggregate-interval", true),
+    (Opt::ProgressTimestamp, None, "progress-timestamp", false),
+    (Opt::LogPrefix, None, "log-prefix", true),
+    (Opt::ForeignKeys, None, "foreign-keys", false),
+    (Opt::RandomSeed, None, "random-seed", true),
+    (Opt::ShowScript, None, "show-script", true),
+    (Opt::Partitions, None, "partitions", true),
+    (Opt::PartitionMethod, None, "partition-method", true),
+    (Opt::FailuresDetailed, None, "failures-detailed", false),
+    (Opt::MaxTries, None, "max-tries", true),
+    (Opt::VerboseErrors, None, "verbose-errors", false),
+    // pgbench 17
+    (Opt::ExitOnAbort, None, "exit-on-abort", false),
+    // pgbench-rs
+    (Opt::LatencyPercentiles, None, "latency-percentiles", true),
+    (Opt::TempInstance, None, "temp-instance", false),
+];
+
+/// One option occurrence, in command-line order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Occurrence {
+    pub opt: Opt,
+    pub value: Option<String>,
+}
+
+/// The command line split into options (in order) and positional words.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Tokens {
+    pub options: Vec<Occurrence>,
+    pub positionals: Vec<String>,
+}
+
+/// getopt's complaint, already worded as getopt prints it (`<argv0>: ...`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GetoptError(pub String);
+
+fn command() -> Command {
+    let mut cmd = Command::new("pgbench")
+        .no_binary_name(true)
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .infer_long_args(true)
+        .arg(
+            Arg::new("dbname")
+                .num_args(0..)
+                .action(ArgAction::Append)
+                .allow_hyphen_values(false),
+        );
+    for &(opt, short, long, takes_value) in OPTIONS {
+        let mut arg = Arg::new(long).long(long);
+        if let Some(c) = short {
+            arg = arg.short(c);
+        }
+        arg = if takes_value {
+            // getopt takes the next word as the value whatever it looks like (`-c -5`).
+            let a = arg
+                .action(ArgAction::Append)
+                .num_args(1)
+                .allow_hyphen_values(true);
+            if opt == Opt::LatencyPercentiles {
+                // `--latency-percentiles` alone means the default list.
+                a.num_args(0..=1)
+                    .require_equals(true)
+                    .default_missing_value("")
+            } else {
+                a
+            }
+        } else {
+            arg.action(ArgAction::Count)
+        };
+        cmd = cmd.arg(arg);
+    }
+    cmd
+}
+
+/// Splits `args` (without argv[0]) into options and positionals. `argv0` is only used in
+/// getopt's complaints.
+pub fn tokenize(argv0: &str, args: &[String]) -> Result<Tokens, GetoptError> {
+    let matches = command()
+        .try_get_matches_from(args)
+        .map_err(|e| GetoptError(getopt_message(argv0, args, &e)))?;
+    let mut found: Vec<(usize, Occurrence)> = Vec::new();
+    for &(opt, _, long, takes_value) in OPTIONS {
+        // Flags count from a default of 0: only what the user typed counts.
+        if matches.value_source(long) != Some(clap::parser::ValueSource::CommandLine) {
+            continue;
+        }
+        let Some(indices) = matches.indices_of(long) else {
+            continue;
+        };
+        if takes_value {
+            let values = matches
+                .get_raw(long)
+                .into_iter()
+                .flatten()
+                .map(|v| v.to_string_lossy().into_owned());
+            for (index, value) in indices.zip(values) {
+                found.push((
+                    index,
+                    Occurrence {
+                        opt,
+                        value: Some(value),
+                    },
+                ));
+            }
+        } else {
+            for index in indices {
+                found.push((index, Occurrence { opt, value: None }));
+            }
+        }
+    }
+    found.sort_by_key(|(i, _)| *i);
+    let positionals = matches
+        .get_raw("dbname")
+        .into_iter()
+        .flatten()
+        .map(|v| v.to_string_lossy().into_owned())
+        .collect();
+    Ok(Tokens {
+        options: found.into_iter().map(|(_, o)| o).collect(),
+        positionals,
+    })
+}
+
+/// The long options whose names start with `prefix`, in pgbench's table order.
+fn long_candidates(prefix: &str) -> Vec<&'static str> {
+    OPTIONS
+        .iter()
+        .map(|o| o.2)
+        .filter(|l| l.starts_with(prefix))
+        .collect()
+}
+
+/// Rewords clap's error as glibc getopt would have said it.
+fn getopt_message(argv0: &str, args: &[String], err: &clap::Error) -> String {
+    let invalid = match err.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    // The word as the user typed it, for long options with `=value`.
+    let typed = |name: &str| -> String {
+        args.iter()
+            .find(|a| a.starts_with(name))
+            .cloned()
+            .unwrap_or_else(|| name.to_string())
+    };
+    match err.kind() {
+        ErrorKind::UnknownArgument => {
+            if let Some(long) = invalid.strip_prefix("--") {
+                let word = typed(&invalid);
+                let name = long.split('=').next().unwrap_or(long);
+                let candidates = long_candidates(name);
+                if candidates.len() > 1 {
+                    let list: Vec<String> = candidates.iter().map(|c| format!("'--{c}'")).collect();
+                    return format!(
+                        "{argv0}: option '{word}' is ambiguous; possibilities: {}",
+                        list.join(" ")
+                    );
+                }
+                format!("{argv0}: unrecognized option '{}'", word)
+            } else if let Some(short) = invalid.strip_prefix('-') {
+                let c = short.chars().next().unwrap_or('?');
+                format!("{argv0}: invalid option -- '{c}'")
+            } else {
+                format!("{argv0}: invalid option -- '{invalid}'")
+            }
+        }
+        ErrorKind::InvalidValue | ErrorKind::WrongNumberOfValues | ErrorKind::NoEquals => {
+            // Only reachable for an option given without its value.
+            let name = invalid.split_whitespace().next().unwrap_or("");
+            option_requires_argument(argv0, args, name)
+        }
+        ErrorKind::TooManyValues => {
+            // A flag given `=value`.
+            let name = invalid.split_whitespace().next().unwrap_or("");
+            let long = OPTIONS
+                .iter()
+                .find(|o| name.contains(&format!("--{}", o.2)))
+                .map(|o| o.2)
+                .unwrap_or("");
+            format!("{argv0}: option '--{long}' doesn't allow an argument")
+        }
+        _ => format!("{argv0}: {}", err.kind()),
+    }
+}
+
+fn option_requires_argument(argv0: &str, args: &[String], clap_name: &str) -> String {
+    // clap names the argument `--client <client>` or `-c <client>`; find what was typed.
+    let last = args.last().map(String::as_str).unwrap_or("");
+    if let Some(long) = last.strip_prefix("--") {
+        let full = long_candidates(long).first().copied().unwrap_or(long);
+        return format!("{argv0}: option '--{full}' requires an argument");
+    }
+    if let Some(short) = last.strip_prefix('-') {
+        if let Some(c) = short.chars().last() {
+            return format!("{argv0}: option requires an argument -- '{c}'");
+        }
+    }
+    format!("{argv0}: option '{clap_name}' requires an argument")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tok(args: &[&str]) -> Result<Tokens, GetoptError> {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        tokenize("/bin/pgbench", &args)
+    }
+
+    fn opts(args: &[&str]) -> Vec<(Opt, Option<String>)> {
+        tok(args)
+            .unwrap()
+            .options
+            .into_iter()
+            .map(|o| (o.opt, o.value))
+            .collect()
+    }
+
+    #[test]
+    fn options_come_back_in_command_line_order() {
+        assert_eq!(
+            opts(&["-f", "a.sql", "-c5", "--file=b.sql", "-nS", "--cli=7"]),
+            vec![
+                (Opt::File, Some("a.sql".into())),
+                (Opt::Client, Some("5".into())),
+                (Opt::File, Some("b.sql".into())),
+                (Opt::NoVacuum, None),
+                (Opt::SelectOnly, None),
+                (Opt::Client, Some("7".into())),
+            ]
+        );
+    }
+
+    #[test]
+    fn positionals_may_be_interleaved_and_values_may_start_with_a_dash() {
+        let t = tok(&["db", "-c", "-5", "-T", "10"]).unwrap();
+        assert_eq!(t.positionals, vec!["db".to_string()]);
+        assert_eq!(t.options[0].value.as_deref(), Some("-5"));
+    }
+
+    #[test]
+    fn getopt_complaints_are_reproduced() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["--nope"], "/bin/pgbench: unrecognized option '--nope'"),
+            (&["-x"], "/bin/pgbench: invalid option -- 'x'"),
+            (&["-c"], "/bin/pgbench: option requires an argument -- 'c'"),
+            (
+                &["--client"],
+                "/bin/pgbench: option '--client' requires an argument",
+            ),
+            (
+                &["--connect=3"],
+                "/bin/pgbench: option '--connect' doesn't allow an argument",
+            ),
+            (
+                &["--s=1"],
+                "/bin/pgbench: option '--s=1' is ambiguous; possibilities: '--scale' \
+                 '--select-only' '--skip-some-updates' '--sampling-rate' '--show-script'",
+            ),
+        ];
+        for (args, want) in cases {
+            assert_eq!(tok(args).unwrap_err().0, *want, "for {args:?}");
+        }
+    }
+
+    #[test]
+    fn latency_percentiles_takes_an_optional_list() {
+        assert_eq!(
+            opts(&["--latency-percentiles"]),
+            vec![(Opt::LatencyPercentiles, Some(String::new()))]
+        );
+        assert_eq!(
+            opts(&["--latency-percentiles=50,99"]),
+            vec![(Opt::LatencyPercentiles, Some("50,99".into()))]
+        );
+    }
+}

@@ -1,0 +1,162 @@
+//! Option validation, case by case against what stock pgbench 15.18 prints (the cases
+//! of pgbench's own `002_pgbench_no_server.pl` live in tests/cli_no_server.rs).
+
+use super::*;
+
+struct TestEnv;
+
+impl Env for TestEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        match name {
+            "PGUSER" => Some("tester".into()),
+            _ => None,
+        }
+    }
+    fn read_file(&self, path: &str) -> std::io::Result<String> {
+        match path {
+            "one.sql" => Ok("SELECT 1;\n".into()),
+            _ => Err(std::io::Error::from_raw_os_error(2)),
+        }
+    }
+    fn os_user(&self) -> Option<String> {
+        Some("os".into())
+    }
+}
+
+fn parse(args: &[&str]) -> Result<Action, Failure> {
+    crate::logging::init_progname("pgbench");
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    interpret("pgbench", &args, &TestEnv)
+}
+
+fn error_of(args: &[&str]) -> String {
+    match parse(args) {
+        Err(f) => f.render(),
+        Ok(a) => panic!("{args:?} was accepted: {a:?}"),
+    }
+}
+
+#[test]
+fn numeric_options_use_option_parse_int_messages() {
+    assert_eq!(
+        error_of(&["-c", "0"]),
+        "pgbench: error: -c/--clients must be in range 1..2147483647\n"
+    );
+    assert_eq!(
+        error_of(&["-c", "5x"]),
+        "pgbench: error: invalid value \"5x\" for option -c/--clients\n"
+    );
+    assert_eq!(
+        error_of(&["-F", "5", "-i"]),
+        "pgbench: error: -F/--fillfactor must be in range 10..100\n"
+    );
+    assert_eq!(
+        error_of(&["-j", "99999999999"]),
+        "pgbench: error: -j/--jobs must be in range 1..2147483647\n"
+    );
+    // Trailing white space is fine, as with strtol.
+    assert!(parse(&["-c", "3 ", "-n"]).is_ok());
+}
+
+#[test]
+fn mode_checks_and_their_order() {
+    assert_eq!(
+        error_of(&["-i", "-c", "2"]),
+        "pgbench: error: some of the specified options cannot be used in initialization (-i) mode\n"
+    );
+    assert_eq!(
+        error_of(&["--foreign-keys"]),
+        "pgbench: error: some of the specified options cannot be used in benchmarking mode\n"
+    );
+    assert_eq!(
+        error_of(&["-t", "1", "-T", "1"]),
+        "pgbench: error: specify either a number of transactions (-t) or a duration (-T), not both\n"
+    );
+    assert_eq!(
+        error_of(&["a", "b"]),
+        "pgbench: error: too many command-line arguments (first is \"b\")\n\
+         pgbench: hint: Try \"pgbench --help\" for more information.\n"
+    );
+    assert_eq!(
+        error_of(&["-I", "xyz", "-i"]),
+        "pgbench: error: unrecognized initialization step \"x\"\n\
+         pgbench: detail: Allowed step characters are: \"dtgGvpf\".\n"
+    );
+    assert_eq!(
+        error_of(&["--max-tries=0"]),
+        "pgbench: error: an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)\n"
+    );
+    assert_eq!(
+        error_of(&["-l", "--aggregate-interval=5", "-T", "3"]),
+        "pgbench: error: number of seconds for aggregation (5) must not be higher than test duration (3)\n"
+    );
+}
+
+#[test]
+fn scripts_weights_and_defines() {
+    assert_eq!(
+        error_of(&["-b", "se@x"]),
+        "pgbench: error: invalid weight specification: @x\n"
+    );
+    assert_eq!(
+        error_of(&["-b", "se@-1"]),
+        "pgbench: error: weight specification out of range (0 .. 2147483647): -1\n"
+    );
+    assert_eq!(
+        error_of(&["-b", "se@0"]),
+        "pgbench: error: total script weight must not be zero\n"
+    );
+    assert_eq!(
+        error_of(&["-f", "/nonexist"]),
+        "pgbench: error: could not open file \"/nonexist\": No such file or directory\n"
+    );
+    assert_eq!(
+        error_of(&["-D", "1x=3"]),
+        "pgbench: error: option: invalid variable name: \"1x\"\n"
+    );
+    assert_eq!(
+        error_of(&["-D", "=3"]),
+        "pgbench: error: invalid variable definition: \"=3\"\n"
+    );
+    let Ok(Action::Bench { bench, conn, .. }) = parse(&["-f", "one.sql@3", "-S", "-D", "x=1"])
+    else {
+        panic!("not a benchmark");
+    };
+    assert_eq!(bench.scripts.len(), 2);
+    assert_eq!(bench.scripts[0].weight, 3);
+    assert_eq!(bench.defines, vec![("x".to_string(), "1".to_string())]);
+    // No DBNAME and no PGDATABASE: PGUSER names the database.
+    assert_eq!(conn.dbname, "tester");
+}
+
+#[test]
+fn threads_are_capped_to_clients_and_rate_becomes_a_per_thread_delay() {
+    let Ok(Action::Bench { bench, .. }) = parse(&["-c", "2", "-j", "8", "-R", "100"]) else {
+        panic!("not a benchmark");
+    };
+    assert_eq!(bench.nthreads, 2);
+    assert_eq!(bench.throttle_delay, 20_000.0);
+    assert_eq!(bench.nxacts, 10);
+}
+
+#[test]
+fn init_mode_applies_no_vacuum_and_foreign_keys_to_the_steps() {
+    let Ok(Action::Init { init, .. }) =
+        parse(&["-i", "-n", "--foreign-keys", "-s", "3", "-j", "2"])
+    else {
+        panic!("not init");
+    };
+    assert_eq!(init.steps, "dtg pf");
+    assert_eq!(init.scale, 3);
+    assert_eq!(init.jobs, Some(2));
+}
+
+#[test]
+fn c_number_parsers() {
+    assert_eq!(c_atof("0.05"), 0.05);
+    assert_eq!(c_atof("12abc"), 12.0);
+    assert_eq!(c_atof("abc"), 0.0);
+    assert_eq!(c_atof(" -1e3x"), -1000.0);
+    assert_eq!(c_atoi("abc"), 0);
+    assert_eq!(c_atoi("-1"), -1);
+}

@@ -1,0 +1,134 @@
+//! The few operating-system calls pgbench makes through libc that std does not offer:
+//! the open-files limit, the OS user name, `isatty`, and `strerror`-style messages.
+//! The only `unsafe` code of the binary lives here, each call a thin wrapper.
+#![allow(unsafe_code)]
+
+use std::io;
+
+/// Why the open-files limit is too low for the clients asked for.
+#[derive(Debug)]
+pub enum LimitError {
+    /// The hard limit is below what is needed (pgbench 15's check).
+    Hard(u64),
+    /// Raising the soft limit failed (pgbench 18 raises it itself).
+    Raise(String),
+}
+
+/// Makes sure at least `need` files can be open, raising the soft limit when the hard
+/// limit allows it, as pgbench 18 does (pgbench 15 only checked).
+pub fn ensure_open_files(need: u64) -> Result<(), LimitError> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(LimitError::Raise(io::Error::last_os_error().to_string()));
+    }
+    if lim.rlim_max != libc::RLIM_INFINITY && lim.rlim_max < need {
+        return Err(LimitError::Hard(lim.rlim_max));
+    }
+    if lim.rlim_cur != libc::RLIM_INFINITY && lim.rlim_cur < need {
+        lim.rlim_cur = need;
+        // SAFETY: setrlimit reads the struct we own.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
+            return Err(LimitError::Raise(strerror(&io::Error::last_os_error())));
+        }
+    }
+    Ok(())
+}
+
+/// The effective user's login name (libpq's and pgbench's default user and database).
+pub fn os_user_name() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0u8; 16384];
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: all pointers point to live buffers of the sizes given.
+    let rc = unsafe {
+        libc::getpwuid_r(
+            uid,
+            &mut pwd,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    if rc != 0 || result.is_null() {
+        return None;
+    }
+    // SAFETY: on success pw_name points into `buf`, NUL-terminated.
+    let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
+    Some(name.to_string_lossy().into_owned())
+}
+
+/// Whether stderr is a terminal (progress lines then end in `\r`).
+pub fn stderr_is_tty() -> bool {
+    use std::io::IsTerminal;
+    io::stderr().is_terminal()
+}
+
+/// pgbench's `simple_prompt`: asks on the terminal with echo off; `None` when there
+/// is no terminal.
+pub fn prompt_password(prompt: &str) -> Option<String> {
+    use std::io::{BufRead, Write};
+    use std::os::fd::AsRawFd;
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .ok()?;
+    let fd = tty.as_raw_fd();
+    let mut term: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: fd is an open terminal; term is ours.
+    let have_term = unsafe { libc::tcgetattr(fd, &mut term) } == 0;
+    let saved = term;
+    if have_term {
+        term.c_lflag &= !libc::ECHO;
+        // SAFETY: as above.
+        unsafe { libc::tcsetattr(fd, libc::TCSAFLUSH, &term) };
+    }
+    let mut writer = &tty;
+    let _ = writer.write_all(prompt.as_bytes());
+    let _ = writer.flush();
+    let mut line = String::new();
+    let read = std::io::BufReader::new(&tty).read_line(&mut line);
+    if have_term {
+        // SAFETY: restores the settings read above.
+        unsafe { libc::tcsetattr(fd, libc::TCSAFLUSH, &saved) };
+        let _ = writer.write_all(b"\n");
+    }
+    read.ok()?;
+    Some(line.trim_end_matches(['\n', '\r']).to_string())
+}
+
+/// The C library's message for an I/O error, as `%m` prints it (no "(os error N)").
+pub fn strerror(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strerror_drops_the_rust_suffix() {
+        let e = io::Error::from_raw_os_error(2);
+        assert_eq!(strerror(&e), "No such file or directory");
+    }
+
+    #[test]
+    fn os_user_is_known() {
+        assert!(os_user_name().is_some_and(|n| !n.is_empty()));
+    }
+
+    #[test]
+    fn a_small_open_files_need_is_met() {
+        ensure_open_files(16).unwrap();
+    }
+}

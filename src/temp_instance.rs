@@ -1,0 +1,103 @@
+//! `--temp-instance`: the one-command way to try pgbench-rs. Starts a throwaway local
+//! PostgreSQL cluster (server binaries from PATH or `pg_config --bindir`), initialises
+//! the standard tables at scale `-s`, runs the job there, and removes the cluster.
+
+use crate::cli::options::{BenchOptions, Common, ConnArgs};
+use crate::init::InitOptions;
+use crate::logging;
+use pgbench_cluster::{Cluster, ClusterOptions};
+
+fn start() -> Option<Cluster> {
+    logging::info("starting a temporary PostgreSQL instance...");
+    match Cluster::start(ClusterOptions::default()) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            logging::error(&format!("could not start a temporary instance: {e}"));
+            None
+        }
+    }
+}
+
+fn conn_on(cluster: &Cluster, user_args: &ConnArgs) -> ConnArgs {
+    ConnArgs {
+        host: Some(cluster.socket_dir().display().to_string()),
+        port: Some(cluster.port().to_string()),
+        user: Some(cluster.user().to_string()),
+        dbname: if user_args.dbname.is_empty() {
+            "postgres".into()
+        } else {
+            "postgres".to_string()
+        },
+    }
+}
+
+fn connect_options(conn: &ConnArgs) -> Option<pgbench_wire::ConnectOptions> {
+    let args = pgbench_wire::ConnectArgs {
+        host: conn.host.clone(),
+        port: conn.port.clone(),
+        user: conn.user.clone(),
+        password: None,
+        dbname: Some(conn.dbname.clone()),
+        fallback_application_name: Some("pgbench".into()),
+    };
+    match pgbench_wire::ConnectOptions::from_args(&args) {
+        Ok(o) => Some(o),
+        Err(e) => {
+            logging::error(&e.to_string());
+            None
+        }
+    }
+}
+
+/// `-i --temp-instance`: initialise on a throwaway cluster (useful to time a load).
+pub fn run_init(conn: &ConnArgs, init: &InitOptions) -> i32 {
+    let Some(cluster) = start() else { return 1 };
+    let conn = conn_on(&cluster, conn);
+    let Some(opts) = connect_options(&conn) else {
+        return 1;
+    };
+    match crate::init::run(&opts, init, logging::progname()) {
+        Ok(()) => 0,
+        Err(e) => {
+            logging::raw(&e.render(logging::progname()));
+            1
+        }
+    }
+}
+
+/// A benchmark on a throwaway cluster, initialised at scale `-s` first.
+pub fn run_bench(conn: &ConnArgs, bench: &BenchOptions, common: &Common) -> i32 {
+    let Some(cluster) = start() else { return 1 };
+    let conn = conn_on(&cluster, conn);
+    let Some(opts) = connect_options(&conn) else {
+        return 1;
+    };
+    let init = InitOptions {
+        steps: "dtgvp".into(),
+        scale: bench.scale,
+        fillfactor: 100,
+        quiet: false,
+        unlogged_tables: false,
+        partitions: 0,
+        partition_method: crate::init::PartitionMethod::None,
+        tablespace: None,
+        index_tablespace: None,
+        jobs: None,
+    };
+    if let Err(e) = crate::init::run(&opts, &init, logging::progname()) {
+        logging::raw(&e.render(logging::progname()));
+        return 1;
+    }
+    let args = pgbench_wire::ConnectArgs {
+        host: conn.host.clone(),
+        port: conn.port.clone(),
+        user: conn.user.clone(),
+        password: None,
+        dbname: Some(conn.dbname.clone()),
+        fallback_application_name: Some("pgbench".into()),
+    };
+    let code = crate::bench::run(args, bench, common);
+    logging::info("removing the temporary instance");
+    drop(cluster);
+    code
+}
