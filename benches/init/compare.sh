@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Times initialisation (`-i -s 50`) of stock pgbench and pgbench-rs side by side on a
+# throwaway cluster: stock, ours (default, must be no slower) and ours with `-j 2`
+# (target: at most 0.7 of stock), run in rotation (A B C A B C ...) so drift in the
+# machine's load hits all three alike. Prints Markdown tables: total wall time per run
+# with medians and ratios to stock, then the median of each step from the `done in`
+# line.
+#
+# Usage: benches/init/compare.sh            (env: SCALE=50 PAIRS=3 JOBS=2
+#                                             PGBENCH_RS=<binary> PGBENCH=<stock binary>
+#                                             BINDIR=<dir with initdb, pg_ctl>
+#                                             EXTRA_CONF="fsync=off ...")
+set -euo pipefail
+
+SCALE=${SCALE:-50}
+PAIRS=${PAIRS:-3}
+JOBS=${JOBS:-2}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+target=${CARGO_TARGET_DIR:-$root/target}
+
+if [[ -z "${PGBENCH_RS:-}" ]]; then
+    (cd "$root" && cargo build --release --quiet -p pgbench-rs)
+    PGBENCH_RS=$target/release/pgbench-rs
+fi
+BINDIR=${BINDIR:-$(pg_config --bindir)}
+PGBENCH=${PGBENCH:-$BINDIR/pgbench}
+[[ -x "$PGBENCH" ]] || PGBENCH=$(command -v pgbench)
+
+tmp=$(mktemp -d /tmp/pgbench-rs-init-bench.XXXXXX)
+chmod 755 "$tmp"
+as_server() {
+    if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+if [[ $(id -u) -eq 0 ]]; then chown postgres "$tmp"; fi
+
+port=$((20000 + RANDOM % 20000))
+stop() {
+    as_server "$BINDIR/pg_ctl" -D "$tmp/data" -m immediate stop >/dev/null 2>&1 || true
+    rm -rf "$tmp"
+}
+trap stop EXIT
+
+as_server "$BINDIR/initdb" -D "$tmp/data" -U postgres -A trust --no-sync >/dev/null
+conf=("-k" "$tmp" "-c" "listen_addresses=" "-p" "$port")
+for setting in ${EXTRA_CONF:-}; do conf+=("-c" "$setting"); done
+as_server "$BINDIR/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w -o "${conf[*]}" start >/dev/null
+
+conn=(-h "$tmp" -p "$port" -U postgres)
+"$BINDIR/psql" "${conn[@]}" -X -q -c "create database bench" postgres
+
+names=("stock pgbench" "pgbench-rs" "pgbench-rs -j $JOBS")
+declare -a totals steps
+run_variant() {
+    local v=$1 cmd
+    case $v in
+        0) cmd=("$PGBENCH" "${conn[@]}" -i -s "$SCALE" bench) ;;
+        1) cmd=("$PGBENCH_RS" "${conn[@]}" -i -s "$SCALE" bench) ;;
+        2) cmd=("$PGBENCH_RS" "${conn[@]}" -i -s "$SCALE" -j "$JOBS" bench) ;;
+    esac
+    # Start every run from a clean slate of dirty buffers and WAL.
+    "$BINDIR/psql" "${conn[@]}" -X -q -c checkpoint bench
+    local start end
+    start=$(date +%s.%N)
+    "${cmd[@]}" 2>"$tmp/stderr" || { cat "$tmp/stderr" >&2; exit 1; }
+    end=$(date +%s.%N)
+    totals[v]+="$(echo "$end - $start" | bc) "
+    steps[v]+="$(grep '^done in' "$tmp/stderr" | sed 's/^done in [0-9.]* s (//; s/)\.$//')|"
+}
+
+for ((pair = 1; pair <= PAIRS; pair++)); do
+    for v in 0 1 2; do run_variant "$v"; done
+done
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+stock_median=$(echo "${totals[0]}" | median)
+echo "### \`-i -s $SCALE\`: wall time in seconds ($PAIRS runs each, in rotation)"
+echo
+header="| variant |"; rule="|---|"
+for ((r = 1; r <= PAIRS; r++)); do header+=" run $r |"; rule+="---:|"; done
+echo "$header median | ratio to stock |"
+echo "$rule---:|---:|"
+for v in 0 1 2; do
+    med=$(echo "${totals[v]}" | median)
+    row="| ${names[v]} |"
+    for t in ${totals[v]}; do row+=" $(printf '%.2f' "$t") |"; done
+    echo "$row $(printf '%.2f' "$med") | $(echo "scale=3; $med / $stock_median" | bc) |"
+done
+
+echo
+echo "### Median seconds per step (from the \`done in\` line)"
+echo
+echo "| variant | drop tables | create tables | client-side generate | vacuum | primary keys |"
+echo "|---|---:|---:|---:|---:|---:|"
+for v in 0 1 2; do
+    row="| ${names[v]} |"
+    for op in "drop tables" "create tables" "client-side generate" "vacuum" "primary keys"; do
+        vals=$(echo "${steps[v]}" | tr '|' '\n' | tr ',' '\n' | grep "^ *$op " | awk '{print $(NF-1)}' | tr '\n' ' ')
+        row+=" $(echo "$vals" | median) |"
+    done
+    echo "$row"
+done
+echo
+echo "server: $("$BINDIR/postgres" --version), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,348 @@
+//! `-j N` in init mode (not in pgbench, which ignores `-j` with `-i`): the rows of
+//! `pgbench_accounts` are split into pieces of consecutive `aid`s (within one range
+//! partition each, written straight into it) and loaded over N connections; vacuum and
+//! primary keys run their per-table statements concurrently.
+//!
+//! What differs from the one-connection path and why: the truncate and the small tables
+//! commit first, because other sessions cannot write to a table truncated in an open
+//! transaction; so the accounts rows cannot use `COPY ... FREEZE` (and `v` freezes the
+//! table instead), and a failure mid-load leaves the rows loaded so far (`d` or a rerun
+//! of `g` cleans up). The rows, schema and progress lines are the same.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use pgbench_wire::Connection;
+
+use super::load::{small_tables, COPY_CHUNK};
+use super::progress::Progress;
+use super::rows::AccountRows;
+use super::sql::{self, ACCOUNTS};
+use super::{execute, stderr_is_terminal, InitError, InitOptions, PartitionMethod};
+
+/// Consecutive `aid`s loaded by one statement into one table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Piece {
+    /// `pgbench_accounts` or one of its range partitions.
+    pub(crate) table: String,
+    pub(crate) first: i64,
+    pub(crate) last: i64,
+}
+
+/// Rows sent between two progress reports of a loading connection.
+const REPORT_ROWS: i64 = 4_096;
+
+/// Splits the accounts rows into pieces: about four per connection, so a connection
+/// that gets less CPU does not hold up the end, and never more than one partition each.
+pub(crate) fn plan(opts: &InitOptions, jobs: usize) -> Vec<Piece> {
+    let total = sql::account_rows(opts.scale);
+    let wanted = (jobs.max(1) * 4) as i64;
+    let piece_rows = ((total + wanted - 1) / wanted).max(ACCOUNTS);
+    let ranges: Vec<(String, i64, i64)> = if opts.partition_method == PartitionMethod::Range {
+        (1..=opts.partitions)
+            .map(|p| {
+                let (lo, hi) = sql::range_partition_rows(opts, p);
+                (format!("pgbench_accounts_{p}"), lo, hi)
+            })
+            .collect()
+    } else {
+        // Hash partitions: the server routes each row, as it does for pgbench.
+        vec![("pgbench_accounts".to_string(), 1, total)]
+    };
+    let mut pieces = Vec::new();
+    for (table, lo, hi) in ranges {
+        let mut first = lo;
+        while first <= hi {
+            let last = (first + piece_rows - 1).min(hi);
+            pieces.push(Piece {
+                table: table.clone(),
+                first,
+                last,
+            });
+            first = last + 1;
+        }
+    }
+    pieces
+}
+
+/// `g` over the main connection and the helpers.
+pub(crate) fn client_side(
+    main: &mut Connection,
+    helpers: &mut [Connection],
+    opts: &InitOptions,
+) -> Result<(), InitError> {
+    execute(main, "begin")?;
+    execute(main, sql::TRUNCATE_TABLES)?;
+    small_tables(main, opts.scale)?;
+    execute(main, "commit")?;
+
+    let jobs = helpers.len() + 1;
+    let pieces = plan(opts, jobs);
+    let total = sql::account_rows(opts.scale);
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let start = Instant::now();
+    let mut progress = Progress::new(std::io::stderr(), total, opts.quiet, stderr_is_terminal());
+    let (report, reports) = mpsc::channel::<i64>();
+
+    let results = std::thread::scope(|scope| {
+        let handles: Vec<_> = std::iter::once(main)
+            .chain(helpers.iter_mut())
+            .map(|conn| {
+                let report = report.clone();
+                let (pieces, next, failed) = (&pieces, &next, &failed);
+                scope.spawn(move || {
+                    let result = copy_pieces(conn, pieces, next, failed, &report);
+                    if result.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    result
+                })
+            })
+            .collect();
+        drop(report);
+        // Ends when every loading connection has finished (all senders dropped).
+        let mut done = 0;
+        for rows in reports {
+            done += rows;
+            progress.advance(done, start.elapsed().as_secs_f64());
+        }
+        join_all(handles)
+    });
+    progress.finish();
+    first_error(results)
+}
+
+/// Makes this connection's commits wait for the local WAL flush. With
+/// `synchronous_commit = off` the commit records of the pieces may still be unflushed
+/// when `v` runs, and vacuum cannot set hint bits (so neither all-visible nor
+/// all-frozen) on rows whose commit is not yet durable: the table would be left
+/// unfrozen, unlike after pgbench's `COPY ... FREEZE`.
+fn flush_commits(conn: &mut Connection) -> Result<(), InitError> {
+    let current = conn
+        .query_rows("show synchronous_commit")
+        .map_err(|e| InitError::Query {
+            message: e.to_string(),
+            sql: "show synchronous_commit".into(),
+        })?;
+    if current
+        .first()
+        .and_then(|row| row.first())
+        .and_then(|v| v.as_deref())
+        == Some("off")
+    {
+        execute(conn, "set synchronous_commit = local")?;
+    }
+    Ok(())
+}
+
+/// One loading connection: COPYs pieces until none is left or another one failed.
+fn copy_pieces(
+    conn: &mut Connection,
+    pieces: &[Piece],
+    next: &AtomicUsize,
+    failed: &AtomicBool,
+    report: &mpsc::Sender<i64>,
+) -> Result<(), InitError> {
+    flush_commits(conn)?;
+    let mut buf = Vec::with_capacity(COPY_CHUNK + 4096);
+    while let Some(piece) = pieces.get(next.fetch_add(1, Ordering::Relaxed)) {
+        let copy_sql = format!("copy {} from stdin", piece.table);
+        let mut copy = conn.copy_in(&copy_sql).map_err(|e| InitError::CopyStart {
+            message: e.to_string(),
+        })?;
+        let mut rows = AccountRows::new(piece.first, piece.last);
+        while rows.remaining() > 0 {
+            if failed.load(Ordering::Relaxed) {
+                return Err(InitError::Aborted);
+            }
+            buf.clear();
+            let n = rows.write(&mut buf, REPORT_ROWS);
+            copy.write(&buf).map_err(|e| InitError::CopyData {
+                message: e.to_string(),
+            })?;
+            // The receiver outlives every loader, so this cannot fail.
+            let _ = report.send(n);
+        }
+        copy.finish().map_err(|e| InitError::CopyEnd {
+            message: e.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
+/// `G` over the main connection and the helpers: branches and tellers as pgbench does,
+/// then one `insert ... select` per piece of accounts.
+pub(crate) fn server_side(
+    main: &mut Connection,
+    helpers: &mut [Connection],
+    opts: &InitOptions,
+) -> Result<(), InitError> {
+    execute(main, "begin")?;
+    execute(main, sql::TRUNCATE_TABLES)?;
+    let [branches, tellers, _] = sql::server_side_inserts(opts.scale);
+    execute(main, &branches)?;
+    execute(main, &tellers)?;
+    execute(main, "commit")?;
+    let inserts = plan(opts, helpers.len() + 1)
+        .into_iter()
+        .map(|piece| {
+            sql::server_side_accounts(piece.first, piece.last).replacen(
+                "pgbench_accounts(",
+                &format!("{}(", piece.table),
+                1,
+            )
+        })
+        .collect();
+    run_queue(main, helpers, inserts)
+}
+
+/// Runs independent statements (one per table) concurrently; the ones on
+/// `pgbench_accounts`, by far the longest, start first.
+pub(crate) fn statements(
+    main: &mut Connection,
+    helpers: &mut [Connection],
+    mut statements: Vec<String>,
+) -> Result<(), InitError> {
+    statements.sort_by_key(|s| !s.contains("pgbench_accounts"));
+    run_queue(main, helpers, statements)
+}
+
+/// Each connection takes the next statement until none is left or one failed.
+fn run_queue(
+    main: &mut Connection,
+    helpers: &mut [Connection],
+    statements: Vec<String>,
+) -> Result<(), InitError> {
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let width = statements.len();
+    let results = std::thread::scope(|scope| {
+        let handles: Vec<_> = std::iter::once(main)
+            .chain(helpers.iter_mut())
+            .take(width)
+            .map(|conn| {
+                let (statements, next, failed) = (&statements, &next, &failed);
+                scope.spawn(move || {
+                    while let Some(sql) = statements.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        if failed.load(Ordering::Relaxed) {
+                            return Err(InitError::Aborted);
+                        }
+                        if let Err(e) = execute(conn, sql) {
+                            failed.store(true, Ordering::Relaxed);
+                            return Err(e);
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        join_all(handles)
+    });
+    first_error(results)
+}
+
+fn join_all(
+    handles: Vec<std::thread::ScopedJoinHandle<'_, Result<(), InitError>>>,
+) -> Vec<Result<(), InitError>> {
+    handles
+        .into_iter()
+        .map(|h| h.join().unwrap_or(Err(InitError::Aborted)))
+        .collect()
+}
+
+/// The error to report: the first real one, not a connection that stopped because
+/// another one failed.
+fn first_error(results: Vec<Result<(), InitError>>) -> Result<(), InitError> {
+    let mut aborted = None;
+    for result in results {
+        match result {
+            Ok(()) => {}
+            Err(InitError::Aborted) => aborted = Some(InitError::Aborted),
+            Err(e) => return Err(e),
+        }
+    }
+    aborted.map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(scale: i32, partitions: i32, method: PartitionMethod) -> InitOptions {
+        InitOptions {
+            steps: "g".into(),
+            scale,
+            fillfactor: 100,
+            quiet: false,
+            unlogged_tables: false,
+            partitions,
+            partition_method: method,
+            tablespace: None,
+            index_tablespace: None,
+            jobs: Some(2),
+        }
+    }
+
+    fn covers_all(pieces: &[Piece], total: i64) {
+        let mut next = 1;
+        for p in pieces {
+            assert_eq!(p.first, next, "{pieces:?}");
+            assert!(p.last >= p.first);
+            next = p.last + 1;
+        }
+        assert_eq!(next, total + 1);
+    }
+
+    #[test]
+    fn unpartitioned_pieces() {
+        let pieces = plan(&opts(50, 0, PartitionMethod::None), 2);
+        assert_eq!(pieces.len(), 8);
+        assert!(pieces.iter().all(|p| p.table == "pgbench_accounts"));
+        covers_all(&pieces, 5_000_000);
+        let pieces = plan(&opts(1, 0, PartitionMethod::None), 4);
+        assert_eq!(pieces.len(), 1);
+        covers_all(&pieces, 100_000);
+    }
+
+    #[test]
+    fn range_pieces_stay_in_their_partition() {
+        let o = opts(3, 4, PartitionMethod::Range);
+        let pieces = plan(&o, 2);
+        covers_all(&pieces, 300_000);
+        for piece in &pieces {
+            let p: i32 = piece.table.rsplit('_').next().unwrap().parse().unwrap();
+            let (lo, hi) = sql::range_partition_rows(&o, p);
+            assert!(lo <= piece.first && piece.last <= hi, "{piece:?}");
+        }
+        assert_eq!(pieces.len(), 4);
+    }
+
+    #[test]
+    fn empty_range_partitions_get_no_piece() {
+        let pieces = plan(&opts(1, 300_000, PartitionMethod::Range), 2);
+        assert_eq!(pieces.len(), 100_000);
+        covers_all(&pieces, 100_000);
+    }
+
+    #[test]
+    fn hash_pieces_go_through_the_parent() {
+        let pieces = plan(&opts(10, 3, PartitionMethod::Hash), 3);
+        assert!(pieces.iter().all(|p| p.table == "pgbench_accounts"));
+        covers_all(&pieces, 1_000_000);
+    }
+
+    #[test]
+    fn real_errors_win_over_aborts() {
+        let q = InitError::Query {
+            message: "ERROR:  x".into(),
+            sql: "s".into(),
+        };
+        assert_eq!(
+            first_error(vec![Err(InitError::Aborted), Ok(()), Err(q.clone())]),
+            Err(q)
+        );
+        assert_eq!(first_error(vec![Ok(()), Ok(())]), Ok(()));
+    }
+}
