@@ -412,14 +412,12 @@ pub fn interpret(argv0: &str, args: &[String], env: &dyn Env) -> Result<Action, 
     // The seed is set from the environment first, then by each --random-seed.
     let seed_env = env.var("PGBENCH_RANDOM_SEED");
     match seed_env.as_deref() {
-        None | Some("time") => {
-            common.random_seed = prng::monotonic_micros();
-            common.seed_given = seed_env.is_some();
-        }
+        None => common.random_seed = prng::monotonic_micros(),
         Some(s) => match prng::parse_seed(s) {
             Ok(seed) => {
                 common.random_seed = seed;
                 common.seed_given = true;
+                announce_seed(seed);
             }
             Err(e) => {
                 let mut f = Failure::fatal(e.to_string());
@@ -700,6 +698,7 @@ pub fn interpret(argv0: &str, args: &[String], env: &dyn Env) -> Result<Action, 
                     Ok(seed) => {
                         common.random_seed = seed;
                         common.seed_given = true;
+                        announce_seed(seed);
                     }
                     Err(e) => {
                         let mut f = Failure::fatal(e.to_string());
@@ -904,6 +903,11 @@ pub fn interpret(argv0: &str, args: &[String], env: &dyn Env) -> Result<Action, 
         bench: Box::new(b),
         common,
     })
+}
+
+/// pgbench announces every seed it is given (`set_random_seed`), as it parses it.
+fn announce_seed(seed: u64) {
+    crate::logging::info(&format!("setting random seed to {seed}"));
 }
 
 /// `checkInitSteps`.
