@@ -64,8 +64,8 @@ pub struct Client<'a> {
     vars: Variables,
     rng: Prng,
     conn: Option<Connection>,
-    /// Scripts whose statements are prepared on this connection (`-M prepared`).
-    prepared: Vec<bool>,
+    /// Commands prepared on this connection, per script (`-M prepared`).
+    prepared: Vec<Vec<bool>>,
     /// Transactions counted so far (successful, failed, skipped): `st->cnt`.
     cnt: i64,
     /// `-r` counters per script and command.
@@ -102,7 +102,11 @@ impl<'a> Client<'a> {
             vars,
             rng,
             conn: None,
-            prepared: vec![false; shared.scripts.len()],
+            prepared: shared
+                .scripts
+                .iter()
+                .map(|s| vec![false; s.script.commands.len()])
+                .collect(),
             cnt: 0,
             commands,
             batch: Vec::with_capacity(BATCH_RECORDS),
@@ -216,7 +220,7 @@ impl<'a> Client<'a> {
                     }
                 }
                 self.conn_duration_us += (now_us() - start) as f64;
-                self.prepared.iter_mut().for_each(|p| *p = false);
+                self.prepared.iter_mut().flatten().for_each(|p| *p = false);
             }
             let txn_begin = now_us();
             let txn_scheduled = scheduled.unwrap_or(txn_begin);
@@ -471,9 +475,6 @@ impl<'a> Client<'a> {
     /// Runs every command of a script once, following `\if` branches.
     fn run_script(&mut self, script: usize) -> Result<(), TxError> {
         let sh = self.shared;
-        if sh.query_mode == QueryMode::Prepared && !self.prepared[script] {
-            self.prepare_script(script)?;
-        }
         let mut cond = CondStack::default();
         let commands = &sh.scripts[script].script.commands;
         for (index, command) in commands.iter().enumerate() {
@@ -633,8 +634,11 @@ impl<'a> Client<'a> {
                         "cannot use pipeline mode with the simple query protocol",
                     ));
                 }
-                let conn = self.conn.as_mut().expect("connected");
-                if conn.pipeline_status() != pgbench_wire::PipelineStatus::Off {
+                let in_pipeline = self
+                    .conn
+                    .as_ref()
+                    .is_some_and(|c| c.pipeline_status() != pgbench_wire::PipelineStatus::Off);
+                if in_pipeline {
                     return Err(self.command_failed(
                         script,
                         index,
@@ -642,6 +646,16 @@ impl<'a> Client<'a> {
                         "already in pipeline mode",
                     ));
                 }
+                if self.shared.query_mode == QueryMode::Prepared {
+                    // prepareCommandsInPipeline: everything up to \endpipeline, now.
+                    let commands = &self.shared.scripts[script].script.commands;
+                    let end = commands[index..]
+                        .iter()
+                        .position(|c| matches!(c.kind, CommandKind::Meta(MetaCommand::EndPipeline)))
+                        .map_or(commands.len(), |p| index + p);
+                    self.prepare_commands(script, index + 1, end)?;
+                }
+                let conn = self.conn.as_mut().expect("connected");
                 if conn.enter_pipeline_mode().is_err() {
                     return Err(self.command_failed(
                         script,
@@ -784,27 +798,28 @@ impl<'a> Client<'a> {
         }
     }
 
-    /// Prepares every SQL command of a script on this connection (`-M prepared`), as
-    /// pgbench does on the script's first use. A failure is printed; the statement then
-    /// fails when executed.
-    fn prepare_script(&mut self, script: usize) -> Result<(), TxError> {
+    /// Prepares the SQL commands `from..to` of a script that are not prepared yet on
+    /// this connection (`-M prepared`): one command at its first execution, or all of
+    /// a pipeline at `\startpipeline`, as pgbench does. A failure is printed; the
+    /// statement then fails when executed.
+    fn prepare_commands(&mut self, script: usize, from: usize, to: usize) -> Result<(), TxError> {
         let sh = self.shared;
-        for (index, command) in sh.scripts[script].script.commands.iter().enumerate() {
-            let CommandKind::Sql(sql) = &command.kind else {
+        let commands = &sh.scripts[script].script.commands;
+        for index in from..to.min(commands.len()) {
+            let CommandKind::Sql(sql) = &commands[index].kind else {
                 continue;
             };
+            if self.prepared[script][index] {
+                continue;
+            }
             let name = &sh.scripts[script].prepared_names[index];
             if sh.debug {
                 logging::info(&format!("client {} preparing {name}", self.id));
             }
             let text = &sh.scripts[script].parameterized[index];
             let nparams = sql.parameters().count();
-            let sent = self
-                .conn
-                .as_mut()
-                .expect("connected")
-                .send_prepare(name, text, nparams);
-            if sent.is_err() {
+            let conn = self.conn.as_mut().expect("connected");
+            if conn.send_prepare(name, text, nparams).is_err() {
                 return Err(self.command_failed(script, index, "SQL", "SQL command send failed"));
             }
             let conn = self.conn.as_mut().expect("connected");
@@ -823,8 +838,8 @@ impl<'a> Client<'a> {
                     }
                 }
             }
+            self.prepared[script][index] = true;
         }
-        self.prepared[script] = true;
         Ok(())
     }
 
@@ -862,6 +877,9 @@ impl<'a> Client<'a> {
                 }
                 ResultTarget::Discard => {}
             }
+        }
+        if sh.query_mode == QueryMode::Prepared && !in_pipeline {
+            self.prepare_commands(script, index, index + 1)?;
         }
         let sent = match sh.query_mode {
             QueryMode::Simple => {

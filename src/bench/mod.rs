@@ -368,9 +368,11 @@ pub fn run(mut conn_args: ConnectArgs, bench: &BenchOptions, common: &Common) ->
         }
         let bench_start = now_us();
         if bench.duration > 0 {
+            // pgbench sets its alarm when the threads are created, before they
+            // connect: -T counts from the start-up time.
             shared
                 .end_time
-                .store(bench_start + bench.duration * 1_000_000, Ordering::SeqCst);
+                .store(start_time + bench.duration * 1_000_000, Ordering::SeqCst);
         }
         for t in threads.iter() {
             let mut st = t.lock();

@@ -1,0 +1,251 @@
+//! Golden tests: stock pgbench and pgbench-rs run the same job on the same server,
+//! and their outputs must agree line for line (numbers masked only on timing lines).
+
+mod support;
+
+use support::{fresh_db, normalize, run, script_file, Db};
+
+/// Runs `args` with both programs on `db`; asserts equal exit codes, stdout and
+/// stderr after normalisation (stderr lines sorted when `sort_stderr`, for output
+/// that several clients write concurrently).
+fn same_as_stock(db: &Db, args: &[&str], timed: bool, sort_stderr: bool) -> (String, String) {
+    let stock = run(db.stock().args(args));
+    let ours = run(db.ours().args(args));
+    let prep = |s: &str| {
+        let n = normalize(s, timed);
+        if sort_stderr {
+            let mut lines: Vec<&str> = n.lines().collect();
+            lines.sort();
+            lines.join("\n")
+        } else {
+            n
+        }
+    };
+    assert_eq!(
+        normalize(&ours.stdout, timed),
+        normalize(&stock.stdout, timed),
+        "stdout differs for {args:?}\n--- stock stderr:\n{}\n--- ours stderr:\n{}",
+        stock.stderr,
+        ours.stderr
+    );
+    assert_eq!(
+        prep(&ours.stderr),
+        prep(&stock.stderr),
+        "stderr differs for {args:?}"
+    );
+    assert_eq!(ours.code, stock.code, "exit code differs for {args:?}");
+    (ours.stdout, ours.stderr)
+}
+
+#[test]
+fn builtin_scripts_in_every_query_mode() {
+    let db = fresh_db("golden_builtins");
+    db.init(1);
+    same_as_stock(&db, &["-t", "20", "-c", "2"], false, false);
+    same_as_stock(
+        &db,
+        &["-S", "-M", "prepared", "-t", "10", "-c", "3", "-j", "2"],
+        false,
+        false,
+    );
+    same_as_stock(
+        &db,
+        &["-N", "-M", "extended", "-t", "5", "-n"],
+        false,
+        false,
+    );
+    let (out, _) = same_as_stock(
+        &db,
+        &["-b", "sel", "-t", "5", "-r", "-s", "7"],
+        false,
+        false,
+    );
+    assert!(
+        out.contains("scaling factor: 1\n"),
+        "scale comes from the table: {out}"
+    );
+}
+
+#[test]
+fn weighted_scripts_with_a_seed_choose_the_same_scripts() {
+    let db = fresh_db("golden_weights");
+    db.init(1);
+    let (out, _) = same_as_stock(
+        &db,
+        &[
+            "--random-seed=3",
+            "-c",
+            "2",
+            "-j",
+            "2",
+            "-t",
+            "10",
+            "-b",
+            "se@3",
+            "-b",
+            "si@1",
+        ],
+        false,
+        false,
+    );
+    assert!(
+        out.contains("SQL script 2: <builtin: simple update>"),
+        "{out}"
+    );
+}
+
+/// The `debug()` prefixes and values in some stderr text, each sorted. Stock pgbench
+/// writes prefix and value with separate calls, so concurrent clients may interleave
+/// them; the multisets still must agree.
+fn debug_values(stderr: &str) -> (Vec<String>, Vec<String>) {
+    let mut prefixes = Vec::new();
+    let mut values = Vec::new();
+    let words: Vec<&str> = stderr.split_whitespace().collect();
+    for (i, w) in words.iter().enumerate() {
+        if w.starts_with("debug(script=") {
+            prefixes.push(w.to_string());
+        }
+        if matches!(*w, "int" | "double" | "boolean") {
+            if let Some(v) = words.get(i + 1) {
+                values.push(format!("{w} {v}"));
+            }
+        }
+    }
+    prefixes.sort();
+    values.sort();
+    (prefixes, values)
+}
+
+#[test]
+fn seeded_random_values_match_for_every_client() {
+    let db = fresh_db("golden_seeded");
+    let dir = tempfile::tempdir().unwrap();
+    let s1 = script_file(
+        &dir,
+        "s1.sql",
+        "\\set r debug(random(1, 1000000))\n\
+         \\set g debug(random_gaussian(1, 1000, 2.5))\n\
+         \\set z debug(random_zipfian(1, 1000, 1.07) + permute(:client_id, 100) + hash(:r))\n\
+         \\set x debug(random_exponential(1, 1000, 5.0) > random(1, 1000))\n\
+         SELECT 1;\n",
+    );
+    let s2 = script_file(&dir, "s2.sql", "\\set r debug(:default_seed)\nSELECT 2;\n");
+    let w = format!("{s2}@2");
+    for seed in ["7", "42", "1"] {
+        let seed_opt = format!("--random-seed={seed}");
+        let args = [
+            &seed_opt, "-n", "-c", "3", "-j", "3", "-t", "5", "-f", &s1, "-f", &w,
+        ];
+        let stock = run(db.stock().args(args));
+        let ours = run(db.ours().args(args));
+        assert_eq!(
+            normalize(&ours.stdout, false),
+            normalize(&stock.stdout, false)
+        );
+        let (prefixes, values) = debug_values(&ours.stderr);
+        // 15 transactions, each printing one (s2) or four (s1) values.
+        assert!((15..=60).contains(&prefixes.len()), "{}", ours.stderr);
+        assert_eq!((prefixes, values), debug_values(&stock.stderr));
+        assert!(ours
+            .stderr
+            .contains(&format!("setting random seed to {seed}\n")));
+    }
+}
+
+#[test]
+fn timed_throttled_run_with_progress_has_pgbench_shape() {
+    let db = fresh_db("golden_timed");
+    db.init(1);
+    let args = [
+        "-T", "2", "-c", "2", "-j", "2", "-P", "1", "-R", "100", "-L", "50",
+    ];
+    let stock = run(db.stock().args(args));
+    let ours = run(db.ours().args(args));
+    assert_eq!(ours.code, 0, "{}", ours.stderr);
+    assert_eq!(
+        normalize(&ours.stdout, true),
+        normalize(&stock.stdout, true)
+    );
+    // Whether the report due at the very end is printed depends on timing, for
+    // stock pgbench too.
+    let progress = |s: &str| s.lines().filter(|l| l.starts_with("progress: ")).count();
+    assert!((1..=2).contains(&progress(&ours.stderr)), "{}", ours.stderr);
+    assert!(
+        (1..=2).contains(&progress(&stock.stderr)),
+        "{}",
+        stock.stderr
+    );
+    assert!(ours
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("progress: "))
+        .all(|l| l.contains(" failed, lag ") && l.ends_with(" skipped")));
+}
+
+#[test]
+fn script_errors_at_load_time() {
+    let db = fresh_db("golden_load_errors");
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        ("e1.sql", "\\set x 1 +\n"),
+        ("e2.sql", "\\set x foo(1)\n"),
+        ("e3.sql", "\\sleep 1 xs\n"),
+        ("e4.sql", "\\foo\n"),
+        ("e5.sql", "\\if true\nSELECT 1;\n"),
+        ("e6.sql", "\\gset\n"),
+        ("e7.sql", "-- nothing\n"),
+    ] {
+        let f = script_file(&dir, name, text);
+        same_as_stock(&db, &["-n", "-t", "1", "-f", &f], false, false);
+    }
+}
+
+#[test]
+fn client_aborts_are_reported_and_the_run_exits_2() {
+    let db = fresh_db("golden_aborts");
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        ("sqlerr.sql", "SELECT 1;\nSELECT * FROM no_such_table;\n"),
+        (
+            "gset.sql",
+            "SELECT 1 AS a, 2 AS b FROM generate_series(1, 2) \\gset\n",
+        ),
+        ("undef.sql", "\\set x :nope + 1\n"),
+        ("div.sql", "\\set x 1 / 0\n"),
+        ("open.sql", "BEGIN;\nSELECT 1;\n"),
+    ] {
+        let f = script_file(&dir, name, text);
+        same_as_stock(&db, &["-n", "-t", "2", "-f", &f], false, false);
+    }
+}
+
+#[test]
+fn gset_aset_and_conditionals() {
+    let db = fresh_db("golden_gset");
+    let dir = tempfile::tempdir().unwrap();
+    let f = script_file(
+        &dir,
+        "g.sql",
+        "SELECT 1 AS one, 'x' AS two \\gset p_\n\
+         \\set d debug(:p_one)\n\
+         SELECT 3 AS three \\; SELECT 4 AS four \\aset\n\
+         \\set e debug(:three + :four)\n\
+         \\if :p_one = 1\n\\set f debug(10)\n\\elif true\n\\set f debug(20)\n\\else\n\\set f debug(30)\n\\endif\n\
+         SELECT ':p_two' AS q \\gset\n\
+         \\set g debug(1)\n",
+    );
+    same_as_stock(&db, &["-n", "-t", "2", "-f", &f], false, false);
+    same_as_stock(
+        &db,
+        &["-n", "-t", "2", "-M", "prepared", "-f", &f],
+        false,
+        false,
+    );
+}
+
+#[test]
+fn connect_per_transaction_and_per_command_report() {
+    let db = fresh_db("golden_connect");
+    db.init(1);
+    same_as_stock(&db, &["-C", "-t", "5", "-c", "2", "-r", "-S"], false, false);
+}

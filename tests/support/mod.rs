@@ -1,0 +1,189 @@
+//! Shared helpers of the server tests: a fresh database on the throwaway cluster,
+//! commands for pgbench-rs and stock pgbench pointed at it, and the normalisation
+//! that masks only what depends on timing.
+#![allow(dead_code)]
+
+use pgbench_cluster::Cluster;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+/// A database of its own on the shared test cluster.
+pub struct Db {
+    pub cluster: &'static Cluster,
+    pub name: String,
+}
+
+/// A fresh, empty database named after the test.
+pub fn fresh_db(test: &str) -> Db {
+    let cluster = pgbench_cluster::shared();
+    let name = cluster.fresh_database(test).expect("create database");
+    Db { cluster, name }
+}
+
+impl Db {
+    /// Runs SQL with psql; its unaligned output.
+    pub fn psql(&self, sql: &str) -> String {
+        self.cluster
+            .psql(&self.name, sql)
+            .unwrap_or_else(|e| panic!("psql failed: {e}"))
+    }
+
+    /// A single value.
+    pub fn value(&self, sql: &str) -> String {
+        self.psql(sql).trim().to_string()
+    }
+
+    /// Initialises the standard tables with stock pgbench (quietly).
+    pub fn init(&self, scale: u32) {
+        let out = self
+            .stock()
+            .args(["-i", "-q", "-s", &scale.to_string()])
+            .output()
+            .expect("run stock pgbench -i");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// pgbench-rs aimed at this database through PGHOST/PGPORT/PGUSER/PGDATABASE.
+    pub fn ours(&self) -> Command {
+        self.target(Command::new(env!("CARGO_BIN_EXE_pgbench-rs")))
+    }
+
+    /// Stock pgbench with the same target.
+    pub fn stock(&self) -> Command {
+        self.target(Command::new(stock_pgbench()))
+    }
+
+    fn target(&self, mut cmd: Command) -> Command {
+        for (k, _) in std::env::vars() {
+            if k.starts_with("PG") {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.env("PGHOST", self.cluster.socket_dir())
+            .env("PGPORT", self.cluster.port().to_string())
+            .env("PGUSER", self.cluster.user())
+            .env("PGDATABASE", &self.name)
+            .stdin(Stdio::null());
+        cmd
+    }
+}
+
+/// Stock pgbench: the server's bindir, else PATH.
+pub fn stock_pgbench() -> PathBuf {
+    let bindir = pgbench_cluster::bindir().expect("PostgreSQL binaries");
+    let p = bindir.join("pgbench");
+    if p.is_file() {
+        p
+    } else {
+        PathBuf::from("pgbench")
+    }
+}
+
+/// What a run printed and how it ended.
+#[derive(Debug)]
+pub struct Run {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: i32,
+}
+
+pub fn run(cmd: &mut Command) -> Run {
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = cmd.output().expect("run command");
+    Run {
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        code: status.code().unwrap_or(-1),
+    }
+}
+
+fn mask_numbers(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut in_num = false;
+    for c in line.chars() {
+        if c.is_ascii_digit() || (in_num && c == '.') {
+            if !in_num {
+                out.push('N');
+                in_num = true;
+            }
+        } else {
+            in_num = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Masks what differs between any two runs of the same job: the program name and
+/// version, and the numbers of timing lines (all counts stay exact).
+pub fn normalize(text: &str, timed_run: bool) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut l = line.to_string();
+        // The Debian wrapper runs /usr/lib/postgresql/NN/bin/pgbench; ours is pgbench-rs.
+        for prefix in ["pgbench-rs: ", "pgbench: "] {
+            if let Some(i) = l.find(prefix) {
+                if !l[..i].contains(' ') {
+                    l = format!("pgbench: {}", &l[i + prefix.len()..]);
+                }
+            }
+        }
+        if l.starts_with("pgbench (") {
+            l = "pgbench (<version>)".to_string();
+        }
+        let timing = [
+            "latency average",
+            "latency stddev",
+            "initial connection time",
+            "tps = ",
+            "progress: ",
+            "rate limit schedule lag",
+            "average connection time",
+            " - latency average",
+            " - latency stddev",
+        ];
+        let is_command_latency =
+            l.starts_with("   ") && l.trim_start().starts_with(|c: char| c.is_ascii_digit());
+        if let Some(i) = l.find("tps = ").filter(|_| l.starts_with(" - ")) {
+            // A script's share of the transactions is exact; its tps is timing.
+            l = format!("{}{}", &l[..i], mask_numbers(&l[i..]));
+        }
+        if timing.iter().any(|t| l.starts_with(t)) {
+            l = mask_numbers(&l);
+        } else if is_command_latency {
+            // Only the latency column is timing; failures and retries are counts.
+            let trimmed = l.trim_start();
+            let end = trimmed.find(' ').unwrap_or(trimmed.len());
+            l = format!("   <latency>{}", &trimmed[end..]);
+        } else if timed_run
+            && (l.starts_with("number of transactions actually processed")
+                || l.starts_with("number of transactions above")
+                || l.starts_with("number of transactions skipped")
+                || l.starts_with(" - ")
+                || l.starts_with("number of failed")
+                || l.starts_with("number of serialization")
+                || l.starts_with("number of deadlock")
+                || l.starts_with("number of transactions retried")
+                || l.starts_with("total number of retries"))
+        {
+            l = mask_numbers(&l);
+        }
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
+
+/// Writes a script into a temp dir that lives as long as the returned guard.
+pub fn script_file(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).expect("write script");
+    path.display().to_string()
+}
