@@ -14,3 +14,6 @@ pub mod parser;
 pub mod prng;
 pub mod value;
 pub mod variables;
+
+pub use error::ScriptError;
+pub use parser::{parse_expression, parse_script};

@@ -1,1 +1,0 @@
-//! (parser side: being written)

@@ -1,0 +1,1 @@
+\endpipeline now

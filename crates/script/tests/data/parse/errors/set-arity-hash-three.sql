@@ -1,0 +1,1 @@
+\set x hash_fnv1a(1, 2, 3)

@@ -1,0 +1,1 @@
+\set x TRUE(1)

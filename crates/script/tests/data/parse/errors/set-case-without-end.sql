@@ -1,0 +1,1 @@
+\set x case when 1 then 2

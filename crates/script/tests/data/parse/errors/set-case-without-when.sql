@@ -1,0 +1,1 @@
+\set x case 1 end

@@ -1,0 +1,4 @@
+SELECT 1;
+-- comment
+\set x )
+SELECT 2;

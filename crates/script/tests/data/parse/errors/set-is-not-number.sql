@@ -1,0 +1,1 @@
+\set x 1 is not 2

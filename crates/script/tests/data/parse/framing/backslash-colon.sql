@@ -1,0 +1,1 @@
+SELECT '\:x' AS a, 1 \:\: text AS b;

@@ -1,0 +1,4 @@
+SELECT 1
+  AS a;
+\set x 1
+SELECT 2;

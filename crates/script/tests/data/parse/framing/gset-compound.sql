@@ -1,0 +1,1 @@
+SELECT 1 AS a \; SELECT 2 AS b \gset

@@ -1,0 +1,2 @@
+SELECT 1 AS one, 'x' AS two \gset
+SELECT 3;

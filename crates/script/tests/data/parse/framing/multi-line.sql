@@ -1,0 +1,6 @@
+SELECT 1
+  + 2
+  AS three
+;
+SELECT
+4;

@@ -1,0 +1,5 @@
+SELECT 'a'
+'b;' AS c;
+SELECT E'x'
+  -- comment
+'\';y' AS d;

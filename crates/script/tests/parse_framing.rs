@@ -1,0 +1,151 @@
+//! SQL framing against stock pgbench 15: for every script of
+//! `tests/data/parse/framing/`, the SQL text stock sent (from `--debug`) and the
+//! command list of its `-r` report (each command's `first_line`) were recorded by
+//! `scripts/record-stock-parse-errors.sh`; the parsed script must give the same.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::Path;
+
+use pgbench_script::ast::{CommandKind, Expr, MetaCommand, Script, SqlPiece, Value};
+use pgbench_script::parse_script;
+
+/// The options of a case's `.args` file that change what is sent.
+struct Options {
+    extended: bool,
+    defines: HashMap<String, String>,
+}
+
+fn options(args: &str) -> Options {
+    let words: Vec<&str> = args.split_whitespace().collect();
+    let mut opts = Options {
+        extended: false,
+        defines: HashMap::new(),
+    };
+    for pair in words.windows(2) {
+        match pair {
+            ["-M", mode] => opts.extended = *mode != "simple",
+            ["-D", def] => {
+                let (name, value) = def.split_once('=').expect("-D NAME=VALUE");
+                opts.defines.insert(name.to_string(), value.to_string());
+            }
+            _ => {}
+        }
+    }
+    opts
+}
+
+/// The framing cases use constant conditions only.
+fn constant_truth(expr: &Expr) -> bool {
+    match expr {
+        Expr::Const(Value::Int(i)) => *i != 0,
+        Expr::Const(Value::Bool(b)) => *b,
+        other => panic!("framing cases need constant conditions, not {other:?}"),
+    }
+}
+
+/// The SQL one transaction sends, as `sending <text>` entries, following `\if`.
+fn sent(script: &Script, opts: &Options) -> Vec<String> {
+    // per open \if: (this branch runs, some branch already ran)
+    let mut branches: Vec<(bool, bool)> = Vec::new();
+    let running = |b: &[(bool, bool)]| b.iter().all(|&(run, _)| run);
+    let mut out = Vec::new();
+    for command in &script.commands {
+        match &command.kind {
+            CommandKind::Meta(MetaCommand::If(e)) => {
+                let t = running(&branches) && constant_truth(e);
+                branches.push((t, t));
+            }
+            CommandKind::Meta(MetaCommand::Elif(e)) => {
+                let (_, done) = branches.pop().expect("\\elif inside \\if");
+                let t = !done && constant_truth(e);
+                branches.push((t, done || t));
+            }
+            CommandKind::Meta(MetaCommand::Else) => {
+                let (_, done) = branches.pop().expect("\\else inside \\if");
+                branches.push((!done, true));
+            }
+            CommandKind::Meta(MetaCommand::Endif) => {
+                branches.pop();
+            }
+            CommandKind::Sql(sql) if running(&branches) => {
+                let text = if opts.extended {
+                    sql.parameterized_text()
+                } else {
+                    sql.pieces
+                        .iter()
+                        .map(|p| match p {
+                            SqlPiece::Text(t) => t.clone(),
+                            SqlPiece::Var(name) => opts.defines.get(name).cloned().unwrap_or(format!(":{name}")),
+                        })
+                        .collect()
+                };
+                // pgbench's logger drops one trailing newline of a message
+                let text = text.strip_suffix('\n').unwrap_or(&text);
+                out.push(format!("sending {text}"));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Splits a `.stock` file into its `sending` entries (which may span lines) and the
+/// lines after `report`.
+fn recorded(stock: &str) -> (Vec<String>, String) {
+    let (sending, report) = stock.split_once("report\n").expect("report marker");
+    let mut entries: Vec<String> = Vec::new();
+    // split on '\n' only: a '\r' in the SQL is part of what was sent
+    for line in sending.split_terminator('\n') {
+        if line.starts_with("sending ") {
+            entries.push(line.to_string());
+        } else {
+            let last = entries.last_mut().expect("continuation of a sending entry");
+            last.push('\n');
+            last.push_str(line);
+        }
+    }
+    (entries, report.to_string())
+}
+
+#[test]
+fn framing_matches_stock() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/parse/framing");
+    let mut cases = 0;
+    let mut failures = Vec::new();
+    for entry in fs::read_dir(&dir).expect("framing dir") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "sql") {
+            continue;
+        }
+        cases += 1;
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let text = fs::read_to_string(&path).expect("script");
+        let opts = options(&fs::read_to_string(path.with_extension("args")).unwrap_or_default());
+        let (stock_sent, stock_report) = recorded(&fs::read_to_string(path.with_extension("stock")).expect("recording"));
+        let script = match parse_script(&name, &name, &text) {
+            Ok(s) => s,
+            Err(e) => {
+                failures.push(format!("{name}: {}", e.render("pgbench")));
+                continue;
+            }
+        };
+        let ours = sent(&script, &opts);
+        let report: String = script.commands.iter().map(|c| format!("- {}\n", c.first_line)).collect();
+        if stock_report.is_empty() {
+            // the server rejected a command and stock aborted: what it sent up to there
+            if stock_sent.len() > ours.len() || ours[..stock_sent.len()] != stock_sent[..] {
+                failures.push(format!("{name}: sent\n{ours:#?}\nstock (aborted) sent\n{stock_sent:#?}"));
+            }
+            continue;
+        }
+        if ours != stock_sent {
+            failures.push(format!("{name}: sent\n{ours:#?}\nstock sent\n{stock_sent:#?}"));
+        }
+        if report != stock_report {
+            failures.push(format!("{name}: report\n{report}stock report\n{stock_report}"));
+        }
+    }
+    assert!(cases >= 30, "only {cases} cases in {}", dir.display());
+    assert!(failures.is_empty(), "{} differ:\n{}", failures.len(), failures.join("\n"));
+}
