@@ -1,0 +1,169 @@
+//! Benchmarking mode against a real server: the headline workload, seeded runs that
+//! must insert exactly what stock pgbench inserts, and a server that dies mid-run.
+
+mod support;
+
+use pgbench_cluster::{Cluster, ClusterOptions};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::{fresh_db, run};
+
+const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/index-inserts-only");
+
+fn processed(stdout: &str) -> i64 {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("number of transactions actually processed: "))
+        .and_then(|v| v.split('/').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no processed count in:\n{stdout}"))
+}
+
+/// The reference workload of the users' guide: 5 secondary indexes on
+/// pgbench_history, 256 clients inserting for a few seconds.
+#[test]
+fn headline_index_inserts_with_256_clients() {
+    let db = fresh_db("headline");
+    db.init(1);
+    db.psql(&std::fs::read_to_string(format!("{REFERENCE}.setup.sql")).unwrap());
+    db.psql("truncate pgbench_history");
+    let script = format!("{REFERENCE}.sql");
+    let out = run(db.ours().args([
+        "--time=3",
+        "--client=256",
+        "--jobs=256",
+        "--progress=1",
+        "--no-vacuum",
+        &format!("--file={script}"),
+    ]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let shape = [
+        "pgbench (",
+        "transaction type: ",
+        "scaling factor: 1",
+        "query mode: simple",
+        "number of clients: 256",
+        "number of threads: 256",
+        "maximum number of tries: 1",
+        "duration: 3 s",
+        "number of transactions actually processed: ",
+        "number of failed transactions: 0 (0.000%)",
+        "latency average = ",
+        "latency stddev = ",
+        "initial connection time = ",
+        "tps = ",
+    ];
+    assert_eq!(lines.len(), shape.len(), "{}", out.stdout);
+    for (line, start) in lines.iter().zip(shape) {
+        assert!(
+            line.starts_with(start),
+            "{line:?} should start with {start:?}"
+        );
+    }
+    let n = processed(&out.stdout);
+    assert!(n > 0);
+    let rows: i64 = db
+        .value("select count(*) from pgbench_history")
+        .parse()
+        .unwrap();
+    assert_eq!(
+        rows, n,
+        "every processed transaction inserted exactly one row"
+    );
+    assert!(
+        out.stderr.lines().any(|l| l.starts_with("progress: ")),
+        "{}",
+        out.stderr
+    );
+}
+
+/// The same seed and options insert the same rows as stock pgbench (one client per
+/// thread, so the order of draws is fixed).
+#[test]
+fn seeded_runs_insert_what_stock_pgbench_inserts() {
+    let db = fresh_db("seeded_inserts");
+    db.init(1);
+    db.psql(&std::fs::read_to_string(format!("{REFERENCE}.setup.sql")).unwrap());
+    let script = format!("{REFERENCE}.sql");
+    let rows = |cmd: &mut Command| {
+        db.psql("truncate pgbench_history");
+        let out = run(cmd.args([
+            "--random-seed=42",
+            "-n",
+            "-t",
+            "25",
+            "-c",
+            "4",
+            "-j",
+            "4",
+            "-f",
+            &script,
+        ]));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        db.psql("select tid, bid, aid, delta from pgbench_history order by 1, 2, 3, 4")
+    };
+    let stock = rows(&mut db.stock());
+    let ours = rows(&mut db.ours());
+    assert_eq!(stock.lines().count(), 100);
+    assert_eq!(ours, stock);
+    // And in the other query modes.
+    for mode in ["extended", "prepared"] {
+        let ours = rows(db.ours().args(["-M", mode]));
+        assert_eq!(ours, stock, "-M {mode}");
+    }
+}
+
+/// Killing the server mid-run: every client ends with pgbench's abort message, the
+/// report of what was measured is printed, exit status 2, no hang.
+#[test]
+fn a_server_that_dies_mid_run_aborts_every_client() {
+    let cluster = Cluster::start(ClusterOptions::default()).unwrap();
+    let mut target = |cmd: &mut Command| {
+        for (k, _) in std::env::vars() {
+            if k.starts_with("PG") {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.env("PGHOST", cluster.socket_dir())
+            .env("PGPORT", cluster.port().to_string())
+            .env("PGUSER", cluster.user())
+            .env("PGDATABASE", "postgres");
+    };
+    let mut init = Command::new(support::stock_pgbench());
+    target(&mut init);
+    assert!(init.args(["-i", "-q"]).output().unwrap().status.success());
+    let mut ours = Command::new(env!("CARGO_BIN_EXE_pgbench-rs"));
+    target(&mut ours);
+    let child = ours
+        .args(["-T", "60", "-c", "4", "-j", "2", "-n"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let killed_at = Instant::now();
+    cluster.stop_immediate().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        killed_at.elapsed() < Duration::from_secs(20),
+        "pgbench-rs took {:?} to notice",
+        killed_at.elapsed()
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    let aborted = stderr
+        .lines()
+        .filter(|l| l.contains("client ") && l.contains(" aborted"))
+        .count();
+    assert_eq!(aborted, 4, "one abort per client:\n{stderr}");
+    assert!(
+        processed(&stdout) > 0,
+        "what was measured is reported:\n{stdout}"
+    );
+    assert!(
+        stderr.ends_with("Run was aborted; the above results are incomplete.\n"),
+        "{stderr}"
+    );
+}
