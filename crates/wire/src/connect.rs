@@ -8,7 +8,7 @@ use std::hash::{BuildHasher, RandomState};
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres_protocol::authentication::sasl::{ChannelBinding as ScramBinding, ScramSha256};
 use postgres_protocol::message::frontend;
@@ -256,13 +256,47 @@ fn attempt(
     Err(last)
 }
 
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+    )
+}
+
+fn timed_out() -> Failure {
+    Failure::new("timeout expired", Next::OtherHost)
+}
+
+/// Gives the next blocking step what is left of `connect_timeout` (libpq's limit is for
+/// the whole attempt on one address).
+fn arm(stream: &Stream, deadline: Option<Instant>) -> Result<(), Failure> {
+    let Some(deadline) = deadline else {
+        return Ok(());
+    };
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(timed_out());
+    }
+    stream
+        .set_timeouts(Some(left))
+        .map_err(|e| Failure::new(strerror(&e), Next::OtherHost))
+}
+
+/// A read failure during start-up: a timeout moves on to the next host.
+fn read_failure(e: ConnError) -> Failure {
+    match &e {
+        ConnError::Receive(io) if is_timeout(io) => timed_out(),
+        _ => Failure::new(e.to_string(), Next::Stop),
+    }
+}
+
 fn io_failure(e: std::io::Error, unix: bool) -> Failure {
     let hint = if unix {
         "\tIs the server running locally and accepting connections on that socket?"
     } else {
         "\tIs the server running on that host and accepting TCP/IP connections?"
     };
-    let text = if e.kind() == std::io::ErrorKind::TimedOut {
+    let text = if is_timeout(&e) {
         "timeout expired".to_string()
     } else {
         format!("{}\n{hint}", strerror(&e))
@@ -292,15 +326,14 @@ fn attempt_once(
             (Stream::Tcp(s), CancelTarget::Tcp(*sa))
         }
     };
-    stream
-        .set_timeouts(timeout)
-        .map_err(|e| Failure::new(strerror(&e), Next::OtherHost))?;
+    let deadline = timeout.map(|t| Instant::now() + t);
+    arm(&stream, deadline)?;
     let stream = match stream {
-        Stream::Tcp(tcp) if use_ssl => negotiate_tls(opts, host, tcp)?,
+        Stream::Tcp(tcp) if use_ssl => negotiate_tls(opts, host, tcp, deadline)?,
         other => other,
     };
     let mut conn = Connection::new(stream, target);
-    startup(&mut conn, opts, host).map_err(|mut f| {
+    startup(&mut conn, opts, host, deadline).map_err(|mut f| {
         // prefer: a TLS connection the server rejected is retried without TLS;
         // allow: a plain one is retried with TLS.
         if matches!(f.next, Next::Stop) && f.is_server_error(opts, use_ssl) {
@@ -326,10 +359,14 @@ fn negotiate_tls(
     opts: &ConnectOptions,
     host: &HostEntry,
     mut tcp: TcpStream,
+    deadline: Option<Instant>,
 ) -> Result<Stream, Failure> {
     let mut req = bytes::BytesMut::with_capacity(8);
     frontend::ssl_request(&mut req);
     let lost = |e: std::io::Error| {
+        if is_timeout(&e) {
+            return timed_out();
+        }
         Failure::new(format!("SSL SYSCALL error: {}", strerror(&e)), Next::Stop)
     };
     tcp.write_all(&req).map_err(lost)?;
@@ -365,7 +402,17 @@ fn negotiate_tls(
         .map_err(|e| Failure::new(format!("SSL error: {e}"), Next::Stop))?;
     let mut tls_stream = rustls::StreamOwned::new(client, tcp);
     while tls_stream.conn.is_handshaking() {
+        if let Some(deadline) = deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(timed_out());
+            }
+            let _ = tls_stream.sock.set_read_timeout(Some(left));
+        }
         if let Err(e) = tls_stream.conn.complete_io(&mut tls_stream.sock) {
+            if is_timeout(&e) {
+                return Err(timed_out());
+            }
             let text = match e
                 .get_ref()
                 .and_then(|inner| inner.downcast_ref::<rustls::Error>())
@@ -392,7 +439,12 @@ fn send(conn: &mut Connection) -> Result<(), Failure> {
         .map_err(|e| Failure::new(e.to_string(), Next::Stop))
 }
 
-fn startup(conn: &mut Connection, opts: &ConnectOptions, host: &HostEntry) -> Result<(), Failure> {
+fn startup(
+    conn: &mut Connection,
+    opts: &ConnectOptions,
+    host: &HostEntry,
+    deadline: Option<Instant>,
+) -> Result<(), Failure> {
     let mut params: Vec<(&str, &str)> = vec![("user", &opts.user), ("database", &opts.dbname)];
     if let Some(r) = opts.value("replication") {
         params.push(("replication", r));
@@ -425,9 +477,8 @@ fn startup(conn: &mut Connection, opts: &ConnectOptions, host: &HostEntry) -> Re
     let mut bound = false;
     let require_binding = opts.channel_binding == ChannelBinding::Require;
     loop {
-        let (tag, start, end) = conn
-            .next_message()
-            .map_err(|e| Failure::new(e.to_string(), Next::Stop))?;
+        arm(&conn.stream, deadline)?;
+        let (tag, start, end) = conn.next_message().map_err(read_failure)?;
         let body = conn.rbuf[start..end].to_vec();
         match tag {
             b'R' => {

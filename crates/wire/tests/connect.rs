@@ -298,3 +298,35 @@ fn options_debug_output_hides_passwords() {
     let _ = ConnectOptions::from_args(&ConnectArgs::default()).map(|o| o.user().to_string());
     let _: fn(&ConnectOptions) -> _ = Connection::connect;
 }
+
+#[test]
+fn connect_timeout_moves_on_to_the_next_host() {
+    // A listener that never answers: the kernel completes the handshake, nobody reads.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let env = Env::new();
+    for sslmode in ["disable", "prefer"] {
+        let a = args(&format!(
+            "host=127.0.0.1,127.0.0.1 port={port},1 connect_timeout=1 sslmode={sslmode}"
+        ));
+        let start = std::time::Instant::now();
+        let e = our_error(&env, &a).to_string();
+        let took = start.elapsed();
+        assert!(took >= std::time::Duration::from_millis(1900), "{took:?}");
+        assert!(took < std::time::Duration::from_secs(6), "{took:?}");
+        assert_eq!(
+            e,
+            format!(
+                "connection to server at \"127.0.0.1\", port {port} failed: timeout expired\n\
+                 connection to server at \"127.0.0.1\", port 1 failed: Connection refused\n\
+                 \tIs the server running on that host and accepting TCP/IP connections?"
+            )
+        );
+        assert_eq!(e, stock_error(&env, &a));
+    }
+    let e = our_error(&env, &args("host=127.0.0.1 connect_timeout=x")).to_string();
+    assert_eq!(
+        e,
+        stock_error(&env, &args("host=127.0.0.1 connect_timeout=x"))
+    );
+}
