@@ -98,9 +98,16 @@ impl EvalError {
 
 /// Evaluates an expression for one client.
 pub fn evaluate(expr: &Expr, ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
+    eval(expr, ctx).map_err(|e| *e)
+}
+
+/// The recursion keeps its error boxed so that a result fits in two registers.
+type Evaluated = Result<Value, Box<EvalError>>;
+
+fn eval(expr: &Expr, ctx: &mut EvalContext<'_>) -> Evaluated {
     match expr {
         Expr::Const(v) => Ok(*v),
-        Expr::Var(name) => ctx.vars.value(name),
+        Expr::Var(name) => Ok(ctx.vars.value(name)?),
         Expr::Func { func, args } => match func {
             Func::And | Func::Or => logical(*func == Func::And, args, ctx),
             Func::Case => case(args, ctx),
@@ -111,15 +118,12 @@ pub fn evaluate(expr: &Expr, ctx: &mut EvalContext<'_>) -> Result<Value, EvalErr
 
 /// Lazy `AND` / `OR`: a NULL first operand gives NULL without evaluating the second
 /// (so `NULL OR TRUE` is NULL); operands must be booleans.
-fn logical(is_and: bool, args: &[Expr], ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
+fn logical(is_and: bool, args: &[Expr], ctx: &mut EvalContext<'_>) -> Evaluated {
     let [first, second] = args else {
-        return Err(EvalError::ArgumentCount(func_name(if is_and {
-            Func::And
-        } else {
-            Func::Or
-        })));
+        let f = if is_and { Func::And } else { Func::Or };
+        return Err(EvalError::ArgumentCount(func_name(f)).into());
     };
-    let a = evaluate(first, ctx)?;
+    let a = eval(first, ctx)?;
     if matches!(a, Value::Null) {
         return Ok(Value::Null);
     }
@@ -127,7 +131,7 @@ fn logical(is_and: bool, args: &[Expr], ctx: &mut EvalContext<'_>) -> Result<Val
     if a.to_bool()? != is_and {
         return Ok(Value::Bool(!is_and));
     }
-    match evaluate(second, ctx)? {
+    match eval(second, ctx)? {
         Value::Null => Ok(Value::Null),
         b => Ok(Value::Bool(b.to_bool()?)),
     }
@@ -135,36 +139,61 @@ fn logical(is_and: bool, args: &[Expr], ctx: &mut EvalContext<'_>) -> Result<Val
 
 /// `CASE WHEN c1 THEN v1 ... ELSE e END` as `Case(c1, v1, ..., e)`: conditions by
 /// truthiness, only the chosen branch evaluated.
-fn case(args: &[Expr], ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
+fn case(args: &[Expr], ctx: &mut EvalContext<'_>) -> Evaluated {
     if !arity_ok(Func::Case, args.len()) {
-        return Err(EvalError::ArgumentCount(func_name(Func::Case)));
+        return Err(EvalError::ArgumentCount(func_name(Func::Case)).into());
     }
     let (pairs, else_branch) = args.split_at(args.len() - 1);
     for pair in pairs.chunks_exact(2) {
-        if evaluate(&pair[0], ctx)?.truth() {
-            return evaluate(&pair[1], ctx);
+        if eval(&pair[0], ctx)?.truth() {
+            return eval(&pair[1], ctx);
         }
     }
-    evaluate(&else_branch[0], ctx)
+    eval(&else_branch[0], ctx)
 }
 
 /// Every other function: evaluate up to 16 arguments left to right, fail if more
 /// remain, propagate NULL, then apply.
-fn standard(func: Func, args: &[Expr], ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
+fn standard(func: Func, args: &[Expr], ctx: &mut EvalContext<'_>) -> Evaluated {
     if !arity_ok(func, args.len()) {
-        return Err(EvalError::ArgumentCount(func_name(func)));
+        return Err(EvalError::ArgumentCount(func_name(func)).into());
     }
-    let mut vals = [Value::Null; MAX_FARGS];
-    let mut has_null = false;
-    for (slot, arg) in vals.iter_mut().zip(args) {
-        *slot = evaluate(arg, ctx)?;
-        has_null |= matches!(slot, Value::Null);
+    // Small calls (all but greatest/least) avoid preparing a 16-slot array.
+    match args {
+        [] => Ok(apply(func, &[], ctx)?),
+        [a] => {
+            let a = eval(a, ctx)?;
+            finish(func, &[a], ctx)
+        }
+        [a, b] => {
+            let a = eval(a, ctx)?;
+            let b = eval(b, ctx)?;
+            finish(func, &[a, b], ctx)
+        }
+        [a, b, c] => {
+            let a = eval(a, ctx)?;
+            let b = eval(b, ctx)?;
+            let c = eval(c, ctx)?;
+            finish(func, &[a, b, c], ctx)
+        }
+        _ => {
+            let mut vals = [Value::Null; MAX_FARGS];
+            for (slot, arg) in vals.iter_mut().zip(args) {
+                *slot = eval(arg, ctx)?;
+            }
+            if args.len() > MAX_FARGS {
+                return Err(EvalError::TooManyArguments.into());
+            }
+            finish(func, &vals[..args.len()], ctx)
+        }
     }
-    if args.len() > MAX_FARGS {
-        return Err(EvalError::TooManyArguments);
-    }
-    if has_null && func != Func::Is && func != Func::Debug {
+}
+
+/// NULL propagation (not for `IS` and `debug()`), then the function itself.
+#[inline]
+fn finish(func: Func, vals: &[Value], ctx: &mut EvalContext<'_>) -> Evaluated {
+    if func != Func::Is && func != Func::Debug && vals.iter().any(|v| matches!(v, Value::Null)) {
         return Ok(Value::Null);
     }
-    apply(func, &vals[..args.len()], ctx)
+    Ok(apply(func, vals, ctx)?)
 }

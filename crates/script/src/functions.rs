@@ -334,7 +334,7 @@ fn random(func: Func, args: &[Value], rng: &mut Prng) -> Result<Value, EvalError
 /// distribution parameters.
 #[inline]
 fn c_trunc(x: f64) -> i64 {
-    if x >= -9_223_372_036_854_775_808.0 && x < 9_223_372_036_854_775_808.0 {
+    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
         x as i64
     } else {
         i64::MIN

@@ -215,8 +215,7 @@ pub fn parse_seed(s: &str) -> Result<u64, SeedError> {
 /// `sscanf(s, "%lu%c", ...) == 1`: one `strtoul` number (C white space, optional
 /// sign, decimal digits) filling the whole string.
 fn scan_unsigned(s: &str) -> Option<u64> {
-    let rest =
-        s.trim_start_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r'));
+    let rest = s.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
     let (negative, digits) = match rest.as_bytes().first() {
         Some(b'-') => (true, &rest[1..]),
         Some(b'+') => (false, &rest[1..]),

@@ -142,18 +142,33 @@ impl fmt::Display for Value {
 pub fn double_to_int(d: f64) -> Result<i64, EvalError> {
     let r = d.round_ties_even();
     // -2^63 is exactly representable; 2^63 is the first value that does not fit.
-    if r >= -9_223_372_036_854_775_808.0 && r < 9_223_372_036_854_775_808.0 {
+    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&r) {
         Ok(r as i64)
     } else {
         Err(EvalError::DoubleToIntOverflow(r))
     }
 }
 
-/// Appends an int64 as C's `%lld` does.
+/// Appends an int64 as C's `%lld` does (without the `fmt` machinery: SQL
+/// substitution does this for every variable of every transaction).
 #[inline]
 pub fn push_int(out: &mut String, i: i64) {
-    // Writing into a String cannot fail.
-    let _ = write!(out, "{i}");
+    let mut buf = [0u8; 20];
+    let mut pos = buf.len();
+    let mut n = i.unsigned_abs();
+    loop {
+        pos -= 1;
+        buf[pos] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push('-');
+    }
+    // Only ASCII digits were written.
+    out.push_str(std::str::from_utf8(&buf[pos..]).unwrap_or_default());
 }
 
 /// Appends a double as PostgreSQL's `snprintf("%.15g")`: `Infinity`, `-Infinity`,
@@ -313,13 +328,10 @@ mod tests {
         assert_eq!(Value::Double(2.5).to_int(), Ok(2));
         assert_eq!(Value::Double(3.5).to_int(), Ok(4));
         assert_eq!(Value::Double(-2.5).to_int(), Ok(-2));
+        assert_eq!(Value::Double(-(2f64.powi(63))).to_int(), Ok(i64::MIN));
         assert_eq!(
-            Value::Double(-9.223372036854775808e18).to_int(),
-            Ok(i64::MIN)
-        );
-        assert_eq!(
-            Value::Double(9.223372036854775808e18).to_int(),
-            Err(EvalError::DoubleToIntOverflow(9.223372036854775808e18))
+            Value::Double(2f64.powi(63)).to_int(),
+            Err(EvalError::DoubleToIntOverflow(2f64.powi(63)))
         );
         assert!(Value::Double(f64::NAN).to_int().is_err());
         assert_eq!(
@@ -335,6 +347,11 @@ mod tests {
     fn display_is_the_string_form() {
         assert_eq!(Value::Double(1e15).to_string(), "1e+15");
         assert_eq!(Value::Int(-5).to_string(), "-5");
+        for i in [0, 7, -7, 10, 1234567890, i64::MIN, i64::MAX] {
+            let mut s = String::from("x");
+            push_int(&mut s, i);
+            assert_eq!(s, format!("x{i}"));
+        }
         assert_eq!(Value::Null.to_string(), "NULL");
         assert_eq!(Value::Bool(false).to_string(), "false");
     }
