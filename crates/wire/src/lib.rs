@@ -6,6 +6,7 @@
 //!
 //! It does not know about scripts, variables or statistics; the runner does.
 
+mod auth;
 mod cancel;
 mod conn;
 mod connect;
@@ -15,6 +16,8 @@ mod error;
 mod options;
 mod passfile;
 mod position;
+mod receive;
+mod simple;
 mod stream;
 mod sys;
 mod tls;
