@@ -245,3 +245,105 @@ fn truthiness_for_if_and_case() {
     assert!(Value::Double(f64::NAN).truth());
     assert!(!Value::Bool(false).truth());
 }
+
+mod arbitrary_trees {
+    use super::*;
+    use proptest::prelude::*;
+
+    const FUNCS: [Func; 37] = [
+        Func::Add,
+        Func::Sub,
+        Func::Mul,
+        Func::Div,
+        Func::Mod,
+        Func::Eq,
+        Func::Ne,
+        Func::Lt,
+        Func::Le,
+        Func::And,
+        Func::Or,
+        Func::Not,
+        Func::BitAnd,
+        Func::BitOr,
+        Func::BitXor,
+        Func::LShift,
+        Func::RShift,
+        Func::Is,
+        Func::Case,
+        Func::Abs,
+        Func::Debug,
+        Func::Double,
+        Func::Exp,
+        Func::Greatest,
+        Func::Least,
+        Func::HashFnv1a,
+        Func::HashMurmur2,
+        Func::Int,
+        Func::Ln,
+        Func::Pi,
+        Func::Pow,
+        Func::Sqrt,
+        Func::Random,
+        Func::RandomExponential,
+        Func::RandomGaussian,
+        Func::RandomZipfian,
+        Func::Permute,
+    ];
+
+    fn leaf() -> impl Strategy<Value = Expr> {
+        prop_oneof![
+            prop::sample::select(vec![
+                Value::Int(0),
+                Value::Int(1),
+                Value::Int(-1),
+                Value::Int(2),
+                Value::Int(64),
+                Value::Int(i64::MIN),
+                Value::Int(i64::MAX),
+                Value::Double(2.5),
+                Value::Double(-0.0),
+                Value::Double(1.001),
+                Value::Double(f64::NAN),
+                Value::Double(f64::INFINITY),
+                Value::Double(1e308),
+                Value::Double(-9.3e18),
+                Value::Bool(true),
+                Value::Bool(false),
+                Value::Null,
+            ])
+            .prop_map(Expr::Const),
+            any::<i64>().prop_map(|i| Expr::Const(Value::Int(i))),
+            any::<f64>().prop_map(|d| Expr::Const(Value::Double(d))),
+            prop::sample::select(vec!["s", "d", "b", "n", "t", "e", "nope"])
+                .prop_map(|v| Expr::Var(v.to_string())),
+        ]
+    }
+
+    fn tree() -> impl Strategy<Value = Expr> {
+        leaf().prop_recursive(4, 40, 5, |inner| {
+            (
+                prop::sample::select(FUNCS.to_vec()),
+                prop::collection::vec(inner, 0..5),
+            )
+                .prop_map(|(func, args)| Expr::Func { func, args })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// Whatever the tree, evaluation returns (a value or an error) and never
+        /// panics, overflows or hangs.
+        #[test]
+        fn evaluation_never_panics(e in tree(), seed in any::<u64>()) {
+            let mut c = client(seed);
+            c.vars.set_text("option", "s", "12").unwrap();
+            c.vars.set_text("option", "d", "-1e300").unwrap();
+            c.vars.set_text("option", "b", "of").unwrap();
+            c.vars.set_text("option", "n", "null").unwrap();
+            c.vars.set_text("option", "t", "1.5.5").unwrap();
+            c.vars.set_text("gset", "e", "").unwrap();
+            let _ = eval_in(&e, &mut c, 0, 1);
+        }
+    }
+}

@@ -123,3 +123,16 @@ fn clones_are_independent_and_keep_indexes() {
     let names: Vec<&str> = client1.iter().map(|v| v.name()).collect();
     assert_eq!(names, ["a", "scale", "client_id"]);
 }
+
+proptest::proptest! {
+    /// Any string converts to a value or to one of pgbench's errors.
+    #[test]
+    fn conversion_never_panics(s in ".{0,30}") {
+        let mut vars = Variables::new();
+        vars.set_text("option", "v", &s).unwrap();
+        let _ = vars.value("v");
+        let mut out = String::new();
+        proptest::prop_assert!(vars.write_text("v", &mut out));
+        proptest::prop_assert_eq!(out, s);
+    }
+}
