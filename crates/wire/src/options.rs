@@ -416,6 +416,14 @@ impl ConnectOptions {
             .collect()
     }
 
+    /// The same options with the password typed at pgbench's `Password: ` prompt (what
+    /// pgbench does after `ConnError::needs_password`).
+    pub fn with_password(&self, password: &str) -> ConnectOptions {
+        let mut opts = self.clone();
+        opts.password = Some(password.to_string());
+        opts
+    }
+
     /// Whether a password is known (given, or found in the password file).
     pub fn has_password(&self) -> bool {
         self.password.is_some() || self.hosts.iter().any(|h| h.password.is_some())

@@ -368,3 +368,55 @@ fn signature_hash(cert: &[u8]) -> SigHash {
         _ => SigHash::Sha256,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::ConnectArgs;
+
+    fn options(conninfo: &str) -> ConnectOptions {
+        let env = |k: &str| (k == "HOME").then(|| "/nonexistent".to_string());
+        let args = ConnectArgs {
+            dbname: Some(conninfo.into()),
+            ..ConnectArgs::default()
+        };
+        ConnectOptions::from_env_and_args(&env, &args).unwrap()
+    }
+
+    #[test]
+    fn sni_for_host_names_only() {
+        let sni =
+            |conninfo: &str, host: &str| setup(&options(conninfo), host).unwrap().config.enable_sni;
+        assert!(sni("sslmode=require", "db.example"));
+        assert!(!sni("sslmode=require", "127.0.0.1"));
+        assert!(!sni("sslmode=require", "::1"));
+        assert!(!sni("sslmode=require sslsni=0", "db.example"));
+    }
+
+    #[test]
+    fn verify_modes_need_a_root_certificate() {
+        let e = setup(&options("sslmode=verify-ca"), "h").err().unwrap();
+        assert_eq!(e, "root certificate file \"/nonexistent/.postgresql/root.crt\" does not exist\nEither provide the file or change sslmode to disable server certificate verification.");
+        assert!(setup(&options("sslmode=require"), "h").is_ok());
+    }
+
+    #[test]
+    fn protocol_version_bounds() {
+        let e = setup(
+            &options(
+                "sslmode=require ssl_min_protocol_version=TLSv1.3 ssl_max_protocol_version=TLSv1.2",
+            ),
+            "h",
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e, "invalid SSL protocol version range");
+    }
+
+    #[test]
+    fn names_from_webpki() {
+        assert_eq!(presented_name("DnsName(\"a.example\")"), Some("a.example"));
+        assert_eq!(presented_name("IpAddress(127.0.0.1)"), Some("127.0.0.1"));
+        assert_eq!(presented_name("DirectoryName"), None);
+    }
+}

@@ -137,6 +137,12 @@ fn missing_password_is_reported_for_a_prompt() {
             assert_eq!(e.to_string(), stock_error(&env, &a));
         }
     }
+    // pgbench then prompts and connects again with what was typed.
+    let a = role_args(c, true, "u_scram", None);
+    let opts = env.options(&a).unwrap();
+    assert!(!opts.has_password());
+    let retry = opts.with_password(ROLES[2].1);
+    pgbench_wire::Connection::connect(&retry).unwrap();
 }
 
 #[test]
