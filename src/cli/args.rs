@@ -166,7 +166,11 @@ fn command() -> Command {
                 a
             }
         } else {
-            arg.action(ArgAction::Count)
+            // Append (not Count) keeps the position of every repetition: `-S -S` is
+            // two scripts, and only positions order them among the other options.
+            arg.action(ArgAction::Append)
+                .num_args(0)
+                .default_missing_value("")
         };
         cmd = cmd.arg(arg);
     }
@@ -328,6 +332,20 @@ mod tests {
                 (Opt::NoVacuum, None),
                 (Opt::SelectOnly, None),
                 (Opt::Client, Some("7".into())),
+            ]
+        );
+    }
+
+    #[test]
+    fn every_repetition_of_a_flag_counts() {
+        assert_eq!(
+            opts(&["-S", "-c", "2", "-S", "-nS"]),
+            vec![
+                (Opt::SelectOnly, None),
+                (Opt::Client, Some("2".into())),
+                (Opt::SelectOnly, None),
+                (Opt::NoVacuum, None),
+                (Opt::SelectOnly, None),
             ]
         );
     }
