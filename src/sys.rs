@@ -63,6 +63,18 @@ pub fn os_user_name() -> Option<String> {
     Some(name.to_string_lossy().into_owned())
 }
 
+/// CLOCK_MONOTONIC in microseconds.
+#[inline]
+pub fn monotonic_us() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the struct we own; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec * 1_000_000 + ts.tv_nsec / 1_000
+}
+
 /// Whether stderr is a terminal (progress lines then end in `\r`).
 pub fn stderr_is_tty() -> bool {
     use std::io::IsTerminal;

@@ -478,7 +478,9 @@ impl<'a> Client<'a> {
         let mut cond = CondStack::default();
         let commands = &sh.scripts[script].script.commands;
         for (index, command) in commands.iter().enumerate() {
-            let start = now_us();
+            // pgbench times a command only when it is reached in a running branch.
+            let timed = sh.report_per_command && cond.active();
+            let start = if timed { now_us() } else { 0 };
             match &command.kind {
                 CommandKind::Meta(meta) => {
                     let effect = cond.effect(meta);
@@ -503,7 +505,7 @@ impl<'a> Client<'a> {
                     self.run_sql(sql, script, index)?;
                 }
             }
-            if sh.report_per_command {
+            if timed {
                 let elapsed = (now_us() - start) as f64 / 1e6;
                 self.commands[script][index].elapsed.add(elapsed);
             }

@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark: stock pgbench vs pgbench-rs on the same throwaway server.
+
+Runs each workload with both clients alternately (A B A B ..., several pairs) and
+reports medians and pair-by-pair ratios of:
+  tps, latency average, client CPU per transaction (user+sys of the client process
+  over its transactions), client CPU / server CPU (the server does the same work per
+  transaction for both clients, so this ratio cancels the host's speed drift),
+  client peak RSS, and (separately, with callgrind) client instructions per
+  transaction on the SELECT 1 workload.
+
+Usage: benches/compare.sh [--pairs N] [--seconds S] [--scale N] [--only NAME,...]
+Writes benches/results/<date>-<host>.md (and prints it).
+"""
+
+import argparse
+import datetime
+import os
+import platform
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = os.path.join(ROOT, "examples")
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw)
+
+
+def bindir():
+    for d in [os.environ.get("PG_BINDIR", "")]:
+        if d and os.path.exists(os.path.join(d, "initdb")):
+            return d
+    out = sh(["pg_config", "--bindir"]).stdout.strip()
+    return out
+
+
+class Cluster:
+    """A throwaway cluster tuned for benchmarking (no fsync, no synchronous commit)."""
+
+    def __init__(self, bin_dir):
+        self.bin = bin_dir
+        self.dir = tempfile.mkdtemp(prefix="pgbench-rs-bench-")
+        self.data = os.path.join(self.dir, "data")
+        self.port = 40000 + os.getpid() % 20000
+        self.root = os.geteuid() == 0
+        if self.root:
+            shutil.chown(self.dir, "postgres", "postgres")
+        self.run_as(["initdb", "-A", "trust", "-U", "postgres", "--no-sync", "-D", self.data])
+        conf = f"""
+listen_addresses = ''
+unix_socket_directories = '{self.dir}'
+port = {self.port}
+max_connections = 600
+shared_buffers = 512MB
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+checkpoint_timeout = 30min
+max_wal_size = 8GB
+autovacuum = off
+"""
+        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
+            f.write(conf)
+        self.run_as(["pg_ctl", "-D", self.data, "-w", "-l", os.path.join(self.dir, "log"), "start"])
+        self.postmaster = int(open(os.path.join(self.data, "postmaster.pid")).readline())
+
+    def run_as(self, argv):
+        argv = [os.path.join(self.bin, argv[0])] + argv[1:]
+        if self.root:
+            argv = ["runuser", "-u", "postgres", "--"] + argv
+        return sh(argv)
+
+    def env(self, db="bench"):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        e.update(PGHOST=self.dir, PGPORT=str(self.port), PGUSER="postgres", PGDATABASE=db)
+        return e
+
+    def psql(self, sql, db="bench"):
+        return sh([os.path.join(self.bin, "psql"), "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1",
+                   "-c", sql], env=self.env(db)).stdout
+
+    def cpu_seconds(self):
+        """CPU time of the whole server: every process, plus what the postmaster
+        reaped from exited backends."""
+        hz = os.sysconf("SC_CLK_TCK")
+        total = 0
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                stat = open(f"/proc/{pid}/stat").read()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            ppid = int(fields[1])
+            if int(pid) == self.postmaster:
+                total += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+            elif ppid == self.postmaster:
+                total += int(fields[11]) + int(fields[12])
+        return total / hz
+
+    def stop(self):
+        try:
+            self.run_as(["pg_ctl", "-D", self.data, "-m", "immediate", "-w", "stop"])
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def run_client(argv, env):
+    """Like measured_run, but with getrusage of the child through a tiny wrapper."""
+    wrapper = (
+        "import os,sys,resource,subprocess,time,json\n"
+        "t=time.monotonic();p=subprocess.run(sys.argv[1:],capture_output=True,text=True)\n"
+        "r=resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(json.dumps({'out':p.stdout,'err':p.stderr,'code':p.returncode,"
+        "'cpu':r.ru_utime+r.ru_stime,'rss':r.ru_maxrss,'wall':time.monotonic()-t}))\n"
+    )
+    import json
+    res = subprocess.run([sys.executable, "-c", wrapper] + argv, env=env, capture_output=True, text=True)
+    return json.loads(res.stdout)
+
+
+def parse_report(out):
+    def grab(pattern):
+        m = re.search(pattern, out)
+        return float(m.group(1)) if m else None
+    return {
+        "tps": grab(r"tps = ([0-9.]+)"),
+        "lat": grab(r"latency average = ([0-9.]+) ms"),
+        "lag": grab(r"rate limit schedule lag: avg ([0-9.]+)"),
+        "tx": grab(r"number of transactions actually processed: ([0-9]+)"),
+    }
+
+
+def workloads(seconds, only):
+    select1 = os.path.join(tempfile.gettempdir(), "pgbench-rs-select1.sql")
+    with open(select1, "w") as f:
+        f.write("SELECT 1;\n")
+    ins = os.path.join(EXAMPLES, "index-inserts-only.sql")
+    T = ["-T", str(seconds)]
+    all_w = [
+        ("index-inserts -c 8", ["-n", "-c", "8", "-j", "8", "-f", ins] + T),
+        ("index-inserts -c 256 -j 256", ["-n", "-c", "256", "-j", "256", "-f", ins] + T),
+        ("select-only simple", ["-n", "-S", "-c", "8", "-j", "8"] + T),
+        ("select-only prepared", ["-n", "-S", "-M", "prepared", "-c", "8", "-j", "8"] + T),
+        ("tpcb-like prepared", ["-n", "-M", "prepared", "-c", "8", "-j", "8"] + T),
+        ("SELECT 1 -c 2", ["-n", "-c", "2", "-j", "2", "-f", select1] + T),
+        ("SELECT 1 -c 32", ["-n", "-c", "32", "-j", "32", "-f", select1] + T),
+        ("select-only -R 2000", ["-n", "-S", "-R", "2000", "-c", "8", "-j", "8"] + T),
+    ]
+    return [w for w in all_w if not only or any(o in w[0] for o in only)]
+
+
+def instructions_per_tx(binary, env, mode, n1=2000, n2=12000):
+    """Client instructions per SELECT 1 transaction, with callgrind, pinned to CPU 0."""
+    select1 = os.path.join(tempfile.gettempdir(), "pgbench-rs-select1.sql")
+    counts = []
+    for n in (n1, n2):
+        out = tempfile.mktemp(prefix="cg-")
+        res = subprocess.run(["taskset", "-c", "0", "valgrind", "--tool=callgrind",
+                              f"--callgrind-out-file={out}", binary, "-n", "-M", mode,
+                              "-t", str(n), "-f", select1], env=env, capture_output=True, text=True)
+        m = re.search(r"Collected : (\d+)", res.stderr)
+        os.unlink(out) if os.path.exists(out) else None
+        if not m:
+            return None
+        counts.append(int(m.group(1)))
+    return (counts[1] - counts[0]) / (n2 - n1)
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def fmt(x, d=1):
+    return "n/a" if x is None else f"{x:.{d}f}"
+
+
+def machine():
+    cpu = "unknown"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{cpu}, {os.cpu_count()} CPUs, {mem:.0f} GiB, Linux {platform.release()}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--scale", type=int, default=10)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--ours", default=os.path.join(ROOT, "target", "release", "pgbench-rs"))
+    ap.add_argument("--no-callgrind", action="store_true")
+    ap.add_argument("--no-init", action="store_true")
+    args = ap.parse_args()
+    only = [o for o in args.only.split(",") if o]
+
+    bd = bindir()
+    stock = os.path.join(bd, "pgbench")
+    ours = args.ours
+    version = sh([stock, "--version"]).stdout.strip()
+    cl = Cluster(bd)
+    try:
+        sh([os.path.join(bd, "createdb"), "bench"], env=cl.env("postgres"))
+        env = cl.env()
+        rows = []
+        if not args.no_init:
+            # -i -s 50, wall time, alternating; the last one leaves tables for the runs.
+            init = {"stock": [], "ours": [], "ours -j 2": []}
+            for _ in range(args.pairs):
+                for name, argv in (("stock", [stock]), ("ours", [ours]), ("ours -j 2", [ours, "-j", "2"])):
+                    r = run_client(argv + ["-i", "-q", "-s", "50"], env)
+                    init[name].append(r["wall"])
+            rows.append(("-i -s 50 (wall s)", init))
+        sh([stock, "-i", "-q", "-s", str(args.scale)], env=env)
+        cl.psql(open(os.path.join(EXAMPLES, "index-inserts-only.setup.sql")).read())
+        results = []
+        for name, argv in workloads(args.seconds, only):
+            per = {"stock": [], "ours": []}
+            for i in range(args.pairs):
+                order = (("stock", stock), ("ours", ours)) if i % 2 == 0 else (("ours", ours), ("stock", stock))
+                for who, binary in order:
+                    cl.psql("checkpoint")
+                    s0 = cl.cpu_seconds()
+                    r = run_client([binary] + argv, env)
+                    time.sleep(0.3)  # let exiting backends be reaped
+                    server = cl.cpu_seconds() - s0
+                    rep = parse_report(r["out"])
+                    if r["code"] != 0 or rep["tps"] is None:
+                        print(f"{name}: {who} failed:\n{r['err'][-2000:]}", file=sys.stderr)
+                        continue
+                    tx = rep["tx"] or 1
+                    per[who].append({
+                        "tps": rep["tps"], "lat": rep["lat"], "lag": rep["lag"],
+                        "cpu_tx_us": 1e6 * r["cpu"] / tx,
+                        "cpu_ratio": r["cpu"] / server if server > 0 else None,
+                        "rss_mib": r["rss"] / 1024,
+                    })
+            results.append((name, per))
+        instr = {}
+        if not args.no_callgrind and shutil.which("valgrind") and shutil.which("taskset"):
+            for mode in ("simple", "prepared"):
+                instr[mode] = (instructions_per_tx(stock, env, mode), instructions_per_tx(ours, env, mode))
+    finally:
+        cl.stop()
+
+    date = datetime.date.today().isoformat()
+    host = socket.gethostname()
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    lines = [f"# pgbench-rs vs stock pgbench, {date}", "",
+             f"Machine: {machine()}. Server and clients on the same machine.",
+             f"Stock: {version}. pgbench-rs: {commit}. {args.pairs} alternating pairs of {args.seconds} s, scale {args.scale}.",
+             "Ratios are pgbench-rs / stock, median of the pair-by-pair ratios.", ""]
+    if not args.no_init and rows:
+        _, init = rows[0]
+        lines += ["## Initialisation (-i -s 50), wall seconds", "",
+                  "| client | median s | ratio to stock |", "|---|---|---|"]
+        base = median(init["stock"])
+        for k, v in init.items():
+            m = median(v)
+            lines.append(f"| {k} | {fmt(m, 2)} | {fmt(m / base if m and base else None, 2)} |")
+        lines.append("")
+    lines += ["## Workloads", "",
+              "| workload | tps stock | tps ours | tps ratio | lat ms stock | lat ms ours | client CPU µs/tx stock | ours | ratio | client/server CPU stock | ours | ratio | peak RSS MiB stock | ours | lag ms stock | ours |",
+              "|---|" + "---|" * 16]
+    for name, per in results:
+        def med(who, key):
+            return median([r[key] for r in per[who]])
+        def ratio(key):
+            pairs = [(a[key], b[key]) for a, b in zip(per["ours"], per["stock"]) if a[key] and b[key]]
+            return median([a / b for a, b in pairs])
+        lines.append("| " + " | ".join([
+            name, fmt(med("stock", "tps")), fmt(med("ours", "tps")), fmt(ratio("tps"), 3),
+            fmt(med("stock", "lat"), 3), fmt(med("ours", "lat"), 3),
+            fmt(med("stock", "cpu_tx_us")), fmt(med("ours", "cpu_tx_us")), fmt(ratio("cpu_tx_us"), 3),
+            fmt(med("stock", "cpu_ratio"), 3), fmt(med("ours", "cpu_ratio"), 3), fmt(ratio("cpu_ratio"), 3),
+            fmt(med("stock", "rss_mib")), fmt(med("ours", "rss_mib")),
+            fmt(med("stock", "lag"), 3), fmt(med("ours", "lag"), 3),
+        ]) + " |")
+    if instr:
+        lines += ["", "## Client instructions per SELECT 1 transaction (callgrind, pinned to CPU 0)", "",
+                  "| mode | stock | ours | ratio |", "|---|---|---|---|"]
+        for mode, (s, o) in instr.items():
+            lines.append(f"| {mode} | {fmt(s, 0)} | {fmt(o, 0)} | {fmt(o / s if s and o else None, 3)} |")
+    text = "\n".join(lines) + "\n"
+    os.makedirs(os.path.join(ROOT, "benches", "results"), exist_ok=True)
+    path = os.path.join(ROOT, "benches", "results", f"{date}-{host}.md")
+    with open(path, "w") as f:
+        f.write(text)
+    print(text)
+    print(f"written to {path}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
