@@ -3,6 +3,8 @@
 //! that masks only what depends on timing.
 #![allow(dead_code)]
 
+pub mod pattern;
+
 use pgbench_cluster::Cluster;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -31,6 +33,21 @@ impl Db {
     /// A single value.
     pub fn value(&self, sql: &str) -> String {
         self.psql(sql).trim().to_string()
+    }
+
+    /// A new empty directory beside the cluster's data directory, owned by the server's
+    /// user (as `CREATE TABLESPACE` requires).
+    pub fn server_owned_dir(&self, name: &str) -> PathBuf {
+        use std::os::unix::fs::MetadataExt;
+        let owner = std::fs::metadata(self.cluster.data_dir()).expect("data directory");
+        let dir = self
+            .cluster
+            .socket_dir()
+            .join(format!("{}_{name}", self.name));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).expect("create directory");
+        std::os::unix::fs::chown(&dir, Some(owner.uid()), Some(owner.gid())).expect("chown");
+        dir
     }
 
     /// Initialises the standard tables with stock pgbench (quietly).
