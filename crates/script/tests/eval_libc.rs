@@ -220,3 +220,39 @@ proptest! {
         prop_assert!(same(strtod(&s), c_strtod(&s)), "{:?}: ours {:?}, glibc {:?}", s, strtod(&s), c_strtod(&s));
     }
 }
+
+// The C library's math functions, which pgbench calls; std links libm on Linux.
+extern "C" {
+    fn exp(x: f64) -> f64;
+    fn log(x: f64) -> f64;
+    fn pow(x: f64, y: f64) -> f64;
+    fn sin(x: f64) -> f64;
+    fn sqrt(x: f64) -> f64;
+    fn floor(x: f64) -> f64;
+}
+
+fn same_bits(a: f64, b: f64) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4000))]
+
+    /// Rust's f64 methods give glibc's results bit for bit, so exp(), ln(), pow(),
+    /// sqrt() and the random distributions (log, pow, sin, floor) match pgbench.
+    #[test]
+    fn f64_methods_are_the_c_library(bits in any::<u64>(), y in -50.0f64..50.0, u in 0.0f64..1.0) {
+        let x = f64::from_bits(bits);
+        // SAFETY: pure C math functions on plain doubles.
+        let c = unsafe { (exp(x), log(x), pow(x, y), sin(x), sqrt(x), floor(x), log(u), pow(u, -1.0 / y), sin(2.0 * std::f64::consts::PI * u)) };
+        prop_assert!(same_bits(x.exp(), c.0));
+        prop_assert!(same_bits(x.ln(), c.1));
+        prop_assert!(same_bits(x.powf(y), c.2));
+        prop_assert!(same_bits(x.sin(), c.3));
+        prop_assert!(same_bits(x.sqrt(), c.4));
+        prop_assert!(same_bits(x.floor(), c.5));
+        prop_assert!(same_bits(u.ln(), c.6));
+        prop_assert!(same_bits(u.powf(-1.0 / y), c.7));
+        prop_assert!(same_bits((2.0 * std::f64::consts::PI * u).sin(), c.8));
+    }
+}
