@@ -1,6 +1,7 @@
 //! `--temp-instance`: the one-command way to try pgbench-rs. Starts a throwaway local
 //! PostgreSQL cluster (server binaries from PATH or `pg_config --bindir`), initialises
-//! the standard tables at scale `-s`, runs the job there, and removes the cluster.
+//! the standard tables at scale `-s`, runs each script's companion `NAME.setup.sql`
+//! if there is one, runs the job there, and removes the cluster.
 
 use crate::cli::options::{BenchOptions, Common, ConnArgs};
 use crate::init::InitOptions;
@@ -23,9 +24,10 @@ fn conn_on(cluster: &Cluster, user_args: &ConnArgs) -> ConnArgs {
         host: Some(cluster.socket_dir().display().to_string()),
         port: Some(cluster.port().to_string()),
         user: Some(cluster.user().to_string()),
-        dbname: if user_args.dbname.is_empty() {
-            "postgres".into()
-        } else {
+        // The throwaway cluster has one database; a DBNAME given for a real server
+        // does not apply here.
+        dbname: {
+            let _ = &user_args.dbname;
             "postgres".to_string()
         },
     }
@@ -47,6 +49,44 @@ fn connect_options(conn: &ConnArgs) -> Option<pgbench_wire::ConnectOptions> {
             None
         }
     }
+}
+
+/// The companion `NAME.setup.sql` of each `-f NAME.sql` (the examples' convention for
+/// tables beyond pgbench's own), run once after initialisation.
+fn setup_files(bench: &BenchOptions) -> Vec<String> {
+    bench
+        .scripts
+        .iter()
+        .filter_map(|ws| ws.script.name.strip_suffix(".sql"))
+        .map(|stem| format!("{stem}.setup.sql"))
+        .filter(|path| std::path::Path::new(path).is_file())
+        .collect()
+}
+
+fn run_setup_files(opts: &pgbench_wire::ConnectOptions, bench: &BenchOptions) -> Result<(), i32> {
+    let files = setup_files(bench);
+    if files.is_empty() {
+        return Ok(());
+    }
+    let mut conn = pgbench_wire::Connection::connect(opts).map_err(|e| {
+        logging::error(&e.to_string());
+        1
+    })?;
+    for path in files {
+        logging::info(&format!("running {path}"));
+        let sql = std::fs::read_to_string(&path).map_err(|e| {
+            logging::error(&format!(
+                "could not read file \"{path}\": {}",
+                crate::sys::strerror(&e)
+            ));
+            1
+        })?;
+        if let Err(e) = conn.execute(&sql) {
+            logging::error(&format!("{path}: {e}"));
+            return Err(1);
+        }
+    }
+    Ok(())
 }
 
 /// `-i --temp-instance`: initialise on a throwaway cluster (useful to time a load).
@@ -87,6 +127,9 @@ pub fn run_bench(conn: &ConnArgs, bench: &BenchOptions, common: &Common) -> i32 
     if let Err(e) = crate::init::run(&opts, &init, logging::progname()) {
         logging::raw(&e.render(logging::progname()));
         return 1;
+    }
+    if let Err(code) = run_setup_files(&opts, bench) {
+        return code;
     }
     let args = pgbench_wire::ConnectArgs {
         host: conn.host.clone(),
