@@ -55,11 +55,12 @@ pub fn main() -> i32 {
             if common.temp_instance {
                 return crate::temp_instance::run_init(&conn, &init);
             }
-            let args = connect_args(&conn);
-            let opts = match pgbench_wire::ConnectOptions::from_args(&args) {
-                Ok(o) => o,
-                Err(e) => {
-                    logging::error(&e.to_string());
+            // pgbench's doConnect: prompt for a password if the server wants one.
+            let mut args = connect_args(&conn);
+            let opts = match crate::bench::setup::connect_with_prompt(&mut args) {
+                Ok((_probe, opts)) => opts,
+                Err(msg) => {
+                    logging::error(&msg);
                     logging::error("could not create connection for initialization");
                     return 1;
                 }
