@@ -182,12 +182,72 @@ impl Connection {
         if self.wbuf.is_empty() {
             return Ok(());
         }
-        let res = self
-            .stream
-            .write_all(&self.wbuf)
-            .and_then(|_| self.stream.flush());
+        let res = if self.pipeline == PipelineStatus::Off {
+            // Outside a pipeline every request is followed by reading its replies, so
+            // the server never waits for us to read while we write.
+            self.stream
+                .write_all(&self.wbuf)
+                .and_then(|_| self.stream.flush())
+                .map_err(ConnError::from_write)
+        } else {
+            self.flush_while_reading()
+        };
         self.wbuf.clear();
-        res.map_err(|e| self.fail(ConnError::from_write(e)))
+        res.map_err(|e| self.fail(e))
+    }
+
+    /// Writes the buffer without blocking, reading the server's replies into the read
+    /// buffer whenever the socket is full, so a long pipeline cannot deadlock with a
+    /// server that is itself blocked sending results (libpq does the same).
+    fn flush_while_reading(&mut self) -> Result<(), ConnError> {
+        self.stream
+            .set_nonblocking(true)
+            .map_err(ConnError::from_write)?;
+        let res = self.write_or_read();
+        let restored = self.stream.set_nonblocking(false);
+        res?;
+        restored.map_err(ConnError::from_write)
+    }
+
+    fn write_or_read(&mut self) -> Result<(), ConnError> {
+        let mut pos = 0;
+        loop {
+            if pos < self.wbuf.len() {
+                let n = self
+                    .stream
+                    .try_write(&self.wbuf[pos..])
+                    .map_err(ConnError::from_write)?;
+                pos += n;
+                if n > 0 {
+                    continue;
+                }
+            } else if self.stream.try_flush().map_err(ConnError::from_write)? {
+                return Ok(());
+            }
+            let (readable, _) = crate::sys::wait_read_or_write(self.stream.as_raw_fd())
+                .map_err(ConnError::from_write)?;
+            if readable {
+                self.read_available()?;
+            }
+        }
+    }
+
+    /// One non-blocking read into the read buffer (growing it if full).
+    fn read_available(&mut self) -> Result<(), ConnError> {
+        if self.rend == self.rbuf.len() {
+            let len = self.rbuf.len();
+            self.make_room(len * 2);
+        }
+        match self.stream.try_read(&mut self.rbuf[self.rend..]) {
+            Ok(Some(0)) => Err(ConnError::Closed),
+            Ok(Some(n)) => {
+                self.rend += n;
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Ok(()),
+            Err(e) => Err(ConnError::from_read(e)),
+        }
     }
 
     fn fail(&mut self, e: ConnError) -> ConnError {

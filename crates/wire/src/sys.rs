@@ -52,3 +52,26 @@ pub(crate) fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }
+
+/// Waits until `fd` is readable or writable; returns (readable, writable). Errors and
+/// hang-ups count as readable, so the caller's read reports them.
+pub(crate) fn wait_read_or_write(fd: std::os::fd::RawFd) -> std::io::Result<(bool, bool)> {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN | libc::POLLOUT,
+        revents: 0,
+    };
+    loop {
+        // SAFETY: `pfd` is a valid, exclusively borrowed pollfd array of length 1.
+        let rc = unsafe { libc::poll(&mut pfd, 1, -1) };
+        if rc >= 0 {
+            let r = pfd.revents;
+            let readable = r & (libc::POLLIN | libc::POLLERR | libc::POLLHUP) != 0;
+            return Ok((readable, r & libc::POLLOUT != 0));
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}

@@ -343,3 +343,37 @@ fn scram_channel_binding_over_tls() {
     assert!(!e.contains("not-the-pw-123"));
     check(&env, &a, None);
 }
+
+#[test]
+fn a_long_pipeline_over_tls() {
+    let (c, _) = setup();
+    let env = Env::new();
+    let mut conn = env
+        .connect(&tcp_args(c, "postgres", "sslmode=require"))
+        .unwrap();
+    assert!(uses_tls(&mut conn));
+    conn.enter_pipeline_mode().unwrap();
+    let n = 30_000;
+    for i in 0..n {
+        let v = i.to_string();
+        conn.send_query_params("select repeat('y', 300) || $1", &[Some(v.as_bytes())])
+            .unwrap();
+    }
+    conn.pipeline_sync().unwrap();
+    let mut rows = 0;
+    loop {
+        match conn.get_result().unwrap() {
+            Some(pgbench_wire::ResultStatus::TuplesOk) => rows += 1,
+            Some(pgbench_wire::ResultStatus::PipelineSync) => break,
+            Some(other) => panic!("unexpected {other:?}"),
+            None => {}
+        }
+    }
+    assert_eq!(rows, n);
+    assert_eq!(conn.get_result().unwrap(), None);
+    conn.exit_pipeline_mode().unwrap();
+    assert_eq!(
+        conn.query_rows("select 5").unwrap()[0][0].as_deref(),
+        Some("5")
+    );
+}
