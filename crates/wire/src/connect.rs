@@ -401,9 +401,17 @@ fn negotiate_tls(
     } else {
         host.host.clone()
     };
-    let setup = tls::setup(opts, &name).map_err(|t| Failure::new(t, Next::Stop))?;
+    // prefer: any TLS failure is retried without TLS.
+    let on_failure = || {
+        if may_fall_back {
+            Next::RetrySsl
+        } else {
+            Next::Stop
+        }
+    };
+    let setup = tls::setup(opts, &name).map_err(|t| Failure::new(t, on_failure()))?;
     let client = rustls::ClientConnection::new(setup.config, setup.server_name)
-        .map_err(|e| Failure::new(format!("SSL error: {e}"), Next::Stop))?;
+        .map_err(|e| Failure::new(format!("SSL error: {e}"), on_failure()))?;
     let mut tls_stream = rustls::StreamOwned::new(client, tcp);
     while tls_stream.conn.is_handshaking() {
         if let Some(deadline) = deadline {
