@@ -1096,7 +1096,8 @@ impl<'a> Client<'a> {
                     s
                 }
                 None => {
-                    logging::error(&format!("{word}: undefined variable \"{name}\""));
+                    // pgbench quotes the argument as written, colon included.
+                    logging::error(&format!("{word}: undefined variable \":{name}\""));
                     return Err(());
                 }
             }
@@ -1114,7 +1115,7 @@ impl<'a> Client<'a> {
                         parts.push(s);
                     }
                     None => {
-                        logging::error(&format!("{word}: undefined variable \"{name}\""));
+                        logging::error(&format!("{word}: undefined variable \":{name}\""));
                         return Err(());
                     }
                 },
