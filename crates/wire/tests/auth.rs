@@ -214,3 +214,29 @@ fn channel_binding_rules_without_tls() {
         assert_eq!(e.to_string(), stock_error(&env, &a));
     }
 }
+
+#[test]
+fn server_without_tls() {
+    let c = cluster();
+    let env = Env::new();
+    for (mode, ok) in [
+        ("disable", true),
+        ("allow", true),
+        ("prefer", true),
+        ("require", false),
+        ("verify-ca", false),
+        ("verify-full", false),
+    ] {
+        let a = ConnectArgs {
+            dbname: Some(format!("dbname=postgres sslmode={mode}")),
+            ..role_args(c, true, "postgres", None)
+        };
+        match env.connect(&a) {
+            Ok(_) => assert!(ok, "{mode} connected"),
+            Err(e) => {
+                assert!(!ok, "{mode}: {e}");
+                assert_eq!(e.to_string(), stock_error(&env, &a), "{mode}");
+            }
+        }
+    }
+}

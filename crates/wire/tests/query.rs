@@ -465,3 +465,18 @@ fn a_huge_pipeline_does_not_deadlock() {
         .expect("pipeline deadlocked");
     assert_eq!(rows, 60_000);
 }
+
+#[test]
+fn connections_move_between_threads_and_tokens_are_shared() {
+    fn send<T: Send>() {}
+    fn send_sync<T: Send + Sync>() {}
+    send::<Connection>();
+    send_sync::<pgbench_wire::CancelToken>();
+    send_sync::<pgbench_wire::ConnectOptions>();
+    let conn = shared_conn("wire_threads");
+    let mut conn = std::thread::spawn(move || conn).join().unwrap();
+    assert_eq!(
+        conn.query_rows("select 3").unwrap()[0][0].as_deref(),
+        Some("3")
+    );
+}
