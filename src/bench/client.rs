@@ -1133,10 +1133,7 @@ impl<'a> Client<'a> {
         }
         let _ = std::io::Write::flush(&mut std::io::stdout());
         let Some(var) = var else {
-            let status = std::process::Command::new("/bin/sh")
-                .arg("-c")
-                .arg(&line)
-                .status();
+            let status = shell_command(&line).status();
             return match status {
                 Ok(s) if s.success() => Ok(()),
                 _ => {
@@ -1147,9 +1144,7 @@ impl<'a> Client<'a> {
                 }
             };
         };
-        let output = match std::process::Command::new("/bin/sh")
-            .arg("-c")
-            .arg(&line)
+        let output = match shell_command(&line)
             .stderr(std::process::Stdio::inherit())
             .output()
         {
@@ -1247,6 +1242,15 @@ pub fn sleep_until(until_us: i64) {
         }
         std::thread::sleep(Duration::from_micros((until_us - now) as u64));
     }
+}
+
+/// `sh -c <line>` as system() and popen() run it: the shell's own messages then begin
+/// with `sh:`, not `/bin/sh:`.
+fn shell_command(line: &str) -> std::process::Command {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new("/bin/sh");
+    cmd.arg0("sh").arg("-c").arg(line);
+    cmd
 }
 
 #[cfg(test)]
