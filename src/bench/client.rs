@@ -974,6 +974,8 @@ impl<'a> Client<'a> {
             let res = match conn.get_result() {
                 Ok(Some(r)) => r,
                 Ok(None) => break,
+                // A FATAL error result, then the server closes: one abort message.
+                Err(_) if failure.is_some() => break,
                 Err(_) => {
                     return Err(self.command_failed(
                         script,
