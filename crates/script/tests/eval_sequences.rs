@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::{build, clients, eval_in, RunOptions};
-use pgbench_script::ast::Expr;
+use pgbench_script::ast::{CommandKind, Expr, MetaCommand, ShellArg};
+use pgbench_script::parser;
 use pgbench_script::prng::choose_script;
 
 const SEQ_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/eval/seq");
@@ -22,8 +23,35 @@ enum Step {
     Echo(Vec<String>),
 }
 
-fn load_script(file: &str) -> Vec<Step> {
+/// How scripts are read: by the real parser, or line by line with the test builder.
+#[derive(Clone, Copy)]
+enum Reader {
+    Parser,
+    Builder,
+}
+
+fn load_script(file: &str, reader: Reader) -> Vec<Step> {
     let text = std::fs::read_to_string(Path::new(SEQ_DIR).join(file)).expect("script");
+    if let Reader::Parser = reader {
+        let script = parser::parse_script(file, file, &text).expect("stock accepted it");
+        return script
+            .commands
+            .into_iter()
+            .map(|c| match c.kind {
+                CommandKind::Meta(MetaCommand::Set { var, expr }) => Step::Set(var, expr),
+                CommandKind::Meta(MetaCommand::Shell { command, args }) => {
+                    assert_eq!(command, "echo");
+                    let words = args.into_iter().filter_map(|a| match a {
+                        ShellArg::Literal(w) if w == ">&2" => None,
+                        ShellArg::Literal(w) => Some(w),
+                        ShellArg::Var(name) => Some(format!(":{name}")),
+                    });
+                    Step::Echo(words.collect())
+                }
+                other => panic!("unexpected command {other:?}"),
+            })
+            .collect();
+    }
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
@@ -52,7 +80,7 @@ fn thread_of_clients(nclients: usize, nthreads: usize) -> Vec<usize> {
     owner
 }
 
-fn run_case(name: &str, args: &str) -> usize {
+fn run_case(name: &str, args: &str, reader: Reader) -> usize {
     let words: Vec<String> = args.split_whitespace().map(str::to_string).collect();
     assert!(
         words.iter().any(|w| w.starts_with("--random-seed=")),
@@ -72,7 +100,7 @@ fn run_case(name: &str, args: &str) -> usize {
                 Some((f, w)) => (f, w.parse().unwrap()),
                 None => (words[i + 1].as_str(), 1),
             };
-            scripts.push(load_script(file));
+            scripts.push(load_script(file, reader));
             weights.push(weight);
         }
     }
@@ -140,8 +168,7 @@ fn run_case(name: &str, args: &str) -> usize {
     stock.values().map(Vec::len).sum()
 }
 
-#[test]
-fn seeded_runs_match_stock_value_for_value() {
+fn run_all(reader: Reader) {
     let cases = std::fs::read_to_string(Path::new(SEQ_DIR).join("cases.txt")).unwrap();
     let mut lines = 0;
     let mut runs = 0;
@@ -150,10 +177,20 @@ fn seeded_runs_match_stock_value_for_value() {
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
     {
         let (name, args) = l.split_once(' ').unwrap();
-        lines += run_case(name, args);
+        lines += run_case(name, args, reader);
         runs += 1;
     }
     assert!(runs >= 10 && lines > 700, "{runs} runs, {lines} lines");
+}
+
+#[test]
+fn seeded_runs_match_stock_value_for_value() {
+    run_all(Reader::Parser);
+}
+
+#[test]
+fn seeded_runs_match_stock_with_the_test_builder() {
+    run_all(Reader::Builder);
 }
 
 #[test]
