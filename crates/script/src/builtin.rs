@@ -68,7 +68,9 @@ pub fn find(prefix: &str) -> Result<&'static Builtin, ScriptError> {
     let mut matches = BUILTINS.iter().filter(|b| b.name.starts_with(prefix));
     match (matches.next(), matches.count()) {
         (Some(found), 0) => Ok(found),
-        (None, _) => Err(ScriptError::BuiltinNotFound { name: prefix.to_string() }),
+        (None, _) => Err(ScriptError::BuiltinNotFound {
+            name: prefix.to_string(),
+        }),
         (Some(_), others) => Err(ScriptError::BuiltinAmbiguous {
             count: others + 1,
             prefix: prefix.to_string(),

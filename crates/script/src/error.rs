@@ -54,8 +54,10 @@ impl ScriptError {
                     out.push_str(line);
                     out.push('\n');
                     if let Some(column) = syntax.column {
-                        // fprintf(stderr, "%*c error found here\n", column + 1, '^')
-                        out.push_str(&format!("{:>width$} error found here\n", '^', width = column + 1));
+                        // fprintf(stderr, "%*c error found here\n", column + 1, '^'); built by
+                        // hand, as Rust's width parameter stops at 65535
+                        out.extend(std::iter::repeat_n(' ', column));
+                        out.push_str("^ error found here\n");
                     }
                 }
             }
@@ -124,6 +126,8 @@ impl fmt::Display for SyntaxError {
 pub enum SyntaxMessage {
     /// bison could not continue the expression.
     SyntaxError,
+    /// bison's parser stack is full (an expression nested about 10000 deep).
+    MemoryExhausted,
     UnexpectedCharacter,
     BigintConstantOverflow,
     DoubleConstantOverflow,
@@ -145,6 +149,7 @@ impl fmt::Display for SyntaxMessage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             SyntaxMessage::SyntaxError => "syntax error",
+            SyntaxMessage::MemoryExhausted => "memory exhausted",
             SyntaxMessage::UnexpectedCharacter => "unexpected character",
             SyntaxMessage::BigintConstantOverflow => "bigint constant overflow",
             SyntaxMessage::DoubleConstantOverflow => "double constant overflow",

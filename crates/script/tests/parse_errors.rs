@@ -40,10 +40,22 @@ fn load_errors_match_stock() {
         let expected = fs::read_to_string(path.with_extension("stderr")).expect("recorded stderr");
         match load(&name, &text, &args) {
             Err(e) if e.render("pgbench") == expected => {}
-            Err(e) => failures.push(format!("{name}:\n--- stock\n{expected}--- ours\n{}", e.render("pgbench"))),
+            Err(e) => failures.push(format!(
+                "{name}:\n--- stock\n{expected}--- ours\n{}",
+                e.render("pgbench")
+            )),
             Ok(()) => failures.push(format!("{name}: loads, stock said\n{expected}")),
         }
     }
-    assert!(cases >= 100, "only {cases} cases found in {}", dir.display());
-    assert!(failures.is_empty(), "{} of {cases} differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        cases >= 100,
+        "only {cases} cases found in {}",
+        dir.display()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

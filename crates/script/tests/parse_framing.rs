@@ -76,7 +76,11 @@ fn sent(script: &Script, opts: &Options) -> Vec<String> {
                         .iter()
                         .map(|p| match p {
                             SqlPiece::Text(t) => t.clone(),
-                            SqlPiece::Var(name) => opts.defines.get(name).cloned().unwrap_or(format!(":{name}")),
+                            SqlPiece::Var(name) => opts
+                                .defines
+                                .get(name)
+                                .cloned()
+                                .unwrap_or(format!(":{name}")),
                         })
                         .collect()
                 };
@@ -122,7 +126,8 @@ fn framing_matches_stock() {
         let name = path.file_name().unwrap().to_str().unwrap().to_string();
         let text = fs::read_to_string(&path).expect("script");
         let opts = options(&fs::read_to_string(path.with_extension("args")).unwrap_or_default());
-        let (stock_sent, stock_report) = recorded(&fs::read_to_string(path.with_extension("stock")).expect("recording"));
+        let (stock_sent, stock_report) =
+            recorded(&fs::read_to_string(path.with_extension("stock")).expect("recording"));
         let script = match parse_script(&name, &name, &text) {
             Ok(s) => s,
             Err(e) => {
@@ -131,21 +136,36 @@ fn framing_matches_stock() {
             }
         };
         let ours = sent(&script, &opts);
-        let report: String = script.commands.iter().map(|c| format!("- {}\n", c.first_line)).collect();
+        let report: String = script
+            .commands
+            .iter()
+            .map(|c| format!("- {}\n", c.first_line))
+            .collect();
         if stock_report.is_empty() {
             // the server rejected a command and stock aborted: what it sent up to there
             if stock_sent.len() > ours.len() || ours[..stock_sent.len()] != stock_sent[..] {
-                failures.push(format!("{name}: sent\n{ours:#?}\nstock (aborted) sent\n{stock_sent:#?}"));
+                failures.push(format!(
+                    "{name}: sent\n{ours:#?}\nstock (aborted) sent\n{stock_sent:#?}"
+                ));
             }
             continue;
         }
         if ours != stock_sent {
-            failures.push(format!("{name}: sent\n{ours:#?}\nstock sent\n{stock_sent:#?}"));
+            failures.push(format!(
+                "{name}: sent\n{ours:#?}\nstock sent\n{stock_sent:#?}"
+            ));
         }
         if report != stock_report {
-            failures.push(format!("{name}: report\n{report}stock report\n{stock_report}"));
+            failures.push(format!(
+                "{name}: report\n{report}stock report\n{stock_report}"
+            ));
         }
     }
     assert!(cases >= 30, "only {cases} cases in {}", dir.display());
-    assert!(failures.is_empty(), "{} differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -23,7 +23,7 @@ use pest::Parser;
 
 use super::{Grammar, Rule};
 use crate::ast::{Expr, Func, Value};
-use crate::error::{SyntaxError, SyntaxMessage};
+use crate::error::{ScriptError, SyntaxError, SyntaxMessage};
 
 /// Where an expression sits, for error messages.
 pub(crate) struct ExprSite<'a> {
@@ -37,23 +37,81 @@ pub(crate) struct ExprSite<'a> {
 
 /// Parse the expression starting at `from` and running to the end of the logical line.
 /// Returns the expression and the offset after the line's newline (or the end of `src`).
-pub(crate) fn parse_expr(src: &str, from: usize, site: &ExprSite<'_>) -> Result<(Expr, usize), SyntaxError> {
+pub(crate) fn parse_expr(
+    src: &str,
+    from: usize,
+    site: &ExprSite<'_>,
+) -> Result<(Expr, usize), ScriptError> {
     let lexed = lex(src.as_bytes(), from);
-    let error = |message, detail: Option<String>, token_end: usize| SyntaxError {
-        source: site.source.to_string(),
-        line_no: site.line_no,
-        line: Some(chomp(&src[site.line_start..lexed.line_end]).to_string()),
-        command: site.command.map(str::to_string),
-        message,
-        detail,
-        column: Some(token_end.saturating_sub(1).saturating_sub(site.line_start)),
+    let error = |message, detail: Option<String>, token_end: usize| {
+        ScriptError::from(SyntaxError {
+            source: site.source.to_string(),
+            line_no: site.line_no,
+            line: Some(chomp(&src[site.line_start..lexed.line_end]).to_string()),
+            command: site.command.map(str::to_string),
+            message,
+            detail,
+            column: Some(token_end.saturating_sub(1).saturating_sub(site.line_start)),
+        })
     };
     if let Some(e) = &lexed.last_error {
         return Err(error(e.message, Some(e.text.clone()), e.end));
     }
     let tokens = &lexed.tokens;
     let end_of_line = tokens.last().map_or(src.len(), |t| t.start);
-    let parsed = Grammar::parse(Rule::expression, &src[from..end_of_line]);
+    let stack = bison_stack(tokens);
+    // pest and the tree builder recurse once per nesting level, bison does not: deep
+    // expressions (stock accepts nearly 10000 levels) get a stack of their own
+    let input = &src[from..end_of_line];
+    let (syntax_at, expr) = if stack.max_depth > DEEP_EXPRESSION {
+        with_stack(stack.max_depth * STACK_PER_LEVEL, || {
+            structure(input, from, tokens)
+        })
+    } else {
+        structure(input, from, tokens)
+    };
+    let limit = syntax_at.unwrap_or(tokens.len());
+    let exhausted = stack.exhausted_at.filter(|&at| at < limit);
+    // bison reports a full stack as it pushes, before the shifted name or `)` is checked
+    if let Some((at, message, detail)) = semantic_error(src, &tokens[..exhausted.unwrap_or(limit)])
+    {
+        return Err(error(message, Some(detail), tokens[at].end));
+    }
+    if let Some(at) = exhausted {
+        return Err(error(SyntaxMessage::MemoryExhausted, None, tokens[at].end));
+    }
+    if let Some(at) = syntax_at {
+        return Err(error(SyntaxMessage::SyntaxError, None, tokens[at].end));
+    }
+    let expr = expr.ok_or_else(|| error(SyntaxMessage::SyntaxError, None, lexed.line_end))?;
+    Ok((expr, lexed.line_end))
+}
+
+/// Expressions deeper than this (in bison stack entries) are parsed on a thread with a
+/// stack sized for them.
+const DEEP_EXPRESSION: usize = 64;
+/// Generous native stack per bison stack entry for pest and the tree builder.
+const STACK_PER_LEVEL: usize = 16 * 1024;
+
+/// Run `f` on a thread with a stack of `size` bytes (inline if no thread can be made).
+fn with_stack<T: Send>(size: usize, f: impl Fn() -> T + Sync) -> T {
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .stack_size(size)
+            .spawn_scoped(scope, &f)
+        {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => f(),
+        }
+    })
+}
+
+/// Steps 2 and 3: where bison would find a syntax error (as a token index), and the
+/// tree when there is none. `input` is the expression text, which starts at `from`.
+fn structure(input: &str, from: usize, tokens: &[Token]) -> (Option<usize>, Option<Expr>) {
+    let parsed = Grammar::parse(Rule::expression, input);
     let syntax_at = [
         parsed.as_ref().err().map(|e| {
             let pos = from
@@ -61,7 +119,10 @@ pub(crate) fn parse_expr(src: &str, from: usize, site: &ExprSite<'_>) -> Result<
                     InputLocation::Pos(p) => p,
                     InputLocation::Span((p, _)) => p,
                 };
-            tokens.iter().position(|t| t.end > pos).unwrap_or(tokens.len() - 1)
+            tokens
+                .iter()
+                .position(|t| t.end > pos)
+                .unwrap_or(tokens.len() - 1)
         }),
         nonassoc_violation(tokens),
         misplaced_maxint(tokens),
@@ -69,20 +130,16 @@ pub(crate) fn parse_expr(src: &str, from: usize, site: &ExprSite<'_>) -> Result<
     .into_iter()
     .flatten()
     .min();
-    let checked = &tokens[..syntax_at.unwrap_or(tokens.len())];
-    if let Some((at, message, detail)) = semantic_error(src, checked) {
-        return Err(error(message, Some(detail), tokens[at].end));
-    }
-    if let Some(at) = syntax_at {
-        return Err(error(SyntaxMessage::SyntaxError, None, tokens[at].end));
+    if syntax_at.is_some() {
+        return (syntax_at, None);
     }
     let expr = parsed
         .ok()
         .and_then(|mut pairs| pairs.next())
         .and_then(|expression| expression.into_inner().next())
         .and_then(|expr| build(expr).ok())
-        .ok_or_else(|| error(SyntaxMessage::SyntaxError, None, lexed.line_end))?;
-    Ok((expr.expr, lexed.line_end))
+        .map(|operand| operand.expr);
+    (None, expr)
 }
 
 /// `expr_scanner_get_substring(..., chomp = true)`: drop trailing newlines.
@@ -263,7 +320,11 @@ fn lex(src: &[u8], from: usize) -> Lexed {
         };
         if let Some((kind, len)) = simple {
             i += len;
-            tokens.push(Token { kind, start, end: i });
+            tokens.push(Token {
+                kind,
+                start,
+                end: i,
+            });
             continue;
         }
         let kind = if b == b':' && is_alnum(at(i + 1)) {
@@ -285,11 +346,21 @@ fn lex(src: &[u8], from: usize) -> Lexed {
             }
             let text = &src[start..i];
             let (kind, overflow) = if double {
-                (Tok::Double, parse_double(text).is_none().then_some(SyntaxMessage::DoubleConstantOverflow))
+                (
+                    Tok::Double,
+                    parse_double(text)
+                        .is_none()
+                        .then_some(SyntaxMessage::DoubleConstantOverflow),
+                )
             } else if text == b"9223372036854775808" {
                 (Tok::MaxInt, None)
             } else {
-                (Tok::Integer, parse_int(text).is_none().then_some(SyntaxMessage::BigintConstantOverflow))
+                (
+                    Tok::Integer,
+                    parse_int(text)
+                        .is_none()
+                        .then_some(SyntaxMessage::BigintConstantOverflow),
+                )
             };
             if let Some(message) = overflow {
                 last_error = Some(LexError {
@@ -316,15 +387,19 @@ fn lex(src: &[u8], from: usize) -> Lexed {
             });
             continue;
         };
-        tokens.push(Token { kind, start, end: i });
+        tokens.push(Token {
+            kind,
+            start,
+            end: i,
+        });
     }
 }
 
 /// `strtoint64()` on a run of digits: `None` when beyond the bigint range.
 fn parse_int(digits: &[u8]) -> Option<i64> {
-    digits
-        .iter()
-        .try_fold(0i64, |acc, &d| acc.checked_mul(10)?.checked_add(i64::from(d - b'0')))
+    digits.iter().try_fold(0i64, |acc, &d| {
+        acc.checked_mul(10)?.checked_add(i64::from(d - b'0'))
+    })
 }
 
 /// `strtodouble()`: `None` where `strtod` sets `ERANGE`, i.e. on overflow and on
@@ -343,7 +418,10 @@ fn parse_double(text: &[u8]) -> Option<f64> {
 // Checks bison makes beyond the operator structure
 
 fn is_comparison(kind: Tok) -> bool {
-    matches!(kind, Tok::Eq | Tok::Ne | Tok::Le | Tok::Ge | Tok::Lt | Tok::Gt)
+    matches!(
+        kind,
+        Tok::Eq | Tok::Ne | Tok::Le | Tok::Ge | Tok::Lt | Tok::Gt
+    )
 }
 
 /// `%nonassoc '<' '>' '=' LE_OP GE_OP NE_OP`: a comparison whose left operand is an
@@ -426,7 +504,9 @@ fn semantic_error(src: &str, tokens: &[Token]) -> Option<(usize, SyntaxMessage, 
                     .filter(|&p| tokens[p].kind == Tok::Function)
                     .and_then(|p| find_function(&src[tokens[p].start..tokens[p].end])),
                 commas: 0,
-                empty_first: tokens.get(i + 1).is_some_and(|t| matches!(t.kind, Tok::RParen | Tok::Comma)),
+                empty_first: tokens
+                    .get(i + 1)
+                    .is_some_and(|t| matches!(t.kind, Tok::RParen | Tok::Comma)),
             }),
             Tok::Comma => {
                 if let Some(paren) = parens.last_mut() {
@@ -435,7 +515,9 @@ fn semantic_error(src: &str, tokens: &[Token]) -> Option<(usize, SyntaxMessage, 
             }
             Tok::RParen => {
                 let Some(paren) = parens.pop() else { continue };
-                let Some(function) = paren.function else { continue };
+                let Some(function) = paren.function else {
+                    continue;
+                };
                 let nargs = paren.commas + 1 - usize::from(paren.empty_first);
                 if let Some(message) = function.arity.check(nargs) {
                     return Some((i, message, function.name.to_string()));
@@ -445,6 +527,236 @@ fn semantic_error(src: &str, tokens: &[Token]) -> Option<(usize, SyntaxMessage, 
         }
     }
     None
+}
+
+/// bison's `YYMAXDEPTH`: its parser stack holds at most this many states.
+const BISON_MAX_DEPTH: usize = 10_000;
+
+/// What [`bison_stack`] found.
+struct BisonStack {
+    /// The token at which bison's stack overflows ("memory exhausted"), if it does.
+    exhausted_at: Option<usize>,
+    /// The deepest the stack gets (in states), to size the native stack for pest.
+    max_depth: usize,
+}
+
+/// A symbol on bison's stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sym {
+    Expr,
+    /// A binary operator of this precedence level, waiting for its right operand.
+    Infix(u8),
+    /// A prefix operator (`-`, `+`, `~`, NOT) of this level, waiting for its operand.
+    Prefix(u8),
+    /// `(` of a parenthesised expression.
+    Group,
+    /// `(` after a function name.
+    Call,
+    Elist,
+    Comma,
+    Case,
+    WhenThenList,
+    When,
+    Then,
+    Else,
+    /// IS, the NOT of IS NOT, and anything else waiting for its rule to complete.
+    Other,
+}
+
+/// Precedence level (exprparse.y, lowest 1) of a binary operator token.
+fn binary_level(kind: Tok) -> Option<u8> {
+    Some(match kind {
+        Tok::Or => 1,
+        Tok::And => 2,
+        Tok::Is | Tok::IsNull | Tok::NotNull => 4,
+        k if is_comparison(k) => 5,
+        Tok::BitOr | Tok::BitAnd | Tok::Hash | Tok::LShift | Tok::RShift => 6,
+        Tok::Plus | Tok::Minus => 7,
+        Tok::Star | Tok::Slash | Tok::Percent => 8,
+        _ => return None,
+    })
+}
+
+/// Whether operators of this level are left-associative (so `a op b op` reduces).
+fn left_assoc(level: u8) -> bool {
+    matches!(level, 1 | 2 | 6 | 7 | 8)
+}
+
+/// Replays bison's shifts and reductions on the token stream to follow the depth of
+/// its stack, which it checks at every push. Meaningful up to the first syntax error;
+/// past it the replay only has to stay panic-free.
+fn bison_stack(tokens: &[Token]) -> BisonStack {
+    let mut stack: Vec<Sym> = Vec::new();
+    let mut result = BisonStack {
+        exhausted_at: None,
+        max_depth: 1,
+    };
+    let mut push = |stack: &mut Vec<Sym>, sym: Sym, at: usize| {
+        stack.push(sym);
+        // the state stack holds one more entry than the symbol stack
+        result.max_depth = result.max_depth.max(stack.len() + 1);
+        if stack.len() + 1 >= BISON_MAX_DEPTH && result.exhausted_at.is_none() {
+            result.exhausted_at = Some(at);
+        }
+    };
+    let ends = |stack: &[Sym], tail: &[Sym]| stack.ends_with(tail);
+    // reduce operators that bind tighter than a lookahead of `level` (0: a closer)
+    let reduce = |stack: &mut Vec<Sym>, level: u8| loop {
+        match stack[..] {
+            [.., Sym::Expr, Sym::Infix(l), Sym::Expr]
+                if l > level || (l == level && left_assoc(l)) =>
+            {
+                stack.truncate(stack.len() - 3);
+                stack.push(Sym::Expr);
+            }
+            [.., Sym::Prefix(l), Sym::Expr] if l > level || (l == level && left_assoc(l)) => {
+                stack.truncate(stack.len() - 2);
+                stack.push(Sym::Expr);
+            }
+            _ => return,
+        }
+    };
+    // `elist: expr | elist ',' expr` once the argument before `,` or `)` is complete
+    let close_argument = |stack: &mut Vec<Sym>| {
+        if ends(stack, &[Sym::Elist, Sym::Comma, Sym::Expr]) {
+            stack.truncate(stack.len() - 3);
+            stack.push(Sym::Elist);
+        } else if ends(stack, &[Sym::Call, Sym::Expr]) {
+            stack.pop();
+            stack.push(Sym::Elist);
+        }
+    };
+    let close_when = |stack: &mut Vec<Sym>| {
+        if ends(
+            stack,
+            &[
+                Sym::WhenThenList,
+                Sym::When,
+                Sym::Expr,
+                Sym::Then,
+                Sym::Expr,
+            ],
+        ) {
+            stack.truncate(stack.len() - 5);
+            stack.push(Sym::WhenThenList);
+        } else if ends(stack, &[Sym::When, Sym::Expr, Sym::Then, Sym::Expr]) {
+            stack.truncate(stack.len() - 4);
+            stack.push(Sym::WhenThenList);
+        }
+    };
+    let mut previous: Option<Tok> = None;
+    for (at, token) in tokens.iter().enumerate() {
+        let operand_before = previous.is_some_and(ends_operand);
+        let after_is = matches!(previous, Some(Tok::Is))
+            || (previous == Some(Tok::Not) && stack.last() == Some(&Sym::Other));
+        match token.kind {
+            Tok::Null | Tok::True | Tok::False if after_is => {
+                // expr IS [NOT] NULL|TRUE|FALSE, reduced at once
+                push(&mut stack, Sym::Other, at);
+                while stack.last() == Some(&Sym::Other) {
+                    stack.pop();
+                }
+                if stack.last() == Some(&Sym::Expr) {
+                    stack.pop();
+                }
+                stack.push(Sym::Expr);
+            }
+            Tok::Not if after_is => push(&mut stack, Sym::Other, at),
+            Tok::Integer | Tok::Double | Tok::Variable | Tok::Null | Tok::True | Tok::False => {
+                push(&mut stack, Sym::Other, at);
+                stack.pop();
+                stack.push(Sym::Expr);
+            }
+            Tok::MaxInt => {
+                // '-' MAXINT_PLUS_ONE_CONST, reduced at once
+                push(&mut stack, Sym::Other, at);
+                stack.pop();
+                if matches!(stack.last(), Some(Sym::Prefix(_))) {
+                    stack.pop();
+                }
+                stack.push(Sym::Expr);
+            }
+            Tok::Function => push(&mut stack, Sym::Other, at),
+            // the function name (already on the stack) is followed by Call
+            Tok::LParen if previous == Some(Tok::Function) => push(&mut stack, Sym::Call, at),
+            Tok::LParen => push(&mut stack, Sym::Group, at),
+            Tok::Minus | Tok::Plus if !operand_before => push(&mut stack, Sym::Prefix(9), at),
+            Tok::Tilde => push(&mut stack, Sym::Prefix(6), at),
+            Tok::Not => push(&mut stack, Sym::Prefix(3), at),
+            Tok::Is => {
+                reduce(&mut stack, 4);
+                push(&mut stack, Sym::Other, at);
+            }
+            Tok::IsNull | Tok::NotNull => {
+                reduce(&mut stack, 4);
+                push(&mut stack, Sym::Other, at);
+                stack.pop();
+            }
+            kind if binary_level(kind).is_some() => {
+                let level = binary_level(kind).unwrap_or(0);
+                reduce(&mut stack, level);
+                push(&mut stack, Sym::Infix(level), at);
+            }
+            Tok::Comma => {
+                reduce(&mut stack, 0);
+                if stack.last() == Some(&Sym::Call) {
+                    // an empty first argument: `elist: /* empty */`
+                    push(&mut stack, Sym::Elist, at);
+                } else {
+                    close_argument(&mut stack);
+                }
+                push(&mut stack, Sym::Comma, at);
+            }
+            Tok::RParen => {
+                reduce(&mut stack, 0);
+                if ends(&stack, &[Sym::Group, Sym::Expr]) {
+                    push(&mut stack, Sym::Other, at);
+                    stack.truncate(stack.len() - 3);
+                    stack.push(Sym::Expr);
+                } else {
+                    if stack.last() == Some(&Sym::Call) {
+                        push(&mut stack, Sym::Elist, at);
+                    } else {
+                        close_argument(&mut stack);
+                    }
+                    // function '(' elist ')'
+                    push(&mut stack, Sym::Other, at);
+                    stack.truncate(stack.len().saturating_sub(4));
+                    stack.push(Sym::Expr);
+                }
+            }
+            Tok::Case => push(&mut stack, Sym::Case, at),
+            Tok::When => {
+                reduce(&mut stack, 0);
+                close_when(&mut stack);
+                push(&mut stack, Sym::When, at);
+            }
+            Tok::Then => {
+                reduce(&mut stack, 0);
+                push(&mut stack, Sym::Then, at);
+            }
+            Tok::Else => {
+                reduce(&mut stack, 0);
+                close_when(&mut stack);
+                push(&mut stack, Sym::Else, at);
+            }
+            Tok::KwEnd => {
+                reduce(&mut stack, 0);
+                close_when(&mut stack);
+                push(&mut stack, Sym::Other, at);
+                let n = if ends(&stack, &[Sym::Else, Sym::Expr, Sym::Other]) {
+                    5
+                } else {
+                    3
+                };
+                stack.truncate(stack.len().saturating_sub(n));
+                stack.push(Sym::Expr);
+            }
+            _ => {}
+        }
+        previous = Some(token.kind);
+    }
+    result
 }
 
 // ----------------------------------------------------------------------------------------
@@ -487,27 +799,111 @@ struct FunctionDef {
 }
 
 const FUNCTIONS: &[FunctionDef] = &[
-    FunctionDef { name: "mod", func: Func::Mod, arity: Arity::Exact(2) },
-    FunctionDef { name: "abs", func: Func::Abs, arity: Arity::Exact(1) },
-    FunctionDef { name: "least", func: Func::Least, arity: Arity::AtLeastOne },
-    FunctionDef { name: "greatest", func: Func::Greatest, arity: Arity::AtLeastOne },
-    FunctionDef { name: "debug", func: Func::Debug, arity: Arity::Exact(1) },
-    FunctionDef { name: "pi", func: Func::Pi, arity: Arity::Exact(0) },
-    FunctionDef { name: "sqrt", func: Func::Sqrt, arity: Arity::Exact(1) },
-    FunctionDef { name: "ln", func: Func::Ln, arity: Arity::Exact(1) },
-    FunctionDef { name: "exp", func: Func::Exp, arity: Arity::Exact(1) },
-    FunctionDef { name: "int", func: Func::Int, arity: Arity::Exact(1) },
-    FunctionDef { name: "double", func: Func::Double, arity: Arity::Exact(1) },
-    FunctionDef { name: "random", func: Func::Random, arity: Arity::Exact(2) },
-    FunctionDef { name: "random_gaussian", func: Func::RandomGaussian, arity: Arity::Exact(3) },
-    FunctionDef { name: "random_exponential", func: Func::RandomExponential, arity: Arity::Exact(3) },
-    FunctionDef { name: "random_zipfian", func: Func::RandomZipfian, arity: Arity::Exact(3) },
-    FunctionDef { name: "pow", func: Func::Pow, arity: Arity::Exact(2) },
-    FunctionDef { name: "power", func: Func::Pow, arity: Arity::Exact(2) },
-    FunctionDef { name: "hash", func: Func::HashMurmur2, arity: Arity::Hash },
-    FunctionDef { name: "hash_murmur2", func: Func::HashMurmur2, arity: Arity::Hash },
-    FunctionDef { name: "hash_fnv1a", func: Func::HashFnv1a, arity: Arity::Hash },
-    FunctionDef { name: "permute", func: Func::Permute, arity: Arity::Permute },
+    FunctionDef {
+        name: "mod",
+        func: Func::Mod,
+        arity: Arity::Exact(2),
+    },
+    FunctionDef {
+        name: "abs",
+        func: Func::Abs,
+        arity: Arity::Exact(1),
+    },
+    FunctionDef {
+        name: "least",
+        func: Func::Least,
+        arity: Arity::AtLeastOne,
+    },
+    FunctionDef {
+        name: "greatest",
+        func: Func::Greatest,
+        arity: Arity::AtLeastOne,
+    },
+    FunctionDef {
+        name: "debug",
+        func: Func::Debug,
+        arity: Arity::Exact(1),
+    },
+    FunctionDef {
+        name: "pi",
+        func: Func::Pi,
+        arity: Arity::Exact(0),
+    },
+    FunctionDef {
+        name: "sqrt",
+        func: Func::Sqrt,
+        arity: Arity::Exact(1),
+    },
+    FunctionDef {
+        name: "ln",
+        func: Func::Ln,
+        arity: Arity::Exact(1),
+    },
+    FunctionDef {
+        name: "exp",
+        func: Func::Exp,
+        arity: Arity::Exact(1),
+    },
+    FunctionDef {
+        name: "int",
+        func: Func::Int,
+        arity: Arity::Exact(1),
+    },
+    FunctionDef {
+        name: "double",
+        func: Func::Double,
+        arity: Arity::Exact(1),
+    },
+    FunctionDef {
+        name: "random",
+        func: Func::Random,
+        arity: Arity::Exact(2),
+    },
+    FunctionDef {
+        name: "random_gaussian",
+        func: Func::RandomGaussian,
+        arity: Arity::Exact(3),
+    },
+    FunctionDef {
+        name: "random_exponential",
+        func: Func::RandomExponential,
+        arity: Arity::Exact(3),
+    },
+    FunctionDef {
+        name: "random_zipfian",
+        func: Func::RandomZipfian,
+        arity: Arity::Exact(3),
+    },
+    FunctionDef {
+        name: "pow",
+        func: Func::Pow,
+        arity: Arity::Exact(2),
+    },
+    FunctionDef {
+        name: "power",
+        func: Func::Pow,
+        arity: Arity::Exact(2),
+    },
+    FunctionDef {
+        name: "hash",
+        func: Func::HashMurmur2,
+        arity: Arity::Hash,
+    },
+    FunctionDef {
+        name: "hash_murmur2",
+        func: Func::HashMurmur2,
+        arity: Arity::Hash,
+    },
+    FunctionDef {
+        name: "hash_fnv1a",
+        func: Func::HashFnv1a,
+        arity: Arity::Hash,
+    },
+    FunctionDef {
+        name: "permute",
+        func: Func::Permute,
+        arity: Arity::Permute,
+    },
 ];
 
 /// Function names are matched without regard to (ASCII) case, like `pg_strcasecmp`.
@@ -568,7 +964,10 @@ struct Operand {
 
 impl From<Expr> for Operand {
     fn from(expr: Expr) -> Self {
-        Operand { expr, maxint: false }
+        Operand {
+            expr,
+            maxint: false,
+        }
     }
 }
 
@@ -657,7 +1056,9 @@ fn primary(pair: Pair<'_, Rule>) -> Result<Operand, Unexpected> {
                 maxint: true,
             })
         }
-        Rule::double => constant(Value::Double(parse_double(text.as_bytes()).ok_or(Unexpected)?)),
+        Rule::double => constant(Value::Double(
+            parse_double(text.as_bytes()).ok_or(Unexpected)?,
+        )),
         Rule::null_lit => constant(Value::Null),
         Rule::true_lit => constant(Value::Bool(true)),
         Rule::false_lit => constant(Value::Bool(false)),
@@ -673,7 +1074,10 @@ fn primary(pair: Pair<'_, Rule>) -> Result<Operand, Unexpected> {
             func(def.func, args)
         }
         Rule::case_expr => {
-            let has_else = pair.clone().into_inner().any(|p| p.as_rule() == Rule::kw_else);
+            let has_else = pair
+                .clone()
+                .into_inner()
+                .any(|p| p.as_rule() == Rule::kw_else);
             let mut args = inner_exprs(pair)?;
             if !has_else {
                 args.push(constant(Value::Null));
@@ -690,24 +1094,46 @@ mod tests {
     use super::*;
 
     fn kinds(src: &str) -> Vec<Tok> {
-        lex(src.as_bytes(), 0).tokens.iter().map(|t| t.kind).collect()
+        lex(src.as_bytes(), 0)
+            .tokens
+            .iter()
+            .map(|t| t.kind)
+            .collect()
     }
 
     #[test]
     fn lexer_takes_the_longest_match() {
         use Tok::*;
-        assert_eq!(kinds("12 12. 1e5 .5 1.5e"), [Integer, Double, Double, Double, Double, Function, EndOfLine]);
-        assert_eq!(kinds("9223372036854775808 9223372036854775808.0"), [MaxInt, Double, EndOfLine]);
-        assert_eq!(kinds("android AND nOtNuLl not"), [Function, And, NotNull, Not, EndOfLine]);
-        assert_eq!(kinds("<> <= << < >= >> > != <<<"), [Ne, Le, LShift, Lt, Ge, RShift, Gt, Ne, LShift, Lt, EndOfLine]);
-        assert_eq!(kinds(":x1 :1x \\\n 1\n2"), [Variable, Variable, Integer, EndOfLine]);
+        assert_eq!(
+            kinds("12 12. 1e5 .5 1.5e"),
+            [Integer, Double, Double, Double, Double, Function, EndOfLine]
+        );
+        assert_eq!(
+            kinds("9223372036854775808 9223372036854775808.0"),
+            [MaxInt, Double, EndOfLine]
+        );
+        assert_eq!(
+            kinds("android AND nOtNuLl not"),
+            [Function, And, NotNull, Not, EndOfLine]
+        );
+        assert_eq!(
+            kinds("<> <= << < >= >> > != <<<"),
+            [Ne, Le, LShift, Lt, Ge, RShift, Gt, Ne, LShift, Lt, EndOfLine]
+        );
+        assert_eq!(
+            kinds(":x1 :1x \\\n 1\n2"),
+            [Variable, Variable, Integer, EndOfLine]
+        );
     }
 
     #[test]
     fn lexer_errors_keep_the_last_one() {
         let lexed = lex(b"1 @ 99999999999999999999 $\nrest", 0);
         let error = lexed.last_error.expect("error");
-        assert_eq!((error.message, error.text.as_str(), error.end), (SyntaxMessage::UnexpectedCharacter, "$", 26));
+        assert_eq!(
+            (error.message, error.text.as_str(), error.end),
+            (SyntaxMessage::UnexpectedCharacter, "$", 26)
+        );
         assert_eq!(lexed.line_end, 27);
     }
 
@@ -717,7 +1143,10 @@ mod tests {
         assert_eq!(parse_double(b"0e-400"), Some(0.0));
         assert_eq!(parse_double(b"1.8e308"), None);
         assert_eq!(parse_double(b"1e-310"), None);
-        assert_eq!(parse_double(b"2.2250738585072014e-308"), Some(2.2250738585072014e-308));
+        assert_eq!(
+            parse_double(b"2.2250738585072014e-308"),
+            Some(2.2250738585072014e-308)
+        );
         assert_eq!(parse_double(b"1."), Some(1.0));
         assert_eq!(parse_double(b"1.e2"), Some(100.0));
     }

@@ -7,7 +7,7 @@ use pest::Parser;
 use super::expr::{chomp, parse_expr, ExprSite};
 use super::{Grammar, Rule};
 use crate::ast::{MetaCommand, ResultTarget, ShellArg, SleepArg};
-use crate::error::{SyntaxError, SyntaxMessage};
+use crate::error::{ScriptError, SyntaxError, SyntaxMessage};
 
 /// pgbench's `MAX_ARGS`: a command word and at most 255 arguments.
 const MAX_ARGS: usize = 256;
@@ -42,22 +42,21 @@ pub(crate) fn parse_backslash(
     backslash: usize,
     source: &str,
     line_no: usize,
-) -> Result<(Option<Backslash>, usize), SyntaxError> {
+) -> Result<(Option<Backslash>, usize), ScriptError> {
     let (content_end, line_end) = logical_line_end(src.as_bytes(), backslash);
     let words = split_words(src, backslash + 1, content_end);
     let Some(command) = words.first() else {
         return Ok((None, line_end));
     };
     let first_line = chomp(&src[backslash..line_end]).to_string();
-    let error = |message, line: bool, detail: Option<&str>, column: Option<usize>| SyntaxError {
-        source: source.to_string(),
+    let site = Site {
+        source,
         line_no,
-        line: line.then(|| first_line.clone()),
-        command: Some(command.text.to_string()),
-        message,
-        detail: detail.map(str::to_string),
-        column: column.map(|c| c - backslash),
+        backslash,
+        first_line: &first_line,
+        command: command.text,
     };
+    let error = |message, line, detail, at| site.error(message, line, detail, at);
     let word = command.text.to_ascii_lowercase();
 
     if matches!(word.as_str(), "set" | "if" | "elif") {
@@ -106,7 +105,7 @@ pub(crate) fn parse_backslash(
     };
     let parsed = match word.as_str() {
         "sleep" => {
-            let (duration, unit_us) = sleep(args, &error)?;
+            let (duration, unit_us) = sleep(args, &site)?;
             Parsed::Command(MetaCommand::Sleep { duration, unit_us })
         }
         "setshell" => {
@@ -130,15 +129,23 @@ pub(crate) fn parse_backslash(
         }
         "else" => unexpected_argument().map(|()| Parsed::Command(MetaCommand::Else))?,
         "endif" => unexpected_argument().map(|()| Parsed::Command(MetaCommand::Endif))?,
-        "startpipeline" => unexpected_argument().map(|()| Parsed::Command(MetaCommand::StartPipeline))?,
+        "startpipeline" => {
+            unexpected_argument().map(|()| Parsed::Command(MetaCommand::StartPipeline))?
+        }
         // pgbench 17's \syncpipeline; pgbench 15 calls it an invalid command
-        "syncpipeline" => unexpected_argument().map(|()| Parsed::Command(MetaCommand::SyncPipeline))?,
-        "endpipeline" => unexpected_argument().map(|()| Parsed::Command(MetaCommand::EndPipeline))?,
+        "syncpipeline" => {
+            unexpected_argument().map(|()| Parsed::Command(MetaCommand::SyncPipeline))?
+        }
+        "endpipeline" => {
+            unexpected_argument().map(|()| Parsed::Command(MetaCommand::EndPipeline))?
+        }
         "gset" | "aset" => {
             if args.len() > 1 {
                 return Err(error(SyntaxMessage::TooManyArguments, true, None, None));
             }
-            let prefix = args.first().map_or_else(String::new, |w| w.text.to_string());
+            let prefix = args
+                .first()
+                .map_or_else(String::new, |w| w.text.to_string());
             Parsed::Target(if word == "gset" {
                 ResultTarget::Gset { prefix }
             } else {
@@ -148,6 +155,39 @@ pub(crate) fn parse_backslash(
         _ => return Err(error(SyntaxMessage::InvalidCommand, true, None, None)),
     };
     Ok((Some(Backslash { parsed, first_line }), line_end))
+}
+
+/// A backslash command's place in the script, for its error messages.
+struct Site<'a> {
+    source: &'a str,
+    line_no: usize,
+    backslash: usize,
+    first_line: &'a str,
+    /// The command word as written.
+    command: &'a str,
+}
+
+impl Site<'_> {
+    /// pgbench's `syntax_error()` for this command. `line`: whether pgbench prints the
+    /// command's line (it only knows it once all words are read); `at`: the script
+    /// offset the caret points at.
+    fn error(
+        &self,
+        message: SyntaxMessage,
+        line: bool,
+        detail: Option<&str>,
+        at: Option<usize>,
+    ) -> ScriptError {
+        ScriptError::from(SyntaxError {
+            source: self.source.to_string(),
+            line_no: self.line_no,
+            line: line.then(|| self.first_line.to_string()),
+            command: Some(self.command.to_string()),
+            message,
+            detail: detail.map(str::to_string),
+            column: at.map(|offset| offset - self.backslash),
+        })
+    }
 }
 
 /// Where the backslash line starting at `backslash` ends: the first newline not
@@ -187,15 +227,17 @@ fn split_words(src: &str, from: usize, to: usize) -> Vec<Word<'_>> {
 }
 
 /// `\sleep N [us|ms|s]`, `\sleep Nunit`, `\sleep :var [unit]`.
-fn sleep(
-    args: &[Word<'_>],
-    error: &dyn Fn(SyntaxMessage, bool, Option<&str>, Option<usize>) -> SyntaxError,
-) -> Result<(SleepArg, i64), SyntaxError> {
+fn sleep(args: &[Word<'_>], site: &Site<'_>) -> Result<(SleepArg, i64), ScriptError> {
+    let error = |message, detail, at| site.error(message, true, detail, at);
     let Some(time) = args.first() else {
-        return Err(error(SyntaxMessage::MissingArgument, true, None, None));
+        return Err(error(SyntaxMessage::MissingArgument, None, None));
     };
     if let Some(extra) = args.get(2) {
-        return Err(error(SyntaxMessage::TooManyArguments, true, None, Some(extra.start)));
+        return Err(error(
+            SyntaxMessage::TooManyArguments,
+            None,
+            Some(extra.start),
+        ));
     }
     let mut unit = args.get(1).map(|w| (w.text, w.start));
     let duration = if let Some(name) = time.text.strip_prefix(':') {
@@ -204,13 +246,20 @@ fn sleep(
         // an optional sign, then digits; a unit may be glued to them ("10ms")
         let bytes = time.text.as_bytes();
         let sign = usize::from(matches!(bytes[0], b'+' | b'-'));
-        let digits = bytes[sign..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let digits = bytes[sign..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
         let rest = sign + digits;
         if rest < bytes.len() {
             if args.len() == 1 && digits > 0 {
                 unit = Some((&time.text[rest..], time.start + rest));
             } else {
-                return Err(error(SyntaxMessage::InvalidSleepTime, true, Some(time.text), Some(time.start)));
+                return Err(error(
+                    SyntaxMessage::InvalidSleepTime,
+                    Some(time.text),
+                    Some(time.start),
+                ));
             }
         }
         SleepArg::Const(atoi(time.text))
@@ -221,7 +270,11 @@ fn sleep(
         Some((u, _)) if u.eq_ignore_ascii_case("ms") => 1_000,
         Some((u, _)) if u.eq_ignore_ascii_case("s") => 1_000_000,
         Some((u, start)) => {
-            return Err(error(SyntaxMessage::UnrecognizedTimeUnit, true, Some(u), Some(start)));
+            return Err(error(
+                SyntaxMessage::UnrecognizedTimeUnit,
+                Some(u),
+                Some(start),
+            ));
         }
     };
     Ok((duration, unit_us))
@@ -260,7 +313,10 @@ mod tests {
     use super::*;
 
     fn words(line: &str) -> Vec<&str> {
-        split_words(line, 0, line.len()).into_iter().map(|w| w.text).collect()
+        split_words(line, 0, line.len())
+            .into_iter()
+            .map(|w| w.text)
+            .collect()
     }
 
     #[test]

@@ -60,7 +60,9 @@ pub fn parse_script(name: &str, desc: &str, text: &str) -> Result<Script, Script
         }
     }
     if commands.is_empty() {
-        return Err(ScriptError::EmptyCommandList { script: desc.to_string() });
+        return Err(ScriptError::EmptyCommandList {
+            script: desc.to_string(),
+        });
     }
     check_conditionals(desc, &commands)?;
     Ok(Script {
@@ -81,14 +83,16 @@ pub fn parse_expression(text: &str) -> Result<ast::Expr, ScriptError> {
         line_start: 0,
         command: None,
     };
-    expr::parse_expr(text, 0, &site).map(|(expr, _)| expr).map_err(ScriptError::from)
+    expr::parse_expr(text, 0, &site).map(|(expr, _)| expr)
 }
 
 /// The check pgbench makes on SQL commands in extended and prepared mode: at most 255
 /// `:name` parameters per command.
 pub fn check_parameter_count(sql: &SqlCommand) -> Result<(), ScriptError> {
     if sql.parameters().count() > MAX_SQL_PARAMETERS {
-        return Err(ScriptError::TooManyParameters { sql: sql.text.clone() });
+        return Err(ScriptError::TooManyParameters {
+            sql: sql.text.clone(),
+        });
     }
     Ok(())
 }
@@ -154,7 +158,9 @@ fn check_conditionals(desc: &str, commands: &[Command]) -> Result<(), ScriptErro
     // one entry per open \if: whether its \else was seen
     let mut open: Vec<bool> = Vec::new();
     for (i, command) in commands.iter().enumerate() {
-        let CommandKind::Meta(meta) = &command.kind else { continue };
+        let CommandKind::Meta(meta) = &command.kind else {
+            continue;
+        };
         match meta {
             MetaCommand::If(_) => open.push(false),
             MetaCommand::Elif(_) => match open.last() {
@@ -168,9 +174,8 @@ fn check_conditionals(desc: &str, commands: &[Command]) -> Result<(), ScriptErro
                 Some(seen) => *seen = true,
             },
             MetaCommand::Endif => {
-                if open.pop().is_none() {
-                    return Err(error(i + 1, ConditionMessage::EndifWithoutIf));
-                }
+                open.pop()
+                    .ok_or_else(|| error(i + 1, ConditionMessage::EndifWithoutIf))?;
             }
             _ => {}
         }
@@ -193,7 +198,10 @@ impl LineCounter {
         if offset < self.offset {
             *self = LineCounter::default();
         }
-        self.line += text.as_bytes()[self.offset..offset].iter().filter(|&&c| c == b'\n').count();
+        self.line += text.as_bytes()[self.offset..offset]
+            .iter()
+            .filter(|&&c| c == b'\n')
+            .count();
         self.offset = offset;
         self.line + 1
     }

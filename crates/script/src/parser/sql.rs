@@ -538,14 +538,20 @@ mod tests {
             out.push((buf.text, stop));
             match stop {
                 ScanStop::Eof => return out,
-                ScanStop::Backslash(at) => scanner.seek(src[at..].find('\n').map_or(src.len(), |n| at + n + 1)),
+                ScanStop::Backslash(at) => {
+                    scanner.seek(src[at..].find('\n').map_or(src.len(), |n| at + n + 1))
+                }
                 ScanStop::Semicolon => {}
             }
         }
     }
 
     fn texts(src: &str) -> Vec<String> {
-        frame(src).into_iter().map(|(t, _)| t).filter(|t| !t.is_empty()).collect()
+        frame(src)
+            .into_iter()
+            .map(|(t, _)| t)
+            .filter(|t| !t.is_empty())
+            .collect()
     }
 
     #[test]
@@ -558,7 +564,10 @@ mod tests {
 
     #[test]
     fn escape_strings_honour_backslashes_only_with_e_prefix() {
-        assert_eq!(texts("SELECT E'\\';' ; SELECT 2;"), ["SELECT E'\\';' ;", "SELECT 2;"]);
+        assert_eq!(
+            texts("SELECT E'\\';' ; SELECT 2;"),
+            ["SELECT E'\\';' ;", "SELECT 2;"]
+        );
         // without E the backslash is an ordinary character: the literal ends at \'
         assert_eq!(texts("SELECT '\\'; x"), ["SELECT '\\';", "x"]);
         // '' inside E'' does not end it
@@ -567,7 +576,10 @@ mod tests {
 
     #[test]
     fn quote_continuation_keeps_the_escape_state() {
-        assert_eq!(texts("SELECT E'a'\n'\\';' ; 2"), ["SELECT E'a'\n'\\';' ;", "2"]);
+        assert_eq!(
+            texts("SELECT E'a'\n'\\';' ; 2"),
+            ["SELECT E'a'\n'\\';' ;", "2"]
+        );
         assert_eq!(texts("SELECT 'a' '\\'; 2"), ["SELECT 'a' '\\';", "2"]);
     }
 
@@ -592,7 +604,10 @@ mod tests {
 
     #[test]
     fn leading_whitespace_and_dash_comments_are_dropped_but_inner_ones_kept() {
-        assert_eq!(texts("  -- c\n\t SELECT 1 -- d\n  ;"), ["SELECT 1 -- d\n  ;"]);
+        assert_eq!(
+            texts("  -- c\n\t SELECT 1 -- d\n  ;"),
+            ["SELECT 1 -- d\n  ;"]
+        );
     }
 
     #[test]
@@ -615,12 +630,22 @@ mod tests {
         // pgbench never resets the lexer: after `SELECT 1 \gset` the CREATE is not the
         // statement's first identifier, so BEGIN ATOMIC is not recognised
         let got = texts("SELECT 1 \\gset\nCREATE FUNCTION f() BEGIN ATOMIC SELECT 1; END;");
-        assert_eq!(got, ["SELECT 1 ", "CREATE FUNCTION f() BEGIN ATOMIC SELECT 1;", "END;"]);
+        assert_eq!(
+            got,
+            [
+                "SELECT 1 ",
+                "CREATE FUNCTION f() BEGIN ATOMIC SELECT 1;",
+                "END;"
+            ]
+        );
     }
 
     #[test]
     fn psql_variable_forms_do_not_open_quotes() {
-        assert_eq!(texts("SELECT :'v'; SELECT 2;"), ["SELECT :'v';", "SELECT 2;"]);
+        assert_eq!(
+            texts("SELECT :'v'; SELECT 2;"),
+            ["SELECT :'v';", "SELECT 2;"]
+        );
         assert_eq!(texts("SELECT :'v ;'; 2"), ["SELECT :'v ;';", "2"]);
         assert_eq!(texts("SELECT x::int; 2"), ["SELECT x::int;", "2"]);
     }
@@ -638,8 +663,14 @@ mod tests {
         assert_eq!(texts("SELECT a$b$; 1"), ["SELECT a$b$;", "1"]);
         assert_eq!(texts("SELECT $1; 2"), ["SELECT $1;", "2"]);
         // `$b$a$` ends the quote: the closing tag is the first `$a$`, as in flex
-        assert_eq!(texts("SELECT $a$ $b$a$ ; $a$; 2"), ["SELECT $a$ $b$a$ ;", "$a$; 2"]);
-        assert_eq!(texts("SELECT $ab$ $xab$ ; $ab$; 2"), ["SELECT $ab$ $xab$ ; $ab$;", "2"]);
+        assert_eq!(
+            texts("SELECT $a$ $b$a$ ; $a$; 2"),
+            ["SELECT $a$ $b$a$ ;", "$a$; 2"]
+        );
+        assert_eq!(
+            texts("SELECT $ab$ $xab$ ; $ab$; 2"),
+            ["SELECT $ab$ $xab$ ; $ab$;", "2"]
+        );
     }
 
     #[test]
@@ -654,9 +685,15 @@ mod tests {
         use SqlPiece::{Text, Var};
         let t = |s: &str| Text(s.to_string());
         let v = |s: &str| Var(s.to_string());
-        assert_eq!(split_variables("SELECT :a, :b_1::int"), [t("SELECT "), v("a"), t(", "), v("b_1"), t("::int")]);
+        assert_eq!(
+            split_variables("SELECT :a, :b_1::int"),
+            [t("SELECT "), v("a"), t(", "), v("b_1"), t("::int")]
+        );
         assert_eq!(split_variables(":::x :1 :"), [t(":::x :1 :")]);
-        assert_eq!(split_variables("':x'/*:y*/"), [t("'"), v("x"), t("'/*"), v("y"), t("*/")]);
+        assert_eq!(
+            split_variables("':x'/*:y*/"),
+            [t("'"), v("x"), t("'/*"), v("y"), t("*/")]
+        );
         assert_eq!(split_variables(":é1x"), [v("é1x")]);
         assert_eq!(split_variables(""), Vec::<SqlPiece>::new());
     }
