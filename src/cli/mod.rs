@@ -23,6 +23,7 @@ fn connect_args(c: &ConnArgs) -> ConnectArgs {
 
 /// Runs pgbench-rs with this process's arguments; returns the exit status.
 pub fn main() -> i32 {
+    crate::sys::limit_malloc_arenas();
     let argv: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
