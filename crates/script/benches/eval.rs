@@ -1,23 +1,27 @@
 //! Evaluator micro-benchmarks on the benchmark's hot path: the four `\set` commands of
 //! the index-inserts-only workload (evaluated and stored), `random(1, 100000 *
-//! :scale)`, `hash(:aid)`, a `CASE`, and substituting variables into SQL text.
+//! :scale)`, `hash(:aid)`, a `CASE`, other distributions, double arithmetic, and
+//! substituting variables into SQL text.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use pgbench_script::ast::{Expr, Func, Value};
+use pgbench_script::ast::{CommandKind, Expr, MetaCommand};
 use pgbench_script::eval::{evaluate, EvalContext};
+use pgbench_script::parser::{parse_expression, parse_script};
 use pgbench_script::prng::{Prng, SeedPlan};
 use pgbench_script::variables::Variables;
 
-fn call(func: Func, args: Vec<Expr>) -> Expr {
-    Expr::Func { func, args }
-}
+/// The four `\set` commands of /work/shared/reference/index-inserts-only.sql.
+const INDEX_INSERTS_ONLY: &str = "\\set aid random(1, 1000000000)
+\\set bid random(1, 1000000000)
+\\set tid random(1, 1000000000)
+\\set delta random(-500000000, 500000000)
+BEGIN;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+";
 
-fn int(i: i64) -> Expr {
-    Expr::Const(Value::Int(i))
-}
-
-fn var(name: &str) -> Expr {
-    Expr::Var(name.to_string())
+fn expr(text: &str) -> Expr {
+    parse_expression(text).expect("valid expression")
 }
 
 /// A client as pgbench sets it up for `--random-seed=42 -s 25000`.
@@ -52,16 +56,21 @@ fn bench_single(c: &mut Criterion, name: &str, expr: &Expr) {
 }
 
 fn benches(c: &mut Criterion) {
-    // /work/shared/reference/index-inserts-only.sql
-    let sets = [
-        ("aid", call(Func::Random, vec![int(1), int(1_000_000_000)])),
-        ("bid", call(Func::Random, vec![int(1), int(1_000_000_000)])),
-        ("tid", call(Func::Random, vec![int(1), int(1_000_000_000)])),
-        (
-            "delta",
-            call(Func::Random, vec![int(-500_000_000), int(500_000_000)]),
-        ),
-    ];
+    let script = parse_script(
+        "index-inserts-only.sql",
+        "index-inserts-only.sql",
+        INDEX_INSERTS_ONLY,
+    )
+    .expect("valid script");
+    let sets: Vec<(String, Expr)> = script
+        .commands
+        .iter()
+        .filter_map(|c| match &c.kind {
+            CommandKind::Meta(MetaCommand::Set { var, expr }) => Some((var.clone(), expr.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sets.len(), 4);
     let (mut vars, mut rng) = client();
     let mut sink = std::io::sink();
     c.bench_function("index_inserts_only_4_sets", |b| {
@@ -97,48 +106,28 @@ fn benches(c: &mut Criterion) {
     bench_single(
         c,
         "random_1_100000_scale",
-        &call(
-            Func::Random,
-            vec![int(1), call(Func::Mul, vec![int(100_000), var("scale")])],
-        ),
+        &expr("random(1, 100000 * :scale)"),
     );
-    bench_single(
-        c,
-        "hash_aid",
-        &call(Func::HashMurmur2, vec![var("aid"), var("default_seed")]),
-    );
+    bench_single(c, "hash_aid", &expr("hash(:aid)"));
     bench_single(
         c,
         "case_when",
-        &call(
-            Func::Case,
-            vec![
-                call(Func::Lt, vec![var("aid"), int(1000)]),
-                int(1),
-                call(
-                    Func::Eq,
-                    vec![call(Func::Mod, vec![var("aid"), int(2)]), int(0)],
-                ),
-                int(2),
-                int(3),
-            ],
-        ),
+        &expr("CASE WHEN :aid < 1000 THEN 1 WHEN :aid % 2 = 0 THEN 2 ELSE 3 END"),
     );
     bench_single(
         c,
         "random_gaussian",
-        &call(
-            Func::RandomGaussian,
-            vec![int(1), int(1_000_000), Expr::Const(Value::Double(2.5))],
-        ),
+        &expr("random_gaussian(1, 1000000, 2.5)"),
     );
     bench_single(
         c,
         "random_zipfian",
-        &call(
-            Func::RandomZipfian,
-            vec![int(1), int(1_000_000), Expr::Const(Value::Double(1.07))],
-        ),
+        &expr("random_zipfian(1, 1000000, 1.07)"),
+    );
+    bench_single(
+        c,
+        "double_arithmetic",
+        &expr("sqrt(:aid) * 2.5 + ln(:scale) / pi()"),
     );
 }
 
