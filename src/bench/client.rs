@@ -484,6 +484,17 @@ impl<'a> Client<'a> {
             match &command.kind {
                 CommandKind::Meta(meta) => {
                     let effect = cond.effect(meta);
+                    // pgbench announces what reaches its START_COMMAND state: all in a
+                    // running branch, and an \elif whose condition gets evaluated.
+                    if cond.active() || effect == Effect::Evaluate {
+                        let id = self.id;
+                        self.debug(|| {
+                            format!(
+                                "client {id} executing \\{}",
+                                meta_argv(meta, &command.first_line)
+                            )
+                        });
+                    }
                     match effect {
                         Effect::Skip => continue,
                         Effect::Evaluate => {
@@ -557,8 +568,6 @@ impl<'a> Client<'a> {
     }
 
     fn run_meta(&mut self, meta: &MetaCommand, script: usize, index: usize) -> Result<(), TxError> {
-        let id = self.id;
-        self.debug(|| format!("client {id} executing \\{}", meta.name()));
         match meta {
             MetaCommand::Set { var, expr } => {
                 let v = self.eval(expr, script, index, "set")?;
@@ -1177,10 +1186,11 @@ impl<'a> Client<'a> {
         }
         let trimmed_start = res.trim_start_matches(|c: char| c.is_ascii_whitespace());
         let (num, rest) = split_c_long(trimmed_start);
-        let valid = num.is_some()
-            && rest
-                .trim_matches(|c: char| c.is_ascii_whitespace())
-                .is_empty();
+        // Without digits strtol leaves its end at the start: a blank line passes as 0.
+        let rest = if num.is_some() { rest } else { res.as_str() };
+        let valid = rest
+            .trim_matches(|c: char| c.is_ascii_whitespace())
+            .is_empty();
         if !valid {
             logging::error(&format!(
                 "{word}: shell command must return an integer (not \"{res}\")"
@@ -1194,8 +1204,16 @@ impl<'a> Client<'a> {
             return Err(());
         }
         if self.shared.debug {
+            // pgbench names its argv[1] here: the command's first argument as written
+            // (printf's "(null)" without one), not the variable.
+            let name = match args.first() {
+                Some(ShellArg::Var(n)) => format!(":{n}"),
+                Some(ShellArg::Literal(l)) if l.starts_with(':') => format!(":{l}"),
+                Some(ShellArg::Literal(l)) => l.clone(),
+                None => "(null)".to_string(),
+            };
             logging::info(&format!(
-                "{word}: shell parameter name: \"{var}\", value: \"{res}\""
+                "{word}: shell parameter name: \"{name}\", value: \"{res}\""
             ));
         }
         Ok(())
@@ -1246,6 +1264,39 @@ pub fn sleep_until(until_us: i64) {
     }
 }
 
+/// The words pgbench keeps of a meta-command (its `argv`), as its debug line shows
+/// them: `\set` keeps only the variable name and `\if`/`\elif` only their word (the
+/// expression is parsed apart), and `\sleep 10ms` keeps `10ms` plus the unit it split
+/// off. Continuation lines join the words.
+fn meta_argv(meta: &MetaCommand, first_line: &str) -> String {
+    let text = first_line
+        .strip_prefix('\\')
+        .unwrap_or(first_line)
+        .replace("\\\r\n", " ")
+        .replace("\\\n", " ");
+    let mut words: Vec<&str> = text
+        .split([' ', '\t', '\r', '\n', '\x0b', '\x0c'])
+        .filter(|w| !w.is_empty())
+        .collect();
+    match meta {
+        MetaCommand::Set { .. } => words.truncate(2),
+        MetaCommand::If(_) | MetaCommand::Elif(_) => words.truncate(1),
+        _ => {}
+    }
+    let mut line = words.join(" ");
+    if let (MetaCommand::Sleep { .. }, [_, arg]) = (meta, words.as_slice()) {
+        if !arg.starts_with(':') {
+            let unsigned = arg.strip_prefix(['+', '-']).unwrap_or(arg);
+            let unit = unsigned.trim_start_matches(|c: char| c.is_ascii_digit());
+            if !unit.is_empty() && unit.len() < unsigned.len() {
+                line.push(' ');
+                line.push_str(unit);
+            }
+        }
+    }
+    line
+}
+
 /// `sh -c <line>` as system() and popen() run it: the shell's own messages then begin
 /// with `sh:`, not `/bin/sh:`.
 fn shell_command(line: &str) -> std::process::Command {
@@ -1258,6 +1309,43 @@ fn shell_command(line: &str) -> std::process::Command {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn meta_commands_show_pgbench_argv_in_debug_lines() {
+        use pgbench_script::ast::{Expr, Value};
+        let expr = || Expr::Const(Value::Bool(true));
+        let sleep = |unit_us| MetaCommand::Sleep {
+            duration: SleepArg::Const(2),
+            unit_us,
+        };
+        let shell = MetaCommand::Shell {
+            command: "echo".into(),
+            args: Vec::new(),
+        };
+        let cases = [
+            (
+                MetaCommand::Set {
+                    var: "aid".into(),
+                    expr: expr(),
+                },
+                "\\set aid random(1, 100000 * :scale)",
+                "set aid",
+            ),
+            (MetaCommand::If(expr()), "\\if :x > 1", "if"),
+            (MetaCommand::Elif(expr()), "\\ELIF 1", "ELIF"),
+            (sleep(1000), "\\sleep 2ms", "sleep 2ms ms"),
+            (sleep(1000), "\\sleep 2 ms", "sleep 2 ms"),
+            (sleep(1_000_000), "\\sleep :x", "sleep :x"),
+            (
+                shell,
+                "\\shell echo \\\n  ::foo\t:one",
+                "shell echo ::foo :one",
+            ),
+        ];
+        for (meta, line, want) in cases {
+            assert_eq!(meta_argv(&meta, line), want, "for {line:?}");
+        }
+    }
 
     #[test]
     fn c_integer_parsing() {
