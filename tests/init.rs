@@ -409,7 +409,7 @@ fn server_side_generation() {
 
 #[test]
 fn step_subsets() {
-    for (i, steps) in ["dt", "dtg", "d t g", " ", "dtpf", "dtvp"]
+    for (i, steps) in ["dt", "dtg", "d t g", " ", "dtpf", "dtvp", "g", "v", "dtfg"]
         .iter()
         .enumerate()
     {
@@ -611,4 +611,61 @@ fn server_gone_mid_load() {
             "no reason given: {err}"
         );
     }
+}
+
+/// On a terminal the progress lines end in `\r` and the last one is followed by `\n`;
+/// runs both under `script` (a pseudo-terminal), when it is installed.
+#[test]
+fn terminal_progress() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("script(1) not installed: skipped");
+        return;
+    }
+    let o = InitOptions {
+        steps: "dtg".into(),
+        ..options(3)
+    };
+    let c = cluster();
+    let stock_db = c.fresh_database("tty_stock").unwrap();
+    let ours_db = c.fresh_database("tty_ours").unwrap();
+    let stock_cmd = format!(
+        "{} -h {} -p {} -U {} {} {}",
+        stock_pgbench().display(),
+        c.socket_dir().display(),
+        c.port(),
+        c.user(),
+        stock_args(&o).join(" "),
+        stock_db
+    );
+    let ours_cmd = format!(
+        "{} init_child --exact --nocapture --test-threads=1 >/dev/null",
+        std::env::current_exe().unwrap().display()
+    );
+    let in_pty = |cmd: &str, child_spec: Option<String>| {
+        let mut script = Command::new("script");
+        script.args(["-q", "-e", "-c", cmd, "/dev/null"]);
+        if let Some(spec) = child_spec {
+            script.env(CHILD_ENV, spec);
+        }
+        let out = wait_with_timeout(script);
+        assert!(out.status.success(), "{}", stderr_text(&out));
+        // The terminal turns "\n" into "\r\n"; progress lines keep their bare "\r".
+        let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+        let masked: Vec<String> = text
+            .split_inclusive(['\r', '\n'])
+            .filter(|piece| piece.contains("tuples") || piece == &"\n")
+            .map(|piece| match piece.find(" done (elapsed ") {
+                Some(at) => format!("{}{}", &piece[..at], &piece[piece.len() - 1..]),
+                None => piece.to_string(),
+            })
+            .collect();
+        masked.concat()
+    };
+    let stock = in_pty(&stock_cmd, None);
+    let ours = in_pty(&ours_cmd, Some(encode(&ours_db, &o)));
+    assert_eq!(
+        stock,
+        "100000 of 300000 tuples (33%)\r200000 of 300000 tuples (66%)\r300000 of 300000 tuples (100%)\r\n"
+    );
+    assert_eq!(stock, ours);
 }
