@@ -337,7 +337,18 @@ impl Matcher<'_> {
             }
             Node::Alt(alts) => alts.iter().any(|a| self.m(a, pos, caps, k)),
             Node::Concat(items) => self.seq(items, pos, caps, k),
-            Node::Repeat(inner, min, max) => self.repeat(inner, *min, *max, 0, pos, caps, k),
+            Node::Repeat(inner, min, max) => {
+                if let Some(one) = self.single_char(inner) {
+                    // Loops, not recursion, for `.*` and the like over long outputs.
+                    let mut n = 0;
+                    while n < *max && pos + n < t.len() && one(t[pos + n]) {
+                        n += 1;
+                    }
+                    (*min..=n).rev().any(|i| k(pos + i, caps))
+                } else {
+                    self.repeat(inner, *min, *max, 0, pos, caps, k)
+                }
+            }
             Node::BackRef(i) => {
                 let Some((s, e)) = caps.get(*i).copied().flatten() else {
                     return false;
@@ -347,6 +358,18 @@ impl Matcher<'_> {
                     && (0..n).all(|j| self.same(t[pos + j], t[s + j]))
                     && k(pos + n, caps)
             }
+        }
+    }
+
+    /// The test of a node that always matches exactly one character.
+    fn single_char<'n>(&'n self, node: &'n Node) -> Option<Box<dyn Fn(char) -> bool + 'n>> {
+        match node {
+            Node::Char(c) => Some(Box::new(move |x| self.same(x, *c))),
+            Node::Any => Some(Box::new(move |x| self.pattern.dotall || x != '\n')),
+            Node::Class(items, negated) => {
+                Some(Box::new(move |x| self.in_class(items, x) != *negated))
+            }
+            _ => None,
         }
     }
 
