@@ -7,7 +7,8 @@
 --   psql -d bench -f examples/index-inserts-only.setup.sql
 --   pgbench-rs -c 256 -j 256 -T 3900 -P 1 -f examples/index-inserts-only.sql bench
 --
--- Or in one command on a throwaway server:
+-- Or in one command on a throwaway server, which runs the companion
+-- index-inserts-only.setup.sql itself after initialising:
 --   pgbench-rs --temp-instance -c 32 -j 32 -T 60 -P 5 -f examples/index-inserts-only.sql
 \set aid random(1, 1000000000)
 \set bid random(1, 1000000000)

@@ -3,12 +3,13 @@
 -- distinct). Measures read throughput of a cached working set: index probes, short
 -- range scans, a small sort and a small aggregate per transaction.
 --
+--   pgbench-rs -i -s 10 bench
 --   psql -d bench -f examples/sbtest.setup.sql
---   pgbench-rs -c 16 -j 16 -T 60 -P 5 -M prepared -f examples/oltp-read-only.sql bench
+--   pgbench-rs -c 16 -j 16 -T 60 -P 5 -s 10 -M prepared -f examples/oltp-read-only.sql bench
 --
--- Needs table sbtest1: run examples/sbtest.setup.sql once with psql (see there for
--- larger tables; pass the same scale to the run with -s). The row ids are uniform over
--- the table, like sysbench's --rand-type=uniform; see skewed-hot-rows.sql for skew.
+-- Needs table sbtest1, 10,000 rows per scale unit: run examples/sbtest.setup.sql once
+-- after -i, and give the run the -s of the init. The row ids are uniform over the
+-- table, like sysbench's --rand-type=uniform; see skewed-hot-rows.sql for skew.
 BEGIN;
 \set id random(1, 10000 * :scale)
 SELECT c FROM sbtest1 WHERE id = :id;

@@ -5,13 +5,14 @@
 -- its tps with sysbench's "transactions" and its -r statement latencies with
 -- sysbench's per-query figures.
 --
+--   pgbench-rs -i -s 10 bench
 --   psql -d bench -f examples/sbtest.setup.sql
---   pgbench-rs -c 16 -j 16 -T 60 -P 5 -M prepared --max-tries=10 -r \
+--   pgbench-rs -c 16 -j 16 -T 60 -P 5 -s 10 -M prepared --max-tries=10 -r \
 --              -f examples/oltp-read-write.sql bench
 --
--- Needs table sbtest1: run examples/sbtest.setup.sql once with psql (see there for
--- larger tables; pass the same scale to the run with -s). The row ids are uniform over
--- the table, like sysbench's --rand-type=uniform; see skewed-hot-rows.sql for skew.
+-- Needs table sbtest1, 10,000 rows per scale unit: run examples/sbtest.setup.sql once
+-- after -i, and give the run the -s of the init. The row ids are uniform over the
+-- table, like sysbench's --rand-type=uniform; see skewed-hot-rows.sql for skew.
 --
 -- Concurrent transactions that update rows in random order can deadlock; sysbench
 -- ignores the error and retries, pgbench retries deadlocks and serialization failures

@@ -3,13 +3,14 @@
 -- when the page has room), and a delete followed by an insert of the same row.
 -- Measures WAL, index maintenance and row locking.
 --
+--   pgbench-rs -i -s 10 bench
 --   psql -d bench -f examples/sbtest.setup.sql
---   pgbench-rs -c 16 -j 16 -T 60 -P 5 -M prepared --max-tries=10 \
+--   pgbench-rs -c 16 -j 16 -T 60 -P 5 -s 10 -M prepared --max-tries=10 \
 --              -f examples/oltp-write-only.sql bench
 --
--- Needs table sbtest1: run examples/sbtest.setup.sql once with psql (see there for
--- larger tables; pass the same scale to the run with -s). The row ids are uniform over
--- the table, like sysbench's --rand-type=uniform; see skewed-hot-rows.sql for skew.
+-- Needs table sbtest1, 10,000 rows per scale unit: run examples/sbtest.setup.sql once
+-- after -i, and give the run the -s of the init. The row ids are uniform over the
+-- table, like sysbench's --rand-type=uniform; see skewed-hot-rows.sql for skew.
 --
 -- Deadlocks between concurrent transactions are retried with --max-tries above 1; the
 -- insert says ON CONFLICT DO NOTHING because another client may have put back the
