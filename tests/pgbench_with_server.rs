@@ -385,6 +385,10 @@ fn server_parameter_logging() {
         }
     };
     let log_start = db.cluster.server_log().len();
+    assert!(
+        log_start > 0,
+        "this test reads the server log of a cluster of its own"
+    );
     let log = || db.cluster.server_log()[log_start..].to_string();
     let json_script = "select '{ invalid ' as value \\gset\n\
         select $$'Valame Dios!' dijo Sancho; 'no le dije yo a vuestra merced que mirase bien lo que hacia?'$$ as long \\gset\n\
