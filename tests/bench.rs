@@ -119,7 +119,7 @@ fn seeded_runs_insert_what_stock_pgbench_inserts() {
 #[test]
 fn a_server_that_dies_mid_run_aborts_every_client() {
     let cluster = Cluster::start(ClusterOptions::default()).unwrap();
-    let mut target = |cmd: &mut Command| {
+    let target = |cmd: &mut Command| {
         for (k, _) in std::env::vars() {
             if k.starts_with("PG") {
                 cmd.env_remove(k);

@@ -816,8 +816,9 @@ impl<'a> Client<'a> {
     fn prepare_commands(&mut self, script: usize, from: usize, to: usize) -> Result<(), TxError> {
         let sh = self.shared;
         let commands = &sh.scripts[script].script.commands;
-        for index in from..to.min(commands.len()) {
-            let CommandKind::Sql(sql) = &commands[index].kind else {
+        let to = to.min(commands.len());
+        for (index, command) in commands.iter().enumerate().take(to).skip(from) {
+            let CommandKind::Sql(sql) = &command.kind else {
                 continue;
             };
             if self.prepared[script][index] {

@@ -159,11 +159,24 @@ pub enum ShellArg {
 /// A backslash command.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MetaCommand {
-    Set { var: String, expr: Expr },
+    Set {
+        var: String,
+        expr: Expr,
+    },
     /// `\sleep N [us|ms|s]`; `unit_us` is 1, 1_000 or 1_000_000.
-    Sleep { duration: SleepArg, unit_us: i64 },
-    SetShell { var: String, command: String, args: Vec<ShellArg> },
-    Shell { command: String, args: Vec<ShellArg> },
+    Sleep {
+        duration: SleepArg,
+        unit_us: i64,
+    },
+    SetShell {
+        var: String,
+        command: String,
+        args: Vec<ShellArg>,
+    },
+    Shell {
+        command: String,
+        args: Vec<ShellArg>,
+    },
     If(Expr),
     Elif(Expr),
     Else,
