@@ -924,30 +924,12 @@ static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(|| {
         .op(Op::infix(Rule::op_or, Assoc::Left))
         .op(Op::infix(Rule::op_and, Assoc::Left))
         .op(Op::prefix(Rule::not))
-        .op(Op::postfix(Rule::is_null)
-            | Op::postfix(Rule::is_not_null)
-            | Op::postfix(Rule::is_true)
-            | Op::postfix(Rule::is_not_true)
-            | Op::postfix(Rule::is_false)
-            | Op::postfix(Rule::is_not_false)
-            | Op::postfix(Rule::isnull)
-            | Op::postfix(Rule::notnull))
-        .op(Op::infix(Rule::op_lt, Assoc::Left)
-            | Op::infix(Rule::op_gt, Assoc::Left)
-            | Op::infix(Rule::op_eq, Assoc::Left)
-            | Op::infix(Rule::op_le, Assoc::Left)
-            | Op::infix(Rule::op_ge, Assoc::Left)
-            | Op::infix(Rule::op_ne, Assoc::Left))
-        .op(Op::infix(Rule::op_bitor, Assoc::Left)
-            | Op::infix(Rule::op_bitxor, Assoc::Left)
-            | Op::infix(Rule::op_bitand, Assoc::Left)
-            | Op::infix(Rule::op_lshift, Assoc::Left)
-            | Op::infix(Rule::op_rshift, Assoc::Left))
+        .op(Op::postfix(Rule::is_test) | Op::postfix(Rule::isnull) | Op::postfix(Rule::notnull))
+        .op(Op::infix(Rule::op_cmp, Assoc::Left))
+        .op(Op::infix(Rule::op_bit, Assoc::Left))
         .op(Op::prefix(Rule::bitnot))
-        .op(Op::infix(Rule::op_add, Assoc::Left) | Op::infix(Rule::op_sub, Assoc::Left))
-        .op(Op::infix(Rule::op_mul, Assoc::Left)
-            | Op::infix(Rule::op_div, Assoc::Left)
-            | Op::infix(Rule::op_mod, Assoc::Left))
+        .op(Op::infix(Rule::op_add, Assoc::Left))
+        .op(Op::infix(Rule::op_mul, Assoc::Left))
         .op(Op::prefix(Rule::neg) | Op::prefix(Rule::pos))
 });
 
@@ -999,38 +981,52 @@ fn build(pair: Pair<'_, Rule>) -> Result<Operand, Unexpected> {
             let x = operand?.expr;
             let is = |x, v| func(Func::Is, vec![x, constant(v)]);
             Ok(match op.as_rule() {
-                Rule::is_null | Rule::isnull => is(x, Value::Null),
-                Rule::is_not_null | Rule::notnull => func(Func::Not, vec![is(x, Value::Null)]),
-                Rule::is_true => is(x, Value::Bool(true)),
-                Rule::is_not_true => func(Func::Not, vec![is(x, Value::Bool(true))]),
-                Rule::is_false => is(x, Value::Bool(false)),
-                Rule::is_not_false => func(Func::Not, vec![is(x, Value::Bool(false))]),
+                Rule::isnull => is(x, Value::Null),
+                Rule::notnull => func(Func::Not, vec![is(x, Value::Null)]),
+                Rule::is_test => {
+                    let mut negated = false;
+                    let mut value = Value::Null;
+                    for part in op.into_inner() {
+                        match part.as_rule() {
+                            Rule::kw_not => negated = true,
+                            Rule::true_lit => value = Value::Bool(true),
+                            Rule::false_lit => value = Value::Bool(false),
+                            _ => {}
+                        }
+                    }
+                    let test = is(x, value);
+                    if negated {
+                        func(Func::Not, vec![test])
+                    } else {
+                        test
+                    }
+                }
                 _ => return Err(Unexpected),
             }
             .into())
         })
         .map_infix(|lhs, op, rhs| {
             let (a, b) = (lhs?.expr, rhs?.expr);
-            let (f, args) = match op.as_rule() {
-                Rule::op_or => (Func::Or, vec![a, b]),
-                Rule::op_and => (Func::And, vec![a, b]),
-                Rule::op_eq => (Func::Eq, vec![a, b]),
-                Rule::op_ne => (Func::Ne, vec![a, b]),
-                Rule::op_lt => (Func::Lt, vec![a, b]),
-                Rule::op_le => (Func::Le, vec![a, b]),
+            let (f, args) = match (op.as_rule(), op.as_str()) {
+                (Rule::op_or, _) => (Func::Or, vec![a, b]),
+                (Rule::op_and, _) => (Func::And, vec![a, b]),
+                (_, "=") => (Func::Eq, vec![a, b]),
+                (_, "<>" | "!=") => (Func::Ne, vec![a, b]),
+                (_, "<") => (Func::Lt, vec![a, b]),
+                (_, "<=") => (Func::Le, vec![a, b]),
                 // `a > b` is `b < a`, so the right operand is evaluated first
-                Rule::op_gt => (Func::Lt, vec![b, a]),
-                Rule::op_ge => (Func::Le, vec![b, a]),
-                Rule::op_bitor => (Func::BitOr, vec![a, b]),
-                Rule::op_bitand => (Func::BitAnd, vec![a, b]),
-                Rule::op_bitxor => (Func::BitXor, vec![a, b]),
-                Rule::op_lshift => (Func::LShift, vec![a, b]),
-                Rule::op_rshift => (Func::RShift, vec![a, b]),
-                Rule::op_add => (Func::Add, vec![a, b]),
-                Rule::op_sub => (Func::Sub, vec![a, b]),
-                Rule::op_mul => (Func::Mul, vec![a, b]),
-                Rule::op_div => (Func::Div, vec![a, b]),
-                Rule::op_mod => (Func::Mod, vec![a, b]),
+                (_, ">") => (Func::Lt, vec![b, a]),
+                (_, ">=") => (Func::Le, vec![b, a]),
+                (_, "|") => (Func::BitOr, vec![a, b]),
+                (_, "&") => (Func::BitAnd, vec![a, b]),
+                (_, "#") => (Func::BitXor, vec![a, b]),
+                (_, "<<") => (Func::LShift, vec![a, b]),
+                (_, ">>") => (Func::RShift, vec![a, b]),
+                (_, "+") => (Func::Add, vec![a, b]),
+                (_, "-") => (Func::Sub, vec![a, b]),
+                (_, "*") => (Func::Mul, vec![a, b]),
+                (_, "/") => (Func::Div, vec![a, b]),
+                (_, "%") => (Func::Mod, vec![a, b]),
                 _ => return Err(Unexpected),
             };
             Ok(func(f, args).into())

@@ -1,6 +1,6 @@
 //! Backslash commands: pgbench's `process_backslash_command()`. The words of the line
-//! come from the `meta_words` rule of `script.pest`; `\set`, `\if` and `\elif` hand the
-//! rest of their line to the expression parser.
+//! come from the `meta_next_word` / `meta_words` rules of `script.pest`; `\set`, `\if`
+//! and `\elif` hand the rest of their line to the expression parser.
 
 use pest::Parser;
 
@@ -44,8 +44,7 @@ pub(crate) fn parse_backslash(
     line_no: usize,
 ) -> Result<(Option<Backslash>, usize), ScriptError> {
     let (content_end, line_end) = logical_line_end(src.as_bytes(), backslash);
-    let words = split_words(src, backslash + 1, content_end);
-    let Some(command) = words.first() else {
+    let Some(command) = next_word(src, backslash + 1, content_end) else {
         return Ok((None, line_end));
     };
     let first_line = chomp(&src[backslash..line_end]).to_string();
@@ -60,14 +59,16 @@ pub(crate) fn parse_backslash(
     let word = command.text.to_ascii_lowercase();
 
     if matches!(word.as_str(), "set" | "if" | "elif") {
-        let expr_start = if word == "set" {
-            match words.get(1) {
-                Some(var) => var.end,
+        // the words stop here: the rest of the line is the expression
+        let var = if word == "set" {
+            match next_word(src, command.end, content_end) {
+                Some(var) => Some(var),
                 None => return Err(error(SyntaxMessage::MissingArgument, false, None, None)),
             }
         } else {
-            command.end
+            None
         };
+        let expr_start = var.as_ref().map_or(command.end, |v| v.end);
         let site = ExprSite {
             source,
             line_no,
@@ -77,7 +78,7 @@ pub(crate) fn parse_backslash(
         let (expr, end) = parse_expr(src, expr_start, &site)?;
         let parsed = match word.as_str() {
             "set" => MetaCommand::Set {
-                var: words[1].text.to_string(),
+                var: var.map_or_else(String::new, |v| v.text.to_string()),
                 expr,
             },
             "if" => MetaCommand::If(expr),
@@ -92,10 +93,11 @@ pub(crate) fn parse_backslash(
         ));
     }
 
-    if words.len() > MAX_ARGS {
+    let args = split_words(src, command.end, content_end);
+    if args.len() >= MAX_ARGS {
         return Err(error(SyntaxMessage::TooManyArguments, false, None, None));
     }
-    let args = &words[1..];
+    let args = &args[..];
     let unexpected_argument = || {
         if args.is_empty() {
             Ok(())
@@ -205,6 +207,20 @@ fn logical_line_end(text: &[u8], backslash: usize) -> (usize, usize) {
         i = nl + 1;
     }
     (text.len(), text.len())
+}
+
+/// The first word of `src[from..to]`.
+fn next_word(src: &str, from: usize, to: usize) -> Option<Word<'_>> {
+    let pair = Grammar::parse(Rule::meta_next_word, &src[from..to])
+        .ok()?
+        .next()?;
+    let word = pair.into_inner().find(|p| p.as_rule() == Rule::meta_word)?;
+    let span = word.as_span();
+    Some(Word {
+        text: &src[from + span.start()..from + span.end()],
+        start: from + span.start(),
+        end: from + span.end(),
+    })
 }
 
 /// The whitespace-separated words of `src[from..to]`.
