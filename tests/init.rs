@@ -556,8 +556,18 @@ fn parallel_jobs_same_result() {
         );
         assert_eq!(schema(&stock_db), schema(&ours_db));
         assert_eq!(contents(&stock_db), contents(&ours_db));
-        // Analysed like stock's, and accounts frozen as stock's COPY FREEZE leaves it.
-        assert_eq!(maintenance_state(&stock_db), maintenance_state(&ours_db));
+        // Vacuumed and analysed like stock's. Not compared: the frozen state (stock's
+        // COPY FREEZE freezes accounts; several connections can't, see docs/init.md)
+        // and all-visible bits (vacuum may set them only when no other session's
+        // snapshot is older, which concurrent tests make a matter of timing).
+        let maintained = "select c.relname, c.reltuples, s.last_analyze is not null,
+                                 s.last_vacuum is not null
+                            from pg_class c join pg_stat_user_tables s on s.relid = c.oid
+                           where c.relname like 'pgbench%' order by c.relname";
+        assert_eq!(
+            cluster().psql(&stock_db, maintained).unwrap(),
+            cluster().psql(&ours_db, maintained).unwrap()
+        );
     }
 }
 

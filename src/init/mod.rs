@@ -90,7 +90,6 @@ pub fn run(conn: &ConnectOptions, opts: &InitOptions, _progname: &str) -> Result
         connect: conn,
         main,
         helpers: Vec::new(),
-        accounts_need_freeze: false,
     };
     init.run_steps()
 }
@@ -129,9 +128,6 @@ struct Init<'a> {
     main: Connection,
     /// Extra connections for `jobs` > 1, opened by the first parallel step.
     helpers: Vec<Connection>,
-    /// Set when `g` loaded `pgbench_accounts` over several connections without
-    /// `freeze`, so `v` freezes it to leave what pgbench's `COPY ... FREEZE` leaves.
-    accounts_need_freeze: bool,
 }
 
 impl Init<'_> {
@@ -212,9 +208,7 @@ impl Init<'_> {
             None => load::client_side(&mut self.main, &self.opts),
             Some(jobs) => {
                 self.open_helpers(jobs)?;
-                parallel::client_side(&mut self.main, &mut self.helpers, &self.opts)?;
-                self.accounts_need_freeze = self.opts.partitions == 0;
-                Ok(())
+                parallel::client_side(&mut self.main, &mut self.helpers, &self.opts)
             }
         }
     }
@@ -225,25 +219,20 @@ impl Init<'_> {
             None => load::server_side(&mut self.main, &self.opts),
             Some(jobs) => {
                 self.open_helpers(jobs)?;
-                parallel::server_side(&mut self.main, &mut self.helpers, &self.opts)?;
-                // Stock G inserts without freeze too: nothing to make up for.
-                self.accounts_need_freeze = false;
-                Ok(())
+                parallel::server_side(&mut self.main, &mut self.helpers, &self.opts)
             }
         }
     }
 
     fn vacuum(&mut self) -> Result<(), InitError> {
         say("vacuuming...\n");
+        // After a parallel load the accounts rows are not frozen as pgbench's COPY FREEZE
+        // leaves them; `vacuum (freeze)` here would rewrite the table with full-page
+        // images and cost more than the parallel load saves (docs/init.md), so this is
+        // pgbench's statement in every case.
         let statements: Vec<String> = sql::VACUUM_TABLES
             .iter()
-            .map(|table| {
-                if *table == "pgbench_accounts" && self.accounts_need_freeze {
-                    format!("vacuum (freeze, analyze) {table}")
-                } else {
-                    format!("vacuum analyze {table}")
-                }
-            })
+            .map(|table| format!("vacuum analyze {table}"))
             .collect();
         self.maintenance(statements)
     }

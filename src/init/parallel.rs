@@ -5,9 +5,9 @@
 //!
 //! What differs from the one-connection path and why: the truncate and the small tables
 //! commit first, because other sessions cannot write to a table truncated in an open
-//! transaction; so the accounts rows cannot use `COPY ... FREEZE` (and `v` freezes the
-//! table instead), and a failure mid-load leaves the rows loaded so far (`d` or a rerun
-//! of `g` cleans up). The rows, schema and progress lines are the same.
+//! transaction; so the accounts rows cannot use `COPY ... FREEZE` (`v` leaves them
+//! all-visible but not frozen), and a failure mid-load leaves the rows loaded so far
+//! (`d` or a rerun of `g` cleans up). The rows, schema and progress lines are the same.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -116,9 +116,8 @@ pub(crate) fn client_side(
 
 /// Makes this connection's commits wait for the local WAL flush. With
 /// `synchronous_commit = off` the commit records of the pieces may still be unflushed
-/// when `v` runs, and vacuum cannot set hint bits (so neither all-visible nor
-/// all-frozen) on rows whose commit is not yet durable: the table would be left
-/// unfrozen, unlike after pgbench's `COPY ... FREEZE`.
+/// when `v` runs, and vacuum cannot set hint bits (so not the all-visible bits) on
+/// rows whose commit is not yet durable, unlike after pgbench's `COPY ... FREEZE`.
 fn flush_commits(conn: &mut Connection) -> Result<(), InitError> {
     let current = conn
         .query_rows("show synchronous_commit")
@@ -195,6 +194,10 @@ pub(crate) fn server_side(
             )
         })
         .collect();
+    flush_commits(main)?;
+    for conn in helpers.iter_mut() {
+        flush_commits(conn)?;
+    }
     run_queue(main, helpers, inserts)
 }
 
