@@ -36,12 +36,13 @@ pub struct Collected {
     pub script_histograms: Vec<LatencyHistogram>,
 }
 
-/// Collects until every client said it is done. `bench_start` is when clients
-/// started; `start_time` when the program started (progress times count from it).
+/// Collects until every client said it is done. `start_time` is when the clients'
+/// threads started, before connecting: as in pgbench's `threadRun`, progress reports
+/// are due every `-P` seconds from then, and count their time from then (so the
+/// first interval includes the initial connections).
 pub fn collect(
     cfg: &Config,
     rx: &Receiver<StatsMsg>,
-    bench_start: i64,
     start_time: i64,
 ) -> Collected {
     let mut c = Collected {
@@ -55,9 +56,9 @@ pub fn collect(
         script_histograms: (0..cfg.nscripts).map(|_| LatencyHistogram::new()).collect(),
     };
     let period = cfg.progress_s * 1_000_000;
-    let mut next_report = bench_start + period;
+    let mut next_report = start_time + period;
     let mut last = StatsData::default();
-    let mut last_report = bench_start;
+    let mut last_report = start_time;
     let mut done = 0;
     while done < cfg.nclients {
         let msg = if period > 0 {

@@ -382,7 +382,7 @@ pub fn run(mut conn_args: ConnectArgs, bench: &BenchOptions, common: &Common) ->
             }
         }
         barrier.wait();
-        let collected = collector::collect(&collector_cfg, &stats_rx, bench_start, start_time);
+        let collected = collector::collect(&collector_cfg, &stats_rx, start_time);
         for h in handles {
             let _ = h.join();
         }
