@@ -679,3 +679,19 @@ fn terminal_progress() {
     );
     assert_eq!(stock, ours);
 }
+
+/// A database that does not exist: libpq's line, then pgbench's, exit 1.
+#[test]
+fn connection_failure() {
+    let o = options(1);
+    let stock = run_stock("t_init_no_such_database", &o);
+    let ours = run_ours("t_init_no_such_database", &o);
+    assert_eq!(stock.status.code(), Some(1));
+    assert_eq!(ours.status.code(), Some(1));
+    assert_eq!(
+        normalize(&stderr_text(&stock)),
+        normalize(&stderr_text(&ours))
+    );
+    assert!(stderr_text(&ours)
+        .ends_with("pgbench: error: could not create connection for initialization\n"));
+}
