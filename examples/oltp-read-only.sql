@@ -2,6 +2,7 @@
 -- point selects and four range selects over 100 rows (simple, sum, order by,
 -- distinct). Measures read throughput of a cached working set: index probes, short
 -- range scans, a small sort and a small aggregate per transaction.
+-- setup: sbtest.setup.sql   (run by --temp-instance; with a real server use psql as below)
 --
 --   pgbench-rs -i -s 10 bench
 --   psql -d bench -f examples/sbtest.setup.sql

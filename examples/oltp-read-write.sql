@@ -4,6 +4,7 @@
 -- followed by an insert of the same row. The classic mixed OLTP yardstick; compare
 -- its tps with sysbench's "transactions" and its -r statement latencies with
 -- sysbench's per-query figures.
+-- setup: sbtest.setup.sql   (run by --temp-instance; with a real server use psql as below)
 --
 --   pgbench-rs -i -s 10 bench
 --   psql -d bench -f examples/sbtest.setup.sql

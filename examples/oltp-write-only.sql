@@ -2,6 +2,7 @@
 -- an update of an indexed column, an update of a non-indexed column (a HOT update
 -- when the page has room), and a delete followed by an insert of the same row.
 -- Measures WAL, index maintenance and row locking.
+-- setup: sbtest.setup.sql   (run by --temp-instance; with a real server use psql as below)
 --
 --   pgbench-rs -i -s 10 bench
 --   psql -d bench -f examples/sbtest.setup.sql

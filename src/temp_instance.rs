@@ -1,7 +1,8 @@
 //! `--temp-instance`: the one-command way to try pgbench-rs. Starts a throwaway local
 //! PostgreSQL cluster (server binaries from PATH or `pg_config --bindir`), initialises
-//! the standard tables at scale `-s`, runs each script's companion `NAME.setup.sql`
-//! if there is one, runs the job there, and removes the cluster.
+//! the standard tables at scale `-s`, runs the scripts' setup files (a `-- setup:
+//! FILE` header line, or a companion `NAME.setup.sql`), runs the job there, and
+//! removes the cluster.
 
 use crate::cli::options::{BenchOptions, Common, ConnArgs};
 use crate::init::InitOptions;
@@ -51,16 +52,45 @@ fn connect_options(conn: &ConnArgs) -> Option<pgbench_wire::ConnectOptions> {
     }
 }
 
-/// The companion `NAME.setup.sql` of each `-f NAME.sql` (the examples' convention for
-/// tables beyond pgbench's own), run once after initialisation.
+/// The setup files of the scripts (the examples' convention for tables beyond
+/// pgbench's own), run once after initialising: a `-- setup: FILE` line in a script's
+/// leading comments (FILE relative to the script), else its companion
+/// `NAME.setup.sql` if there is one. Each file runs once, in command-line order.
 fn setup_files(bench: &BenchOptions) -> Vec<String> {
-    bench
-        .scripts
-        .iter()
-        .filter_map(|ws| ws.script.name.strip_suffix(".sql"))
-        .map(|stem| format!("{stem}.setup.sql"))
-        .filter(|path| std::path::Path::new(path).is_file())
-        .collect()
+    let mut files: Vec<String> = Vec::new();
+    for ws in &bench.scripts {
+        let path = std::path::Path::new(&ws.script.name);
+        let declared: Vec<String> = std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .take_while(|l| l.trim_start().starts_with("--") || l.trim().is_empty())
+            .filter_map(|l| l.trim_start().strip_prefix("--"))
+            .filter_map(|l| l.trim().strip_prefix("setup:"))
+            // The first word is the file; the rest of the line may explain it.
+            .filter_map(|f| f.split_whitespace().next())
+            .map(|f| {
+                let dir = path.parent().unwrap_or(std::path::Path::new(""));
+                dir.join(f).display().to_string()
+            })
+            .collect();
+        let found = if declared.is_empty() {
+            ws.script
+                .name
+                .strip_suffix(".sql")
+                .map(|stem| format!("{stem}.setup.sql"))
+                .filter(|p| std::path::Path::new(p).is_file())
+                .into_iter()
+                .collect()
+        } else {
+            declared
+        };
+        for f in found {
+            if !files.contains(&f) {
+                files.push(f);
+            }
+        }
+    }
+    files
 }
 
 fn run_setup_files(opts: &pgbench_wire::ConnectOptions, bench: &BenchOptions) -> Result<(), i32> {
@@ -143,4 +173,32 @@ pub fn run_bench(conn: &ConnArgs, bench: &BenchOptions, common: &Common) -> i32 
     logging::info("removing the temporary instance");
     drop(cluster);
     code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::options::{interpret, Action, ProcessEnv};
+
+    #[test]
+    fn setup_files_come_from_headers_or_companions_once_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |n: &str| dir.path().join(n).display().to_string();
+        std::fs::write(p("a.sql"), "-- uses x\n-- setup: x.setup.sql\nSELECT 1;\n").unwrap();
+        std::fs::write(p("b.sql"), "-- setup: x.setup.sql (shared)\nSELECT 2;\n").unwrap();
+        std::fs::write(p("c.sql"), "SELECT 3;\n").unwrap();
+        std::fs::write(p("c.setup.sql"), "CREATE TABLE c();\n").unwrap();
+        std::fs::write(p("d.sql"), "SELECT 4;\n-- setup: not-a-header.sql\n").unwrap();
+        let args: Vec<String> = ["a.sql", "b.sql", "c.sql", "d.sql"]
+            .iter()
+            .flat_map(|f| ["-f".to_string(), p(f)])
+            .collect();
+        let Ok(Action::Bench { bench, .. }) = interpret("pgbench-rs", &args, &ProcessEnv) else {
+            panic!("not a benchmark");
+        };
+        assert_eq!(
+            setup_files(&bench),
+            vec![p("x.setup.sql"), p("c.setup.sql")]
+        );
+    }
 }
