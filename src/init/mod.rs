@@ -234,7 +234,13 @@ impl Init<'_> {
             .iter()
             .map(|table| format!("vacuum analyze {table}"))
             .collect();
-        self.maintenance(statements)
+        match self.opts.parallel_jobs() {
+            Some(jobs) => {
+                self.open_helpers(jobs)?;
+                parallel::vacuum(&mut self.main, &mut self.helpers, statements)
+            }
+            None => self.maintenance(statements),
+        }
     }
 
     fn primary_keys(&mut self) -> Result<(), InitError> {

@@ -201,6 +201,40 @@ pub(crate) fn server_side(
     run_queue(main, helpers, inserts)
 }
 
+/// `v` over several connections. A partitioned `pgbench_accounts` is vacuumed one
+/// partition per connection, then analysed as a whole: the same work as pgbench's
+/// `vacuum analyze pgbench_accounts`, which vacuums and analyses every partition and
+/// then gathers the parent's statistics, and the same statistics afterwards.
+pub(crate) fn vacuum(
+    main: &mut Connection,
+    helpers: &mut [Connection],
+    stock: Vec<String>,
+) -> Result<(), InitError> {
+    // The partitions the server has, not what --partitions says: `-I v` may run on
+    // tables made by another invocation.
+    let find = "select i.inhrelid::pg_catalog.regclass::pg_catalog.text from pg_catalog.pg_inherits i \
+                where i.inhparent = pg_catalog.to_regclass('pgbench_accounts') order by i.inhrelid";
+    let partitions: Vec<String> = main
+        .query_rows(find)
+        .map_err(|e| InitError::Query {
+            message: e.to_string(),
+            sql: find.to_string(),
+        })?
+        .into_iter()
+        .filter_map(|row| row.into_iter().next().flatten())
+        .collect();
+    if partitions.is_empty() {
+        return statements(main, helpers, stock);
+    }
+    let split: Vec<String> = partitions
+        .iter()
+        .map(|p| format!("vacuum {p}"))
+        .chain(stock.into_iter().filter(|s| !s.ends_with(" pgbench_accounts")))
+        .collect();
+    run_queue(main, helpers, split)?;
+    execute(main, "analyze pgbench_accounts")
+}
+
 /// Runs independent statements (one per table) concurrently; the ones on
 /// `pgbench_accounts`, by far the longest, start first.
 pub(crate) fn statements(
