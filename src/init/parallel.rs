@@ -212,7 +212,8 @@ pub(crate) fn vacuum(
 ) -> Result<(), InitError> {
     // The partitions the server has, not what --partitions says: `-I v` may run on
     // tables made by another invocation.
-    let find = "select i.inhrelid::pg_catalog.regclass::pg_catalog.text from pg_catalog.pg_inherits i \
+    let find =
+        "select i.inhrelid::pg_catalog.regclass::pg_catalog.text from pg_catalog.pg_inherits i \
                 where i.inhparent = pg_catalog.to_regclass('pgbench_accounts') order by i.inhrelid";
     let partitions: Vec<String> = main
         .query_rows(find)
@@ -229,7 +230,11 @@ pub(crate) fn vacuum(
     let split: Vec<String> = partitions
         .iter()
         .map(|p| format!("vacuum {p}"))
-        .chain(stock.into_iter().filter(|s| !s.ends_with(" pgbench_accounts")))
+        .chain(
+            stock
+                .into_iter()
+                .filter(|s| !s.ends_with(" pgbench_accounts")),
+        )
         .collect();
     run_queue(main, helpers, split)?;
     execute(main, "analyze pgbench_accounts")
