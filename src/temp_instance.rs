@@ -35,15 +35,7 @@ fn conn_on(cluster: &Cluster, user_args: &ConnArgs) -> ConnArgs {
 }
 
 fn connect_options(conn: &ConnArgs) -> Option<pgbench_wire::ConnectOptions> {
-    let args = pgbench_wire::ConnectArgs {
-        host: conn.host.clone(),
-        port: conn.port.clone(),
-        user: conn.user.clone(),
-        password: None,
-        dbname: Some(conn.dbname.clone()),
-        fallback_application_name: Some("pgbench".into()),
-    };
-    match pgbench_wire::ConnectOptions::from_args(&args) {
+    match pgbench_wire::ConnectOptions::from_args(&conn.connect_args()) {
         Ok(o) => Some(o),
         Err(e) => {
             logging::error(&e.to_string());
@@ -161,15 +153,7 @@ pub fn run_bench(conn: &ConnArgs, bench: &BenchOptions, common: &Common) -> i32 
     if let Err(code) = run_setup_files(&opts, bench) {
         return code;
     }
-    let args = pgbench_wire::ConnectArgs {
-        host: conn.host.clone(),
-        port: conn.port.clone(),
-        user: conn.user.clone(),
-        password: None,
-        dbname: Some(conn.dbname.clone()),
-        fallback_application_name: Some("pgbench".into()),
-    };
-    let code = crate::bench::run(args, bench, common);
+    let code = crate::bench::run(conn.connect_args(), bench, common);
     logging::info("removing the temporary instance");
     drop(cluster);
     code

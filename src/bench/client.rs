@@ -677,43 +677,29 @@ impl<'a> Client<'a> {
                 }
                 self.pending_syncs = 0;
             }
-            MetaCommand::SyncPipeline => {
+            MetaCommand::SyncPipeline | MetaCommand::EndPipeline => {
+                let word = meta.name();
                 let conn = self.conn.as_mut().expect("connected");
                 if conn.pipeline_status() == pgbench_wire::PipelineStatus::Off {
-                    return Err(self.command_failed(
-                        script,
-                        index,
-                        "syncpipeline",
-                        "not in pipeline mode",
-                    ));
+                    return Err(self.command_failed(script, index, word, "not in pipeline mode"));
                 }
-                if conn.send_pipeline_sync().is_err() {
+                // \syncpipeline only queues a sync; \endpipeline sends one and reads.
+                let sent = if matches!(meta, MetaCommand::SyncPipeline) {
+                    conn.send_pipeline_sync()
+                } else {
+                    conn.pipeline_sync()
+                };
+                if sent.is_err() {
                     return Err(self.command_failed(
                         script,
                         index,
-                        "syncpipeline",
+                        word,
                         "failed to send a pipeline sync",
                     ));
                 }
-                self.pending_syncs += 1;
-            }
-            MetaCommand::EndPipeline => {
-                let conn = self.conn.as_mut().expect("connected");
-                if conn.pipeline_status() == pgbench_wire::PipelineStatus::Off {
-                    return Err(self.command_failed(
-                        script,
-                        index,
-                        "endpipeline",
-                        "not in pipeline mode",
-                    ));
-                }
-                if conn.pipeline_sync().is_err() {
-                    return Err(self.command_failed(
-                        script,
-                        index,
-                        "endpipeline",
-                        "failed to send a pipeline sync",
-                    ));
+                if matches!(meta, MetaCommand::SyncPipeline) {
+                    self.pending_syncs += 1;
+                    return Ok(());
                 }
                 let syncs = self.pending_syncs + 1;
                 self.pending_syncs = 0;

@@ -6,20 +6,8 @@ pub mod help;
 pub mod options;
 
 use crate::logging;
-use options::{Action, ConnArgs, ProcessEnv};
-use pgbench_wire::ConnectArgs;
+use options::{Action, ProcessEnv};
 use std::io::Write;
-
-fn connect_args(c: &ConnArgs) -> ConnectArgs {
-    ConnectArgs {
-        host: c.host.clone(),
-        port: c.port.clone(),
-        user: c.user.clone(),
-        password: None,
-        dbname: Some(c.dbname.clone()),
-        fallback_application_name: Some("pgbench".to_string()),
-    }
-}
 
 /// Runs pgbench-rs with this process's arguments; returns the exit status.
 pub fn main() -> i32 {
@@ -57,7 +45,7 @@ pub fn main() -> i32 {
                 return crate::temp_instance::run_init(&conn, &init);
             }
             // pgbench's doConnect: prompt for a password if the server wants one.
-            let mut args = connect_args(&conn);
+            let mut args = conn.connect_args();
             let opts = match crate::bench::setup::connect_with_prompt(&mut args) {
                 Ok((_probe, opts)) => opts,
                 Err(msg) => {
@@ -82,7 +70,7 @@ pub fn main() -> i32 {
             if common.temp_instance {
                 return crate::temp_instance::run_bench(&conn, &bench, &common);
             }
-            crate::bench::run(connect_args(&conn), &bench, &common)
+            crate::bench::run(conn.connect_args(), &bench, &common)
         }
     }
 }

@@ -54,6 +54,21 @@ pub struct ConnArgs {
     pub dbname: String,
 }
 
+impl ConnArgs {
+    /// What pgbench passes to `PQconnectdbParams`: `-h -p -U`, DBNAME (expanded when
+    /// it is a conninfo string or URI) and `pgbench` as the fallback application name.
+    pub fn connect_args(&self) -> pgbench_wire::ConnectArgs {
+        pgbench_wire::ConnectArgs {
+            host: self.host.clone(),
+            port: self.port.clone(),
+            user: self.user.clone(),
+            password: None,
+            dbname: Some(self.dbname.clone()),
+            fallback_application_name: Some("pgbench".to_string()),
+        }
+    }
+}
+
 /// Everything benchmarking mode needs.
 #[derive(Debug, Clone)]
 pub struct BenchOptions {
@@ -410,26 +425,9 @@ pub fn interpret(argv0: &str, args: &[String], env: &dyn Env) -> Result<Action, 
 
     let mut common = Common::default();
     // The seed is set from the environment first, then by each --random-seed.
-    let seed_env = env.var("PGBENCH_RANDOM_SEED");
-    match seed_env.as_deref() {
+    match env.var("PGBENCH_RANDOM_SEED") {
         None => common.random_seed = prng::monotonic_micros(),
-        Some(s) => match prng::parse_seed(s) {
-            Ok(seed) => {
-                common.random_seed = seed;
-                common.seed_given = true;
-                announce_seed(seed);
-            }
-            Err(e) => {
-                let mut f = Failure::fatal(e.to_string());
-                if let Some(d) = e.detail() {
-                    f = f.with(Level::Detail, d);
-                }
-                return Err(f.with(
-                    Level::Error,
-                    "error while setting random seed from PGBENCH_RANDOM_SEED environment variable",
-                ));
-            }
-        },
+        Some(s) => set_random_seed(&mut common, &s, "PGBENCH_RANDOM_SEED environment variable")?,
     }
 
     let Tokens {
@@ -694,23 +692,7 @@ pub fn interpret(argv0: &str, args: &[String], env: &dyn Env) -> Result<Action, 
             }
             Opt::RandomSeed => {
                 benchmarking_option_set = true;
-                match prng::parse_seed(v) {
-                    Ok(seed) => {
-                        common.random_seed = seed;
-                        common.seed_given = true;
-                        announce_seed(seed);
-                    }
-                    Err(e) => {
-                        let mut f = Failure::fatal(e.to_string());
-                        if let Some(d) = e.detail() {
-                            f = f.with(Level::Detail, d);
-                        }
-                        return Err(f.with(
-                            Level::Error,
-                            "error while setting random seed from --random-seed option",
-                        ));
-                    }
-                }
+                set_random_seed(&mut common, v, "--random-seed option")?;
             }
             Opt::ShowScript => {
                 let found = find_builtin(v)?;
@@ -905,9 +887,26 @@ pub fn interpret(argv0: &str, args: &[String], env: &dyn Env) -> Result<Action, 
     })
 }
 
-/// pgbench announces every seed it is given (`set_random_seed`), as it parses it.
-fn announce_seed(seed: u64) {
-    crate::logging::info(&format!("setting random seed to {seed}"));
+/// pgbench's `set_random_seed` for a given seed: announced as soon as it is parsed.
+fn set_random_seed(common: &mut Common, value: &str, source: &str) -> Result<(), Failure> {
+    match prng::parse_seed(value) {
+        Ok(seed) => {
+            common.random_seed = seed;
+            common.seed_given = true;
+            crate::logging::info(&format!("setting random seed to {seed}"));
+            Ok(())
+        }
+        Err(e) => {
+            let mut f = Failure::fatal(e.to_string());
+            if let Some(d) = e.detail() {
+                f = f.with(Level::Detail, d);
+            }
+            Err(f.with(
+                Level::Error,
+                format!("error while setting random seed from {source}"),
+            ))
+        }
+    }
 }
 
 /// `checkInitSteps`.
