@@ -128,34 +128,7 @@ impl Report {
                 total.cnt
             );
         }
-        let _ = writeln!(
-            out,
-            "number of failed transactions: {failures} ({}%)",
-            pct(failures, total_cnt)
-        );
-        if self.failures_detailed {
-            let _ = writeln!(
-                out,
-                "number of serialization failures: {} ({}%)",
-                total.serialization_failures,
-                pct(total.serialization_failures, total_cnt)
-            );
-            let _ = writeln!(
-                out,
-                "number of deadlock failures: {} ({}%)",
-                total.deadlock_failures,
-                pct(total.deadlock_failures, total_cnt)
-            );
-        }
-        if self.max_tries != 1 {
-            let _ = writeln!(
-                out,
-                "number of transactions retried: {} ({}%)",
-                total.retried,
-                pct(total.retried, total_cnt)
-            );
-            let _ = writeln!(out, "total number of retries: {}", total.retries);
-        }
+        self.failure_lines(out, "", total);
         // pgbench: the remaining figures are nonsensical if nothing ran.
         if total.cnt + total.skipped <= 0 {
             return;
@@ -244,7 +217,6 @@ impl Report {
         for (i, script) in self.scripts.iter().enumerate() {
             if per_script_stats {
                 let s = &script.stats;
-                let script_failures = s.failures();
                 let script_total = s.total();
                 let _ = writeln!(out, "SQL script {}: {}", i + 1, script.desc);
                 let _ = writeln!(
@@ -260,34 +232,7 @@ impl Report {
                     fmt_f(100.0 * s.cnt as f64 / total.cnt as f64, 1),
                     fmt_f(s.cnt as f64 / bench_duration, 6)
                 );
-                let _ = writeln!(
-                    out,
-                    " - number of failed transactions: {script_failures} ({}%)",
-                    pct(script_failures, script_total)
-                );
-                if self.failures_detailed {
-                    let _ = writeln!(
-                        out,
-                        " - number of serialization failures: {} ({}%)",
-                        s.serialization_failures,
-                        pct(s.serialization_failures, script_total)
-                    );
-                    let _ = writeln!(
-                        out,
-                        " - number of deadlock failures: {} ({}%)",
-                        s.deadlock_failures,
-                        pct(s.deadlock_failures, script_total)
-                    );
-                }
-                if self.max_tries != 1 {
-                    let _ = writeln!(
-                        out,
-                        " - number of transactions retried: {} ({}%)",
-                        s.retried,
-                        pct(s.retried, script_total)
-                    );
-                    let _ = writeln!(out, " - total number of retries: {}", s.retries);
-                }
+                self.failure_lines(out, " - ", s);
                 if self.throttled && self.latency_limit != 0 && script_total > 0 {
                     let _ = writeln!(
                         out,
@@ -333,6 +278,41 @@ impl Report {
                     }
                 }
             }
+        }
+    }
+
+    /// The failed / serialization / deadlock / retried / retries lines, for the whole
+    /// run (no prefix) or one script (` - `); percentages of all its transactions.
+    fn failure_lines(&self, out: &mut String, prefix: &str, s: &StatsData) {
+        let total = s.total();
+        let failures = s.failures();
+        let _ = writeln!(
+            out,
+            "{prefix}number of failed transactions: {failures} ({}%)",
+            pct(failures, total)
+        );
+        if self.failures_detailed {
+            let _ = writeln!(
+                out,
+                "{prefix}number of serialization failures: {} ({}%)",
+                s.serialization_failures,
+                pct(s.serialization_failures, total)
+            );
+            let _ = writeln!(
+                out,
+                "{prefix}number of deadlock failures: {} ({}%)",
+                s.deadlock_failures,
+                pct(s.deadlock_failures, total)
+            );
+        }
+        if self.max_tries != 1 {
+            let _ = writeln!(
+                out,
+                "{prefix}number of transactions retried: {} ({}%)",
+                s.retried,
+                pct(s.retried, total)
+            );
+            let _ = writeln!(out, "{prefix}total number of retries: {}", s.retries);
         }
     }
 
