@@ -207,8 +207,10 @@ impl Init<'_> {
         match self.opts.parallel_jobs() {
             None => load::client_side(&mut self.main, &self.opts),
             Some(jobs) => {
-                self.open_helpers(jobs)?;
-                parallel::client_side(&mut self.main, &mut self.helpers, &self.opts)
+                let width = jobs.min(parallel::plan(&self.opts, jobs).len());
+                let opts = self.opts.clone();
+                let (main, helpers) = self.connections(width)?;
+                parallel::client_side(main, helpers, &opts)
             }
         }
     }
@@ -218,8 +220,10 @@ impl Init<'_> {
         match self.opts.parallel_jobs() {
             None => load::server_side(&mut self.main, &self.opts),
             Some(jobs) => {
-                self.open_helpers(jobs)?;
-                parallel::server_side(&mut self.main, &mut self.helpers, &self.opts)
+                let width = jobs.min(parallel::plan(&self.opts, jobs).len());
+                let opts = self.opts.clone();
+                let (main, helpers) = self.connections(width)?;
+                parallel::server_side(main, helpers, &opts)
             }
         }
     }
@@ -236,8 +240,10 @@ impl Init<'_> {
             .collect();
         match self.opts.parallel_jobs() {
             Some(jobs) => {
-                self.open_helpers(jobs)?;
-                parallel::vacuum(&mut self.main, &mut self.helpers, statements)
+                // Three small tables plus accounts or each of its partitions.
+                let width = jobs.min(3 + self.opts.partitions.max(1) as usize);
+                let (main, helpers) = self.connections(width)?;
+                parallel::vacuum(main, helpers, statements)
             }
             None => self.maintenance(statements),
         }
@@ -263,8 +269,8 @@ impl Init<'_> {
     fn maintenance(&mut self, statements: Vec<String>) -> Result<(), InitError> {
         match self.opts.parallel_jobs() {
             Some(jobs) => {
-                self.open_helpers(jobs.min(statements.len()))?;
-                parallel::statements(&mut self.main, &mut self.helpers, statements)
+                let (main, helpers) = self.connections(jobs.min(statements.len()))?;
+                parallel::statements(main, helpers, statements)
             }
             None => {
                 for statement in &statements {
@@ -275,12 +281,17 @@ impl Init<'_> {
         }
     }
 
-    /// Makes sure `jobs - 1` helper connections are open (the main one is the first).
-    fn open_helpers(&mut self, jobs: usize) -> Result<(), InitError> {
-        while self.helpers.len() + 1 < jobs {
+    /// `width` connections for a parallel step: the main one and `width - 1` helpers,
+    /// opened the first time they are needed and kept for later steps.
+    fn connections(
+        &mut self,
+        width: usize,
+    ) -> Result<(&mut Connection, &mut [Connection]), InitError> {
+        let helpers = width.max(1) - 1;
+        while self.helpers.len() < helpers {
             self.helpers.push(connect(self.connect)?);
         }
-        Ok(())
+        Ok((&mut self.main, &mut self.helpers[..helpers]))
     }
 }
 
