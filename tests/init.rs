@@ -695,3 +695,33 @@ fn connection_failure() {
     assert!(stderr_text(&ours)
         .ends_with("pgbench: error: could not create connection for initialization\n"));
 }
+
+/// `-I g` with `--partitions` on tables made without them: pgbench loads them anyway
+/// (without FREEZE); so must `-j`, which therefore always COPYs through the parent.
+#[test]
+fn partition_options_on_plain_tables() {
+    let stock_db = cluster().fresh_database("plain_parts_stock").unwrap();
+    let ours_db = cluster().fresh_database("plain_parts_ours").unwrap();
+    let tables = InitOptions {
+        steps: "dt".into(),
+        ..options(2)
+    };
+    for db in [&stock_db, &ours_db] {
+        assert!(run_stock(db, &tables).status.success());
+    }
+    let g = InitOptions {
+        steps: "gv".into(),
+        partitions: 3,
+        partition_method: PartitionMethod::Range,
+        ..options(2)
+    };
+    let stock = run_stock(&stock_db, &g);
+    let ours = run_ours(&ours_db, &InitOptions { jobs: Some(2), ..g });
+    assert!(stock.status.success(), "{}", stderr_text(&stock));
+    assert!(ours.status.success(), "{}", stderr_text(&ours));
+    assert_eq!(
+        normalize(&stderr_text(&stock)),
+        normalize(&stderr_text(&ours))
+    );
+    assert_eq!(contents(&stock_db), contents(&ours_db));
+}
