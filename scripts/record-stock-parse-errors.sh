@@ -12,9 +12,13 @@
 #                            command sent (from --debug, multi-line SQL kept), then
 #                            `report` and the `-r` per-command lines with the numbers
 #                            replaced by `-`. NAME.args adds options (-M, -D).
+#   framing/fuzz.txt      -> framing/fuzz.expected: random scripts whose SQL sits in an
+#                            `\if 0` block; stock's load error or its -r command list.
 #   expressions/expressions.txt -> expressions/expected.txt: each line EXPR runs as the
 #                            script `\set x debug(EXPR)`; the result is
 #                            `EXPR<TAB>stderr line<TAB>...`.
+#   expressions/fuzz.txt  -> expressions/fuzz.expected: random expression scripts, one a
+#                            line (U+23CE for a newline); stock's load error or ACCEPTED.
 #   builtins/              -> `-b list`, `--show-script=NAME` and failed `-b` lookups.
 set -euo pipefail
 
@@ -60,6 +64,25 @@ args_of() { # options from NAME.args, if any
   done
 )
 
+# 2b. random framing scripts (framing/fuzz.txt, one per line, U+23CE for a newline): a
+#     load error, or the -r command list, newlines again as U+23CE, U+241F between
+(
+  cd framing
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  : >fuzz.expected.new
+  while IFS= read -r script || [ -n "$script" ]; do
+    case $script in '#'*) continue ;; esac
+    printf '%s' "$script" | sed 's/\xe2\x8f\x8e/\n/g' >"$tmp/f.sql"
+    (cd "$tmp" && "$pgbench" -n -t 1 -r -f f.sql "$db" >out 2>err) || true
+    report=$(awk '/^statement latencies in milliseconds/ { on = 1; next }
+                  on && /^ +[0-9.]+ +[0-9]+  / { sub(/^ +[0-9.]+ +[0-9]+  /, "- "); print; next }
+                  on { print }' "$tmp/out" | sed -z 's/\n/\xe2\x8f\x8e/g')
+    printf '%s\xe2\x90\x9f%s\n' "$(sed -z 's/\n/\xe2\x8f\x8e/g' "$tmp/err")" "$report" >>fuzz.expected.new
+  done <fuzz.txt
+  mv fuzz.expected.new fuzz.expected
+)
+
 # 3. expressions, through `\set x debug(EXPR)`
 (
   cd expressions
@@ -76,7 +99,29 @@ args_of() { # options from NAME.args, if any
   mv expected.txt.new expected.txt
 )
 
-# 4. builtin scripts
+# 4. random expression scripts (expressions/fuzz.txt, one per line, U+23CE for newline):
+#    what stock reports while loading them, or ACCEPTED (it then fails to connect to a
+#    nonexistent socket directory, so no server is needed)
+(
+  cd expressions
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  : >fuzz.expected.new
+  while IFS= read -r script || [ -n "$script" ]; do
+    case $script in '#'*) continue ;; esac
+    printf '%s' "$script" | sed 's/\xe2\x8f\x8e/\n/g' >"$tmp/e.sql"
+    (cd "$tmp" && "$pgbench" -h /nonexistent -n -t 1 -f e.sql x >/dev/null 2>err) || true
+    if grep -q -e '^pgbench: error: e.sql:' -e '^pgbench: error: condition error' "$tmp/err"; then
+      sed -z 's/\n/\xe2\x8f\x8e/g' "$tmp/err" >>fuzz.expected.new
+      echo >>fuzz.expected.new
+    else
+      echo ACCEPTED >>fuzz.expected.new
+    fi
+  done <fuzz.txt
+  mv fuzz.expected.new fuzz.expected
+)
+
+# 5. builtin scripts
 (
   cd builtins
   "$pgbench" -b list 2>list.stderr >/dev/null
@@ -89,4 +134,5 @@ args_of() { # options from NAME.args, if any
 )
 
 echo "recorded $(ls errors/*.stderr | wc -l) errors, $(ls framing/*.stock | wc -l) framing cases," \
-  "$(wc -l <expressions/expected.txt) expressions"
+  "$(wc -l <expressions/expected.txt) expressions," \
+  "$(($(wc -l <expressions/fuzz.expected) + $(wc -l <framing/fuzz.expected))) random scripts"

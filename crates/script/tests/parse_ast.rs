@@ -241,12 +241,16 @@ fn deep_expressions_within_bison_limits_parse() {
                 .unwrap_or("")
         );
     }
-    let too_deep = format!("\\set x {}1{}\n", "(".repeat(9997), ")".repeat(9997));
-    let err = parse_script("d.sql", "d.sql", &too_deep).unwrap_err();
-    assert_eq!(
-        err.as_syntax().map(|s| (s.message, s.column)),
-        Some((SyntaxMessage::MemoryExhausted, Some(10005)))
-    );
+    // one level deeper, bison's stack fills at the first `)`; far deeper, at the 9999th `(`
+    for (depth, column) in [(9997, 10005), (50_000, 10005)] {
+        let text = format!("\\set x {}1{}\n", "(".repeat(depth), ")".repeat(depth));
+        let err = parse_script("d.sql", "d.sql", &text).unwrap_err();
+        assert_eq!(
+            err.as_syntax().map(|s| (s.message, s.column)),
+            Some((SyntaxMessage::MemoryExhausted, Some(column))),
+            "{depth}"
+        );
+    }
 }
 
 #[test]

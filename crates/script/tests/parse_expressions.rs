@@ -268,3 +268,34 @@ fn parse_expression_stops_at_the_end_of_the_line() {
         "x: error: expr:1: syntax error\n1 < 2 < 3\n      ^ error found here\n"
     );
 }
+
+/// 1200 random expression scripts (`data/parse/expressions/fuzz.txt`): stock's load
+/// error, byte for byte, or both accept the script.
+#[test]
+fn random_scripts_match_stock() {
+    const NEWLINE: char = '\u{23ce}';
+    let scripts = include_str!("data/parse/expressions/fuzz.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#'));
+    let expected = include_str!("data/parse/expressions/fuzz.expected").lines();
+    let mut failures = Vec::new();
+    let mut cases = 0;
+    for (script, stock) in scripts.zip(expected) {
+        cases += 1;
+        let text = script.replace(NEWLINE, "\n");
+        let ours = match parse_script("e.sql", "e.sql", &text) {
+            Ok(_) => "ACCEPTED".to_string(),
+            Err(e) => e.render("pgbench").replace('\n', &NEWLINE.to_string()),
+        };
+        if ours != stock {
+            failures.push(format!("{text:?}\n  stock: {stock}\n  ours:  {ours}"));
+        }
+    }
+    assert_eq!(cases, 1200);
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

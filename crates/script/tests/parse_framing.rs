@@ -169,3 +169,48 @@ fn framing_matches_stock() {
         failures.join("\n")
     );
 }
+
+/// 600 random scripts (`data/parse/framing/fuzz.txt`) whose SQL pieces sit in an
+/// `\if 0` block: stock's load error, byte for byte, or its `-r` command list.
+#[test]
+fn random_scripts_match_stock() {
+    const NEWLINE: char = '\u{23ce}';
+    const FIELDS: char = '\u{241f}';
+    let scripts = include_str!("data/parse/framing/fuzz.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#'));
+    let expected = include_str!("data/parse/framing/fuzz.expected").lines();
+    let mut failures = Vec::new();
+    let mut cases = 0;
+    for (script, stock) in scripts.zip(expected) {
+        cases += 1;
+        let text = script.replace(NEWLINE, "\n");
+        let (stock_err, stock_report) = stock.split_once(FIELDS).expect("two fields");
+        let (err, report) = match parse_script("f.sql", "f.sql", &text) {
+            Ok(script) => (
+                String::new(),
+                script
+                    .commands
+                    .iter()
+                    .map(|c| format!("- {}\n", c.first_line))
+                    .collect(),
+            ),
+            Err(e) => (e.render("pgbench"), String::new()),
+        };
+        let nl = NEWLINE.to_string();
+        if (err.replace('\n', &nl), report.replace('\n', &nl))
+            != (stock_err.to_string(), stock_report.to_string())
+        {
+            failures.push(format!(
+                "{text:?}\n  stock: {stock}\n  ours:  {err}{report}"
+            ));
+        }
+    }
+    assert_eq!(cases, 600);
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

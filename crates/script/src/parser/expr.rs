@@ -13,6 +13,11 @@
 //!    after a unary minus) is found on the token stream, and unknown function names and
 //!    wrong argument counts, which bison reports as soon as the name or `)` is shifted;
 //! 3. pest's Pratt parser folds the operators with exprparse.y's precedence table.
+//!
+//! bison's own limit is replayed too: its stack holds 10000 states, and an expression
+//! nested deeper fails with `memory exhausted` at the token where the stack fills up.
+//! Deep expressions (which stock accepts up to that limit) are parsed on a thread whose
+//! stack is sized for them, since pest and the tree builder recurse per level.
 
 use std::sync::LazyLock;
 
@@ -64,11 +69,13 @@ pub(crate) fn parse_expr(
     // expressions (stock accepts nearly 10000 levels) get a stack of their own
     let input = &src[from..end_of_line];
     let (syntax_at, expr) = if stack.max_depth > DEEP_EXPRESSION {
-        with_stack(stack.max_depth * STACK_PER_LEVEL, || {
-            structure(input, from, tokens)
+        // beyond bison's limit pest may give up (its stack guard) anywhere past it
+        let levels = stack.max_depth.min(BISON_MAX_DEPTH + DEEP_EXPRESSION);
+        with_stack(levels * STACK_PER_LEVEL, || {
+            structure(input, from, tokens, &stack)
         })
     } else {
-        structure(input, from, tokens)
+        structure(input, from, tokens, &stack)
     };
     let limit = syntax_at.unwrap_or(tokens.len());
     let exhausted = stack.exhausted_at.filter(|&at| at < limit);
@@ -109,8 +116,14 @@ fn with_stack<T: Send>(size: usize, f: impl Fn() -> T + Sync) -> T {
 }
 
 /// Steps 2 and 3: where bison would find a syntax error (as a token index), and the
-/// tree when there is none. `input` is the expression text, which starts at `from`.
-fn structure(input: &str, from: usize, tokens: &[Token]) -> (Option<usize>, Option<Expr>) {
+/// tree when there is none and bison's stack holds. `input` is the expression text,
+/// which starts at `from`.
+fn structure(
+    input: &str,
+    from: usize,
+    tokens: &[Token],
+    stack: &BisonStack,
+) -> (Option<usize>, Option<Expr>) {
     let parsed = Grammar::parse(Rule::expression, input);
     let syntax_at = [
         parsed.as_ref().err().map(|e| {
@@ -130,7 +143,7 @@ fn structure(input: &str, from: usize, tokens: &[Token]) -> (Option<usize>, Opti
     .into_iter()
     .flatten()
     .min();
-    if syntax_at.is_some() {
+    if syntax_at.is_some() || stack.exhausted_at.is_some() {
         return (syntax_at, None);
     }
     let expr = parsed

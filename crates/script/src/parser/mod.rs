@@ -35,7 +35,19 @@ pub fn parse_script(name: &str, desc: &str, text: &str) -> Result<Script, Script
     let mut scanner = SqlScanner::new(text);
     let mut lines = LineCounter::default();
     let mut commands: Vec<Command> = Vec::new();
+    // What pgbench 15 names the line of a misplaced \gset: the line where the current
+    // scan started. It counts newlines up to the NUL flex left after the last token,
+    // and before any token up to the script's last byte.
+    let mut scan_line = 1 + text.as_bytes()[..text.len().saturating_sub(1)]
+        .iter()
+        .filter(|&&c| c == b'\n')
+        .count();
+    let mut first_scan = true;
     loop {
+        if !first_scan {
+            scan_line = lines.line_of(text, scanner.position());
+        }
+        first_scan = false;
         let mut buf = SqlBuffer::default();
         let stop = scanner.scan(&mut buf);
         if let Some(command) = sql_command(&buf, &mut lines, text) {
@@ -56,7 +68,7 @@ pub fn parse_script(name: &str, desc: &str, text: &str) -> Result<Script, Script
                 first_line: meta.first_line,
                 kind: CommandKind::Meta(kind),
             }),
-            Parsed::Target(target) => attach_target(&mut commands, target, name, line_no)?,
+            Parsed::Target(target) => attach_target(&mut commands, target, name, scan_line)?,
         }
     }
     if commands.is_empty() {

@@ -83,6 +83,11 @@ impl<'a> SqlScanner<'a> {
         }
     }
 
+    /// Where scanning continues.
+    pub(crate) fn position(&self) -> usize {
+        self.pos
+    }
+
     /// Continue scanning at `pos` (after a meta-command).
     pub(crate) fn seek(&mut self, pos: usize) {
         self.pos = pos.min(self.text.len());
@@ -160,7 +165,16 @@ impl<'a> SqlScanner<'a> {
                 },
                 b':' => {
                     let end = self.colon_token_end(start);
-                    self.echo(buf, start, end);
+                    if text[start..end].starts_with(b":{?") {
+                        // psql's "is this variable defined" test: pgbench has no psql
+                        // variables, so the lexer always emits FALSE
+                        if buf.text.is_empty() {
+                            buf.start = start;
+                        }
+                        buf.text.push_str("FALSE");
+                    } else {
+                        self.echo(buf, start, end);
+                    }
                     self.pos = end;
                 }
                 b'0'..=b'9' => {
@@ -328,19 +342,22 @@ impl<'a> SqlScanner<'a> {
             self.pos = end;
             return;
         }
-        // `$1` is a parameter; otherwise only the `$` is consumed and an identifier
-        // after it is scanned (and counted) as one
+        // `$1` is a parameter (with any identifier glued to it); otherwise only the `$`
+        // is consumed and an identifier after it is scanned (and counted) as one
         let mut end = start + 1;
         while end < text.len() && text[end].is_ascii_digit() {
             end += 1;
+        }
+        if end > start + 1 {
+            end = self.junk_end(end);
         }
         self.echo(buf, start, end);
         self.pos = end;
     }
 
     /// End of the token starting with `:`: `::`, `:name`, `:'name'`, `:"name"`,
-    /// `:{?name}` or a lone colon. psql variables are never expanded by pgbench, but
-    /// the quote in `:'name'` does not start a literal.
+    /// `:{?name}` or a lone colon. psql variables are never expanded by pgbench (they
+    /// are copied as written), but the quote in `:'name'` does not start a literal.
     fn colon_token_end(&self, start: usize) -> usize {
         let text = self.text;
         let run = |from: usize| {
@@ -373,8 +390,10 @@ impl<'a> SqlScanner<'a> {
         }
     }
 
-    /// End of a numeric literal (`{integer}`, `{decimal}`, `{real}`), keeping `1..2`
-    /// and a dangling exponent marker out of it as psqlscan.l does.
+    /// End of a numeric token: `{integer}`, `{decimal}` or `{real}` (keeping `1..2` out
+    /// of it), a `{realfail}` such as `1e-`, and in all cases any identifier glued to it
+    /// (`{integer_junk}` etc., PostgreSQL 15's "trailing junk after numeric literal",
+    /// which psql copies as one token: the `e` of `.5e'x'` is no E-string prefix).
     fn number_end(&self, start: usize) -> usize {
         let text = self.text;
         let digits = |mut i: usize| {
@@ -388,12 +407,22 @@ impl<'a> SqlScanner<'a> {
             i = digits(i + 1);
         }
         if matches!(self.at(i), b'e' | b'E') {
-            let mut j = i + 1;
-            if matches!(self.at(j), b'+' | b'-') {
-                j += 1;
+            let sign = usize::from(matches!(self.at(i + 1), b'+' | b'-'));
+            if self.at(i + 1 + sign).is_ascii_digit() && i + 1 + sign < text.len() {
+                i = digits(i + 1 + sign);
+            } else if sign == 1 {
+                return i + 2;
             }
-            if self.at(j).is_ascii_digit() && j < text.len() {
-                i = digits(j);
+        }
+        self.junk_end(i)
+    }
+
+    /// Identifier characters glued to the end of a number or parameter.
+    fn junk_end(&self, mut i: usize) -> usize {
+        let text = self.text;
+        if i < text.len() && is_ident_start(text[i]) {
+            while i < text.len() && is_ident_cont(text[i]) {
+                i += 1;
             }
         }
         i
@@ -641,6 +670,14 @@ mod tests {
     }
 
     #[test]
+    fn psql_variable_test_is_always_false() {
+        assert_eq!(
+            texts("SELECT :{?v}, :{?}, :{?v;"),
+            ["SELECT FALSE, :{?}, :{?v;"]
+        );
+    }
+
+    #[test]
     fn psql_variable_forms_do_not_open_quotes() {
         assert_eq!(
             texts("SELECT :'v'; SELECT 2;"),
@@ -655,6 +692,19 @@ mod tests {
         assert_eq!(texts("SELECT 'abc; 1"), ["SELECT 'abc; 1"]);
         assert_eq!(texts("SELECT $q$ ; "), ["SELECT $q$ ; "]);
         assert_eq!(texts("SELECT /* ; "), ["SELECT /* ; "]);
+    }
+
+    #[test]
+    fn numbers_take_glued_identifiers_and_dangling_exponents() {
+        // `.5e` is one token, so `'...'` after it is a plain string, not E'...'
+        assert_eq!(texts("SELECT .5e'\\'; 2"), ["SELECT .5e'\\';", "2"]);
+        // `1e-` is one token: the next `-` does not start a `--` comment
+        assert_eq!(texts("SELECT 1e-- c ; 2"), ["SELECT 1e-- c ;", "2"]);
+        assert_eq!(texts("SELECT 1e+-- c ; 2\n;"), ["SELECT 1e+-- c ; 2\n;"]);
+        assert_eq!(
+            texts("SELECT 1xe'\\';' ; 2;"),
+            ["SELECT 1xe'\\';", "' ; 2;"]
+        );
     }
 
     #[test]

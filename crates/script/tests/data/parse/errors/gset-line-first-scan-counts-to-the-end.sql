@@ -1,0 +1,3 @@
+\gset
+SELECT 1;
+SELECT 2;

@@ -1,0 +1,5 @@
+\if 0
+SELECT 1 AS x \gset
+CREATE FUNCTION pg_temp.h() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; END;
+\endif
+SELECT 4;
