@@ -135,16 +135,8 @@ pub fn run_bench(conn: &ConnArgs, bench: &BenchOptions, common: &Common) -> i32 
         return 1;
     };
     let init = InitOptions {
-        steps: "dtgvp".into(),
         scale: bench.scale,
-        fillfactor: 100,
-        quiet: false,
-        unlogged_tables: false,
-        partitions: 0,
-        partition_method: crate::init::PartitionMethod::None,
-        tablespace: None,
-        index_tablespace: None,
-        jobs: None,
+        ..InitOptions::default()
     };
     if let Err(e) = crate::init::run(&opts, &init, logging::progname()) {
         logging::raw(&e.render(logging::progname()));

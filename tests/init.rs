@@ -28,16 +28,8 @@ fn cluster() -> &'static Cluster {
 
 fn options(scale: i32) -> InitOptions {
     InitOptions {
-        steps: "dtgvp".into(),
         scale,
-        fillfactor: 100,
-        quiet: false,
-        unlogged_tables: false,
-        partitions: 0,
-        partition_method: PartitionMethod::None,
-        tablespace: None,
-        index_tablespace: None,
-        jobs: None,
+        ..InitOptions::default()
     }
 }
 

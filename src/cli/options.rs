@@ -452,18 +452,7 @@ pub fn interpret(argv0: &str, args: &[String], env: &dyn Env) -> Result<Action, 
     let mut benchmarking_option_set = false;
     let mut initialization_option_set = false;
     let mut conn = ConnArgs::default();
-    let mut init = InitOptions {
-        steps: String::new(),
-        scale: 1,
-        fillfactor: 100,
-        quiet: false,
-        unlogged_tables: false,
-        partitions: 0,
-        partition_method: PartitionMethod::None,
-        tablespace: None,
-        index_tablespace: None,
-        jobs: None,
-    };
+    let mut init = InitOptions::default();
     let mut partition_method_given = false;
     let mut init_jobs: Option<u32> = None;
     let mut b = BenchOptions {

@@ -56,6 +56,24 @@ pub struct InitOptions {
     pub jobs: Option<u32>,
 }
 
+impl Default for InitOptions {
+    /// pgbench's defaults: steps `dtgvp`, scale 1, fillfactor 100, nothing else.
+    fn default() -> InitOptions {
+        InitOptions {
+            steps: "dtgvp".into(),
+            scale: 1,
+            fillfactor: 100,
+            quiet: false,
+            unlogged_tables: false,
+            partitions: 0,
+            partition_method: PartitionMethod::None,
+            tablespace: None,
+            index_tablespace: None,
+            jobs: None,
+        }
+    }
+}
+
 impl InitOptions {
     /// The options as the steps use them: a partition method exactly when partitioned.
     fn normalized(&self) -> InitOptions {
@@ -300,18 +318,7 @@ mod tests {
     use super::*;
 
     fn opts() -> InitOptions {
-        InitOptions {
-            steps: "dtgvp".into(),
-            scale: 1,
-            fillfactor: 100,
-            quiet: false,
-            unlogged_tables: false,
-            partitions: 0,
-            partition_method: PartitionMethod::None,
-            tablespace: None,
-            index_tablespace: None,
-            jobs: None,
-        }
+        InitOptions::default()
     }
 
     #[test]

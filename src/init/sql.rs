@@ -250,18 +250,7 @@ mod tests {
     use super::*;
 
     fn opts() -> InitOptions {
-        InitOptions {
-            steps: "dtgvp".into(),
-            scale: 1,
-            fillfactor: 100,
-            quiet: false,
-            unlogged_tables: false,
-            partitions: 0,
-            partition_method: PartitionMethod::None,
-            tablespace: None,
-            index_tablespace: None,
-            jobs: None,
-        }
+        InitOptions::default()
     }
 
     #[test]
