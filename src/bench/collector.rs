@@ -6,8 +6,11 @@ use super::percentiles::LatencyHistogram;
 use super::progress::{progress_line, ProgressFormat};
 use super::stats::{CommandStats, StatsData, TxOutcome};
 use super::{now_us, StatsMsg};
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::{Receiver, TryRecvError};
 use std::time::Duration;
+
+/// How long the collector sleeps between looks at the channel, µs.
+const POLL_US: i64 = 20_000;
 
 /// What the collector needs to know of the run.
 pub struct Config {
@@ -34,17 +37,15 @@ pub struct Collected {
     pub aborted: usize,
     pub histogram: LatencyHistogram,
     pub script_histograms: Vec<LatencyHistogram>,
+    /// When the last client finished, µs on the run clock.
+    pub last_client_end: i64,
 }
 
 /// Collects until every client said it is done. `start_time` is when the clients'
 /// threads started, before connecting: as in pgbench's `threadRun`, progress reports
 /// are due every `-P` seconds from then, and count their time from then (so the
 /// first interval includes the initial connections).
-pub fn collect(
-    cfg: &Config,
-    rx: &Receiver<StatsMsg>,
-    start_time: i64,
-) -> Collected {
+pub fn collect(cfg: &Config, rx: &Receiver<StatsMsg>, start_time: i64) -> Collected {
     let mut c = Collected {
         total: StatsData::default(),
         per_script: vec![StatsData::default(); cfg.nscripts],
@@ -54,6 +55,7 @@ pub fn collect(
         aborted: 0,
         histogram: LatencyHistogram::new(),
         script_histograms: (0..cfg.nscripts).map(|_| LatencyHistogram::new()).collect(),
+        last_client_end: 0,
     };
     let period = cfg.progress_s * 1_000_000;
     let mut next_report = start_time + period;
@@ -61,17 +63,19 @@ pub fn collect(
     let mut last_report = start_time;
     let mut done = 0;
     while done < cfg.nclients {
-        let msg = if period > 0 {
-            let wait = (next_report - now_us()).max(0) as u64;
-            match rx.recv_timeout(Duration::from_micros(wait)) {
-                Ok(m) => Some(m),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
-        } else {
-            match rx.recv() {
-                Ok(m) => Some(m),
-                Err(_) => break,
+        // The collector polls: it sleeps a little, then takes whatever arrived. Being
+        // woken for every batch would cost a futex wake-up (and crossbeam's spinning)
+        // per batch, CPU the clients and the server on the same cores need.
+        let msg = match rx.try_recv() {
+            Ok(m) => Some(m),
+            Err(TryRecvError::Disconnected) => break,
+            Err(TryRecvError::Empty) => {
+                let mut wait = POLL_US;
+                if period > 0 {
+                    wait = wait.min((next_report - now_us()).max(0));
+                }
+                std::thread::sleep(Duration::from_micros(wait as u64));
+                None
             }
         };
         match msg {
@@ -99,8 +103,10 @@ pub fn collect(
                 aborted,
                 commands,
                 conn_duration_us,
+                end_us,
             }) => {
                 done += 1;
+                c.last_client_end = c.last_client_end.max(end_us);
                 if aborted {
                     c.aborted += 1;
                 }

@@ -61,6 +61,8 @@ pub enum StatsMsg {
         aborted: bool,
         commands: Vec<Vec<CommandStats>>,
         conn_duration_us: f64,
+        /// When the client finished, µs on the run clock.
+        end_us: i64,
     },
 }
 
@@ -356,6 +358,7 @@ pub fn run(mut conn_args: ConnectArgs, bench: &BenchOptions, common: &Common) ->
                         aborted,
                         commands,
                         conn_duration_us,
+                        end_us: now_us(),
                     });
                 })
                 .expect("spawn client thread");
@@ -386,7 +389,8 @@ pub fn run(mut conn_args: ConnectArgs, bench: &BenchOptions, common: &Common) ->
         for h in handles {
             let _ = h.join();
         }
-        let end = now_us();
+        // pgbench's run ends when its last thread does.
+        let end = collected.last_client_end.max(bench_start);
         for t in threads.iter() {
             if let Some(log) = t.lock().log.as_mut() {
                 if let Err(e) = log.finish(end + epoch_shift_us) {
