@@ -269,7 +269,8 @@ fn parse_expression_stops_at_the_end_of_the_line() {
     );
 }
 
-/// 1200 random expression scripts (`data/parse/expressions/fuzz.txt`): stock's load
+/// 1600 random scripts (`data/parse/expressions/fuzz.txt`: expressions, then backslash
+/// commands with random arguments): stock's load
 /// error, byte for byte, or both accept the script.
 #[test]
 fn random_scripts_match_stock() {
@@ -291,7 +292,7 @@ fn random_scripts_match_stock() {
             failures.push(format!("{text:?}\n  stock: {stock}\n  ours:  {ours}"));
         }
     }
-    assert_eq!(cases, 1200);
+    assert_eq!(cases, 1600);
     assert!(
         failures.is_empty(),
         "{} of {cases} differ:\n{}",

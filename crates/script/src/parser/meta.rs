@@ -28,11 +28,33 @@ pub(crate) struct Backslash {
     pub first_line: String,
 }
 
-/// A word of the line and its offset in the script.
+/// A word of the line.
 struct Word<'a> {
     text: &'a str,
-    start: usize,
+    /// Where pgbench says the word starts (for error carets): exprscan.l computes it
+    /// as the end of the matched token minus the word's length, so a word glued to a
+    /// continuation ("word\" + newline) is placed as many bytes too far right.
+    offset: usize,
+    /// Offset after the word.
     end: usize,
+}
+
+impl<'a> Word<'a> {
+    fn new(src: &'a str, start: usize, end: usize) -> Self {
+        let rest = &src.as_bytes()[end..];
+        let glued = if rest.starts_with(b"\\\n") {
+            2
+        } else if rest.starts_with(b"\\\r\n") {
+            3
+        } else {
+            0
+        };
+        Word {
+            text: &src[start..end],
+            offset: start + glued,
+            end,
+        }
+    }
 }
 
 /// Parse the backslash command whose `\` is at `backslash`. Returns `None` when the line
@@ -216,11 +238,7 @@ fn next_word(src: &str, from: usize, to: usize) -> Option<Word<'_>> {
         .next()?;
     let word = pair.into_inner().find(|p| p.as_rule() == Rule::meta_word)?;
     let span = word.as_span();
-    Some(Word {
-        text: &src[from + span.start()..from + span.end()],
-        start: from + span.start(),
-        end: from + span.end(),
-    })
+    Some(Word::new(src, from + span.start(), from + span.end()))
 }
 
 /// The whitespace-separated words of `src[from..to]`.
@@ -234,11 +252,7 @@ fn split_words(src: &str, from: usize, to: usize) -> Vec<Word<'_>> {
         .into_iter()
         .flat_map(|p| p.into_inner())
         .filter(|p| p.as_rule() == Rule::meta_word)
-        .map(|p| Word {
-            text: &src[from + p.as_span().start()..from + p.as_span().end()],
-            start: from + p.as_span().start(),
-            end: from + p.as_span().end(),
-        })
+        .map(|p| Word::new(src, from + p.as_span().start(), from + p.as_span().end()))
         .collect()
 }
 
@@ -252,10 +266,10 @@ fn sleep(args: &[Word<'_>], site: &Site<'_>) -> Result<(SleepArg, i64), ScriptEr
         return Err(error(
             SyntaxMessage::TooManyArguments,
             None,
-            Some(extra.start),
+            Some(extra.offset),
         ));
     }
-    let mut unit = args.get(1).map(|w| (w.text, w.start));
+    let mut unit = args.get(1).map(|w| (w.text, w.offset));
     let duration = if let Some(name) = time.text.strip_prefix(':') {
         SleepArg::Var(name.to_string())
     } else {
@@ -269,12 +283,12 @@ fn sleep(args: &[Word<'_>], site: &Site<'_>) -> Result<(SleepArg, i64), ScriptEr
         let rest = sign + digits;
         if rest < bytes.len() {
             if args.len() == 1 && digits > 0 {
-                unit = Some((&time.text[rest..], time.start + rest));
+                unit = Some((&time.text[rest..], time.offset + rest));
             } else {
                 return Err(error(
                     SyntaxMessage::InvalidSleepTime,
                     Some(time.text),
-                    Some(time.start),
+                    Some(time.offset),
                 ));
             }
         }

@@ -1,0 +1,2 @@
+\sleep xy\
+ms
