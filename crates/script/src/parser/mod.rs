@@ -1,8 +1,8 @@
 //! The script parser: pgbench's `ParseScript()`. It turns a script's text into
 //! [`ast::Command`]s, with the load-time checks and messages of pgbench 15.
 //!
-//! SQL framing (where a command ends) is the psql lexer's job ([`sql`]); backslash
-//! commands ([`meta`]) and expressions ([`expr`]) follow pgbench's own lexer and bison
+//! SQL framing (where a command ends) is the psql lexer's job (`sql`); backslash
+//! commands (`meta`) and expressions (`expr`) follow pgbench's own lexer and bison
 //! grammar, written in pest (`script.pest`). What this module owns is the loop that
 //! alternates between them, `\gset`/`\aset` merging, and the checks made once the whole
 //! script is read (empty script, `\if` nesting).
@@ -35,19 +35,11 @@ pub fn parse_script(name: &str, desc: &str, text: &str) -> Result<Script, Script
     let mut scanner = SqlScanner::new(text);
     let mut lines = LineCounter::default();
     let mut commands: Vec<Command> = Vec::new();
-    // What pgbench 15 names the line of a misplaced \gset: the line where the current
-    // scan started. It counts newlines up to the NUL flex left after the last token,
-    // and before any token up to the script's last byte.
-    let mut scan_line = 1 + text.as_bytes()[..text.len().saturating_sub(1)]
-        .iter()
-        .filter(|&&c| c == b'\n')
-        .count();
-    let mut first_scan = true;
+    let mut started = false;
     loop {
-        if !first_scan {
-            scan_line = lines.line_of(text, scanner.position());
-        }
-        first_scan = false;
+        // where this scan starts, for the line pgbench names in \gset errors
+        let scan_from = started.then(|| scanner.position());
+        started = true;
         let mut buf = SqlBuffer::default();
         let stop = scanner.scan(&mut buf);
         if let Some(command) = sql_command(&buf, &mut lines, text) {
@@ -68,7 +60,9 @@ pub fn parse_script(name: &str, desc: &str, text: &str) -> Result<Script, Script
                 first_line: meta.first_line,
                 kind: CommandKind::Meta(kind),
             }),
-            Parsed::Target(target) => attach_target(&mut commands, target, name, scan_line)?,
+            Parsed::Target(target) => attach_target(&mut commands, target, name, || {
+                gset_error_line(text, scan_from)
+            })?,
         }
     }
     if commands.is_empty() {
@@ -130,16 +124,28 @@ fn sql_command(buf: &SqlBuffer, lines: &mut LineCounter, script: &str) -> Option
     })
 }
 
-/// Merge `\gset` / `\aset` into the SQL command before it.
+/// The line pgbench 15 names when `\gset` / `\aset` is misplaced: not the command's own
+/// line but the one where the current scan started, as pgbench counts newlines up to
+/// the NUL flex left after the last token (before any token, up to the last byte).
+fn gset_error_line(text: &str, scan_from: Option<usize>) -> usize {
+    let end = scan_from.unwrap_or(text.len().saturating_sub(1));
+    1 + text.as_bytes()[..end]
+        .iter()
+        .filter(|&&c| c == b'\n')
+        .count()
+}
+
+/// Merge `\gset` / `\aset` into the SQL command before it; `line_no` gives the line
+/// to name if it cannot be.
 fn attach_target(
     commands: &mut [Command],
     target: ResultTarget,
     source: &str,
-    line_no: usize,
+    line_no: impl Fn() -> usize,
 ) -> Result<(), ScriptError> {
     let misplaced = |detail: Option<&str>| SyntaxError {
         source: source.to_string(),
-        line_no,
+        line_no: line_no(),
         line: None,
         command: None,
         message: SyntaxMessage::GsetMustFollowSql,

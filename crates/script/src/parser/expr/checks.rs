@@ -1,0 +1,353 @@
+//! What bison rejects beyond the operator structure pest checks: a second comparison
+//! in a non-associative chain, `9223372036854775808` not right after a unary minus,
+//! unknown function names and argument counts (reported as the name or `)` is
+//! shifted), and a parser stack deeper than bison's 10000 states.
+
+use super::build::{find_function, FunctionDef};
+use super::lexer::{Tok, Token};
+use crate::error::SyntaxMessage;
+
+fn is_comparison(kind: Tok) -> bool {
+    matches!(
+        kind,
+        Tok::Eq | Tok::Ne | Tok::Le | Tok::Ge | Tok::Lt | Tok::Gt
+    )
+}
+
+/// `%nonassoc '<' '>' '=' LE_OP GE_OP NE_OP`: a comparison whose left operand is an
+/// unparenthesised comparison is a syntax error (`1 < 2 < 3`). The first comparison is
+/// closed by anything that binds looser (IS forms, AND, OR) and a NOT starts a new scope
+/// (`1 < NOT 2 < 3` is `1 < NOT (2 < 3)`).
+pub(super) fn nonassoc_violation(tokens: &[Token]) -> Option<usize> {
+    let mut outer = Vec::new();
+    let mut open = false;
+    for (i, token) in tokens.iter().enumerate() {
+        match token.kind {
+            Tok::LParen | Tok::Case => {
+                outer.push(open);
+                open = false;
+            }
+            Tok::RParen | Tok::KwEnd => open = outer.pop().unwrap_or(false),
+            Tok::Comma | Tok::When | Tok::Then | Tok::Else => open = false,
+            Tok::Is | Tok::IsNull | Tok::NotNull | Tok::And | Tok::Or | Tok::Not => open = false,
+            kind if is_comparison(kind) => {
+                if open {
+                    return Some(i);
+                }
+                open = true;
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Tokens after which a `-` is binary.
+fn ends_operand(kind: Tok) -> bool {
+    matches!(
+        kind,
+        Tok::Integer
+            | Tok::Double
+            | Tok::MaxInt
+            | Tok::Variable
+            | Tok::RParen
+            | Tok::KwEnd
+            | Tok::Null
+            | Tok::True
+            | Tok::False
+            | Tok::IsNull
+            | Tok::NotNull
+    )
+}
+
+/// `9223372036854775808` is only valid right after a unary minus.
+pub(super) fn misplaced_maxint(tokens: &[Token]) -> Option<usize> {
+    tokens.iter().enumerate().position(|(i, t)| {
+        t.kind == Tok::MaxInt
+            && !(i >= 1
+                && tokens[i - 1].kind == Tok::Minus
+                && (i == 1 || !ends_operand(tokens[i - 2].kind)))
+    })
+}
+
+/// An unknown function name (reported when the name is read) or a wrong number of
+/// arguments (reported at the closing parenthesis), the first in token order.
+pub(super) fn semantic_error(
+    src: &str,
+    tokens: &[Token],
+) -> Option<(usize, SyntaxMessage, String)> {
+    struct Paren {
+        function: Option<&'static FunctionDef>,
+        commas: usize,
+        /// No expression before the first comma or `)` (`f()`, `f(,1)`).
+        empty_first: bool,
+    }
+    let mut parens: Vec<Paren> = Vec::new();
+    for (i, token) in tokens.iter().enumerate() {
+        match token.kind {
+            Tok::Function => {
+                let name = &src[token.start..token.end];
+                if find_function(name).is_none() {
+                    return Some((i, SyntaxMessage::UnexpectedFunctionName, name.to_string()));
+                }
+            }
+            Tok::LParen => parens.push(Paren {
+                function: i
+                    .checked_sub(1)
+                    .filter(|&p| tokens[p].kind == Tok::Function)
+                    .and_then(|p| find_function(&src[tokens[p].start..tokens[p].end])),
+                commas: 0,
+                empty_first: tokens
+                    .get(i + 1)
+                    .is_some_and(|t| matches!(t.kind, Tok::RParen | Tok::Comma)),
+            }),
+            Tok::Comma => {
+                if let Some(paren) = parens.last_mut() {
+                    paren.commas += 1;
+                }
+            }
+            Tok::RParen => {
+                let Some(paren) = parens.pop() else { continue };
+                let Some(function) = paren.function else {
+                    continue;
+                };
+                let nargs = paren.commas + 1 - usize::from(paren.empty_first);
+                if let Some(message) = function.arity.check(nargs) {
+                    return Some((i, message, function.name.to_string()));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// bison's `YYMAXDEPTH`: its parser stack holds at most this many states.
+pub(super) const BISON_MAX_DEPTH: usize = 10_000;
+
+/// What [`bison_stack`] found.
+pub(super) struct BisonStack {
+    /// The token at which bison's stack overflows ("memory exhausted"), if it does.
+    pub exhausted_at: Option<usize>,
+    /// The deepest the stack gets (in states), to size the native stack for pest.
+    pub max_depth: usize,
+}
+
+/// A symbol on bison's stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sym {
+    Expr,
+    /// A binary operator of this precedence level, waiting for its right operand.
+    Infix(u8),
+    /// A prefix operator (`-`, `+`, `~`, NOT) of this level, waiting for its operand.
+    Prefix(u8),
+    /// `(` of a parenthesised expression.
+    Group,
+    /// `(` after a function name.
+    Call,
+    Elist,
+    Comma,
+    Case,
+    WhenThenList,
+    When,
+    Then,
+    Else,
+    /// IS, the NOT of IS NOT, and anything else waiting for its rule to complete.
+    Other,
+}
+
+/// Precedence level (exprparse.y, lowest 1) of a binary operator token.
+fn binary_level(kind: Tok) -> Option<u8> {
+    Some(match kind {
+        Tok::Or => 1,
+        Tok::And => 2,
+        Tok::Is | Tok::IsNull | Tok::NotNull => 4,
+        k if is_comparison(k) => 5,
+        Tok::BitOr | Tok::BitAnd | Tok::Hash | Tok::LShift | Tok::RShift => 6,
+        Tok::Plus | Tok::Minus => 7,
+        Tok::Star | Tok::Slash | Tok::Percent => 8,
+        _ => return None,
+    })
+}
+
+/// Whether operators of this level are left-associative (so `a op b op` reduces).
+fn left_assoc(level: u8) -> bool {
+    matches!(level, 1 | 2 | 6 | 7 | 8)
+}
+
+/// Replays bison's shifts and reductions on the token stream to follow the depth of
+/// its stack, which it checks at every push. Meaningful up to the first syntax error;
+/// past it the replay only has to stay panic-free.
+pub(super) fn bison_stack(tokens: &[Token]) -> BisonStack {
+    let mut stack: Vec<Sym> = Vec::new();
+    let mut result = BisonStack {
+        exhausted_at: None,
+        max_depth: 1,
+    };
+    let mut push = |stack: &mut Vec<Sym>, sym: Sym, at: usize| {
+        stack.push(sym);
+        // the state stack holds one more entry than the symbol stack
+        result.max_depth = result.max_depth.max(stack.len() + 1);
+        if stack.len() + 1 >= BISON_MAX_DEPTH && result.exhausted_at.is_none() {
+            result.exhausted_at = Some(at);
+        }
+    };
+    let ends = |stack: &[Sym], tail: &[Sym]| stack.ends_with(tail);
+    // reduce operators that bind tighter than a lookahead of `level` (0: a closer)
+    let reduce = |stack: &mut Vec<Sym>, level: u8| loop {
+        match stack[..] {
+            [.., Sym::Expr, Sym::Infix(l), Sym::Expr]
+                if l > level || (l == level && left_assoc(l)) =>
+            {
+                stack.truncate(stack.len() - 3);
+                stack.push(Sym::Expr);
+            }
+            [.., Sym::Prefix(l), Sym::Expr] if l > level || (l == level && left_assoc(l)) => {
+                stack.truncate(stack.len() - 2);
+                stack.push(Sym::Expr);
+            }
+            _ => return,
+        }
+    };
+    // `elist: expr | elist ',' expr` once the argument before `,` or `)` is complete
+    let close_argument = |stack: &mut Vec<Sym>| {
+        if ends(stack, &[Sym::Elist, Sym::Comma, Sym::Expr]) {
+            stack.truncate(stack.len() - 3);
+            stack.push(Sym::Elist);
+        } else if ends(stack, &[Sym::Call, Sym::Expr]) {
+            stack.pop();
+            stack.push(Sym::Elist);
+        }
+    };
+    let close_when = |stack: &mut Vec<Sym>| {
+        if ends(
+            stack,
+            &[
+                Sym::WhenThenList,
+                Sym::When,
+                Sym::Expr,
+                Sym::Then,
+                Sym::Expr,
+            ],
+        ) {
+            stack.truncate(stack.len() - 5);
+            stack.push(Sym::WhenThenList);
+        } else if ends(stack, &[Sym::When, Sym::Expr, Sym::Then, Sym::Expr]) {
+            stack.truncate(stack.len() - 4);
+            stack.push(Sym::WhenThenList);
+        }
+    };
+    let mut previous: Option<Tok> = None;
+    for (at, token) in tokens.iter().enumerate() {
+        let operand_before = previous.is_some_and(ends_operand);
+        let after_is = matches!(previous, Some(Tok::Is))
+            || (previous == Some(Tok::Not) && stack.last() == Some(&Sym::Other));
+        match token.kind {
+            Tok::Null | Tok::True | Tok::False if after_is => {
+                // expr IS [NOT] NULL|TRUE|FALSE, reduced at once
+                push(&mut stack, Sym::Other, at);
+                while stack.last() == Some(&Sym::Other) {
+                    stack.pop();
+                }
+                if stack.last() == Some(&Sym::Expr) {
+                    stack.pop();
+                }
+                stack.push(Sym::Expr);
+            }
+            Tok::Not if after_is => push(&mut stack, Sym::Other, at),
+            Tok::Integer | Tok::Double | Tok::Variable | Tok::Null | Tok::True | Tok::False => {
+                push(&mut stack, Sym::Other, at);
+                stack.pop();
+                stack.push(Sym::Expr);
+            }
+            Tok::MaxInt => {
+                // '-' MAXINT_PLUS_ONE_CONST, reduced at once
+                push(&mut stack, Sym::Other, at);
+                stack.pop();
+                if matches!(stack.last(), Some(Sym::Prefix(_))) {
+                    stack.pop();
+                }
+                stack.push(Sym::Expr);
+            }
+            Tok::Function => push(&mut stack, Sym::Other, at),
+            // the function name (already on the stack) is followed by Call
+            Tok::LParen if previous == Some(Tok::Function) => push(&mut stack, Sym::Call, at),
+            Tok::LParen => push(&mut stack, Sym::Group, at),
+            Tok::Minus | Tok::Plus if !operand_before => push(&mut stack, Sym::Prefix(9), at),
+            Tok::Tilde => push(&mut stack, Sym::Prefix(6), at),
+            Tok::Not => push(&mut stack, Sym::Prefix(3), at),
+            Tok::Is => {
+                reduce(&mut stack, 4);
+                push(&mut stack, Sym::Other, at);
+            }
+            Tok::IsNull | Tok::NotNull => {
+                reduce(&mut stack, 4);
+                push(&mut stack, Sym::Other, at);
+                stack.pop();
+            }
+            kind if binary_level(kind).is_some() => {
+                let level = binary_level(kind).unwrap_or(0);
+                reduce(&mut stack, level);
+                push(&mut stack, Sym::Infix(level), at);
+            }
+            Tok::Comma => {
+                reduce(&mut stack, 0);
+                if stack.last() == Some(&Sym::Call) {
+                    // an empty first argument: `elist: /* empty */`
+                    push(&mut stack, Sym::Elist, at);
+                } else {
+                    close_argument(&mut stack);
+                }
+                push(&mut stack, Sym::Comma, at);
+            }
+            Tok::RParen => {
+                reduce(&mut stack, 0);
+                if ends(&stack, &[Sym::Group, Sym::Expr]) {
+                    push(&mut stack, Sym::Other, at);
+                    stack.truncate(stack.len() - 3);
+                    stack.push(Sym::Expr);
+                } else {
+                    if stack.last() == Some(&Sym::Call) {
+                        push(&mut stack, Sym::Elist, at);
+                    } else {
+                        close_argument(&mut stack);
+                    }
+                    // function '(' elist ')'
+                    push(&mut stack, Sym::Other, at);
+                    stack.truncate(stack.len().saturating_sub(4));
+                    stack.push(Sym::Expr);
+                }
+            }
+            Tok::Case => push(&mut stack, Sym::Case, at),
+            Tok::When => {
+                reduce(&mut stack, 0);
+                close_when(&mut stack);
+                push(&mut stack, Sym::When, at);
+            }
+            Tok::Then => {
+                reduce(&mut stack, 0);
+                push(&mut stack, Sym::Then, at);
+            }
+            Tok::Else => {
+                reduce(&mut stack, 0);
+                close_when(&mut stack);
+                push(&mut stack, Sym::Else, at);
+            }
+            Tok::KwEnd => {
+                reduce(&mut stack, 0);
+                close_when(&mut stack);
+                push(&mut stack, Sym::Other, at);
+                let n = if ends(&stack, &[Sym::Else, Sym::Expr, Sym::Other]) {
+                    5
+                } else {
+                    3
+                };
+                stack.truncate(stack.len().saturating_sub(n));
+                stack.push(Sym::Expr);
+            }
+            _ => {}
+        }
+        previous = Some(token.kind);
+    }
+    result
+}

@@ -1,0 +1,339 @@
+//! The lexer of exprscan.l's EXPR state, token for token: flex's longest match,
+//! case-insensitive keywords, `9223372036854775808` as a token of its own, and the
+//! constant range checks of `strtoint64()` / `strtodouble()`.
+
+use crate::error::SyntaxMessage;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Tok {
+    Plus,
+    Minus,
+    Star,
+    Slash,
+    Percent,
+    Eq,
+    Ne,
+    Le,
+    Ge,
+    LShift,
+    RShift,
+    Lt,
+    Gt,
+    BitOr,
+    BitAnd,
+    Hash,
+    Tilde,
+    LParen,
+    RParen,
+    Comma,
+    And,
+    Or,
+    Not,
+    Is,
+    IsNull,
+    NotNull,
+    Case,
+    When,
+    Then,
+    Else,
+    KwEnd,
+    True,
+    False,
+    Null,
+    Variable,
+    Integer,
+    MaxInt,
+    Double,
+    Function,
+    /// The newline ending the command, or the end of the script.
+    EndOfLine,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Token {
+    pub kind: Tok,
+    pub start: usize,
+    pub end: usize,
+}
+
+#[derive(Debug)]
+pub(super) struct LexError {
+    pub message: SyntaxMessage,
+    pub text: String,
+    pub end: usize,
+}
+
+pub(super) struct Lexed {
+    /// Ends with the `EndOfLine` token.
+    pub tokens: Vec<Token>,
+    pub last_error: Option<LexError>,
+    /// Offset after the newline that ends the line (or the end of the script).
+    pub line_end: usize,
+}
+
+const KEYWORDS: &[(&str, Tok)] = &[
+    ("and", Tok::And),
+    ("or", Tok::Or),
+    ("not", Tok::Not),
+    ("is", Tok::Is),
+    ("isnull", Tok::IsNull),
+    ("notnull", Tok::NotNull),
+    ("case", Tok::Case),
+    ("when", Tok::When),
+    ("then", Tok::Then),
+    ("else", Tok::Else),
+    ("end", Tok::KwEnd),
+    ("true", Tok::True),
+    ("false", Tok::False),
+    ("null", Tok::Null),
+];
+
+fn is_alpha(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_' || b >= 0x80
+}
+
+fn is_alnum(b: u8) -> bool {
+    is_alpha(b) || b.is_ascii_digit()
+}
+
+/// Lex the logical line starting at `from` as exprscan.l's EXPR state does.
+pub(super) fn lex(src: &[u8], from: usize) -> Lexed {
+    let at = |i: usize| src.get(i).copied().unwrap_or(0);
+    let run = |mut i: usize, pred: fn(u8) -> bool| {
+        while i < src.len() && pred(src[i]) {
+            i += 1;
+        }
+        i
+    };
+    let mut tokens = Vec::new();
+    let mut last_error = None;
+    let mut i = from;
+    loop {
+        // {space}+ and {continuation} are skipped
+        loop {
+            match at(i) {
+                b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b' => i += 1,
+                b'\\' if at(i + 1) == b'\n' => i += 2,
+                b'\\' if at(i + 1) == b'\r' && at(i + 2) == b'\n' => i += 3,
+                _ => break,
+            }
+        }
+        if i >= src.len() {
+            tokens.push(Token {
+                kind: Tok::EndOfLine,
+                start: src.len(),
+                end: src.len(),
+            });
+            return Lexed {
+                tokens,
+                last_error,
+                line_end: src.len(),
+            };
+        }
+        let start = i;
+        let b = src[i];
+        let simple = match b {
+            b'\n' => {
+                tokens.push(Token {
+                    kind: Tok::EndOfLine,
+                    start,
+                    end: start + 1,
+                });
+                return Lexed {
+                    tokens,
+                    last_error,
+                    line_end: start + 1,
+                };
+            }
+            b'+' => Some((Tok::Plus, 1)),
+            b'-' => Some((Tok::Minus, 1)),
+            b'*' => Some((Tok::Star, 1)),
+            b'/' => Some((Tok::Slash, 1)),
+            b'%' => Some((Tok::Percent, 1)),
+            b'=' => Some((Tok::Eq, 1)),
+            b'<' => Some(match at(i + 1) {
+                b'>' => (Tok::Ne, 2),
+                b'=' => (Tok::Le, 2),
+                b'<' => (Tok::LShift, 2),
+                _ => (Tok::Lt, 1),
+            }),
+            b'>' => Some(match at(i + 1) {
+                b'=' => (Tok::Ge, 2),
+                b'>' => (Tok::RShift, 2),
+                _ => (Tok::Gt, 1),
+            }),
+            b'!' if at(i + 1) == b'=' => Some((Tok::Ne, 2)),
+            b'|' => Some((Tok::BitOr, 1)),
+            b'&' => Some((Tok::BitAnd, 1)),
+            b'#' => Some((Tok::Hash, 1)),
+            b'~' => Some((Tok::Tilde, 1)),
+            b'(' => Some((Tok::LParen, 1)),
+            b')' => Some((Tok::RParen, 1)),
+            b',' => Some((Tok::Comma, 1)),
+            _ => None,
+        };
+        if let Some((kind, len)) = simple {
+            i += len;
+            tokens.push(Token {
+                kind,
+                start,
+                end: i,
+            });
+            continue;
+        }
+        let kind = if b == b':' && is_alnum(at(i + 1)) {
+            i = run(i + 1, is_alnum);
+            Tok::Variable
+        } else if b.is_ascii_digit() || (b == b'.' && at(i + 1).is_ascii_digit()) {
+            let mut double = b == b'.';
+            i = run(i, |c| c.is_ascii_digit());
+            if at(i) == b'.' {
+                double = true;
+                i = run(i + 1, |c| c.is_ascii_digit());
+            }
+            if matches!(at(i), b'e' | b'E') {
+                let sign = usize::from(matches!(at(i + 1), b'+' | b'-'));
+                if at(i + 1 + sign).is_ascii_digit() {
+                    double = true;
+                    i = run(i + 1 + sign, |c| c.is_ascii_digit());
+                }
+            }
+            let text = &src[start..i];
+            let (kind, overflow) = if double {
+                (
+                    Tok::Double,
+                    parse_double(text)
+                        .is_none()
+                        .then_some(SyntaxMessage::DoubleConstantOverflow),
+                )
+            } else if text == b"9223372036854775808" {
+                (Tok::MaxInt, None)
+            } else {
+                (
+                    Tok::Integer,
+                    parse_int(text)
+                        .is_none()
+                        .then_some(SyntaxMessage::BigintConstantOverflow),
+                )
+            };
+            if let Some(message) = overflow {
+                last_error = Some(LexError {
+                    message,
+                    text: String::from_utf8_lossy(text).into_owned(),
+                    end: i,
+                });
+            }
+            kind
+        } else if is_alpha(b) {
+            i = run(i, is_alnum);
+            let word = &src[start..i];
+            KEYWORDS
+                .iter()
+                .find(|(kw, _)| word.eq_ignore_ascii_case(kw.as_bytes()))
+                .map_or(Tok::Function, |&(_, kind)| kind)
+        } else {
+            // any other single byte (all bytes >= 0x80 are letters, so this is ASCII)
+            i += 1;
+            last_error = Some(LexError {
+                message: SyntaxMessage::UnexpectedCharacter,
+                text: String::from_utf8_lossy(&src[start..i]).into_owned(),
+                end: i,
+            });
+            continue;
+        };
+        tokens.push(Token {
+            kind,
+            start,
+            end: i,
+        });
+    }
+}
+
+/// `strtoint64()` on a run of digits: `None` when beyond the bigint range.
+fn parse_int(digits: &[u8]) -> Option<i64> {
+    digits.iter().try_fold(0i64, |acc, &d| {
+        acc.checked_mul(10)?.checked_add(i64::from(d - b'0'))
+    })
+}
+
+/// `strtodouble()`: `None` where `strtod` sets `ERANGE`, i.e. on overflow and on
+/// underflow (a non-zero constant that comes out as zero or subnormal).
+pub(super) fn parse_double(text: &[u8]) -> Option<f64> {
+    let value: f64 = std::str::from_utf8(text).ok()?.parse().ok()?;
+    let mantissa_nonzero = text
+        .iter()
+        .take_while(|&&c| c != b'e' && c != b'E')
+        .any(|&c| (b'1'..=b'9').contains(&c));
+    let underflow = mantissa_nonzero && (value == 0.0 || value.is_subnormal());
+    (value.is_finite() && !underflow).then_some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(src: &str) -> Vec<Tok> {
+        lex(src.as_bytes(), 0)
+            .tokens
+            .iter()
+            .map(|t| t.kind)
+            .collect()
+    }
+
+    #[test]
+    fn lexer_takes_the_longest_match() {
+        use Tok::*;
+        assert_eq!(
+            kinds("12 12. 1e5 .5 1.5e"),
+            [Integer, Double, Double, Double, Double, Function, EndOfLine]
+        );
+        assert_eq!(
+            kinds("9223372036854775808 9223372036854775808.0"),
+            [MaxInt, Double, EndOfLine]
+        );
+        assert_eq!(
+            kinds("android AND nOtNuLl not"),
+            [Function, And, NotNull, Not, EndOfLine]
+        );
+        assert_eq!(
+            kinds("<> <= << < >= >> > != <<<"),
+            [Ne, Le, LShift, Lt, Ge, RShift, Gt, Ne, LShift, Lt, EndOfLine]
+        );
+        assert_eq!(
+            kinds(":x1 :1x \\\n 1\n2"),
+            [Variable, Variable, Integer, EndOfLine]
+        );
+    }
+
+    #[test]
+    fn lexer_errors_keep_the_last_one() {
+        let lexed = lex(b"1 @ 99999999999999999999 $\nrest", 0);
+        let error = lexed.last_error.expect("error");
+        assert_eq!(
+            (error.message, error.text.as_str(), error.end),
+            (SyntaxMessage::UnexpectedCharacter, "$", 26)
+        );
+        assert_eq!(lexed.line_end, 27);
+    }
+
+    #[test]
+    fn double_range() {
+        assert_eq!(parse_double(b"1e308"), Some(1e308));
+        assert_eq!(parse_double(b"0e-400"), Some(0.0));
+        assert_eq!(parse_double(b"1.8e308"), None);
+        assert_eq!(parse_double(b"1e-310"), None);
+        assert_eq!(
+            parse_double(b"2.2250738585072014e-308"),
+            Some(2.2250738585072014e-308)
+        );
+        assert_eq!(parse_double(b"1."), Some(1.0));
+        assert_eq!(parse_double(b"1.e2"), Some(100.0));
+    }
+
+    #[test]
+    fn int_range() {
+        assert_eq!(parse_int(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_int(b"0009223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_int(b"9223372036854775809"), None);
+    }
+}
