@@ -5,7 +5,9 @@
 //! The scanner only tracks what decides framing: quotes (`'...'`, `E'...'`, `U&'...'`,
 //! `B'...'`, `X'...'`, `"..."`, `U&"..."`, `$tag$...$tag$`), nested `/* */` comments,
 //! `--` comments, parenthesis depth, the `CREATE [OR REPLACE] FUNCTION|PROCEDURE ...
-//! BEGIN ... END` heuristic, `\;`, `\:` and the backslash that starts a meta-command.
+//! BEGIN ... END` heuristic, `\;`, `\:`, the backslash that starts a meta-command, and
+//! where numeric tokens end (PostgreSQL 15 reads `1e-` and `1abc` as one token each,
+//! which decides whether a following `--` or `e'` starts a comment or a literal).
 //! As in pgbench, its state (depths, identifier counts) lives across commands: pgbench
 //! never resets the psql lexer between commands.
 
