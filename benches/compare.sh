@@ -4,5 +4,8 @@
 #   benches/compare.sh [--pairs N] [--seconds S] [--scale N] [--only NAME,...] [--no-callgrind] [--no-init]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+for tool in /usr/bin/time python3; do
+  command -v "$tool" >/dev/null || { echo "$tool is needed (Debian: apt-get install time python3)" >&2; exit 1; }
+done
 cargo build --release --locked --quiet
 exec python3 benches/compare.py "$@"
