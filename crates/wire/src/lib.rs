@@ -8,6 +8,7 @@
 
 mod auth;
 mod cancel;
+mod certname;
 mod conn;
 mod connect;
 mod conninfo;

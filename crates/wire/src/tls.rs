@@ -34,8 +34,20 @@ pub(crate) struct TlsSetup {
 struct Verifier {
     /// `None`: no root certificate, accept any certificate (libpq without root.crt).
     webpki: Option<Arc<WebPkiServerVerifier>>,
+    /// The root certificates as given: a self-signed server certificate listed there
+    /// is trusted as it is, as OpenSSL trusts it (webpki will not use a CA certificate
+    /// as an end entity, which is what PostgreSQL's documented quick set-up makes).
+    roots: Vec<CertificateDer<'static>>,
     check_name: bool,
     provider: Arc<CryptoProvider>,
+}
+
+fn server_name_text(name: &ServerName<'_>) -> String {
+    match name {
+        ServerName::DnsName(d) => d.as_ref().to_string(),
+        ServerName::IpAddress(ip) => std::net::IpAddr::from(*ip).to_string(),
+        _ => String::new(),
+    }
 }
 
 impl ServerCertVerifier for Verifier {
@@ -50,11 +62,44 @@ impl ServerCertVerifier for Verifier {
         let Some(webpki) = &self.webpki else {
             return Ok(ServerCertVerified::assertion());
         };
+        let name_ok = || {
+            !self.check_name
+                || crate::certname::matches_host(end_entity, &server_name_text(server_name))
+        };
+        // What libpq lists in its "server certificate for ..." message.
+        let mismatch = || {
+            TlsError::InvalidCertificate(CertificateError::NotValidForNameContext {
+                expected: server_name.to_owned(),
+                presented: crate::certname::presented_names(end_entity)
+                    .into_iter()
+                    .map(|n| format!("DnsName({n:?})"))
+                    .collect(),
+            })
+        };
+        if self.roots.iter().any(|r| r.as_ref() == end_entity.as_ref()) {
+            return if name_ok() {
+                Ok(ServerCertVerified::assertion())
+            } else {
+                Err(mismatch())
+            };
+        }
         match webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
-            // verify-ca (and require/prefer with a root file): chain only, any name.
-            Err(TlsError::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) if !self.check_name => Ok(ServerCertVerified::assertion()),
+            // The chain is good and only the name failed webpki's check (which knows
+            // no common names): verify-ca takes any name, verify-full libpq's rules.
+            Err(
+                e @ TlsError::InvalidCertificate(
+                    CertificateError::NotValidForName
+                    | CertificateError::NotValidForNameContext { .. },
+                ),
+            ) => {
+                if name_ok() {
+                    Ok(ServerCertVerified::assertion())
+                } else if crate::certname::has_alt_names(end_entity) {
+                    Err(e)
+                } else {
+                    Err(mismatch())
+                }
+            }
             other => other,
         }
     }
@@ -128,6 +173,7 @@ pub(crate) fn setup(opts: &ConnectOptions, host: &str) -> Result<TlsSetup, Strin
         None => postgresql_dir(opts).map(|d| d.join("root.crt")),
     };
     let verify = matches!(opts.sslmode, SslMode::VerifyCa | SslMode::VerifyFull);
+    let mut root_ders = Vec::new();
     let webpki = match root_file.as_ref().filter(|f| f.exists()) {
         Some(file) => {
             let certs = read_certs(file).map_err(|e| {
@@ -139,6 +185,7 @@ pub(crate) fn setup(opts: &ConnectOptions, host: &str) -> Result<TlsSetup, Strin
             })?;
             let mut roots = RootCertStore::empty();
             for cert in certs {
+                root_ders.push(cert.clone());
                 roots.add(cert).map_err(|e| {
                     format!(
                         "could not read root certificate file \"{}\": {e}",
@@ -172,6 +219,7 @@ pub(crate) fn setup(opts: &ConnectOptions, host: &str) -> Result<TlsSetup, Strin
     };
     let verifier = Arc::new(Verifier {
         webpki,
+        roots: root_ders,
         check_name: opts.sslmode == SslMode::VerifyFull,
         provider: provider.clone(),
     });

@@ -377,3 +377,74 @@ fn a_long_pipeline_over_tls() {
         Some("5")
     );
 }
+
+/// PostgreSQL's documented quick set-up: one self-signed certificate with a common
+/// name and no subject alternative names (`openssl req -new -x509 ... -subj
+/// "/CN=localhost"`, which also marks it a CA), used as the server certificate and
+/// as the client's root certificate. libpq accepts it for verify-ca and verify-full
+/// (the name comes from the CN); so must we.
+#[test]
+fn documented_self_signed_certificate_with_a_common_name() {
+    let dir = tempfile::tempdir().unwrap();
+    openssl(
+        dir.path(),
+        &[
+            "req",
+            "-new",
+            "-x509",
+            "-days",
+            "365",
+            "-nodes",
+            "-text",
+            "-out",
+            "server.crt",
+            "-keyout",
+            "server.key",
+            "-subj",
+            "/CN=localhost",
+        ],
+    );
+    let crt = std::fs::read(dir.path().join("server.crt")).unwrap();
+    let key = std::fs::read(dir.path().join("server.key")).unwrap();
+    let c = Cluster::start(ClusterOptions {
+        tcp: true,
+        hba: Some("local all all trust\nhost all all 127.0.0.1/32 trust\n".into()),
+        ..Default::default()
+    })
+    .unwrap();
+    c.write_data_file("server.crt", &crt).unwrap();
+    c.write_data_file("server.key", &key).unwrap();
+    c.psql(
+        "postgres",
+        "alter system set ssl = on;
+         alter system set ssl_cert_file = 'server.crt';
+         alter system set ssl_key_file = 'server.key';",
+    )
+    .unwrap();
+    c.reload().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let env = Env::new();
+    let root = dir.path().join("server.crt");
+    let args = |host: &str, mode: &str| {
+        ConnectArgs {
+        dbname: Some(format!(
+            "host={host} hostaddr=127.0.0.1 port={} user=postgres dbname=postgres sslmode={mode} sslrootcert={}",
+            c.port(),
+            root.display()
+        )),
+        ..ConnectArgs::default()
+    }
+    };
+    check(&env, &args("localhost", "verify-full"), Some(true));
+    check(&env, &args("LOCALHOST", "verify-full"), Some(true));
+    check(&env, &args("wrong.example", "verify-ca"), Some(true));
+    let e = our_error(&env, &args("wrong.example", "verify-full")).to_string();
+    assert!(
+        e.ends_with(
+            "server certificate for \"localhost\" does not match host name \"wrong.example\""
+        ),
+        "{e}"
+    );
+    // Word for word what libpq (psql) says.
+    check(&env, &args("wrong.example", "verify-full"), None);
+}
