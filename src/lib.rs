@@ -3,6 +3,7 @@
 //! server of `--temp-instance`. `main.rs` only calls [`cli::main`].
 
 pub mod bench;
+pub mod c_numbers;
 pub mod cli;
 pub mod init;
 pub mod logging;

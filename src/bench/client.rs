@@ -596,7 +596,7 @@ impl<'a> Client<'a> {
                         };
                         let mut text = String::new();
                         var.write_text(&mut text);
-                        let n = c_atoi(&text);
+                        let n = i64::from(crate::c_numbers::atoi(&text));
                         if n == 0 && !text.starts_with(|c: char| c.is_ascii_digit()) {
                             logging::error(&format!(
                                 "sleep: invalid sleep time \"{text}\" for variable \"{name}\""
@@ -1172,7 +1172,7 @@ impl<'a> Client<'a> {
             return Err(());
         }
         let trimmed_start = res.trim_start_matches(|c: char| c.is_ascii_whitespace());
-        let (num, rest) = split_c_long(trimmed_start);
+        let (num, rest) = crate::c_numbers::strtol_prefix(trimmed_start);
         // Without digits strtol leaves its end at the start: a blank line passes as 0.
         let rest = if num.is_some() { rest } else { res.as_str() };
         let valid = rest
@@ -1205,32 +1205,6 @@ impl<'a> Client<'a> {
         }
         Ok(())
     }
-}
-
-/// `strtol` on a string: the value (saturated) and the rest.
-fn split_c_long(s: &str) -> (Option<i64>, &str) {
-    let b = s.as_bytes();
-    let mut i = 0;
-    if matches!(b.first(), Some(b'+' | b'-')) {
-        i = 1;
-    }
-    let start = i;
-    while i < b.len() && b[i].is_ascii_digit() {
-        i += 1;
-    }
-    if i == start {
-        return (None, s);
-    }
-    let v = s[..i]
-        .parse::<i64>()
-        .unwrap_or(if b[0] == b'-' { i64::MIN } else { i64::MAX });
-    (Some(v), &s[i..])
-}
-
-/// C's `atoi`.
-fn c_atoi(s: &str) -> i64 {
-    let t = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
-    split_c_long(t).0.unwrap_or(0) as i32 as i64
 }
 
 fn unexpected_result_message(r: &ResultStatus) -> String {
@@ -1332,14 +1306,5 @@ mod tests {
         for (meta, line, want) in cases {
             assert_eq!(meta_argv(&meta, line), want, "for {line:?}");
         }
-    }
-
-    #[test]
-    fn c_integer_parsing() {
-        assert_eq!(split_c_long("42\n"), (Some(42), "\n"));
-        assert_eq!(split_c_long("-7x"), (Some(-7), "x"));
-        assert_eq!(split_c_long("x"), (None, "x"));
-        assert_eq!(c_atoi(" 12ms"), 12);
-        assert_eq!(c_atoi("abc"), 0);
     }
 }

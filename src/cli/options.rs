@@ -219,10 +219,14 @@ impl Env for ProcessEnv {
 /// space is allowed, anything else after the number is not; out-of-int range is a
 /// range error.
 fn parse_int(value: &str, name: &str, min: i64, max: i64) -> Result<i64, Failure> {
-    let (num, rest) = split_c_integer(value.trim_start_matches(is_c_space));
+    let (num, rest) =
+        crate::c_numbers::strtol_prefix(value.trim_start_matches(crate::c_numbers::is_c_space));
     // With no digits strtol leaves endptr at the start and returns 0.
     let rest = if num.is_some() { rest } else { value };
-    if !rest.trim_start_matches(is_c_space).is_empty() {
+    if !rest
+        .trim_start_matches(crate::c_numbers::is_c_space)
+        .is_empty()
+    {
         return Err(Failure::fatal(format!(
             "invalid value \"{value}\" for option {name}"
         )));
@@ -237,107 +241,6 @@ fn parse_int(value: &str, name: &str, min: i64, max: i64) -> Result<i64, Failure
     Ok(v)
 }
 
-fn is_c_space(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r')
-}
-
-/// Splits an optional sign and decimal digits off the front; `None` when there are no
-/// digits or the number overflows i64 (callers report it as out of range).
-fn split_c_integer(s: &str) -> (Option<i64>, &str) {
-    let bytes = s.as_bytes();
-    let mut i = 0;
-    if matches!(bytes.first(), Some(b'+' | b'-')) {
-        i = 1;
-    }
-    let digits_start = i;
-    while i < bytes.len() && bytes[i].is_ascii_digit() {
-        i += 1;
-    }
-    if i == digits_start {
-        return (None, s);
-    }
-    (s[..i].parse::<i64>().ok().or(Some(i64::MAX)), &s[i..])
-}
-
-/// C's `atof`: the longest prefix that reads as a number, 0 when there is none.
-pub fn c_atof(s: &str) -> f64 {
-    let t = s.trim_start_matches(is_c_space);
-    let lower = t.to_ascii_lowercase();
-    for (word, v) in [
-        ("+infinity", f64::INFINITY),
-        ("-infinity", f64::NEG_INFINITY),
-        ("infinity", f64::INFINITY),
-        ("+inf", f64::INFINITY),
-        ("-inf", f64::NEG_INFINITY),
-        ("inf", f64::INFINITY),
-        ("nan", f64::NAN),
-        ("+nan", f64::NAN),
-        ("-nan", f64::NAN),
-    ] {
-        if lower.starts_with(word) {
-            return v;
-        }
-    }
-    let b = t.as_bytes();
-    let mut i = 0;
-    if matches!(b.first(), Some(b'+' | b'-')) {
-        i += 1;
-    }
-    let mantissa_start = i;
-    while i < b.len() && b[i].is_ascii_digit() {
-        i += 1;
-    }
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-    }
-    if i == mantissa_start || (i == mantissa_start + 1 && b[mantissa_start] == b'.') {
-        return 0.0;
-    }
-    let mut end = i;
-    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        let mut j = i + 1;
-        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
-            j += 1;
-        }
-        let exp_digits = j;
-        while j < b.len() && b[j].is_ascii_digit() {
-            j += 1;
-        }
-        if j > exp_digits {
-            end = j;
-        }
-    }
-    t[..end].parse().unwrap_or(0.0)
-}
-
-/// C's `atoi` as pgbench uses it for `--max-tries`: a prefix integer, wrapped to 32 bits.
-fn c_atoi(s: &str) -> i32 {
-    let t = s.trim_start_matches(is_c_space);
-    let b = t.as_bytes();
-    let mut i = 0;
-    let neg = match b.first() {
-        Some(b'-') => {
-            i = 1;
-            true
-        }
-        Some(b'+') => {
-            i = 1;
-            false
-        }
-        _ => false,
-    };
-    let mut v: i64 = 0;
-    while i < b.len() && b[i].is_ascii_digit() {
-        v = v.saturating_mul(10).saturating_add(i64::from(b[i] - b'0'));
-        i += 1;
-    }
-    let v = if neg { -v } else { v };
-    v as i32
-}
-
 /// `parseScriptWeight`: `NAME@W` splits at the last `@`.
 fn parse_script_weight(option: &str) -> Result<(&str, i64), Failure> {
     let Some(at) = option.rfind('@') else {
@@ -345,8 +248,8 @@ fn parse_script_weight(option: &str) -> Result<(&str, i64), Failure> {
     };
     let (name, spec) = (&option[..at], &option[at..]);
     let digits = &spec[1..];
-    let trimmed = digits.trim_start_matches(is_c_space);
-    let (num, rest) = split_c_integer(trimmed);
+    let trimmed = digits.trim_start_matches(crate::c_numbers::is_c_space);
+    let (num, rest) = crate::c_numbers::strtol_prefix(trimmed);
     let Some(w) = num.filter(|_| rest.is_empty()) else {
         return Err(Failure::fatal(format!(
             "invalid weight specification: {spec}"
@@ -578,7 +481,7 @@ pub fn interpret(argv0: &str, args: &[String], env: &dyn Env) -> Result<Action, 
                 b.use_log = true;
             }
             Opt::LatencyLimit => {
-                let ms = c_atof(v);
+                let ms = crate::c_numbers::atof(v);
                 if ms.is_nan() || ms <= 0.0 {
                     return Err(Failure::fatal(format!("invalid latency limit: \"{v}\"")));
                 }
@@ -614,7 +517,7 @@ pub fn interpret(argv0: &str, args: &[String], env: &dyn Env) -> Result<Action, 
                 b.report_per_command = true;
             }
             Opt::Rate => {
-                let rate = c_atof(v);
+                let rate = crate::c_numbers::atof(v);
                 benchmarking_option_set = true;
                 if rate.is_nan() || rate <= 0.0 {
                     return Err(Failure::fatal(format!("invalid rate limit: \"{v}\"")));
@@ -658,7 +561,7 @@ pub fn interpret(argv0: &str, args: &[String], env: &dyn Env) -> Result<Action, 
             }
             Opt::SamplingRate => {
                 benchmarking_option_set = true;
-                b.sample_rate = c_atof(v);
+                b.sample_rate = crate::c_numbers::atof(v);
                 if b.sample_rate.is_nan() || b.sample_rate <= 0.0 || b.sample_rate > 1.0 {
                     return Err(Failure::fatal(format!("invalid sampling rate: \"{v}\"")));
                 }
@@ -709,7 +612,7 @@ pub fn interpret(argv0: &str, args: &[String], env: &dyn Env) -> Result<Action, 
                 b.failures_detailed = true;
             }
             Opt::MaxTries => {
-                let n = c_atoi(v);
+                let n = crate::c_numbers::atoi(v);
                 if n < 0 {
                     return Err(Failure::fatal(format!(
                         "invalid number of maximum tries: \"{v}\""

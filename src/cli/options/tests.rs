@@ -150,13 +150,3 @@ fn init_mode_applies_no_vacuum_and_foreign_keys_to_the_steps() {
     assert_eq!(init.scale, 3);
     assert_eq!(init.jobs, Some(2));
 }
-
-#[test]
-fn c_number_parsers() {
-    assert_eq!(c_atof("0.05"), 0.05);
-    assert_eq!(c_atof("12abc"), 12.0);
-    assert_eq!(c_atof("abc"), 0.0);
-    assert_eq!(c_atof(" -1e3x"), -1000.0);
-    assert_eq!(c_atoi("abc"), 0);
-    assert_eq!(c_atoi("-1"), -1);
-}
