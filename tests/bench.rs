@@ -167,3 +167,47 @@ fn a_server_that_dies_mid_run_aborts_every_client() {
         "{stderr}"
     );
 }
+
+/// A client that cannot connect at the start is fatal, as in pgbench: one message,
+/// exit status 1, no report.
+#[test]
+fn an_initial_connection_failure_ends_the_run() {
+    let cluster = Cluster::start(ClusterOptions {
+        config: vec![
+            ("max_connections".into(), "4".into()),
+            ("superuser_reserved_connections".into(), "0".into()),
+        ],
+        ..Default::default()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("s.sql");
+    std::fs::write(&script, "SELECT 1;\n").unwrap();
+    let mut ours = Command::new(env!("CARGO_BIN_EXE_pgbench-rs"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("PG") {
+            ours.env_remove(k);
+        }
+    }
+    let out = run(ours
+        .env("PGHOST", cluster.socket_dir())
+        .env("PGPORT", cluster.port().to_string())
+        .env("PGUSER", cluster.user())
+        .env("PGDATABASE", "postgres")
+        .args(["-n", "-c", "12", "-j", "12", "-t", "5"])
+        .arg("-f")
+        .arg(&script));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let fatal = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("could not create connection for client "))
+        .count();
+    assert_eq!(fatal, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("too many clients already"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stdout.contains("tps = "), "no report: {}", out.stdout);
+}

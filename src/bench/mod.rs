@@ -310,13 +310,13 @@ pub fn run(mut conn_args: ConnectArgs, bench: &BenchOptions, common: &Common) ->
     // after setup and vacuum, right before the threads start.
     let start_time = now_us();
     let barrier = std::sync::Barrier::new(bench.nclients + 1);
-    let connected_ok = std::sync::atomic::AtomicBool::new(true);
+    let connect_failed = std::sync::atomic::AtomicBool::new(false);
     let exit_on_abort = bench.exit_on_abort;
-    let results = std::thread::scope(|scope| {
+    let (collected, bench_start, end) = std::thread::scope(|scope| {
         let shared = &shared;
         let barrier = &barrier;
         let threads = &threads;
-        let connected_ok = &connected_ok;
+        let connect_failed = &connect_failed;
         let mut handles = Vec::with_capacity(bench.nclients);
         for (id, (vars, rng)) in client_vars.into_iter().zip(seeds.clients).enumerate() {
             let thread = &threads[thread_of_client[id]];
@@ -327,17 +327,20 @@ pub fn run(mut conn_args: ConnectArgs, bench: &BenchOptions, common: &Common) ->
                     let mut c = client::Client::new(id, shared, thread, vars, rng);
                     if !shared.is_connect {
                         if let Err(msg) = c.connect_initial() {
-                            logging::error(&msg);
-                            logging::error(&format!("could not create connection for client {id}"));
-                            connected_ok.store(false, Ordering::SeqCst);
+                            // pgbench: a fatal error, the whole run exits at once. Only
+                            // the first client to fail says so.
+                            if !connect_failed.swap(true, Ordering::SeqCst) {
+                                logging::error(&msg);
+                                logging::error(&format!(
+                                    "could not create connection for client {id}"
+                                ));
+                                std::process::exit(1);
+                            }
                         }
                     }
+                    // Everyone is connected; the main thread sets the start.
                     barrier.wait();
-                    // The main thread decides whether the run goes on.
                     barrier.wait();
-                    if !connected_ok.load(Ordering::SeqCst) {
-                        return;
-                    }
                     let exit = c.run();
                     let aborted = exit == client::ClientExit::Aborted;
                     if aborted && exit_on_abort {
@@ -365,10 +368,6 @@ pub fn run(mut conn_args: ConnectArgs, bench: &BenchOptions, common: &Common) ->
             handles.push(handle);
         }
         barrier.wait();
-        if !connected_ok.load(Ordering::SeqCst) {
-            barrier.wait();
-            return None;
-        }
         let bench_start = now_us();
         if bench.duration > 0 {
             // pgbench sets its alarm when the threads are created, before they
@@ -398,11 +397,8 @@ pub fn run(mut conn_args: ConnectArgs, bench: &BenchOptions, common: &Common) ->
                 }
             }
         }
-        Some((collected, bench_start, end))
+        (collected, bench_start, end)
     });
-    let Some((collected, bench_start, end)) = results else {
-        return 1;
-    };
 
     let report = report::Report {
         scale: setup.scale,
