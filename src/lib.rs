@@ -1,4 +1,4 @@
-//! pgbench-rs as a library: the command line ([`cli`]), benchmarking mode ([`bench`]:
+//! pgbench-rs as a library: the command line ([`cli`]), benchmarking mode ([`mod@bench`]:
 //! clients, statistics, report), initialisation mode ([`init`]), and the throwaway
 //! server of `--temp-instance`. `main.rs` only calls [`cli::main`].
 

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 static PROGNAME: OnceLock<String> = OnceLock::new();
 
-/// Sets the program name used in every message: the basename of argv[0], as pgbench's
+/// Sets the program name used in every message: the basename of `argv[0]`, as pgbench's
 /// `get_progname` gives it (a copy or symlink named `pgbench` prints `pgbench: ...`).
 pub fn init_progname(argv0: &str) {
     let base = argv0.rsplit('/').next().unwrap_or(argv0);

@@ -4,7 +4,7 @@
 //! prefixes, options after the database name); this module hands back every option in
 //! command-line order, because pgbench acts on each option as it meets it (a script is
 //! parsed when its `-f` is seen, so its errors come before those of later options).
-//! getopt's own complaints are reproduced word for word: they name argv[0] as invoked.
+//! getopt's own complaints are reproduced word for word: they name `argv[0]` as invoked.
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Arg, ArgAction, Command};
@@ -177,7 +177,7 @@ fn command() -> Command {
     cmd
 }
 
-/// Splits `args` (without argv[0]) into options and positionals. `argv0` is only used in
+/// Splits `args` (without `argv[0]`) into options and positionals. `argv0` is only used in
 /// getopt's complaints.
 pub fn tokenize(argv0: &str, args: &[String]) -> Result<Tokens, GetoptError> {
     let matches = command()

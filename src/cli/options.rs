@@ -317,7 +317,7 @@ fn parse_percentiles(list: &str) -> Result<Vec<f64>, Failure> {
     Ok(out)
 }
 
-/// Reads the whole command line (without argv[0]) as pgbench 15 does.
+/// Reads the whole command line (without `argv[0]`) as pgbench 15 does.
 pub fn interpret(argv0: &str, args: &[String], env: &dyn Env) -> Result<Action, Failure> {
     // --help and --version count only as the first argument.
     match args.first().map(String::as_str) {

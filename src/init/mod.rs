@@ -1,7 +1,7 @@
 //! Initialisation mode (`pgbench -i`): runs the steps `dtgGvpf` in the order given, on one
 //! connection, with pgbench 15's SQL, messages and final `done in ...` line
 //! (`runInitSteps`). With `jobs` > 1 the data load, vacuum and primary keys are spread
-//! over several connections ([`parallel`]). The command line (option parsing and
+//! over several connections (`parallel`). The command line (option parsing and
 //! validation, `-n`/`--foreign-keys` folding into the steps) is not here.
 
 mod error;
