@@ -20,17 +20,14 @@ fn start() -> Option<Cluster> {
     }
 }
 
-fn conn_on(cluster: &Cluster, user_args: &ConnArgs) -> ConnArgs {
+/// Where the throwaway cluster listens. Connection options given on the command line
+/// (`-h -p -U`, DBNAME) are for real servers and do not apply.
+fn conn_on(cluster: &Cluster) -> ConnArgs {
     ConnArgs {
         host: Some(cluster.socket_dir().display().to_string()),
         port: Some(cluster.port().to_string()),
         user: Some(cluster.user().to_string()),
-        // The throwaway cluster has one database; a DBNAME given for a real server
-        // does not apply here.
-        dbname: {
-            let _ = &user_args.dbname;
-            "postgres".to_string()
-        },
+        dbname: "postgres".to_string(),
     }
 }
 
@@ -112,9 +109,9 @@ fn run_setup_files(opts: &pgbench_wire::ConnectOptions, bench: &BenchOptions) ->
 }
 
 /// `-i --temp-instance`: initialise on a throwaway cluster (useful to time a load).
-pub fn run_init(conn: &ConnArgs, init: &InitOptions) -> i32 {
+pub fn run_init(init: &InitOptions) -> i32 {
     let Some(cluster) = start() else { return 1 };
-    let conn = conn_on(&cluster, conn);
+    let conn = conn_on(&cluster);
     let Some(opts) = connect_options(&conn) else {
         return 1;
     };
@@ -128,9 +125,9 @@ pub fn run_init(conn: &ConnArgs, init: &InitOptions) -> i32 {
 }
 
 /// A benchmark on a throwaway cluster, initialised at scale `-s` first.
-pub fn run_bench(conn: &ConnArgs, bench: &BenchOptions, common: &Common) -> i32 {
+pub fn run_bench(bench: &BenchOptions, common: &Common) -> i32 {
     let Some(cluster) = start() else { return 1 };
-    let conn = conn_on(&cluster, conn);
+    let conn = conn_on(&cluster);
     let Some(opts) = connect_options(&conn) else {
         return 1;
     };

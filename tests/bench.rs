@@ -211,3 +211,35 @@ fn an_initial_connection_failure_ends_the_run() {
     );
     assert!(!out.stdout.contains("tps = "), "no report: {}", out.stdout);
 }
+
+/// The README's first command: the headline workload on a throwaway server, set up,
+/// initialised, run and removed by pgbench-rs itself.
+#[test]
+fn temp_instance_runs_the_headline_workload_in_one_command() {
+    let out = run(Command::new(env!("CARGO_BIN_EXE_pgbench-rs"))
+        .args(["--temp-instance", "-c", "4", "-j", "4", "-t", "20"])
+        .arg("-f")
+        .arg(format!("{REFERENCE}.sql")));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("creating primary keys...\n"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("running ") && out.stderr.contains("index-inserts-only.setup.sql\n"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout
+            .contains("number of transactions actually processed: 80/80\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr.ends_with("removing the temporary instance\n"),
+        "{}",
+        out.stderr
+    );
+}

@@ -42,7 +42,7 @@ pub fn main() -> i32 {
         }
         Action::Init { conn, init, common } => {
             if common.temp_instance {
-                return crate::temp_instance::run_init(&conn, &init);
+                return crate::temp_instance::run_init(&init);
             }
             // pgbench's doConnect: prompt for a password if the server wants one.
             let mut args = conn.connect_args();
@@ -68,7 +68,7 @@ pub fn main() -> i32 {
             common,
         } => {
             if common.temp_instance {
-                return crate::temp_instance::run_bench(&conn, &bench, &common);
+                return crate::temp_instance::run_bench(&bench, &common);
             }
             crate::bench::run(conn.connect_args(), &bench, &common)
         }
