@@ -1,0 +1,374 @@
+//! Running meta-commands (pgbench.c `executeMetaCommand` and `runShellCommand`):
+//! `\set`, `\sleep`, `\shell`, `\setshell` and the pipeline commands, with pgbench's
+//! messages for each way they fail. `\if` and friends are the run loop's (they move
+//! the [`super::conditional`] stack, nothing else).
+
+use super::{sleep_until, Client, TxError};
+use crate::bench::now_us;
+use crate::cli::options::QueryMode;
+use crate::logging;
+use pgbench_script::ast::{CommandKind, MetaCommand, ShellArg, SleepArg};
+
+/// pgbench's `SHELL_COMMAND_SIZE`.
+const SHELL_COMMAND_SIZE: usize = 256;
+
+impl Client<'_> {
+    pub(super) fn run_meta(
+        &mut self,
+        meta: &MetaCommand,
+        script: usize,
+        index: usize,
+    ) -> Result<(), TxError> {
+        match meta {
+            MetaCommand::Set { var, expr } => {
+                let v = self.eval(expr, script, index, "set")?;
+                if let Err(e) = self.vars.set_value("set", var, v) {
+                    logging::error(&e.to_string());
+                    return Err(self.command_failed(
+                        script,
+                        index,
+                        "set",
+                        "assignment of meta-command failed",
+                    ));
+                }
+            }
+            MetaCommand::Sleep { duration, unit_us } => {
+                let amount = match duration {
+                    SleepArg::Const(n) => *n,
+                    SleepArg::Var(name) => {
+                        let Some(var) = self.vars.get(name) else {
+                            logging::error(&format!("sleep: undefined variable \"{name}\""));
+                            return Err(self.command_failed(
+                                script,
+                                index,
+                                "sleep",
+                                "execution of meta-command failed",
+                            ));
+                        };
+                        let mut text = String::new();
+                        var.write_text(&mut text);
+                        let n = i64::from(crate::c_numbers::atoi(&text));
+                        if n == 0 && !text.starts_with(|c: char| c.is_ascii_digit()) {
+                            logging::error(&format!(
+                                "sleep: invalid sleep time \"{text}\" for variable \"{name}\""
+                            ));
+                            return Err(self.command_failed(
+                                script,
+                                index,
+                                "sleep",
+                                "execution of meta-command failed",
+                            ));
+                        }
+                        n
+                    }
+                };
+                let usec = amount.saturating_mul(*unit_us);
+                if usec > 0 {
+                    let until = now_us() + usec;
+                    self.flush_batch_if_waiting(until);
+                    sleep_until(until);
+                }
+            }
+            MetaCommand::SetShell { var, command, args } => {
+                self.run_shell(Some(var), command, args).map_err(|_| {
+                    self.command_failed(
+                        script,
+                        index,
+                        "setshell",
+                        "execution of meta-command failed",
+                    )
+                })?;
+            }
+            MetaCommand::Shell { command, args } => {
+                self.run_shell(None, command, args).map_err(|_| {
+                    self.command_failed(script, index, "shell", "execution of meta-command failed")
+                })?;
+            }
+            MetaCommand::If(_) | MetaCommand::Elif(_) | MetaCommand::Else | MetaCommand::Endif => {
+                unreachable!("conditionals are handled by run_script")
+            }
+            MetaCommand::StartPipeline => {
+                if self.shared.query_mode == QueryMode::Simple {
+                    return Err(self.command_failed(
+                        script,
+                        index,
+                        "startpipeline",
+                        "cannot use pipeline mode with the simple query protocol",
+                    ));
+                }
+                let in_pipeline = self
+                    .conn
+                    .as_ref()
+                    .is_some_and(|c| c.pipeline_status() != pgbench_wire::PipelineStatus::Off);
+                if in_pipeline {
+                    return Err(self.command_failed(
+                        script,
+                        index,
+                        "startpipeline",
+                        "already in pipeline mode",
+                    ));
+                }
+                if self.shared.query_mode == QueryMode::Prepared {
+                    // prepareCommandsInPipeline: everything up to \endpipeline, now.
+                    let commands = &self.shared.scripts[script].script.commands;
+                    let end = commands[index..]
+                        .iter()
+                        .position(|c| matches!(c.kind, CommandKind::Meta(MetaCommand::EndPipeline)))
+                        .map_or(commands.len(), |p| index + p);
+                    self.prepare_commands(script, index + 1, end)?;
+                }
+                let conn = self.conn.as_mut().expect("connected");
+                if conn.enter_pipeline_mode().is_err() {
+                    return Err(self.command_failed(
+                        script,
+                        index,
+                        "startpipeline",
+                        "failed to enter pipeline mode",
+                    ));
+                }
+                self.pending_syncs = 0;
+            }
+            MetaCommand::SyncPipeline | MetaCommand::EndPipeline => {
+                let word = meta.name();
+                let conn = self.conn.as_mut().expect("connected");
+                if conn.pipeline_status() == pgbench_wire::PipelineStatus::Off {
+                    return Err(self.command_failed(script, index, word, "not in pipeline mode"));
+                }
+                // \syncpipeline only queues a sync; \endpipeline sends one and reads.
+                let sent = if matches!(meta, MetaCommand::SyncPipeline) {
+                    conn.send_pipeline_sync()
+                } else {
+                    conn.pipeline_sync()
+                };
+                if sent.is_err() {
+                    return Err(self.command_failed(
+                        script,
+                        index,
+                        word,
+                        "failed to send a pipeline sync",
+                    ));
+                }
+                if matches!(meta, MetaCommand::SyncPipeline) {
+                    self.pending_syncs += 1;
+                    return Ok(());
+                }
+                let syncs = self.pending_syncs + 1;
+                self.pending_syncs = 0;
+                self.read_pipeline_results(script, index, syncs)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `runShellCommand`: `\shell` (no variable) or `\setshell` (store the integer).
+    fn run_shell(&mut self, var: Option<&str>, command: &str, args: &[ShellArg]) -> Result<(), ()> {
+        let word = command;
+        let mut line = String::new();
+        let mut parts: Vec<String> = Vec::with_capacity(args.len() + 1);
+        // The command word follows the argument rules too.
+        let first = if let Some(rest) = command.strip_prefix("::") {
+            format!(":{rest}")
+        } else if let Some(name) = command.strip_prefix(':') {
+            match self.vars.get(name) {
+                Some(v) => {
+                    let mut s = String::new();
+                    v.write_text(&mut s);
+                    s
+                }
+                None => {
+                    // pgbench quotes the argument as written, colon included.
+                    logging::error(&format!("{word}: undefined variable \":{name}\""));
+                    return Err(());
+                }
+            }
+        } else {
+            command.to_string()
+        };
+        parts.push(first);
+        for arg in args {
+            match arg {
+                ShellArg::Literal(s) => parts.push(s.clone()),
+                ShellArg::Var(name) => match self.vars.get(name) {
+                    Some(v) => {
+                        let mut s = String::new();
+                        v.write_text(&mut s);
+                        parts.push(s);
+                    }
+                    None => {
+                        logging::error(&format!("{word}: undefined variable \":{name}\""));
+                        return Err(());
+                    }
+                },
+            }
+        }
+        for (i, p) in parts.iter().enumerate() {
+            if line.len() + p.len() + usize::from(i > 0) >= SHELL_COMMAND_SIZE - 1 {
+                logging::error(&format!("{word}: shell command is too long"));
+                return Err(());
+            }
+            if i > 0 {
+                line.push(' ');
+            }
+            line.push_str(p);
+        }
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        let Some(var) = var else {
+            let status = shell_command(&line).status();
+            return match status {
+                Ok(s) if s.success() => Ok(()),
+                _ => {
+                    if !self.shared.timer_exceeded() {
+                        logging::error(&format!("{word}: could not launch shell command"));
+                    }
+                    Err(())
+                }
+            };
+        };
+        let output = match shell_command(&line)
+            .stderr(std::process::Stdio::inherit())
+            .output()
+        {
+            Ok(o) => o,
+            Err(_) => {
+                logging::error(&format!("{word}: could not launch shell command"));
+                return Err(());
+            }
+        };
+        let out = String::from_utf8_lossy(&output.stdout);
+        // fgets: the first line, at most 63 bytes.
+        let mut res: String = match out.find('\n') {
+            Some(i) => out[..=i].to_string(),
+            None => out.to_string(),
+        };
+        if res.len() > 63 {
+            let mut cut = 63;
+            while !res.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            res.truncate(cut);
+        }
+        if res.is_empty() {
+            if !self.shared.timer_exceeded() {
+                logging::error(&format!("{word}: could not read result of shell command"));
+            }
+            return Err(());
+        }
+        let trimmed_start = res.trim_start_matches(|c: char| c.is_ascii_whitespace());
+        let (num, rest) = crate::c_numbers::strtol_prefix(trimmed_start);
+        // Without digits strtol leaves its end at the start: a blank line passes as 0.
+        let rest = if num.is_some() { rest } else { res.as_str() };
+        let valid = rest
+            .trim_matches(|c: char| c.is_ascii_whitespace())
+            .is_empty();
+        if !valid {
+            logging::error(&format!(
+                "{word}: shell command must return an integer (not \"{res}\")"
+            ));
+            return Err(());
+        }
+        // pgbench keeps the value as a C int.
+        let value = num.unwrap_or(0) as i32;
+        if let Err(e) = self.vars.set_int("setshell", var, i64::from(value)) {
+            logging::error(&e.to_string());
+            return Err(());
+        }
+        if self.shared.debug {
+            // pgbench names its argv[1] here: the command's first argument as written
+            // (printf's "(null)" without one), not the variable.
+            let name = match args.first() {
+                Some(ShellArg::Var(n)) => format!(":{n}"),
+                Some(ShellArg::Literal(l)) if l.starts_with(':') => format!(":{l}"),
+                Some(ShellArg::Literal(l)) => l.clone(),
+                None => "(null)".to_string(),
+            };
+            logging::info(&format!(
+                "{word}: shell parameter name: \"{name}\", value: \"{res}\""
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The words pgbench keeps of a meta-command (its `argv`), as its debug line shows
+/// them: `\set` keeps only the variable name and `\if`/`\elif` only their word (the
+/// expression is parsed apart), and `\sleep 10ms` keeps `10ms` plus the unit it split
+/// off. Continuation lines join the words.
+pub(super) fn meta_argv(meta: &MetaCommand, first_line: &str) -> String {
+    let text = first_line
+        .strip_prefix('\\')
+        .unwrap_or(first_line)
+        .replace("\\\r\n", " ")
+        .replace("\\\n", " ");
+    let mut words: Vec<&str> = text
+        .split([' ', '\t', '\r', '\n', '\x0b', '\x0c'])
+        .filter(|w| !w.is_empty())
+        .collect();
+    match meta {
+        MetaCommand::Set { .. } => words.truncate(2),
+        MetaCommand::If(_) | MetaCommand::Elif(_) => words.truncate(1),
+        _ => {}
+    }
+    let mut line = words.join(" ");
+    if let (MetaCommand::Sleep { .. }, [_, arg]) = (meta, words.as_slice()) {
+        if !arg.starts_with(':') {
+            let unsigned = arg.strip_prefix(['+', '-']).unwrap_or(arg);
+            let unit = unsigned.trim_start_matches(|c: char| c.is_ascii_digit());
+            if !unit.is_empty() && unit.len() < unsigned.len() {
+                line.push(' ');
+                line.push_str(unit);
+            }
+        }
+    }
+    line
+}
+
+/// `sh -c <line>` as system() and popen() run it: the shell's own messages then begin
+/// with `sh:`, not `/bin/sh:`.
+fn shell_command(line: &str) -> std::process::Command {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new("/bin/sh");
+    cmd.arg0("sh").arg("-c").arg(line);
+    cmd
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_commands_show_pgbench_argv_in_debug_lines() {
+        use pgbench_script::ast::{Expr, Value};
+        let expr = || Expr::Const(Value::Bool(true));
+        let sleep = |unit_us| MetaCommand::Sleep {
+            duration: SleepArg::Const(2),
+            unit_us,
+        };
+        let shell = MetaCommand::Shell {
+            command: "echo".into(),
+            args: Vec::new(),
+        };
+        let cases = [
+            (
+                MetaCommand::Set {
+                    var: "aid".into(),
+                    expr: expr(),
+                },
+                "\\set aid random(1, 100000 * :scale)",
+                "set aid",
+            ),
+            (MetaCommand::If(expr()), "\\if :x > 1", "if"),
+            (MetaCommand::Elif(expr()), "\\ELIF 1", "ELIF"),
+            (sleep(1000), "\\sleep 2ms", "sleep 2ms ms"),
+            (sleep(1000), "\\sleep 2 ms", "sleep 2 ms"),
+            (sleep(1_000_000), "\\sleep :x", "sleep :x"),
+            (
+                shell,
+                "\\shell echo \\\n  ::foo\t:one",
+                "shell echo ::foo :one",
+            ),
+        ];
+        for (meta, line, want) in cases {
+            assert_eq!(meta_argv(&meta, line), want, "for {line:?}");
+        }
+    }
+}

@@ -1,0 +1,393 @@
+//! Sending SQL commands and reading their results (pgbench.c `sendCommand`,
+//! `readCommandResponse`, `prepareCommand`): the three query modes, `\gset` and
+//! `\aset`, pipelines, and the classification of server errors into retryable
+//! failures (serialization, deadlock) and client aborts.
+
+use super::{Client, Retryable, TxError};
+use crate::cli::options::QueryMode;
+use crate::logging;
+use pgbench_script::ast::{CommandKind, ResultTarget, SqlPiece};
+use pgbench_wire::ResultStatus;
+
+impl Client<'_> {
+    /// `\endpipeline`: reads every pending result up to the last sync, then leaves
+    /// pipeline mode.
+    pub(super) fn read_pipeline_results(
+        &mut self,
+        script: usize,
+        index: usize,
+        mut syncs: usize,
+    ) -> Result<(), TxError> {
+        let id = self.id;
+        let mut qrynum = 0;
+        while syncs > 0 {
+            let conn = self.conn.as_mut().expect("connected");
+            match conn.get_result() {
+                Ok(Some(ResultStatus::PipelineSync)) => {
+                    syncs -= 1;
+                    if syncs == 0 {
+                        self.debug(|| format!("client {id} pipeline ending"));
+                    }
+                }
+                Ok(Some(
+                    ResultStatus::CommandOk | ResultStatus::TuplesOk | ResultStatus::EmptyQuery,
+                )) => qrynum += 1,
+                Ok(None) => {}
+                Ok(Some(ResultStatus::Error(e))) => {
+                    self.pending_syncs = syncs - 1;
+                    return Err(self.sql_error(&e, script, index, qrynum));
+                }
+                Ok(Some(other)) => {
+                    let msg = unexpected_result_message(&other);
+                    self.pending_syncs = syncs - 1;
+                    logging::error(&format!(
+                        "client {id} script {script} aborted in command {index} query {qrynum}: {msg}"
+                    ));
+                    return Err(TxError::Abort);
+                }
+                Err(_) => {
+                    return Err(self.command_failed(
+                        script,
+                        index,
+                        "SQL",
+                        "perhaps the backend died while processing",
+                    ))
+                }
+            }
+        }
+        let conn = self.conn.as_mut().expect("connected");
+        if let Err(e) = conn.exit_pipeline_mode() {
+            logging::error(&format!("client {id} failed to exit pipeline mode: {e}"));
+        }
+        Ok(())
+    }
+
+    /// Classifies a server error: retryable failures go back to the transaction loop,
+    /// anything else aborts the client with pgbench's message.
+    fn sql_error(
+        &self,
+        e: &pgbench_wire::DbError,
+        script: usize,
+        index: usize,
+        qrynum: usize,
+    ) -> TxError {
+        let kind = match e.code() {
+            "40001" => Some(Retryable::Serialization),
+            "40P01" => Some(Retryable::Deadlock),
+            _ => None,
+        };
+        match kind {
+            Some(kind) => {
+                if self.shared.verbose_errors {
+                    logging::info(&format!(
+                        "client {} got an error in command {index} (SQL) of script {script}; {e}",
+                        self.id
+                    ));
+                }
+                TxError::Retry(kind, index)
+            }
+            _ => {
+                logging::error(&format!(
+                    "client {} script {script} aborted in command {index} query {qrynum}: {e}",
+                    self.id
+                ));
+                TxError::Abort
+            }
+        }
+    }
+
+    /// Prepares the SQL commands `from..to` of a script that are not prepared yet on
+    /// this connection (`-M prepared`): one command at its first execution, or all of
+    /// a pipeline at `\startpipeline`, as pgbench does. A failure is printed; the
+    /// statement then fails when executed.
+    pub(super) fn prepare_commands(
+        &mut self,
+        script: usize,
+        from: usize,
+        to: usize,
+    ) -> Result<(), TxError> {
+        let sh = self.shared;
+        let commands = &sh.scripts[script].script.commands;
+        let to = to.min(commands.len());
+        for (index, command) in commands.iter().enumerate().take(to).skip(from) {
+            let CommandKind::Sql(sql) = &command.kind else {
+                continue;
+            };
+            if self.prepared[script][index] {
+                continue;
+            }
+            let name = &sh.scripts[script].prepared_names[index];
+            if sh.debug {
+                logging::info(&format!("client {} preparing {name}", self.id));
+            }
+            let text = &sh.scripts[script].parameterized[index];
+            let nparams = sql.parameters().count();
+            let conn = self.conn.as_mut().expect("connected");
+            if conn.send_prepare(name, text, nparams).is_err() {
+                return Err(self.command_failed(script, index, "SQL", "SQL command send failed"));
+            }
+            let conn = self.conn.as_mut().expect("connected");
+            loop {
+                match conn.get_result() {
+                    Ok(None) => break,
+                    Ok(Some(ResultStatus::Error(e))) => logging::error(&e.to_string()),
+                    Ok(Some(_)) => {}
+                    Err(_) => {
+                        return Err(self.command_failed(
+                            script,
+                            index,
+                            "SQL",
+                            "perhaps the backend died while processing",
+                        ))
+                    }
+                }
+            }
+            self.prepared[script][index] = true;
+        }
+        Ok(())
+    }
+
+    /// Sends an SQL command in the run's query mode and, outside a pipeline, reads its
+    /// results (`sendCommand` + `readCommandResponse`).
+    pub(super) fn run_sql(
+        &mut self,
+        sql: &pgbench_script::ast::SqlCommand,
+        script: usize,
+        index: usize,
+    ) -> Result<(), TxError> {
+        let sh = self.shared;
+        let id = self.id;
+        let in_pipeline = self
+            .conn
+            .as_ref()
+            .is_some_and(|c| c.pipeline_status() != pgbench_wire::PipelineStatus::Off);
+        if in_pipeline {
+            match sql.target {
+                ResultTarget::Gset { .. } => {
+                    return Err(self.command_failed(
+                        script,
+                        index,
+                        "gset",
+                        "\\gset is not allowed in pipeline mode",
+                    ))
+                }
+                ResultTarget::Aset { .. } => {
+                    return Err(self.command_failed(
+                        script,
+                        index,
+                        "aset",
+                        "\\aset is not allowed in pipeline mode",
+                    ))
+                }
+                ResultTarget::Discard => {}
+            }
+        }
+        if sh.query_mode == QueryMode::Prepared && !in_pipeline {
+            self.prepare_commands(script, index, index + 1)?;
+        }
+        let sent = match sh.query_mode {
+            QueryMode::Simple => {
+                self.sql_buf.clear();
+                for piece in &sql.pieces {
+                    match piece {
+                        SqlPiece::Text(t) => self.sql_buf.push_str(t),
+                        SqlPiece::Var(name) => {
+                            if !self.vars.write_text(name, &mut self.sql_buf) {
+                                self.sql_buf.push(':');
+                                self.sql_buf.push_str(name);
+                            }
+                        }
+                    }
+                }
+                if sh.debug {
+                    logging::info(&format!("client {id} sending {}", self.sql_buf));
+                }
+                let conn = self.conn.as_mut().expect("connected");
+                conn.send_query(&self.sql_buf)
+            }
+            QueryMode::Extended | QueryMode::Prepared => {
+                self.param_buf.clear();
+                self.param_ends.clear();
+                for name in sql.parameters() {
+                    if self.vars.write_text(name, &mut self.param_buf) {
+                        self.param_ends.push(Some(self.param_buf.len()));
+                    } else {
+                        // pgbench: an undefined variable is sent as NULL.
+                        self.param_ends.push(None);
+                    }
+                }
+                let mut params: Vec<Option<&[u8]>> = Vec::with_capacity(self.param_ends.len());
+                let mut from = 0;
+                for end in &self.param_ends {
+                    match end {
+                        Some(end) => {
+                            params.push(Some(&self.param_buf.as_bytes()[from..*end]));
+                            from = *end;
+                        }
+                        None => params.push(None),
+                    }
+                }
+                let conn = self.conn.as_mut().expect("connected");
+                if sh.query_mode == QueryMode::Extended {
+                    let text = &sh.scripts[script].parameterized[index];
+                    if sh.debug {
+                        logging::info(&format!("client {id} sending {text}"));
+                    }
+                    conn.send_query_params(text, &params)
+                } else {
+                    let name = &sh.scripts[script].prepared_names[index];
+                    if sh.debug {
+                        logging::info(&format!("client {id} sending {name}"));
+                    }
+                    conn.send_query_prepared(name, &params)
+                }
+            }
+        };
+        if sent.is_err() {
+            if sh.debug {
+                logging::info(&format!("client {id} could not send {}", sql.text));
+            }
+            return Err(self.command_failed(script, index, "SQL", "SQL command send failed"));
+        }
+        if in_pipeline {
+            return Ok(());
+        }
+        self.read_results(sql, script, index)
+    }
+
+    /// `readCommandResponse` outside pipeline mode.
+    fn read_results(
+        &mut self,
+        sql: &pgbench_script::ast::SqlCommand,
+        script: usize,
+        index: usize,
+    ) -> Result<(), TxError> {
+        let id = self.id;
+        if self.shared.debug {
+            logging::info(&format!("client {id} receiving"));
+        }
+        let mut qrynum = 0;
+        // For \gset: the row count and row of the latest result.
+        let mut last_rows: Option<usize> = None;
+        let mut gset_row: Vec<(String, String)> = Vec::new();
+        let mut failure: Option<TxError> = None;
+        loop {
+            let conn = self.conn.as_mut().expect("connected");
+            let res = match conn.get_result() {
+                Ok(Some(r)) => r,
+                Ok(None) => break,
+                // A FATAL error result, then the server closes: one abort message.
+                Err(_) if failure.is_some() => break,
+                Err(_) => {
+                    return Err(self.command_failed(
+                        script,
+                        index,
+                        "SQL",
+                        "perhaps the backend died while processing",
+                    ))
+                }
+            };
+            if failure.is_some() {
+                // Drain what follows the error.
+                continue;
+            }
+            match res {
+                ResultStatus::CommandOk | ResultStatus::EmptyQuery => {
+                    last_rows = Some(0);
+                }
+                ResultStatus::TuplesOk => {
+                    let ntuples = conn.ntuples();
+                    last_rows = Some(ntuples);
+                    match &sql.target {
+                        ResultTarget::Gset { prefix } => {
+                            gset_row.clear();
+                            if ntuples == 1 {
+                                for f in 0..conn.nfields() {
+                                    let value = conn
+                                        .last_row_value(f)
+                                        .map(|v| String::from_utf8_lossy(v).into_owned())
+                                        .unwrap_or_default();
+                                    gset_row
+                                        .push((format!("{prefix}{}", conn.field_name(f)), value));
+                                }
+                            }
+                        }
+                        ResultTarget::Aset { prefix } if ntuples > 0 => {
+                            let mut row = Vec::with_capacity(conn.nfields());
+                            for f in 0..conn.nfields() {
+                                let value = conn
+                                    .last_row_value(f)
+                                    .map(|v| String::from_utf8_lossy(v).into_owned())
+                                    .unwrap_or_default();
+                                row.push((format!("{prefix}{}", conn.field_name(f)), value));
+                            }
+                            for (name, value) in row {
+                                if let Err(e) = self.vars.set_text("aset", &name, &value) {
+                                    logging::error(&e.to_string());
+                                    logging::error(&format!(
+                                        "client {id} script {script} command {index} query {qrynum}: error storing into variable {name}"
+                                    ));
+                                    failure = Some(TxError::Abort);
+                                    break;
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                ResultStatus::Error(e) => {
+                    failure = Some(self.sql_error(&e, script, index, qrynum));
+                }
+                ResultStatus::CopyIn | ResultStatus::CopyOut => {
+                    logging::error("COPY is not supported in pgbench, aborting");
+                    let conn = self.conn.as_mut().expect("connected");
+                    let _ = conn.end_copy();
+                    failure = Some(TxError::Abort);
+                }
+                other => {
+                    logging::error(&format!(
+                        "client {id} script {script} aborted in command {index} query {qrynum}: {}",
+                        unexpected_result_message(&other)
+                    ));
+                    failure = Some(TxError::Abort);
+                }
+            }
+            qrynum += 1;
+        }
+        if let Some(f) = failure {
+            return Err(f);
+        }
+        if let ResultTarget::Gset { .. } = sql.target {
+            let rows = last_rows.unwrap_or(0);
+            if rows != 1 {
+                logging::error(&format!(
+                    "client {id} script {script} command {index} query {}: expected one row, got {rows}",
+                    qrynum.saturating_sub(1)
+                ));
+                return Err(TxError::Abort);
+            }
+            for (name, value) in gset_row.drain(..) {
+                if let Err(e) = self.vars.set_text("gset", &name, &value) {
+                    logging::error(&e.to_string());
+                    logging::error(&format!(
+                        "client {id} script {script} command {index} query {}: error storing into variable {name}",
+                        qrynum.saturating_sub(1)
+                    ));
+                    return Err(TxError::Abort);
+                }
+            }
+        }
+        if qrynum == 0 {
+            logging::error(&format!("client {id} command {index}: no results"));
+            return Err(TxError::Abort);
+        }
+        Ok(())
+    }
+}
+
+fn unexpected_result_message(r: &ResultStatus) -> String {
+    match r {
+        ResultStatus::PipelineAborted => "pipeline aborted".to_string(),
+        other => format!("unexpected result status {other:?}"),
+    }
+}
