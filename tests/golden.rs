@@ -249,3 +249,27 @@ fn connect_per_transaction_and_per_command_report() {
     db.init(1);
     same_as_stock(&db, &["-C", "-t", "5", "-c", "2", "-r", "-S"], false, false);
 }
+
+/// Messages name the program after argv[0], as pgbench's do: a symlink named
+/// `pgbench` prints exactly what stock pgbench prints (no server needed).
+#[test]
+fn a_symlink_named_pgbench_prints_what_stock_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("pgbench");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_pgbench-rs"), &link).unwrap();
+    for args in [
+        &["-c", "0"][..],
+        &["-b", "foo"],
+        &["-t", "1", "-T", "1"],
+        &["-i", "-c", "2"],
+        &["--random-seed=x"],
+        &["-b", "list"],
+        &["a", "b"],
+    ] {
+        let stock = run(std::process::Command::new(support::stock_pgbench()).args(args));
+        let ours = run(std::process::Command::new(&link).args(args));
+        assert_eq!(ours.stderr, stock.stderr, "{args:?}");
+        assert_eq!(ours.stdout, stock.stdout, "{args:?}");
+        assert_eq!(ours.code, stock.code, "{args:?}");
+    }
+}
