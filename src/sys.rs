@@ -75,6 +75,27 @@ pub fn limit_malloc_arenas() {
     }
 }
 
+/// Runs `handler` on a thread of its own each time SIGINT arrives, instead of dying.
+/// SIGINT is blocked in the calling thread, and so in every thread it starts later:
+/// call it before starting any.
+pub fn on_interrupt(handler: impl Fn() + Send + 'static) {
+    // SAFETY: the sigset is ours and initialised by sigemptyset before use.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    };
+    std::thread::spawn(move || loop {
+        let mut sig: libc::c_int = 0;
+        // SAFETY: waits on the blocked set above; writes only `sig`.
+        if unsafe { libc::sigwait(&set, &mut sig) } == 0 && sig == libc::SIGINT {
+            handler();
+        }
+    });
+}
+
 /// CLOCK_MONOTONIC in microseconds.
 #[inline]
 pub fn monotonic_us() -> i64 {

@@ -44,6 +44,7 @@ pub fn main() -> i32 {
             if common.temp_instance {
                 return crate::temp_instance::run_init(&init);
             }
+            crate::init::interrupt::install();
             // pgbench's doConnect: prompt for a password if the server wants one.
             let mut args = conn.connect_args();
             let opts = match crate::bench::setup::connect_with_prompt(&mut args) {

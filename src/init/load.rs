@@ -33,7 +33,7 @@ pub(crate) fn client_side(conn: &mut Connection, opts: &InitOptions) -> Result<(
     let mut rows = AccountRows::new(1, total);
     let mut buf = Vec::with_capacity(COPY_CHUNK + 4096);
     let mut done = 0;
-    while rows.remaining() > 0 {
+    while rows.remaining() > 0 && !super::interrupt::requested() {
         // pgbench looks at progress after every row but prints at most every 100 (-q)
         // or 100,000 rows; blocks of 100 rows hit the same row counts.
         done += rows.write(&mut buf, QUIET_CHECK_ROWS);
@@ -56,6 +56,9 @@ pub(crate) fn client_side(conn: &mut Connection, opts: &InitOptions) -> Result<(
     copy.finish().map_err(|e| InitError::CopyEnd {
         message: e.to_string(),
     })?;
+    // Ctrl-C between statements cancels nothing on the server, but the rows stopped:
+    // never commit a partial load.
+    super::interrupt::check()?;
     execute(conn, "commit")
 }
 

@@ -5,6 +5,7 @@
 //! validation, `-n`/`--foreign-keys` folding into the steps) is not here.
 
 mod error;
+pub mod interrupt;
 mod load;
 mod parallel;
 mod progress;
@@ -114,9 +115,11 @@ pub fn run(conn: &ConnectOptions, opts: &InitOptions, _progname: &str) -> Result
 
 /// Opens one connection for initialisation.
 fn connect(options: &ConnectOptions) -> Result<Connection, InitError> {
-    Connection::connect(options).map_err(|e| InitError::Connect {
+    let conn = Connection::connect(options).map_err(|e| InitError::Connect {
         message: e.to_string(),
-    })
+    })?;
+    interrupt::register(&conn);
+    Ok(conn)
 }
 
 /// Writes a whole message to stderr at once; like pgbench's `fprintf(stderr, ...)`,

@@ -150,7 +150,7 @@ fn copy_pieces(
                 message: e.to_string(),
             })?;
         let mut rows = AccountRows::new(piece.first, piece.last);
-        while rows.remaining() > 0 {
+        while rows.remaining() > 0 && !super::interrupt::requested() {
             if failed.load(Ordering::Relaxed) {
                 return Err(InitError::Aborted);
             }
@@ -165,6 +165,7 @@ fn copy_pieces(
         copy.finish().map_err(|e| InitError::CopyEnd {
             message: e.to_string(),
         })?;
+        super::interrupt::check()?;
     }
     Ok(())
 }

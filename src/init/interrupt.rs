@@ -1,0 +1,54 @@
+//! Ctrl-C during initialisation, as pgbench's `setup_cancel_handler` does it: every
+//! connection opened for `-i` registers its cancel key; on SIGINT the running
+//! statements are cancelled ("Cancel request sent") and client-side generation stops,
+//! so the run ends with the server's "canceling statement due to user request" and
+//! exit status 1 rather than dying in the middle of a COPY.
+
+use super::InitError;
+use pgbench_wire::{CancelToken, Connection};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+static TOKENS: Mutex<Vec<CancelToken>> = Mutex::new(Vec::new());
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// Takes over SIGINT for the rest of the process. Call before any connection or thread
+/// is made.
+pub fn install() {
+    crate::sys::on_interrupt(|| {
+        REQUESTED.store(true, Ordering::SeqCst);
+        let tokens = TOKENS.lock().unwrap_or_else(|e| e.into_inner());
+        let mut sent = false;
+        for t in tokens.iter() {
+            sent |= t.cancel().is_ok();
+        }
+        if sent {
+            crate::logging::raw("Cancel request sent\n");
+        }
+    });
+}
+
+/// Makes `conn`'s running statements cancellable by Ctrl-C.
+pub(crate) fn register(conn: &Connection) {
+    TOKENS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(conn.cancel_token());
+}
+
+/// Whether Ctrl-C was pressed (generation loops stop).
+pub(crate) fn requested() -> bool {
+    REQUESTED.load(Ordering::Relaxed)
+}
+
+/// After a COPY that ended without the server's error: if Ctrl-C stopped the rows
+/// early, fail as if the server had cancelled it, so a partial load is never
+/// committed.
+pub(crate) fn check() -> Result<(), InitError> {
+    if requested() {
+        return Err(InitError::CopyEnd {
+            message: "ERROR:  canceling statement due to user request".into(),
+        });
+    }
+    Ok(())
+}
