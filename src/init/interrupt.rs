@@ -16,7 +16,9 @@ static REQUESTED: AtomicBool = AtomicBool::new(false);
 /// is made.
 pub fn install() {
     crate::sys::on_interrupt(|| {
-        REQUESTED.store(true, Ordering::SeqCst);
+        // Cancel first, then stop the generation loops: stopped early, a COPY could
+        // end before the server sees the cancel, and the process exit before the
+        // "Cancel request sent" line (pgbench's handler runs before its loop resumes).
         let tokens = TOKENS.lock().unwrap_or_else(|e| e.into_inner());
         let mut sent = false;
         for t in tokens.iter() {
@@ -25,6 +27,7 @@ pub fn install() {
         if sent {
             crate::logging::raw("Cancel request sent\n");
         }
+        REQUESTED.store(true, Ordering::SeqCst);
     });
 }
 

@@ -532,6 +532,16 @@ impl<'a> Client<'a> {
         Ok(())
     }
 
+    /// The connection broke while a command waited for its result.
+    fn backend_died(&self, script: usize, index: usize) -> TxError {
+        self.command_failed(
+            script,
+            index,
+            "SQL",
+            "perhaps the backend died while processing",
+        )
+    }
+
     fn command_failed(&self, script: usize, index: usize, what: &str, msg: &str) -> TxError {
         logging::error(&format!(
             "client {} aborted in command {index} ({what}) of script {script}; {msg}",

@@ -45,14 +45,7 @@ impl Client<'_> {
                     ));
                     return Err(TxError::Abort);
                 }
-                Err(_) => {
-                    return Err(self.command_failed(
-                        script,
-                        index,
-                        "SQL",
-                        "perhaps the backend died while processing",
-                    ))
-                }
+                Err(_) => return Err(self.backend_died(script, index)),
             }
         }
         let conn = self.conn.as_mut().expect("connected");
@@ -132,14 +125,7 @@ impl Client<'_> {
                     Ok(None) => break,
                     Ok(Some(ResultStatus::Error(e))) => logging::error(&e.to_string()),
                     Ok(Some(_)) => {}
-                    Err(_) => {
-                        return Err(self.command_failed(
-                            script,
-                            index,
-                            "SQL",
-                            "perhaps the backend died while processing",
-                        ))
-                    }
+                    Err(_) => return Err(self.backend_died(script, index)),
                 }
             }
             self.prepared[script][index] = true;
@@ -278,14 +264,7 @@ impl Client<'_> {
                 Ok(None) => break,
                 // A FATAL error result, then the server closes: one abort message.
                 Err(_) if failure.is_some() => break,
-                Err(_) => {
-                    return Err(self.command_failed(
-                        script,
-                        index,
-                        "SQL",
-                        "perhaps the backend died while processing",
-                    ))
-                }
+                Err(_) => return Err(self.backend_died(script, index)),
             };
             if failure.is_some() {
                 // Drain what follows the error.
