@@ -273,3 +273,24 @@ fn a_symlink_named_pgbench_prints_what_stock_prints() {
         assert_eq!(ours.code, stock.code, "{args:?}");
     }
 }
+
+/// A long `1+1+...` chain makes a deep expression tree; evaluation recurses over it,
+/// so client threads get pthread's default stack, as pgbench's threads do. (Built
+/// for release, both programs go to about 15,000 terms and crash past 20,000; the
+/// test's debug build has bigger frames, hence 2,000.)
+#[test]
+fn a_long_expression_chain_evaluates_as_in_pgbench() {
+    let db = fresh_db("golden_deep_expression");
+    let dir = tempfile::tempdir().unwrap();
+    let chain = vec!["1"; 2_000].join("+");
+    let f = script_file(
+        &dir,
+        "deep.sql",
+        &format!("\\set x {chain}\n\\set y debug(:x)\n"),
+    );
+    let (_, stderr) = same_as_stock(&db, &["-n", "-t", "1", "-f", &f], false, false);
+    assert!(
+        stderr.contains("debug(script=0,command=2): int 2000\n"),
+        "{stderr}"
+    );
+}

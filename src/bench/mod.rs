@@ -322,7 +322,9 @@ pub fn run(mut conn_args: ConnectArgs, bench: &BenchOptions, common: &Common) ->
             let thread = &threads[thread_of_client[id]];
             let handle = std::thread::Builder::new()
                 .name(format!("client {id}"))
-                .stack_size(512 * 1024)
+                // As pthread's default (8 MiB): evaluation recurses over the expression
+                // tree, which a long `1+1+...` chain makes deep. Only touched pages count.
+                .stack_size(8 * 1024 * 1024)
                 .spawn_scoped(scope, move || {
                     let mut c = client::Client::new(id, shared, thread, vars, rng);
                     if !shared.is_connect {
