@@ -119,17 +119,7 @@ fn seeded_runs_insert_what_stock_pgbench_inserts() {
 #[test]
 fn a_server_that_dies_mid_run_aborts_every_client() {
     let cluster = Cluster::start(ClusterOptions::default()).unwrap();
-    let target = |cmd: &mut Command| {
-        for (k, _) in std::env::vars() {
-            if k.starts_with("PG") {
-                cmd.env_remove(k);
-            }
-        }
-        cmd.env("PGHOST", cluster.socket_dir())
-            .env("PGPORT", cluster.port().to_string())
-            .env("PGUSER", cluster.user())
-            .env("PGDATABASE", "postgres");
-    };
+    let target = |cmd: &mut Command| support::aim(cmd, &cluster, "postgres");
     let mut init = Command::new(support::stock_pgbench());
     target(&mut init);
     assert!(init.args(["-i", "-q"]).output().unwrap().status.success());
@@ -184,16 +174,8 @@ fn an_initial_connection_failure_ends_the_run() {
     let script = dir.path().join("s.sql");
     std::fs::write(&script, "SELECT 1;\n").unwrap();
     let mut ours = Command::new(env!("CARGO_BIN_EXE_pgbench-rs"));
-    for (k, _) in std::env::vars() {
-        if k.starts_with("PG") {
-            ours.env_remove(k);
-        }
-    }
+    support::aim(&mut ours, &cluster, "postgres");
     let out = run(ours
-        .env("PGHOST", cluster.socket_dir())
-        .env("PGPORT", cluster.port().to_string())
-        .env("PGUSER", cluster.user())
-        .env("PGDATABASE", "postgres")
         .args(["-n", "-c", "12", "-j", "12", "-t", "5"])
         .arg("-f")
         .arg(&script));

@@ -75,18 +75,24 @@ impl Db {
     }
 
     fn target(&self, mut cmd: Command) -> Command {
-        for (k, _) in std::env::vars() {
-            if k.starts_with("PG") {
-                cmd.env_remove(k);
-            }
-        }
-        cmd.env("PGHOST", self.cluster.socket_dir())
-            .env("PGPORT", self.cluster.port().to_string())
-            .env("PGUSER", self.cluster.user())
-            .env("PGDATABASE", &self.name)
-            .stdin(Stdio::null());
+        aim(&mut cmd, self.cluster, &self.name);
         cmd
     }
+}
+
+/// Points a command at `db` on `cluster` through PGHOST/PGPORT/PGUSER/PGDATABASE,
+/// with every other PG* variable of the test's environment removed.
+pub fn aim(cmd: &mut Command, cluster: &Cluster, db: &str) {
+    for (k, _) in std::env::vars() {
+        if k.starts_with("PG") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("PGHOST", cluster.socket_dir())
+        .env("PGPORT", cluster.port().to_string())
+        .env("PGUSER", cluster.user())
+        .env("PGDATABASE", db)
+        .stdin(Stdio::null());
 }
 
 /// Stock pgbench: the server's bindir, else PATH.
