@@ -8,6 +8,11 @@ reports medians and pair-by-pair ratios of:
   transaction for both clients, so this ratio cancels the host's speed drift),
   client peak RSS, and (separately, with callgrind) client instructions per
   transaction on the SELECT 1 workload.
+It also splits the client's CPU into user and kernel time with its context switches
+per transaction, and gives the bound any client waiting for each result meets: the
+client/server CPU ratio pgbench-rs would reach with no user-space work at all. For
+`-i` it times what the server alone needs (COPY from files in one or two sessions,
+vacuum, primary key), the bound for any initialising client.
 
 Usage: benches/compare.sh [--pairs N] [--seconds S] [--scale N] [--only NAME,...]
 Writes benches/results/<date>-<host>.md (and prints it).
@@ -116,17 +121,55 @@ autovacuum = off
 
 def run_client(argv, env):
     """Runs a client under GNU time (a small process, so its fork does not inflate the
-    child's peak RSS as a Python fork would); returns output, exit status, user+sys
-    CPU seconds, peak RSS (KiB) and wall seconds."""
+    child's peak RSS as a Python fork would); returns output, exit status, user and
+    system CPU seconds, context switches, peak RSS (KiB) and wall seconds."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
         t = time.monotonic()
-        p = subprocess.run(["/usr/bin/time", "-o", tf.name, "-f", "%U %S %M"] + argv,
+        p = subprocess.run(["/usr/bin/time", "-o", tf.name, "-f", "%U %S %M %w %c"] + argv,
                            env=env, capture_output=True, text=True)
         wall = time.monotonic() - t
-        fields = tf.read().split()[-3:]
-    user, system, rss = (float(fields[0]), float(fields[1]), int(fields[2])) if len(fields) == 3 else (0, 0, 0)
-    return {"out": p.stdout, "err": p.stderr, "code": p.returncode,
-            "cpu": user + system, "rss": rss, "wall": wall}
+        fields = tf.read().split()[-5:]
+    if len(fields) == 5:
+        user, system, rss = float(fields[0]), float(fields[1]), int(fields[2])
+        switches = int(fields[3]) + int(fields[4])
+    else:
+        user, system, rss, switches = 0, 0, 0, 0
+    return {"out": p.stdout, "err": p.stderr, "code": p.returncode, "user": user,
+            "sys": system, "cpu": user + system, "switches": switches, "rss": rss, "wall": wall}
+
+
+def init_server_alone(cl, sessions, scale):
+    """Wall seconds the server alone needs for the work of `-i -s scale` over
+    `sessions` connections: the accounts rows COPYed from files the server reads itself
+    (so no client generates or sends anything), then vacuum analyze and the primary key
+    as pgbench makes them. One session truncates and COPYs with FREEZE in one
+    transaction, as pgbench does; several sessions cannot (only the truncating
+    transaction may freeze). No client can initialise faster on this machine."""
+    rows = 100000 * scale
+    files = []
+    for k in range(sessions):
+        first, last = k * rows // sessions + 1, (k + 1) * rows // sessions
+        path = os.path.join(cl.dir, f"accounts.{sessions}.{k}")
+        if not os.path.exists(path):
+            cl.psql(f"copy (select a, (a - 1) / 100000 + 1, 0, '' from generate_series({first}, {last}) a) to '{path}'")
+        files.append(path)
+    cl.psql("alter table pgbench_accounts drop constraint if exists pgbench_accounts_pkey")
+    cl.psql("truncate pgbench_accounts")
+    cl.psql("checkpoint")
+    psql = [os.path.join(cl.bin, "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1"]
+    t = time.monotonic()
+    if sessions == 1:
+        sh(psql + ["-c", "begin", "-c", "truncate pgbench_accounts",
+                   "-c", f"copy pgbench_accounts from '{files[0]}' with (freeze on)", "-c", "commit"],
+           env=cl.env())
+    else:
+        loaders = [subprocess.Popen(psql + ["-c", f"copy pgbench_accounts from '{f}'"], env=cl.env())
+                   for f in files]
+        if any(p.wait() != 0 for p in loaders):
+            raise RuntimeError("server-side COPY failed")
+    cl.psql("vacuum analyze pgbench_accounts")
+    cl.psql("alter table pgbench_accounts add primary key (aid)")
+    return time.monotonic() - t
 
 
 def parse_report(out):
@@ -227,6 +270,8 @@ def main():
                 for name, argv in (("stock", [stock]), ("ours", [ours]), ("ours -j 2", [ours, "-j", "2"])):
                     r = run_client(argv + ["-i", "-q", "-s", "50"], env)
                     init[name].append(r["wall"])
+            for sessions, name in ((1, "server alone, 1 session"), (2, "server alone, 2 sessions")):
+                init[name] = [init_server_alone(cl, sessions, 50) for _ in range(args.pairs)]
             rows.append(("-i -s 50 (wall s)", init))
         sh([stock, "-i", "-q", "-s", str(args.scale)], env=env)
         cl.psql(open(os.path.join(EXAMPLES, "index-inserts-only.setup.sql")).read())
@@ -252,7 +297,10 @@ def main():
                     per[who].append({
                         "tps": rep["tps"], "lat": rep["lat"], "lag": rep["lag"],
                         "cpu_tx_us": 1e6 * r["cpu"] / tx,
+                        "user_tx_us": 1e6 * r["user"] / tx, "sys_tx_us": 1e6 * r["sys"] / tx,
+                        "switches_tx": r["switches"] / tx,
                         "cpu_ratio": r["cpu"] / server if server > 0 else None,
+                        "sys_ratio": r["sys"] / server if server > 0 else None,
                         "rss_mib": r["rss"] / 1024,
                     })
             results.append((name, per))
@@ -278,7 +326,9 @@ def main():
         for k, v in init.items():
             m = median(v)
             lines.append(f"| {k} | {fmt(m, 2)} | {fmt(m / base if m and base else None, 2)} |")
-        lines.append("")
+        lines += ["", "\"Server alone\" is the bound for any client: the server COPYs the rows from "
+                  "files it reads itself, then vacuums and builds the primary key (one session: "
+                  f"COPY FREEZE as pgbench). 0.7 of stock's median is {fmt(0.7 * base if base else None, 2)} s.", ""]
     lines += ["## Workloads", "",
               "| workload | tps stock | tps ours | tps ratio | lat ms stock | lat ms ours | client CPU µs/tx stock | ours | ratio | client/server CPU stock | ours | ratio | peak RSS MiB stock | ours | lag ms stock | ours |",
               "|---|" + "---|" * 16]
@@ -295,6 +345,25 @@ def main():
             fmt(med("stock", "cpu_ratio"), 3), fmt(med("ours", "cpu_ratio"), 3), fmt(ratio("cpu_ratio"), 3),
             fmt(med("stock", "rss_mib")), fmt(med("ours", "rss_mib")),
             fmt(med("stock", "lag"), 3), fmt(med("ours", "lag"), 3),
+        ]) + " |")
+    lines += ["", "## Where the client's CPU goes", "",
+              "User and kernel CPU per transaction, context switches per transaction, and the "
+              "bound: the client/server CPU ratio to stock that pgbench-rs would reach with its "
+              "kernel time as measured and no user-space work at all.", "",
+              "| workload | user µs/tx stock | ours | kernel µs/tx stock | ours | kernel share stock | ours | switches/tx stock | ours | bound |",
+              "|---|" + "---|" * 9]
+    for name, per in results:
+        def med(who, key):
+            return median([r[key] for r in per[who]])
+        def share(who):
+            return median([r["sys_tx_us"] / r["cpu_tx_us"] for r in per[who] if r["cpu_tx_us"]])
+        bound = median([a["sys_ratio"] / b["cpu_ratio"] for a, b in zip(per["ours"], per["stock"])
+                        if a["sys_ratio"] and b["cpu_ratio"]])
+        lines.append("| " + " | ".join([
+            name, fmt(med("stock", "user_tx_us"), 2), fmt(med("ours", "user_tx_us"), 2),
+            fmt(med("stock", "sys_tx_us"), 2), fmt(med("ours", "sys_tx_us"), 2),
+            fmt(share("stock"), 2), fmt(share("ours"), 2),
+            fmt(med("stock", "switches_tx"), 2), fmt(med("ours", "switches_tx"), 2), fmt(bound, 3),
         ]) + " |")
     if instr:
         lines += ["", "## Client instructions per SELECT 1 transaction (callgrind, pinned to CPU 0)", "",
