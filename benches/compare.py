@@ -220,6 +220,21 @@ def instructions_per_tx(binary, env, mode, n1=2000, n2=12000):
     return (counts[1] - counts[0]) / (n2 - n1)
 
 
+def med(per, who, key):
+    """Median of one figure over a client's runs of a workload."""
+    return median([r[key] for r in per[who]])
+
+
+def both(per, key, digits):
+    """Stock's and our median of one figure, formatted."""
+    return [fmt(med(per, "stock", key), digits), fmt(med(per, "ours", key), digits)]
+
+
+def pair_ratio(per, num, den):
+    """Median over the A/B pairs of ours[num] / stock[den]."""
+    return median([a[num] / b[den] for a, b in zip(per["ours"], per["stock"]) if a[num] and b[den]])
+
+
 def median(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
@@ -299,6 +314,7 @@ def main():
                         "cpu_tx_us": 1e6 * r["cpu"] / tx,
                         "user_tx_us": 1e6 * r["user"] / tx, "sys_tx_us": 1e6 * r["sys"] / tx,
                         "switches_tx": r["switches"] / tx,
+                        "kernel_share": r["sys"] / r["cpu"] if r["cpu"] else None,
                         "cpu_ratio": r["cpu"] / server if server > 0 else None,
                         "sys_ratio": r["sys"] / server if server > 0 else None,
                         "rss_mib": r["rss"] / 1024,
@@ -333,19 +349,11 @@ def main():
               "| workload | tps stock | tps ours | tps ratio | lat ms stock | lat ms ours | client CPU µs/tx stock | ours | ratio | client/server CPU stock | ours | ratio | peak RSS MiB stock | ours | lag ms stock | ours |",
               "|---|" + "---|" * 16]
     for name, per in results:
-        def med(who, key):
-            return median([r[key] for r in per[who]])
-        def ratio(key):
-            pairs = [(a[key], b[key]) for a, b in zip(per["ours"], per["stock"]) if a[key] and b[key]]
-            return median([a / b for a, b in pairs])
-        lines.append("| " + " | ".join([
-            name, fmt(med("stock", "tps")), fmt(med("ours", "tps")), fmt(ratio("tps"), 3),
-            fmt(med("stock", "lat"), 3), fmt(med("ours", "lat"), 3),
-            fmt(med("stock", "cpu_tx_us")), fmt(med("ours", "cpu_tx_us")), fmt(ratio("cpu_tx_us"), 3),
-            fmt(med("stock", "cpu_ratio"), 3), fmt(med("ours", "cpu_ratio"), 3), fmt(ratio("cpu_ratio"), 3),
-            fmt(med("stock", "rss_mib")), fmt(med("ours", "rss_mib")),
-            fmt(med("stock", "lag"), 3), fmt(med("ours", "lag"), 3),
-        ]) + " |")
+        lines.append("| " + " | ".join(
+            [name] + both(per, "tps", 1) + [fmt(pair_ratio(per, "tps", "tps"), 3)] + both(per, "lat", 3)
+            + both(per, "cpu_tx_us", 1) + [fmt(pair_ratio(per, "cpu_tx_us", "cpu_tx_us"), 3)]
+            + both(per, "cpu_ratio", 3) + [fmt(pair_ratio(per, "cpu_ratio", "cpu_ratio"), 3)]
+            + both(per, "rss_mib", 1) + both(per, "lag", 3)) + " |")
     lines += ["", "## Where the client's CPU goes", "",
               "User and kernel CPU per transaction, context switches per transaction, and the "
               "bound: the client/server CPU ratio to stock that pgbench-rs would reach with its "
@@ -353,18 +361,9 @@ def main():
               "| workload | user µs/tx stock | ours | kernel µs/tx stock | ours | kernel share stock | ours | switches/tx stock | ours | bound |",
               "|---|" + "---|" * 9]
     for name, per in results:
-        def med(who, key):
-            return median([r[key] for r in per[who]])
-        def share(who):
-            return median([r["sys_tx_us"] / r["cpu_tx_us"] for r in per[who] if r["cpu_tx_us"]])
-        bound = median([a["sys_ratio"] / b["cpu_ratio"] for a, b in zip(per["ours"], per["stock"])
-                        if a["sys_ratio"] and b["cpu_ratio"]])
-        lines.append("| " + " | ".join([
-            name, fmt(med("stock", "user_tx_us"), 2), fmt(med("ours", "user_tx_us"), 2),
-            fmt(med("stock", "sys_tx_us"), 2), fmt(med("ours", "sys_tx_us"), 2),
-            fmt(share("stock"), 2), fmt(share("ours"), 2),
-            fmt(med("stock", "switches_tx"), 2), fmt(med("ours", "switches_tx"), 2), fmt(bound, 3),
-        ]) + " |")
+        lines.append("| " + " | ".join(
+            [name] + both(per, "user_tx_us", 2) + both(per, "sys_tx_us", 2) + both(per, "kernel_share", 2)
+            + both(per, "switches_tx", 2) + [fmt(pair_ratio(per, "sys_ratio", "cpu_ratio"), 3)]) + " |")
     if instr:
         lines += ["", "## Client instructions per SELECT 1 transaction (callgrind, pinned to CPU 0)", "",
                   "| mode | stock | ours | ratio |", "|---|---|---|---|"]
