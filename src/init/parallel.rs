@@ -63,16 +63,26 @@ pub(crate) fn plan(opts: &InitOptions, jobs: usize) -> Vec<Piece> {
     pieces
 }
 
+/// Truncates every table and fills branches and tellers in one transaction that
+/// commits before the accounts load starts: the loading sessions could not write to a
+/// table truncated in a transaction still open.
+fn truncate_and_fill_small_tables(
+    main: &mut Connection,
+    fill: impl FnOnce(&mut Connection) -> Result<(), InitError>,
+) -> Result<(), InitError> {
+    execute(main, "begin")?;
+    execute(main, sql::TRUNCATE_TABLES)?;
+    fill(main)?;
+    execute(main, "commit")
+}
+
 /// `g` over the main connection and the helpers.
 pub(crate) fn client_side(
     main: &mut Connection,
     helpers: &mut [Connection],
     opts: &InitOptions,
 ) -> Result<(), InitError> {
-    execute(main, "begin")?;
-    execute(main, sql::TRUNCATE_TABLES)?;
-    small_tables(main, opts.scale)?;
-    execute(main, "commit")?;
+    truncate_and_fill_small_tables(main, |main| small_tables(main, opts.scale))?;
 
     let jobs = helpers.len() + 1;
     let pieces = plan(opts, jobs);
@@ -177,12 +187,11 @@ pub(crate) fn server_side(
     helpers: &mut [Connection],
     opts: &InitOptions,
 ) -> Result<(), InitError> {
-    execute(main, "begin")?;
-    execute(main, sql::TRUNCATE_TABLES)?;
-    let [branches, tellers, _] = sql::server_side_inserts(opts.scale);
-    execute(main, &branches)?;
-    execute(main, &tellers)?;
-    execute(main, "commit")?;
+    truncate_and_fill_small_tables(main, |main| {
+        let [branches, tellers, _] = sql::server_side_inserts(opts.scale);
+        execute(main, &branches)?;
+        execute(main, &tellers)
+    })?;
     let inserts = plan(opts, helpers.len() + 1)
         .into_iter()
         .map(|piece| sql::server_side_accounts(piece.first, piece.last))

@@ -4,11 +4,11 @@
 //! `scripts/record-stock-parse-errors.sh`; the parsed script must give the same.
 
 use std::collections::HashMap;
-use std::fs;
-use std::path::Path;
 
 use pgbench_script::ast::{CommandKind, Expr, MetaCommand, Script, SqlPiece, Value};
 use pgbench_script::parse_script;
+
+mod recorded;
 
 /// The options of a case's `.args` file that change what is sent.
 struct Options {
@@ -96,7 +96,7 @@ fn sent(script: &Script, opts: &Options) -> Vec<String> {
 
 /// Splits a `.stock` file into its `sending` entries (which may span lines) and the
 /// lines after `report`.
-fn recorded(stock: &str) -> (Vec<String>, String) {
+fn recording(stock: &str) -> (Vec<String>, String) {
     let (sending, report) = stock.split_once("report\n").expect("report marker");
     let mut entries: Vec<String> = Vec::new();
     // split on '\n' only: a '\r' in the SQL is part of what was sent
@@ -114,21 +114,13 @@ fn recorded(stock: &str) -> (Vec<String>, String) {
 
 #[test]
 fn framing_matches_stock() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/parse/framing");
-    let mut cases = 0;
+    let cases = recorded::cases("framing", 30);
     let mut failures = Vec::new();
-    for entry in fs::read_dir(&dir).expect("framing dir") {
-        let path = entry.expect("entry").path();
-        if path.extension().is_none_or(|e| e != "sql") {
-            continue;
-        }
-        cases += 1;
-        let name = path.file_name().unwrap().to_str().unwrap().to_string();
-        let text = fs::read_to_string(&path).expect("script");
-        let opts = options(&fs::read_to_string(path.with_extension("args")).unwrap_or_default());
-        let (stock_sent, stock_report) =
-            recorded(&fs::read_to_string(path.with_extension("stock")).expect("recording"));
-        let script = match parse_script(&name, &name, &text) {
+    for case in &cases {
+        let name = &case.name;
+        let opts = options(&case.companion("args").unwrap_or_default());
+        let (stock_sent, stock_report) = recording(&case.companion("stock").expect("recording"));
+        let script = match parse_script(name, name, &case.text) {
             Ok(s) => s,
             Err(e) => {
                 failures.push(format!("{name}: {}", e.render("pgbench")));
@@ -161,13 +153,7 @@ fn framing_matches_stock() {
             ));
         }
     }
-    assert!(cases >= 30, "only {cases} cases in {}", dir.display());
-    assert!(
-        failures.is_empty(),
-        "{} differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    recorded::assert_no_failures(cases.len(), &failures);
 }
 
 /// 600 random scripts (`data/parse/framing/fuzz.txt`) whose SQL pieces sit in an
