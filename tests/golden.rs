@@ -294,3 +294,98 @@ fn a_long_expression_chain_evaluates_as_in_pgbench() {
         "{stderr}"
     );
 }
+
+/// The command lines of the users' guide (`shared/reference/README.md`), unchanged but
+/// for shorter runs (`--time=2`, `-t 100`) and 100 clients where the guide has 1,000:
+/// ours initialises with the guide's `-i` line, then both programs run every line on
+/// the same tables, with the same report (timing masked), the same messages (the
+/// `scale option ignored` warning included) and exit status.
+#[test]
+fn the_users_guide_command_lines_work_unchanged() {
+    let db = fresh_db("golden_users_guide");
+    let init = run(db
+        .ours()
+        .args(["-i", "--fillfactor=90", "--scale=1", &db.name]));
+    assert_eq!(init.code, 0, "{}", init.stderr);
+    assert_eq!(
+        db.value("select reloptions::text from pg_class where relname = 'pgbench_accounts'"),
+        "{fillfactor=90}"
+    );
+    let host = db.cluster.socket_dir().display().to_string();
+    let port = db.cluster.port().to_string();
+    let user = db.cluster.user().to_string();
+    let name = db.name.as_str();
+    let lines: [&[&str]; 6] = [
+        &[
+            "--builtin=tpcb-like",
+            "--time=2",
+            "--jobs=384",
+            "--client=384",
+            "--scale=4000",
+            "--protocol=prepared",
+            "--progress=1",
+            name,
+        ],
+        &[
+            "--builtin=select-only",
+            "--time=2",
+            "--jobs=256",
+            "--client=256",
+            "--scale=15000",
+            "--protocol=simple",
+            "--progress=1",
+            name,
+        ],
+        &[
+            "--protocol=prepared",
+            "-P",
+            "1",
+            "--time=2",
+            "--client=100",
+            "--jobs=2048",
+            name,
+        ],
+        &[
+            "-h", &host, "-p", &port, "-U", &user, "-c", "32", "-j", "8", "-t", "100", name,
+        ],
+        &["-t", "100", "-c", "100", "-S", "-U", &user, name],
+        &["-j", "4", "-t", "100", "-c", "100", "-S", "-U", &user, name],
+    ];
+    let progress = |s: &str| s.lines().filter(|l| l.starts_with("progress: ")).count();
+    let without_progress = |s: &str| {
+        normalize(s, true)
+            .lines()
+            .filter(|l| !l.starts_with("progress: "))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    };
+    for args in lines {
+        let stock = run(db.stock().args(args));
+        let ours = run(db.ours().args(args));
+        assert_eq!(ours.code, 0, "{args:?}\n{}", ours.stderr);
+        assert_eq!(ours.code, stock.code, "{args:?}");
+        assert_eq!(
+            normalize(&ours.stdout, true),
+            normalize(&stock.stdout, true),
+            "{args:?}"
+        );
+        assert_eq!(
+            without_progress(&ours.stderr),
+            without_progress(&stock.stderr),
+            "{args:?}"
+        );
+        if args.iter().any(|a| a.starts_with("--scale=")) {
+            assert!(
+                ours.stderr.contains(
+                    "warning: scale option ignored, using count from pgbench_branches table (1)"
+                ),
+                "{}",
+                ours.stderr
+            );
+        }
+        // How many reports a 2 s run prints at the end depends on timing, for stock too.
+        if args.contains(&"--progress=1") || args.contains(&"-P") {
+            assert!(progress(&ours.stderr) >= 1, "{args:?}\n{}", ours.stderr);
+        }
+    }
+}
