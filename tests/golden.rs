@@ -389,3 +389,27 @@ fn the_users_guide_command_lines_work_unchanged() {
         }
     }
 }
+
+/// `-d` prints `client N receiving` each time pgbench looks at the socket for a
+/// result: before the reply is there and again when it is. Commands that take a
+/// while make the count exact (a quick reply may already be there at the first look,
+/// for stock pgbench too).
+#[test]
+fn debug_output_looks_for_results_as_pgbench_does() {
+    let db = fresh_db("golden_debug_receiving");
+    let dir = tempfile::tempdir().unwrap();
+    let f = script_file(
+        &dir,
+        "slow.sql",
+        "SELECT pg_sleep(0.01);\n\\set x 1\nSELECT pg_sleep(0.01), :x;\n",
+    );
+    let (_, stderr) = same_as_stock(&db, &["-n", "-d", "-t", "2", "-f", &f], false, false);
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.ends_with("client 0 receiving"))
+            .count(),
+        8,
+        "{stderr}"
+    );
+}

@@ -232,6 +232,52 @@ impl Connection {
         }
     }
 
+    /// Waits for the next result as pgbench's loop does with libpq: `look` is called,
+    /// then what has arrived is read without waiting (`PQconsumeInput`), and while no
+    /// complete result is there (`PQisBusy`) it waits on the socket and looks again.
+    /// Only `--debug` needs this: pgbench prints `client N receiving` at every look,
+    /// so usually twice per command (once before the reply is there). `get_result`
+    /// then returns what was read.
+    pub fn wait_result_looking(&mut self, mut look: impl FnMut()) -> Result<(), ConnError> {
+        loop {
+            look();
+            if self.state != AsyncState::Busy {
+                return Ok(());
+            }
+            self.stream
+                .set_nonblocking(true)
+                .map_err(ConnError::from_read)?;
+            let read = self.read_available();
+            let restored = self.stream.set_nonblocking(false);
+            read.map_err(|e| self.fail(e))?;
+            restored.map_err(ConnError::from_read)?;
+            if self.result_buffered() {
+                return Ok(());
+            }
+            crate::sys::wait_readable(self.stream.as_raw_fd()).map_err(ConnError::from_read)?;
+        }
+    }
+
+    /// Whether the read buffer holds a complete message that completes a result (or
+    /// a malformed one, which `get_result` reports).
+    fn result_buffered(&self) -> bool {
+        let mut at = self.rstart;
+        while self.rend - at >= 5 {
+            let (tag, len) = self.header_at(at);
+            if len < 4 {
+                return true;
+            }
+            if self.rend - at < len + 1 {
+                return false;
+            }
+            if matches!(tag, b'C' | b'E' | b'I' | b'Z' | b'G' | b'H' | b'W' | b'1') {
+                return true;
+            }
+            at += 1 + len;
+        }
+        false
+    }
+
     /// One non-blocking read into the read buffer (growing it if full).
     fn read_available(&mut self) -> Result<(), ConnError> {
         if self.rend == self.rbuf.len() {
@@ -263,6 +309,13 @@ impl Connection {
         e
     }
 
+    /// The type and length word of the message header at `at` (5 bytes buffered).
+    #[inline]
+    fn header_at(&self, at: usize) -> (u8, usize) {
+        let b = &self.rbuf[at..at + 5];
+        (b[0], u32::from_be_bytes([b[1], b[2], b[3], b[4]]) as usize)
+    }
+
     /// Next complete message: (type, body start, body end) in `rbuf`, valid until the
     /// next call.
     #[inline]
@@ -271,13 +324,7 @@ impl Connection {
             let avail = self.rend - self.rstart;
             if avail >= 5 {
                 let at = self.rstart;
-                let tag = self.rbuf[at];
-                let len = u32::from_be_bytes([
-                    self.rbuf[at + 1],
-                    self.rbuf[at + 2],
-                    self.rbuf[at + 3],
-                    self.rbuf[at + 4],
-                ]) as usize;
+                let (tag, len) = self.header_at(at);
                 if len < 4 {
                     return Err(self.fail_protocol(format!(
                         "invalid message length: {len} (message type 0x{tag:02x})"

@@ -56,18 +56,28 @@ pub(crate) fn euid() -> u32 {
 /// Waits until `fd` is readable or writable; returns (readable, writable). Errors and
 /// hang-ups count as readable, so the caller's read reports them.
 pub(crate) fn wait_read_or_write(fd: std::os::fd::RawFd) -> std::io::Result<(bool, bool)> {
+    let r = poll_one(fd, libc::POLLIN | libc::POLLOUT)?;
+    let readable = r & (libc::POLLIN | libc::POLLERR | libc::POLLHUP) != 0;
+    Ok((readable, r & libc::POLLOUT != 0))
+}
+
+/// Waits until `fd` is readable (or has an error or hang-up, which the read reports).
+pub(crate) fn wait_readable(fd: std::os::fd::RawFd) -> std::io::Result<()> {
+    poll_one(fd, libc::POLLIN).map(|_| ())
+}
+
+/// `poll` on one descriptor without a timeout; its `revents`.
+fn poll_one(fd: std::os::fd::RawFd, events: libc::c_short) -> std::io::Result<libc::c_short> {
     let mut pfd = libc::pollfd {
         fd,
-        events: libc::POLLIN | libc::POLLOUT,
+        events,
         revents: 0,
     };
     loop {
         // SAFETY: `pfd` is a valid, exclusively borrowed pollfd array of length 1.
         let rc = unsafe { libc::poll(&mut pfd, 1, -1) };
         if rc >= 0 {
-            let r = pfd.revents;
-            let readable = r & (libc::POLLIN | libc::POLLERR | libc::POLLHUP) != 0;
-            return Ok((readable, r & libc::POLLOUT != 0));
+            return Ok(pfd.revents);
         }
         let e = std::io::Error::last_os_error();
         if e.kind() != std::io::ErrorKind::Interrupted {

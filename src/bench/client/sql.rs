@@ -250,7 +250,14 @@ impl Client<'_> {
     ) -> Result<(), TxError> {
         let id = self.id;
         if self.shared.debug {
-            logging::info(&format!("client {id} receiving"));
+            // pgbench says so each time it looks at the socket for the result.
+            let conn = self.conn.as_mut().expect("connected");
+            if conn
+                .wait_result_looking(|| logging::info(&format!("client {id} receiving")))
+                .is_err()
+            {
+                return Err(self.backend_died(script, index));
+            }
         }
         let mut qrynum = 0;
         // For \gset: the row count and row of the latest result.
