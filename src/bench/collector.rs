@@ -5,7 +5,7 @@
 use super::percentiles::LatencyHistogram;
 use super::progress::{progress_line, ProgressFormat};
 use super::stats::{CommandStats, StatsData, TxOutcome};
-use super::{now_us, StatsMsg};
+use super::{now_us, StatsMsg, TxRecord};
 use crossbeam_channel::{Receiver, TryRecvError};
 use std::time::Duration;
 
@@ -41,22 +41,51 @@ pub struct Collected {
     pub last_client_end: i64,
 }
 
+impl Collected {
+    /// Nothing measured yet.
+    pub fn new(cfg: &Config) -> Collected {
+        Collected {
+            total: StatsData::default(),
+            per_script: vec![StatsData::default(); cfg.nscripts],
+            commands: Vec::new(),
+            conn_total_duration_us: 0.0,
+            latency_late: 0,
+            aborted: 0,
+            histogram: LatencyHistogram::new(),
+            script_histograms: (0..cfg.nscripts).map(|_| LatencyHistogram::new()).collect(),
+            last_client_end: 0,
+        }
+    }
+
+    /// Counts one transaction: totals, its script's counters, `-L` lateness and,
+    /// with `--latency-percentiles`, the histograms.
+    #[inline]
+    pub fn record(&mut self, cfg: &Config, r: &TxRecord) {
+        self.total
+            .accum(r.outcome, r.latency, r.lag, r.tries, cfg.throttled);
+        self.per_script[r.script as usize].accum(
+            r.outcome,
+            r.latency,
+            r.lag,
+            r.tries,
+            cfg.throttled,
+        );
+        if cfg.latency_limit > 0 && r.latency > cfg.latency_limit as f64 {
+            self.latency_late += 1;
+        }
+        if cfg.histograms && r.outcome == TxOutcome::Success {
+            self.histogram.record(r.latency);
+            self.script_histograms[r.script as usize].record(r.latency);
+        }
+    }
+}
+
 /// Collects until every client said it is done. `start_time` is when the clients'
 /// threads started, before connecting: as in pgbench's `threadRun`, progress reports
 /// are due every `-P` seconds from then, and count their time from then (so the
 /// first interval includes the initial connections).
 pub fn collect(cfg: &Config, rx: &Receiver<StatsMsg>, start_time: i64) -> Collected {
-    let mut c = Collected {
-        total: StatsData::default(),
-        per_script: vec![StatsData::default(); cfg.nscripts],
-        commands: Vec::new(),
-        conn_total_duration_us: 0.0,
-        latency_late: 0,
-        aborted: 0,
-        histogram: LatencyHistogram::new(),
-        script_histograms: (0..cfg.nscripts).map(|_| LatencyHistogram::new()).collect(),
-        last_client_end: 0,
-    };
+    let mut c = Collected::new(cfg);
     let period = cfg.progress_s * 1_000_000;
     let mut next_report = start_time + period;
     let mut last = StatsData::default();
@@ -81,22 +110,7 @@ pub fn collect(cfg: &Config, rx: &Receiver<StatsMsg>, start_time: i64) -> Collec
         match msg {
             Some(StatsMsg::Batch(records)) => {
                 for r in &records {
-                    c.total
-                        .accum(r.outcome, r.latency, r.lag, r.tries, cfg.throttled);
-                    c.per_script[r.script as usize].accum(
-                        r.outcome,
-                        r.latency,
-                        r.lag,
-                        r.tries,
-                        cfg.throttled,
-                    );
-                    if cfg.latency_limit > 0 && r.latency > cfg.latency_limit as f64 {
-                        c.latency_late += 1;
-                    }
-                    if cfg.histograms && r.outcome == TxOutcome::Success {
-                        c.histogram.record(r.latency);
-                        c.script_histograms[r.script as usize].record(r.latency);
-                    }
+                    c.record(cfg, r);
                 }
             }
             Some(StatsMsg::ClientDone {

@@ -1,0 +1,147 @@
+//! Micro-benchmarks of the stats thread and the report, without a server: recording a
+//! batch of transactions as the collector does (counters, `-L` lateness, and with
+//! `--latency-percentiles` the HDR histograms), a `progress:` line, and rendering the
+//! final report with per-command latencies and percentiles.
+//!
+//!   cargo bench -p pgbench-rs --bench stats
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use pgbench_rs::bench::collector::{Collected, Config};
+use pgbench_rs::bench::percentiles::LatencyHistogram;
+use pgbench_rs::bench::progress::{progress_line, ProgressFormat};
+use pgbench_rs::bench::report::{Report, ScriptReport};
+use pgbench_rs::bench::stats::{CommandStats, StatsData, TxOutcome};
+use pgbench_rs::bench::TxRecord;
+use pgbench_rs::cli::options::QueryMode;
+
+/// What a client hands over at once (`BATCH_RECORDS`): latencies spread over
+/// 0.2-20 ms, one transaction in 16 late for `-L 5`.
+fn batch() -> Vec<TxRecord> {
+    (0..64u32)
+        .map(|i| TxRecord {
+            script: i % 2,
+            outcome: TxOutcome::Success,
+            latency: 200.0 + f64::from(i * 37 % 64) * 310.0,
+            lag: f64::from(i),
+            tries: 1,
+        })
+        .collect()
+}
+
+fn config(histograms: bool) -> Config {
+    Config {
+        nclients: 256,
+        nscripts: 2,
+        progress_s: 1,
+        progress_fmt: ProgressFormat {
+            timestamp: false,
+            throttled: true,
+            latency_limit: true,
+            max_tries: 1,
+        },
+        latency_limit: 5_000,
+        throttled: true,
+        epoch_shift_us: 0,
+        histograms,
+    }
+}
+
+fn record(c: &mut Criterion) {
+    let records = batch();
+    for (name, histograms) in [
+        ("record 64 transactions", false),
+        ("record 64 transactions with percentiles", true),
+    ] {
+        let cfg = config(histograms);
+        let mut collected = Collected::new(&cfg);
+        c.bench_function(name, |b| {
+            b.iter(|| {
+                for r in black_box(&records) {
+                    collected.record(&cfg, r);
+                }
+            })
+        });
+    }
+}
+
+fn stats(n: i64, latency_us: f64) -> StatsData {
+    let mut s = StatsData::default();
+    for i in 0..n {
+        s.accum(
+            TxOutcome::Success,
+            latency_us + (i % 100) as f64,
+            50.0,
+            1,
+            true,
+        );
+    }
+    s
+}
+
+fn progress(c: &mut Criterion) {
+    let cfg = config(false);
+    let last = stats(10_000, 1_500.0);
+    let mut cur = last;
+    cur.merge(&stats(5_000, 1_800.0));
+    c.bench_function("progress line", |b| {
+        b.iter(|| progress_line(cfg.progress_fmt, black_box(&cur), &last, 1e6, 12.0, 1.7e9))
+    });
+}
+
+/// The report of a `-r --latency-percentiles` run of two weighted scripts of seven
+/// commands each (tpcb-like's shape).
+fn report() -> Report {
+    let mut histogram = LatencyHistogram::new();
+    for i in 0..100_000 {
+        histogram.record(500.0 + f64::from(i % 5_000));
+    }
+    let wanted = [50.0, 90.0, 99.0, 99.9];
+    let script = |desc: &str| ScriptReport {
+        desc: desc.into(),
+        weight: 1,
+        stats: stats(50_000, 2_000.0),
+        commands: (0..7)
+            .map(|i| {
+                let mut cs = CommandStats::default();
+                for j in 0..1_000 {
+                    cs.elapsed.add(100.0 + f64::from(i * 10 + j % 7));
+                }
+                (format!("command {i}"), cs)
+            })
+            .collect(),
+        percentiles: Some(histogram.percentiles(&wanted)),
+    };
+    Report {
+        scale: 100,
+        partitions: None,
+        query_mode: QueryMode::Prepared,
+        nclients: 256,
+        nthreads: 256,
+        max_tries: 1,
+        nxacts: 0,
+        duration: 3_900,
+        failures_detailed: false,
+        throttled: false,
+        latency_limit: 0,
+        progress: true,
+        is_connect: false,
+        report_per_command: true,
+        total: stats(100_000, 2_000.0),
+        bench_duration_us: 3.9e9,
+        conn_total_duration_us: 0.0,
+        conn_elapsed_duration_us: 250_000.0,
+        latency_late: 0,
+        scripts: vec![script("<builtin: TPC-B (sort of)>"), script("mix.sql")],
+        percentiles: Some(histogram.percentiles(&wanted)),
+    }
+}
+
+fn render(c: &mut Criterion) {
+    let r = report();
+    c.bench_function("render report (-r, percentiles, 2 scripts)", |b| {
+        b.iter(|| black_box(&r).render())
+    });
+}
+
+criterion_group!(benches, record, progress, render);
+criterion_main!(benches);
