@@ -413,3 +413,49 @@ fn debug_output_looks_for_results_as_pgbench_does() {
         "{stderr}"
     );
 }
+
+/// When the system refuses a thread (here: the per-user process limit), the run
+/// stops at once with pgbench's `could not create thread` and exit status 1, as
+/// stock's pg_fatal does; the threads already started do not keep it waiting.
+#[test]
+fn a_refused_thread_is_fatal_as_in_pgbench() {
+    use std::os::unix::fs::PermissionsExt;
+    let db = fresh_db("golden_thread_limit");
+    db.init(1);
+    // RLIMIT_NPROC does not bind root: as root, run as the cluster's owner, from a
+    // directory it can read.
+    let root = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap()) == 0;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ours = dir.path().join("pgbench");
+    std::fs::copy(env!("CARGO_BIN_EXE_pgbench-rs"), &ours).unwrap();
+    let limited = |program: &std::path::Path| {
+        let mut cmd = if root {
+            let mut c = std::process::Command::new("runuser");
+            c.args(["-u", pgbench_cluster::SUPERUSER, "--", "bash"]);
+            c
+        } else {
+            std::process::Command::new("bash")
+        };
+        cmd.args(["-c", "ulimit -u 100 && exec \"$0\" \"$@\""])
+            .arg(program)
+            .args(["-n", "-S", "-t", "1", "-c", "500", "-j", "500"]);
+        support::aim(&mut cmd, db.cluster, &db.name);
+        run(&mut cmd)
+    };
+    let stock = limited(&support::stock_pgbench());
+    let ours = limited(&ours);
+    assert_eq!(ours.code, 1, "{}", ours.stderr);
+    assert_eq!(ours.code, stock.code);
+    assert_eq!(ours.stderr, stock.stderr);
+    assert!(
+        ours.stderr
+            .starts_with("pgbench: error: could not create thread: "),
+        "{}",
+        ours.stderr
+    );
+    assert_eq!(
+        normalize(&ours.stdout, false),
+        normalize(&stock.stdout, false)
+    );
+}

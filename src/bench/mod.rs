@@ -366,7 +366,15 @@ pub fn run(mut conn_args: ConnectArgs, bench: &BenchOptions, common: &Common) ->
                         end_us: now_us(),
                     });
                 })
-                .expect("spawn client thread");
+                .unwrap_or_else(|e| {
+                    // As pgbench's pg_fatal: the threads already started wait at the
+                    // barrier, and exiting ends them.
+                    logging::error(&format!(
+                        "could not create thread: {}",
+                        crate::sys::strerror(&e)
+                    ));
+                    std::process::exit(1)
+                });
             handles.push(handle);
         }
         barrier.wait();
