@@ -53,7 +53,7 @@ pub struct InitOptions {
     /// `--index-tablespace` for the primary keys.
     pub index_tablespace: Option<String>,
     /// `-j` in init mode: connections for loading, vacuum and primary keys. `None` or 1
-    /// is pgbench's behaviour (pgbench ignores `-j` with `-i`).
+    /// is pgbench's one-connection behaviour (pgbench rejects `-j` with `-i`).
     pub jobs: Option<u32>,
 }
 

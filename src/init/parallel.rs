@@ -1,4 +1,4 @@
-//! `-j N` in init mode (not in pgbench, which ignores `-j` with `-i`): the rows of
+//! `-j N` in init mode (not in pgbench, which rejects `-j` with `-i`): the rows of
 //! `pgbench_accounts` are split into pieces of consecutive `aid`s (within one range
 //! partition each) and loaded over N connections; vacuum and primary keys run their
 //! per-table statements concurrently.
