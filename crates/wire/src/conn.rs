@@ -227,7 +227,7 @@ impl Connection {
             let (readable, _) = crate::sys::wait_read_or_write(self.stream.as_raw_fd())
                 .map_err(ConnError::from_write)?;
             if readable {
-                self.read_available()?;
+                let _ = self.read_available()?;
             }
         }
     }
@@ -247,7 +247,7 @@ impl Connection {
             self.stream
                 .set_nonblocking(true)
                 .map_err(ConnError::from_read)?;
-            let read = self.read_available();
+            let read = self.read_all_available();
             let restored = self.stream.set_nonblocking(false);
             read.map_err(|e| self.fail(e))?;
             restored.map_err(ConnError::from_read)?;
@@ -278,8 +278,17 @@ impl Connection {
         false
     }
 
-    /// One non-blocking read into the read buffer (growing it if full).
-    fn read_available(&mut self) -> Result<(), ConnError> {
+    /// Non-blocking reads until nothing more is there. One read is not enough
+    /// before a wait on the socket: TLS may hold decrypted bytes that did not fit,
+    /// and the socket would never become readable for them.
+    fn read_all_available(&mut self) -> Result<(), ConnError> {
+        while self.read_available()? {}
+        Ok(())
+    }
+
+    /// One non-blocking read into the read buffer (growing it if full); whether it
+    /// got any bytes.
+    fn read_available(&mut self) -> Result<bool, ConnError> {
         if self.rend == self.rbuf.len() {
             let len = self.rbuf.len();
             self.make_room(len * 2);
@@ -288,10 +297,11 @@ impl Connection {
             Ok(Some(0)) => Err(ConnError::Closed),
             Ok(Some(n)) => {
                 self.rend += n;
-                Ok(())
+                Ok(true)
             }
-            Ok(None) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Ok(()),
+            Ok(None) => Ok(false),
+            // Nothing read, but more may be there: worth another try.
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Ok(true),
             Err(e) => Err(ConnError::from_read(e)),
         }
     }

@@ -378,6 +378,44 @@ fn a_long_pipeline_over_tls() {
     );
 }
 
+/// `wait_result_looking` (what `-d` uses) over TLS, with results from a few bytes to
+/// far more than the read buffer holds: it comes back, and `get_result` then returns
+/// the whole result. (It drains what TLS has decrypted before waiting on the socket,
+/// so bytes left in the TLS layer cannot leave it waiting.)
+#[test]
+fn looking_for_a_large_result_over_tls() {
+    let (c, _) = setup();
+    let env = Env::new();
+    let mut conn = env
+        .connect(&tcp_args(c, "postgres", "sslmode=require"))
+        .unwrap();
+    assert!(uses_tls(&mut conn));
+    for size in [10, 100_000, 3_000_000] {
+        conn.send_query(&format!(
+            "select length(repeat('z', {size}) || pg_sleep(0.01))"
+        ))
+        .unwrap();
+        let mut looks = 0;
+        conn.wait_result_looking(|| looks += 1).unwrap();
+        assert!(looks >= 1);
+        assert_eq!(
+            conn.get_result().unwrap(),
+            Some(pgbench_wire::ResultStatus::TuplesOk)
+        );
+        assert_eq!(conn.last_row_value(0), Some(size.to_string().as_bytes()));
+        assert_eq!(conn.get_result().unwrap(), None);
+        conn.send_query(&format!("select repeat('z', {size})"))
+            .unwrap();
+        conn.wait_result_looking(|| {}).unwrap();
+        assert_eq!(
+            conn.get_result().unwrap(),
+            Some(pgbench_wire::ResultStatus::TuplesOk)
+        );
+        assert_eq!(conn.last_row_value(0).map(<[u8]>::len), Some(size));
+        assert_eq!(conn.get_result().unwrap(), None);
+    }
+}
+
 /// PostgreSQL's documented quick set-up: one self-signed certificate with a common
 /// name and no subject alternative names (`openssl req -new -x509 ... -subj
 /// "/CN=localhost"`, which also marks it a CA), used as the server certificate and
