@@ -403,15 +403,29 @@ fn debug_output_looks_for_results_as_pgbench_does() {
         "slow.sql",
         "SELECT pg_sleep(0.01);\n\\set x 1\nSELECT pg_sleep(0.01), :x;\n",
     );
-    let (_, stderr) = same_as_stock(&db, &["-n", "-d", "-t", "2", "-f", &f], false, false);
-    assert_eq!(
+    let receiving = |stderr: &str| {
         stderr
             .lines()
             .filter(|l| l.ends_with("client 0 receiving"))
-            .count(),
-        8,
-        "{stderr}"
+            .count()
+    };
+    let (_, stderr) = same_as_stock(&db, &["-n", "-d", "-t", "2", "-f", &f], false, false);
+    assert_eq!(receiving(&stderr), 8, "{stderr}");
+    // In a pipeline pgbench looks once per query's results and once for the sync.
+    let p = script_file(
+        &dir,
+        "pipeline.sql",
+        "\\startpipeline\nSELECT pg_sleep(0.01);\nSELECT 2;\n\\endpipeline\n",
     );
+    for mode in ["extended", "prepared"] {
+        let (_, stderr) = same_as_stock(
+            &db,
+            &["-n", "-d", "-t", "1", "-M", mode, "-f", &p],
+            false,
+            false,
+        );
+        assert_eq!(receiving(&stderr), 4, "{stderr}");
+    }
 }
 
 /// When the system refuses a thread (here: the per-user process limit), the run

@@ -270,7 +270,10 @@ impl Connection {
             if self.rend - at < len + 1 {
                 return false;
             }
-            if matches!(tag, b'C' | b'E' | b'I' | b'Z' | b'G' | b'H' | b'W' | b'1') {
+            let prepare = self.queue.front().map(|p| p.class) == Some(QueryClass::Prepare);
+            if matches!(tag, b'C' | b'E' | b'I' | b'Z' | b'G' | b'H' | b'W')
+                || (tag == b'1' && prepare)
+            {
                 return true;
             }
             at += 1 + len;

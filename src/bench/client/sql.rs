@@ -20,11 +20,18 @@ impl Client<'_> {
     ) -> Result<(), TxError> {
         let id = self.id;
         let mut qrynum = 0;
+        // pgbench reads one query's results (or one sync) per look at the socket.
+        let mut next_group = true;
         while syncs > 0 {
+            if next_group && self.shared.debug {
+                self.look_for_result(script, index)?;
+            }
+            next_group = false;
             let conn = self.conn.as_mut().expect("connected");
             match conn.get_result() {
                 Ok(Some(ResultStatus::PipelineSync)) => {
                     syncs -= 1;
+                    next_group = true;
                     if syncs == 0 {
                         self.debug(|| format!("client {id} pipeline ending"));
                     }
@@ -32,7 +39,7 @@ impl Client<'_> {
                 Ok(Some(
                     ResultStatus::CommandOk | ResultStatus::TuplesOk | ResultStatus::EmptyQuery,
                 )) => qrynum += 1,
-                Ok(None) => {}
+                Ok(None) => next_group = true,
                 Ok(Some(ResultStatus::Error(e))) => {
                     self.pending_syncs = syncs - 1;
                     return Err(self.sql_error(&e, script, index, qrynum));
@@ -53,6 +60,15 @@ impl Client<'_> {
             logging::error(&format!("client {id} failed to exit pipeline mode: {e}"));
         }
         Ok(())
+    }
+
+    /// `-d`: waits for the next result as pgbench's loop does, which prints `client N
+    /// receiving` each time it looks at the socket for it.
+    fn look_for_result(&mut self, script: usize, index: usize) -> Result<(), TxError> {
+        let id = self.id;
+        let conn = self.conn.as_mut().expect("connected");
+        conn.wait_result_looking(|| logging::info(&format!("client {id} receiving")))
+            .map_err(|_| self.backend_died(script, index))
     }
 
     /// Classifies a server error: retryable failures go back to the transaction loop,
@@ -250,14 +266,7 @@ impl Client<'_> {
     ) -> Result<(), TxError> {
         let id = self.id;
         if self.shared.debug {
-            // pgbench says so each time it looks at the socket for the result.
-            let conn = self.conn.as_mut().expect("connected");
-            if conn
-                .wait_result_looking(|| logging::info(&format!("client {id} receiving")))
-                .is_err()
-            {
-                return Err(self.backend_died(script, index));
-            }
+            self.look_for_result(script, index)?;
         }
         let mut qrynum = 0;
         // For \gset: the row count and row of the latest result.
