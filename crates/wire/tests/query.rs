@@ -438,26 +438,7 @@ fn a_huge_pipeline_does_not_deadlock() {
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut conn = shared_conn("wire_huge_pipeline");
-        conn.enter_pipeline_mode().unwrap();
-        let n = 60_000;
-        for i in 0..n {
-            let v = i.to_string();
-            conn.send_query_params("select repeat('x', 200) || $1", &[Some(v.as_bytes())])
-                .unwrap();
-        }
-        conn.pipeline_sync().unwrap();
-        let mut rows = 0;
-        loop {
-            match conn.get_result().unwrap() {
-                Some(ResultStatus::TuplesOk) => rows += 1,
-                Some(ResultStatus::PipelineSync) => break,
-                Some(other) => panic!("unexpected {other:?}"),
-                None => {}
-            }
-        }
-        assert_eq!(conn.last_row_value(0), None, "sync result has no rows");
-        assert_eq!(conn.get_result().unwrap(), None);
-        conn.exit_pipeline_mode().unwrap();
+        let rows = common::long_pipeline(&mut conn, "select repeat('x', 200) || $1", 60_000);
         done_tx.send(rows).unwrap();
     });
     let rows = done_rx

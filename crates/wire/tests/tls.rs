@@ -346,32 +346,9 @@ fn scram_channel_binding_over_tls() {
 
 #[test]
 fn a_long_pipeline_over_tls() {
-    let (c, _) = setup();
-    let env = Env::new();
-    let mut conn = env
-        .connect(&tcp_args(c, "postgres", "sslmode=require"))
-        .unwrap();
-    assert!(uses_tls(&mut conn));
-    conn.enter_pipeline_mode().unwrap();
-    let n = 30_000;
-    for i in 0..n {
-        let v = i.to_string();
-        conn.send_query_params("select repeat('y', 300) || $1", &[Some(v.as_bytes())])
-            .unwrap();
-    }
-    conn.pipeline_sync().unwrap();
-    let mut rows = 0;
-    loop {
-        match conn.get_result().unwrap() {
-            Some(pgbench_wire::ResultStatus::TuplesOk) => rows += 1,
-            Some(pgbench_wire::ResultStatus::PipelineSync) => break,
-            Some(other) => panic!("unexpected {other:?}"),
-            None => {}
-        }
-    }
-    assert_eq!(rows, n);
-    assert_eq!(conn.get_result().unwrap(), None);
-    conn.exit_pipeline_mode().unwrap();
+    let mut conn = tls_conn();
+    let rows = common::long_pipeline(&mut conn, "select repeat('y', 300) || $1", 30_000);
+    assert_eq!(rows, 30_000);
     assert_eq!(
         conn.query_rows("select 5").unwrap()[0][0].as_deref(),
         Some("5")
@@ -382,31 +359,20 @@ fn a_long_pipeline_over_tls() {
 /// far more than the read buffer holds: it comes back, and `get_result` then returns
 /// the whole result. (It drains what TLS has decrypted before waiting on the socket,
 /// so bytes left in the TLS layer cannot leave it waiting.)
+/// `wait_result_looking` (what `-d` uses) over TLS, with results from a few bytes to
+/// far more than the read buffer holds: it comes back, and `get_result` then returns
+/// the whole result. (It drains what TLS has decrypted before waiting on the socket,
+/// so bytes left in the TLS layer cannot leave it waiting.)
 #[test]
 fn looking_for_a_large_result_over_tls() {
-    let (c, _) = setup();
-    let env = Env::new();
-    let mut conn = env
-        .connect(&tcp_args(c, "postgres", "sslmode=require"))
-        .unwrap();
-    assert!(uses_tls(&mut conn));
+    let mut conn = tls_conn();
     for size in [10, 100_000, 3_000_000] {
-        conn.send_query(&format!(
-            "select length(repeat('z', {size}) || pg_sleep(0.01))"
-        ))
-        .unwrap();
+        conn.send_query(&format!("select repeat('z', {size}) from pg_sleep(0.01)"))
+            .unwrap();
+        // The reply cannot be there at the first look: the server sleeps first.
         let mut looks = 0;
         conn.wait_result_looking(|| looks += 1).unwrap();
-        assert!(looks >= 1);
-        assert_eq!(
-            conn.get_result().unwrap(),
-            Some(pgbench_wire::ResultStatus::TuplesOk)
-        );
-        assert_eq!(conn.last_row_value(0), Some(size.to_string().as_bytes()));
-        assert_eq!(conn.get_result().unwrap(), None);
-        conn.send_query(&format!("select repeat('z', {size})"))
-            .unwrap();
-        conn.wait_result_looking(|| {}).unwrap();
+        assert!(looks >= 2, "{looks} looks");
         assert_eq!(
             conn.get_result().unwrap(),
             Some(pgbench_wire::ResultStatus::TuplesOk)
@@ -414,6 +380,16 @@ fn looking_for_a_large_result_over_tls() {
         assert_eq!(conn.last_row_value(0).map(<[u8]>::len), Some(size));
         assert_eq!(conn.get_result().unwrap(), None);
     }
+}
+
+/// A connection over TLS (`sslmode=require`) to the test cluster, checked to use it.
+fn tls_conn() -> Connection {
+    let (c, _) = setup();
+    let mut conn = Env::new()
+        .connect(&tcp_args(c, "postgres", "sslmode=require"))
+        .unwrap();
+    assert!(uses_tls(&mut conn));
+    conn
 }
 
 /// PostgreSQL's documented quick set-up: one self-signed certificate with a common

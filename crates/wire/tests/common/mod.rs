@@ -97,3 +97,30 @@ pub fn our_error(env: &Env, args: &ConnectArgs) -> ConnError {
         Err(e) => e,
     }
 }
+
+/// Sends `n` queries `sql` (with one parameter, the query's number) in one pipeline,
+/// then a sync, before reading anything; reads every result up to the sync and leaves
+/// pipeline mode. The number of rows returned. The server's replies fill the socket
+/// buffers long before all requests are written, so writing must also read.
+pub fn long_pipeline(conn: &mut Connection, sql: &str, n: usize) -> usize {
+    use pgbench_wire::ResultStatus;
+    conn.enter_pipeline_mode().unwrap();
+    for i in 0..n {
+        let v = i.to_string();
+        conn.send_query_params(sql, &[Some(v.as_bytes())]).unwrap();
+    }
+    conn.pipeline_sync().unwrap();
+    let mut rows = 0;
+    loop {
+        match conn.get_result().unwrap() {
+            Some(ResultStatus::TuplesOk) => rows += 1,
+            Some(ResultStatus::PipelineSync) => break,
+            Some(other) => panic!("unexpected {other:?}"),
+            None => {}
+        }
+    }
+    assert_eq!(conn.last_row_value(0), None, "sync result has no rows");
+    assert_eq!(conn.get_result().unwrap(), None);
+    conn.exit_pipeline_mode().unwrap();
+    rows
+}
