@@ -359,10 +359,6 @@ fn a_long_pipeline_over_tls() {
 /// far more than the read buffer holds: it comes back, and `get_result` then returns
 /// the whole result. (It drains what TLS has decrypted before waiting on the socket,
 /// so bytes left in the TLS layer cannot leave it waiting.)
-/// `wait_result_looking` (what `-d` uses) over TLS, with results from a few bytes to
-/// far more than the read buffer holds: it comes back, and `get_result` then returns
-/// the whole result. (It drains what TLS has decrypted before waiting on the socket,
-/// so bytes left in the TLS layer cannot leave it waiting.)
 #[test]
 fn looking_for_a_large_result_over_tls() {
     let mut conn = tls_conn();
