@@ -200,13 +200,22 @@ impl Connection {
     /// buffer whenever the socket is full, so a long pipeline cannot deadlock with a
     /// server that is itself blocked sending results (libpq does the same).
     fn flush_while_reading(&mut self) -> Result<(), ConnError> {
-        self.stream
-            .set_nonblocking(true)
-            .map_err(ConnError::from_write)?;
-        let res = self.write_or_read();
+        self.nonblocking(ConnError::from_write, Self::write_or_read)
+    }
+
+    /// Runs `io` with the socket non-blocking, then makes it blocking again (`mode`
+    /// words a failure to switch).
+    fn nonblocking<T>(
+        &mut self,
+        mode: fn(std::io::Error) -> ConnError,
+        io: impl FnOnce(&mut Self) -> Result<T, ConnError>,
+    ) -> Result<T, ConnError> {
+        self.stream.set_nonblocking(true).map_err(mode)?;
+        let res = io(self);
         let restored = self.stream.set_nonblocking(false);
-        res?;
-        restored.map_err(ConnError::from_write)
+        let value = res?;
+        restored.map_err(mode)?;
+        Ok(value)
     }
 
     fn write_or_read(&mut self) -> Result<(), ConnError> {
@@ -244,13 +253,9 @@ impl Connection {
             if self.state != AsyncState::Busy {
                 return Ok(());
             }
-            self.stream
-                .set_nonblocking(true)
-                .map_err(ConnError::from_read)?;
-            let read = self.read_all_available();
-            let restored = self.stream.set_nonblocking(false);
-            read.map_err(|e| self.fail(e))?;
-            restored.map_err(ConnError::from_read)?;
+            self.nonblocking(ConnError::from_read, |conn| {
+                conn.read_all_available().map_err(|e| conn.fail(e))
+            })?;
             if self.result_buffered() {
                 return Ok(());
             }
@@ -261,6 +266,7 @@ impl Connection {
     /// Whether the read buffer holds a complete message that completes a result (or
     /// a malformed one, which `get_result` reports).
     fn result_buffered(&self) -> bool {
+        let prepare = self.queue.front().map(|p| p.class) == Some(QueryClass::Prepare);
         let mut at = self.rstart;
         while self.rend - at >= 5 {
             let (tag, len) = self.header_at(at);
@@ -270,7 +276,6 @@ impl Connection {
             if self.rend - at < len + 1 {
                 return false;
             }
-            let prepare = self.queue.front().map(|p| p.class) == Some(QueryClass::Prepare);
             if matches!(tag, b'C' | b'E' | b'I' | b'Z' | b'G' | b'H' | b'W')
                 || (tag == b'1' && prepare)
             {
