@@ -285,11 +285,7 @@ impl<'a> Client<'a> {
                     return ClientExit::Aborted;
                 }
                 _ => {
-                    logging::error("perhaps the backend died while processing");
-                    logging::error(&format!(
-                        "client {} aborted while receiving the transaction status",
-                        self.id
-                    ));
+                    self.lost_transaction_status();
                     return ClientExit::Aborted;
                 }
             }
@@ -406,13 +402,19 @@ impl<'a> Client<'a> {
             }
             TransactionStatus::Idle => Ok(()),
             _ => {
-                logging::error("perhaps the backend died while processing");
-                logging::error(&format!(
-                    "client {id} aborted while receiving the transaction status"
-                ));
+                self.lost_transaction_status();
                 Err(())
             }
         }
+    }
+
+    /// pgbench's messages when the connection cannot say its transaction status.
+    fn lost_transaction_status(&self) {
+        logging::error("perhaps the backend died while processing");
+        logging::error(&format!(
+            "client {} aborted while receiving the transaction status",
+            self.id
+        ));
     }
 
     /// Counts a finished transaction (`processXactStats`) and logs it.
