@@ -149,13 +149,7 @@ pub fn prompt_password(prompt: &str) -> Option<String> {
 }
 
 /// The C library's message for an I/O error, as `%m` prints it (no "(os error N)").
-pub fn strerror(e: &io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    }
-}
+pub use pgbench_wire::strerror;
 
 #[cfg(test)]
 mod tests {

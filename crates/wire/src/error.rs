@@ -77,8 +77,8 @@ impl ConnError {
 }
 
 /// The C library's text for an I/O error, without Rust's ` (os error N)` suffix, as
-/// libpq prints it with `strerror`.
-pub(crate) fn strerror(e: &io::Error) -> String {
+/// libpq prints it with `strerror` (and pgbench with `%m`).
+pub fn strerror(e: &io::Error) -> String {
     let text = e.to_string();
     match text.rfind(" (os error ") {
         Some(at) if text.ends_with(')') => text[..at].to_string(),

@@ -28,5 +28,5 @@ pub use conn::{
     Connection, NoticeHandler, PipelineStatus, QueryError, ResultStatus, TransactionStatus,
 };
 pub use copy::CopyIn;
-pub use error::{ConnError, DbError};
+pub use error::{strerror, ConnError, DbError};
 pub use options::{ChannelBinding, ConnectArgs, ConnectOptions, SslMode, TargetSessionAttrs};
