@@ -26,24 +26,13 @@ BINDIR=${BINDIR:-$(pg_config --bindir)}
 PGBENCH=${PGBENCH:-$BINDIR/pgbench}
 [[ -x "$PGBENCH" ]] || PGBENCH=$(command -v pgbench)
 
+# shellcheck source=../cluster.sh
+source "$root/benches/cluster.sh"
 tmp=$(mktemp -d /tmp/pgbench-rs-init-bench.XXXXXX)
-chmod 755 "$tmp"
-as_server() {
-    if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
-}
-if [[ $(id -u) -eq 0 ]]; then chown postgres "$tmp"; fi
-
 port=$((20000 + RANDOM % 20000))
-stop() {
-    as_server "$BINDIR/pg_ctl" -D "$tmp/data" -m immediate stop >/dev/null 2>&1 || true
-    rm -rf "$tmp"
-}
-trap stop EXIT
-
-as_server "$BINDIR/initdb" -D "$tmp/data" -U postgres -A trust --no-sync >/dev/null
-conf=("-k" "$tmp" "-c" "listen_addresses=" "-p" "$port")
-for setting in ${EXTRA_CONF:-}; do conf+=("-c" "$setting"); done
-as_server "$BINDIR/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w -o "${conf[*]}" start >/dev/null
+trap 'stop_throwaway_cluster "$BINDIR" "$tmp"' EXIT
+# shellcheck disable=SC2086 # EXTRA_CONF is a list of settings
+throwaway_cluster "$BINDIR" "$tmp" "$port" ${EXTRA_CONF:-}
 
 conn=(-h "$tmp" -p "$port" -U postgres)
 "$BINDIR/psql" "${conn[@]}" -X -q -c "create database bench" postgres

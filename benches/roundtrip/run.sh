@@ -26,29 +26,16 @@ if [[ -z $bindir ]]; then
 fi
 [[ -x $bindir/pgbench ]] || { echo "stock pgbench not found; set PG_BINDIR" >&2; exit 1; }
 
+# shellcheck source=../cluster.sh
+source "$root/benches/cluster.sh"
 work=$(mktemp -d)
-cleanup() {
-    if [[ -n ${started:-} ]]; then
-        as_server "$bindir/pg_ctl" -D "$work/data" -m immediate -w stop >/dev/null 2>&1 || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-as_server() {
-    if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
-}
+trap 'stop_throwaway_cluster "$bindir" "$work"' EXIT
 
 if [[ -n ${ROUNDTRIP_CONNINFO:-} ]]; then
     conninfo=$ROUNDTRIP_CONNINFO
 else
-    [[ $(id -u) == 0 ]] && chown postgres: "$work"
-    as_server "$bindir/initdb" -A trust -U postgres --no-sync -D "$work/data" >/dev/null
     port=$((40000 + $$ % 20000))
-    as_server "$bindir/pg_ctl" -D "$work/data" -w -l "$work/log" \
-        -o "-c listen_addresses='' -c unix_socket_directories='$work' -p $port -c fsync=off" \
-        start >/dev/null
-    started=1
+    throwaway_cluster "$bindir" "$work" "$port" fsync=off
     conninfo="host=$work port=$port user=postgres dbname=postgres"
 fi
 

@@ -1,0 +1,24 @@
+# Sourced by the benchmark scripts: a throwaway PostgreSQL cluster on a private Unix
+# socket, run as `postgres` when we are root (initdb and postgres refuse root).
+#   throwaway_cluster BINDIR DIR PORT [NAME=VALUE ...]   initdb in DIR/data and start
+#   stop_throwaway_cluster BINDIR DIR                    stop it (immediate), remove DIR
+
+as_server() {
+    if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+throwaway_cluster() {
+    local bindir=$1 dir=$2 port=$3 setting
+    shift 3
+    chmod 755 "$dir"
+    if [[ $(id -u) -eq 0 ]]; then chown postgres: "$dir"; fi
+    as_server "$bindir/initdb" -D "$dir/data" -U postgres -A trust --no-sync >/dev/null
+    local conf=("-k" "$dir" "-c" "listen_addresses=" "-p" "$port")
+    for setting in "$@"; do conf+=("-c" "$setting"); done
+    as_server "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -o "${conf[*]}" start >/dev/null
+}
+
+stop_throwaway_cluster() {
+    as_server "$1/pg_ctl" -D "$2/data" -m immediate -w stop >/dev/null 2>&1 || true
+    rm -rf "$2"
+}
