@@ -6,13 +6,14 @@
 //!   cargo bench -p pgbench-rs --bench stats
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use pgbench_results::{
+    report, CommandResult, Limit, MaxTries, QueryMode, RunResult, RunSettings, ScriptResult,
+};
 use pgbench_rs::bench::collector::{Collected, Config};
 use pgbench_rs::bench::percentiles::LatencyHistogram;
 use pgbench_rs::bench::progress::{progress_line, ProgressFormat};
-use pgbench_rs::bench::report::{Report, ScriptReport};
 use pgbench_rs::bench::stats::{CommandStats, StatsData, TxOutcome};
 use pgbench_rs::bench::TxRecord;
-use pgbench_rs::cli::options::QueryMode;
 
 /// What a client hands over at once (`BATCH_RECORDS`): latencies spread over
 /// 0.2-20 ms, one transaction in 16 late for `-L 5`.
@@ -90,13 +91,12 @@ fn progress(c: &mut Criterion) {
 
 /// The report of a `-r --latency-percentiles` run of two weighted scripts of seven
 /// commands each (tpcb-like's shape).
-fn report() -> Report {
+fn report() -> RunResult {
     let mut histogram = LatencyHistogram::new();
     for i in 0..100_000 {
         histogram.record(500.0 + f64::from(i % 5_000));
     }
-    let wanted = [50.0, 90.0, 99.0, 99.9];
-    let script = |desc: &str| ScriptReport {
+    let script = |desc: &str| ScriptResult {
         desc: desc.into(),
         weight: 1,
         stats: stats(50_000, 2_000.0),
@@ -106,40 +106,47 @@ fn report() -> Report {
                 for j in 0..1_000 {
                     cs.elapsed.add(100.0 + f64::from(i * 10 + j % 7));
                 }
-                (format!("command {i}"), cs)
+                CommandResult {
+                    first_line: format!("command {i}"),
+                    stats: cs,
+                }
             })
             .collect(),
-        percentiles: Some(histogram.percentiles(&wanted)),
+        histogram: Some(histogram.clone()),
     };
-    Report {
+    RunResult {
+        settings: RunSettings {
+            query_mode: QueryMode::Prepared,
+            clients: 256,
+            threads: 256,
+            limit: Limit::Duration(3_900),
+            max_tries: MaxTries::Limited(1),
+            failures_detailed: false,
+            rate: None,
+            latency_limit_us: None,
+            progress_s: Some(1),
+            reconnect: false,
+            report_per_command: true,
+            percentiles: Some(vec![50.0, 90.0, 99.0, 99.9]),
+        },
         scale: 100,
         partitions: None,
-        query_mode: QueryMode::Prepared,
-        nclients: 256,
-        nthreads: 256,
-        max_tries: 1,
-        nxacts: 0,
-        duration: 3_900,
-        failures_detailed: false,
-        throttled: false,
-        latency_limit: 0,
-        progress: true,
-        is_connect: false,
-        report_per_command: true,
         total: stats(100_000, 2_000.0),
         bench_duration_us: 3.9e9,
         conn_total_duration_us: 0.0,
         conn_elapsed_duration_us: 250_000.0,
         latency_late: 0,
+        aborted_clients: 0,
         scripts: vec![script("<builtin: TPC-B (sort of)>"), script("mix.sql")],
-        percentiles: Some(histogram.percentiles(&wanted)),
+        histogram: Some(histogram.clone()),
+        series: Vec::new(),
     }
 }
 
 fn render(c: &mut Criterion) {
     let r = report();
     c.bench_function("render report (-r, percentiles, 2 scripts)", |b| {
-        b.iter(|| black_box(&r).render())
+        b.iter(|| report::render(black_box(&r)))
     });
 }
 

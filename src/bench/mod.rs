@@ -10,12 +10,11 @@
 pub mod client;
 pub mod collector;
 pub mod conditional;
-pub mod percentiles;
 pub mod progress;
-pub mod report;
 pub mod setup;
-pub mod stats;
 pub mod txlog;
+
+pub use pgbench_results::{histogram as percentiles, report, stats};
 
 use crate::cli::options::{BenchOptions, Common, QueryMode};
 use crate::logging;
@@ -410,35 +409,53 @@ pub fn run(mut conn_args: ConnectArgs, bench: &BenchOptions, common: &Common) ->
         (collected, bench_start, end)
     });
 
-    let report = report::Report {
+    let result = pgbench_results::RunResult {
+        settings: pgbench_results::RunSettings {
+            query_mode: bench.query_mode,
+            clients: bench.nclients,
+            threads: bench.nthreads,
+            limit: if bench.duration > 0 {
+                pgbench_results::Limit::Duration(bench.duration)
+            } else {
+                pgbench_results::Limit::Transactions(bench.nxacts as i32)
+            },
+            max_tries: if bench.max_tries == 0 {
+                pgbench_results::MaxTries::Unlimited
+            } else {
+                pgbench_results::MaxTries::Limited(bench.max_tries)
+            },
+            failures_detailed: bench.failures_detailed,
+            rate: (bench.throttle_delay > 0.0)
+                .then(|| 1e6 * bench.nthreads as f64 / bench.throttle_delay),
+            latency_limit_us: (bench.latency_limit > 0).then_some(bench.latency_limit),
+            progress_s: (bench.progress > 0).then_some(bench.progress),
+            reconnect: bench.is_connect,
+            report_per_command: bench.report_per_command,
+            percentiles: bench.latency_percentiles.clone(),
+        },
         scale: setup.scale,
-        partitions: setup.partitions,
-        query_mode: bench.query_mode,
-        nclients: bench.nclients,
-        nthreads: bench.nthreads,
-        max_tries: bench.max_tries,
-        nxacts: if bench.duration > 0 { 0 } else { bench.nxacts },
-        duration: bench.duration,
-        failures_detailed: bench.failures_detailed,
-        throttled: bench.throttle_delay > 0.0,
-        latency_limit: bench.latency_limit,
-        progress: bench.progress > 0,
-        is_connect: bench.is_connect,
-        report_per_command: bench.report_per_command,
+        partitions: setup
+            .partitions
+            .map(|(method, count)| pgbench_results::Partitions {
+                method: method.to_string(),
+                count,
+            }),
         total: collected.total,
         bench_duration_us: (end - bench_start) as f64,
         conn_total_duration_us: collected.conn_total_duration_us,
         conn_elapsed_duration_us: (bench_start - start_time) as f64,
         latency_late: collected.latency_late,
-        percentiles: bench
+        aborted_clients: collected.aborted,
+        histogram: bench
             .latency_percentiles
-            .as_ref()
-            .map(|p| collected.histogram.percentiles(p)),
+            .is_some()
+            .then(|| collected.histogram.clone()),
+        series: Vec::new(),
         scripts: shared
             .scripts
             .iter()
             .enumerate()
-            .map(|(i, s)| report::ScriptReport {
+            .map(|(i, s)| pgbench_results::ScriptResult {
                 desc: s.script.desc.clone(),
                 weight: s.weight,
                 stats: collected.per_script[i],
@@ -447,16 +464,19 @@ pub fn run(mut conn_args: ConnectArgs, bench: &BenchOptions, common: &Common) ->
                     .commands
                     .iter()
                     .zip(&collected.commands[i])
-                    .map(|(c, st)| (c.first_line.clone(), *st))
+                    .map(|(c, st)| pgbench_results::CommandResult {
+                        first_line: c.first_line.clone(),
+                        stats: *st,
+                    })
                     .collect(),
-                percentiles: bench
+                histogram: bench
                     .latency_percentiles
-                    .as_ref()
-                    .map(|p| collected.script_histograms[i].percentiles(p)),
+                    .is_some()
+                    .then(|| collected.script_histograms[i].clone()),
             })
             .collect(),
     };
-    let text = report.render();
+    let text = report::render(&result);
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();

@@ -18,24 +18,7 @@ const MAX_QUERY_PARAMS: usize = 255;
 /// `-t` default when neither `-t` nor `-T` is given.
 const DEFAULT_NXACTS: i32 = 10;
 
-/// How queries are sent (`-M`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QueryMode {
-    Simple,
-    Extended,
-    Prepared,
-}
-
-impl QueryMode {
-    /// The name the report prints (`query mode: simple`).
-    pub fn name(self) -> &'static str {
-        match self {
-            QueryMode::Simple => "simple",
-            QueryMode::Extended => "extended",
-            QueryMode::Prepared => "prepared",
-        }
-    }
-}
+pub use pgbench_results::QueryMode;
 
 /// A script to run and its weight.
 #[derive(Debug, Clone)]

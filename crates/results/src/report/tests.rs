@@ -1,37 +1,51 @@
 //! Report text, line for line, for the option sets that change it.
 
 use super::*;
-use crate::bench::stats::{SimpleStats, TxOutcome};
+use crate::run::{CommandResult, QueryMode};
+use crate::stats::{CommandStats, TxOutcome};
+use crate::LatencyHistogram;
 
-fn base() -> Report {
-    Report {
+fn base() -> RunResult {
+    RunResult {
+        settings: RunSettings {
+            query_mode: QueryMode::Simple,
+            clients: 2,
+            threads: 1,
+            limit: Limit::Transactions(50),
+            max_tries: MaxTries::Limited(1),
+            failures_detailed: false,
+            rate: None,
+            latency_limit_us: None,
+            progress_s: None,
+            reconnect: false,
+            report_per_command: false,
+            percentiles: None,
+        },
         scale: 2,
         partitions: None,
-        query_mode: QueryMode::Simple,
-        nclients: 2,
-        nthreads: 1,
-        max_tries: 1,
-        nxacts: 50,
-        duration: 0,
-        failures_detailed: false,
-        throttled: false,
-        latency_limit: 0,
-        progress: false,
-        is_connect: false,
-        report_per_command: false,
         total: StatsData::default(),
+        scripts: vec![script(
+            "<builtin: TPC-B (sort of)>",
+            1,
+            StatsData::default(),
+        )],
         bench_duration_us: 0.0,
         conn_total_duration_us: 0.0,
         conn_elapsed_duration_us: 9143.0,
         latency_late: 0,
-        scripts: vec![ScriptReport {
-            desc: "<builtin: TPC-B (sort of)>".into(),
-            weight: 1,
-            stats: StatsData::default(),
-            commands: vec![],
-            percentiles: None,
-        }],
-        percentiles: None,
+        aborted_clients: 0,
+        histogram: None,
+        series: Vec::new(),
+    }
+}
+
+fn script(desc: &str, weight: i64, stats: StatsData) -> ScriptResult {
+    ScriptResult {
+        desc: desc.into(),
+        weight,
+        stats,
+        commands: vec![],
+        histogram: None,
     }
 }
 
@@ -50,7 +64,7 @@ fn t_mode_summary_as_pgbench_15_prints_it() {
     // 100 transactions in 78.5 ms with 2 clients: latency average 1.570 ms.
     r.bench_duration_us = 78_500.0;
     assert_eq!(
-        r.render(),
+        render(&r),
         "transaction type: <builtin: TPC-B (sort of)>\n\
          scaling factor: 2\n\
          query mode: simple\n\
@@ -69,18 +83,17 @@ fn t_mode_summary_as_pgbench_15_prints_it() {
 #[test]
 fn throttled_limited_t_mode_with_progress_measures_latency() {
     let mut r = base();
-    r.nxacts = 0;
-    r.duration = 2;
-    r.nthreads = 2;
-    r.throttled = true;
-    r.latency_limit = 5000;
-    r.progress = true;
+    r.settings.limit = Limit::Duration(2);
+    r.settings.threads = 2;
+    r.settings.rate = Some(100.0);
+    r.settings.latency_limit_us = Some(5000);
+    r.settings.progress_s = Some(1);
     let mut s = StatsData::default();
     s.accum(TxOutcome::Success, 1000.0, 100.0, 1, true);
     s.accum(TxOutcome::Success, 3000.0, 300.0, 1, true);
     r.total = s;
     r.bench_duration_us = 2_000_000.0;
-    let text = r.render();
+    let text = render(&r);
     assert!(
         text.contains("duration: 2 s\nnumber of transactions actually processed: 2\n"),
         "{text}"
@@ -103,9 +116,9 @@ fn throttled_limited_t_mode_with_progress_measures_latency() {
 #[test]
 fn nothing_completed_prints_nan_and_stops() {
     let mut r = base();
-    r.nxacts = 3;
+    r.settings.limit = Limit::Transactions(3);
     r.bench_duration_us = 1000.0;
-    let text = r.render();
+    let text = render(&r);
     assert!(
         text.ends_with(
             "number of transactions actually processed: 0/6\n\
@@ -118,17 +131,18 @@ fn nothing_completed_prints_nan_and_stops() {
 #[test]
 fn retries_failures_and_per_command_columns() {
     let mut r = base();
-    r.max_tries = 3;
-    r.failures_detailed = true;
-    r.report_per_command = true;
+    r.settings.max_tries = MaxTries::Limited(3);
+    r.settings.failures_detailed = true;
+    r.settings.report_per_command = true;
     let mut s = StatsData::default();
     s.accum(TxOutcome::Success, 1000.0, 0.0, 2, false);
     s.accum(TxOutcome::SerializationFailure, 0.0, 0.0, 3, false);
     r.total = s;
     r.bench_duration_us = 1_000_000.0;
-    r.scripts[0].commands = vec![(
-        "UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;".into(),
-        CommandStats {
+    r.scripts[0].commands = vec![CommandResult {
+        first_line: "UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;"
+            .into(),
+        stats: CommandStats {
             elapsed: SimpleStats {
                 count: 2,
                 min: 0.0004,
@@ -139,8 +153,8 @@ fn retries_failures_and_per_command_columns() {
             failures: 705,
             retries: 1412,
         },
-    )];
-    let text = r.render();
+    }];
+    let text = render(&r);
     assert!(
         text.contains(
             "number of failed transactions: 1 (50.000%)\n\
@@ -161,11 +175,11 @@ fn retries_failures_and_per_command_columns() {
 #[test]
 fn connect_mode_reports_average_connection_time() {
     let mut r = base();
-    r.is_connect = true;
+    r.settings.reconnect = true;
     r.total = successes(10, 1000.0);
     r.conn_total_duration_us = 22_870.0;
     r.bench_duration_us = 1_000_000.0;
-    let text = r.render();
+    let text = render(&r);
     assert!(
         text.ends_with(
             "average connection time = 2.287 ms\ntps = 10.000000 (including reconnection times)\n"
@@ -180,22 +194,10 @@ fn several_scripts_get_sections() {
     r.total = successes(4, 1000.0);
     r.bench_duration_us = 1_000_000.0;
     r.scripts = vec![
-        ScriptReport {
-            desc: "a.sql".into(),
-            weight: 3,
-            stats: successes(3, 1000.0),
-            commands: vec![],
-            percentiles: None,
-        },
-        ScriptReport {
-            desc: "<builtin: select only>".into(),
-            weight: 1,
-            stats: successes(1, 1000.0),
-            commands: vec![],
-            percentiles: None,
-        },
+        script("a.sql", 3, successes(3, 1000.0)),
+        script("<builtin: select only>", 1, successes(1, 1000.0)),
     ];
-    let text = r.render();
+    let text = render(&r);
     assert!(
         text.starts_with("transaction type: multiple scripts\n"),
         "{text}"
@@ -216,10 +218,11 @@ fn percentiles_come_after_everything_pgbench_prints() {
     let mut r = base();
     r.total = successes(1, 1000.0);
     r.bench_duration_us = 1000.0;
-    let mut h = crate::bench::percentiles::LatencyHistogram::new();
+    let mut h = LatencyHistogram::new();
     h.record(1000.0);
-    r.percentiles = Some(h.percentiles(&[50.0, 99.9]));
-    let text = r.render();
+    r.histogram = Some(h);
+    r.settings.percentiles = Some(vec![50.0, 99.9]);
+    let text = render(&r);
     let tail = text
         .split("(without initial connection time)\n")
         .nth(1)

@@ -2,9 +2,11 @@
 //! what one transaction adds to them (`accumStats`), and how two of them merge.
 //! Pure: no clocks, no I/O.
 
+use serde::{Deserialize, Serialize};
+
 /// Count, min, max, sum and sum of squares of a series (pgbench's `SimpleStats`),
 /// in the unit the caller uses (µs for latencies and lags, s for `-r` commands).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct SimpleStats {
     pub count: i64,
     pub min: f64,
@@ -78,7 +80,7 @@ pub enum TxOutcome {
 }
 
 /// The counters of a set of transactions (pgbench's `StatsData`).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct StatsData {
     /// Successful transactions (retried ones included).
     pub cnt: i64,
@@ -149,7 +151,7 @@ impl StatsData {
 
 /// `-r` counters of one command: time of its successful executions (s), and the
 /// failures and retries it caused.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct CommandStats {
     pub elapsed: SimpleStats,
     pub failures: i64,

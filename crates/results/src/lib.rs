@@ -1,0 +1,24 @@
+//! A pgbench run's result as data, and what is rendered from it. No database, no
+//! clocks, no I/O beyond what a caller hands in.
+//!
+//! - [`stats`]: pgbench's counters (`SimpleStats`, `StatsData`) and what one
+//!   transaction adds to them;
+//! - [`histogram`]: latency histograms (HdrHistogram) and percentiles;
+//! - [`series`]: the per-second time series;
+//! - [`run`]: [`RunResult`], everything one run measured, with the settings that shape
+//!   its report;
+//! - [`report`]: pgbench's report text (and the percentiles section) from a
+//!   [`RunResult`].
+
+pub mod histogram;
+pub mod report;
+pub mod run;
+pub mod series;
+pub mod stats;
+
+pub use histogram::{LatencyHistogram, Percentiles};
+pub use run::{
+    CommandResult, Limit, MaxTries, Micros, Partitions, QueryMode, RunResult, RunSettings,
+    ScriptResult, Secs,
+};
+pub use stats::{CommandStats, SimpleStats, StatsData, TxOutcome};

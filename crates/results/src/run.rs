@@ -1,0 +1,188 @@
+//! A finished run as plain data: how it was set up (the part of the options that
+//! shapes the report), and every counter it measured. The runner's collector builds a
+//! [`RunResult`]; the pgbench report, the percentiles section and the results file are
+//! all rendered from it, and a results file read back renders the same report.
+
+use crate::histogram::LatencyHistogram;
+use crate::series::Second;
+use crate::stats::{CommandStats, StatsData};
+use serde::{Deserialize, Serialize};
+
+/// Microseconds (latencies, lags, instants on the run clock).
+pub type Micros = i64;
+/// Whole seconds (`-T`, `-P`, `--aggregate-interval`).
+pub type Secs = i64;
+
+/// How queries are sent (`-M`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueryMode {
+    Simple,
+    Extended,
+    Prepared,
+}
+
+impl QueryMode {
+    /// The name the report prints (`query mode: simple`) and `-M` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            QueryMode::Simple => "simple",
+            QueryMode::Extended => "extended",
+            QueryMode::Prepared => "prepared",
+        }
+    }
+}
+
+/// What ends each client's run: `-t` or `-T`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// `-t`: transactions per client (pgbench keeps it as a C int).
+    Transactions(i32),
+    /// `-T`: seconds from the start.
+    Duration(Secs),
+}
+
+impl Limit {
+    /// The `-T` duration, if the run has one.
+    pub fn duration(self) -> Option<Secs> {
+        match self {
+            Limit::Duration(s) => Some(s),
+            Limit::Transactions(_) => None,
+        }
+    }
+
+    /// The `-t` count, if the run has one.
+    pub fn transactions(self) -> Option<i32> {
+        match self {
+            Limit::Transactions(n) => Some(n),
+            Limit::Duration(_) => None,
+        }
+    }
+}
+
+/// `--max-tries`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MaxTries {
+    /// `--max-tries=0`: retry as long as `-T` or `-L` allow.
+    Unlimited,
+    Limited(u32),
+}
+
+impl MaxTries {
+    /// pgbench's `max_tries == 1`: failures are never retried (the report then leaves
+    /// out the retry lines).
+    pub fn is_single(self) -> bool {
+        self == MaxTries::Limited(1)
+    }
+
+    /// Whether `tries` tries leave room for one more.
+    pub fn allows_another(self, tries: u32) -> bool {
+        match self {
+            MaxTries::Unlimited => true,
+            MaxTries::Limited(n) => tries < n,
+        }
+    }
+}
+
+/// The options that shape the report, with their units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSettings {
+    pub query_mode: QueryMode,
+    pub clients: usize,
+    /// `-j` after capping to the number of clients.
+    pub threads: usize,
+    pub limit: Limit,
+    pub max_tries: MaxTries,
+    pub failures_detailed: bool,
+    /// `-R` as typed, transactions per second over all clients.
+    pub rate: Option<f64>,
+    /// `-L`.
+    pub latency_limit_us: Option<Micros>,
+    /// `-P`.
+    pub progress_s: Option<Secs>,
+    /// `-C`: a new connection per transaction.
+    pub reconnect: bool,
+    /// `-r`.
+    pub report_per_command: bool,
+    /// `--latency-percentiles`: which ones to print after the report.
+    pub percentiles: Option<Vec<f64>>,
+}
+
+impl RunSettings {
+    /// `-R` is on.
+    pub fn throttled(&self) -> bool {
+        self.rate.is_some()
+    }
+}
+
+/// How `pgbench_accounts` is partitioned (from the setup phase).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Partitions {
+    /// `range` or `hash`.
+    pub method: String,
+    pub count: i32,
+}
+
+/// One command of a script and its `-r` counters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommandResult {
+    /// The command's first line as written (what `-r` prints).
+    pub first_line: String,
+    pub stats: CommandStats,
+}
+
+/// One script of the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScriptResult {
+    /// What the report calls it: a file name, or `<builtin: ...>`.
+    pub desc: String,
+    pub weight: i64,
+    pub stats: StatsData,
+    /// Every command in script order (counters are zero without `-r`).
+    pub commands: Vec<CommandResult>,
+    /// Latencies of its successful transactions, when the run kept histograms.
+    pub histogram: Option<LatencyHistogram>,
+}
+
+/// Everything a run measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub settings: RunSettings,
+    /// The scale the report prints: `-s`, or `pgbench_branches`' count with a builtin.
+    pub scale: i32,
+    pub partitions: Option<Partitions>,
+    pub total: StatsData,
+    pub scripts: Vec<ScriptResult>,
+    /// From the clients' start to the end of the run.
+    pub bench_duration_us: f64,
+    /// `-C`: time spent connecting and disconnecting, summed over clients.
+    pub conn_total_duration_us: f64,
+    /// From program start to the clients' start (the initial connections).
+    pub conn_elapsed_duration_us: f64,
+    /// Successful transactions over the `-L` limit.
+    pub latency_late: i64,
+    /// Clients that aborted; the report is then incomplete (exit status 2).
+    pub aborted_clients: usize,
+    /// Latencies of every successful transaction, when the run kept histograms.
+    pub histogram: Option<LatencyHistogram>,
+    /// Per-second figures, when the run recorded them (`--export-json`).
+    pub series: Vec<Second>,
+}
+
+impl RunResult {
+    /// tps as the report computes it: successful transactions over the run's time.
+    pub fn tps(&self) -> f64 {
+        self.total.cnt as f64 / (self.bench_duration_us / 1e6)
+    }
+
+    /// The description the report's first line gives.
+    pub fn transaction_type(&self) -> &str {
+        if self.scripts.len() > 1 {
+            "multiple scripts"
+        } else {
+            self.scripts.first().map(|s| s.desc.as_str()).unwrap_or("")
+        }
+    }
+}
