@@ -9,11 +9,10 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use pgbench_results::{
     report, CommandResult, Limit, MaxTries, QueryMode, RunResult, RunSettings, ScriptResult,
 };
-use pgbench_rs::bench::collector::{Collected, Config};
-use pgbench_rs::bench::percentiles::LatencyHistogram;
+use pgbench_results::{CommandStats, LatencyHistogram, StatsData, TxOutcome};
+use pgbench_rs::bench::collector::{Collected, CollectorPlan};
+use pgbench_rs::bench::events::TxRecord;
 use pgbench_rs::bench::progress::{progress_line, ProgressFormat};
-use pgbench_rs::bench::stats::{CommandStats, StatsData, TxOutcome};
-use pgbench_rs::bench::TxRecord;
 
 /// What a client hands over at once (`BATCH_RECORDS`): latencies spread over
 /// 0.2-20 ms, one transaction in 16 late for `-L 5`.
@@ -25,25 +24,31 @@ fn batch() -> Vec<TxRecord> {
             latency: 200.0 + f64::from(i * 37 % 64) * 310.0,
             lag: f64::from(i),
             tries: 1,
+            end_us: i64::from(i) * 1_000,
         })
         .collect()
 }
 
-fn config(histograms: bool) -> Config {
-    Config {
-        nclients: 256,
-        nscripts: 2,
-        progress_s: 1,
-        progress_fmt: ProgressFormat {
-            timestamp: false,
-            throttled: true,
-            latency_limit: true,
-            max_tries: 1,
-        },
-        latency_limit: 5_000,
+fn config(histograms: bool) -> CollectorPlan {
+    CollectorPlan {
+        clients: 256,
+        scripts: 2,
+        progress: Some((1_000_000, progress_format())),
+        latency_limit_us: Some(5_000),
         throttled: true,
-        epoch_shift_us: 0,
         histograms,
+        series: false,
+        exit_on_abort: false,
+        epoch_shift_us: 0,
+    }
+}
+
+fn progress_format() -> ProgressFormat {
+    ProgressFormat {
+        timestamp: false,
+        throttled: true,
+        latency_limit: true,
+        show_retries: false,
     }
 }
 
@@ -54,7 +59,7 @@ fn record(c: &mut Criterion) {
         ("record 64 transactions with percentiles", true),
     ] {
         let cfg = config(histograms);
-        let mut collected = Collected::new(&cfg);
+        let mut collected = Collected::new(&cfg, 0);
         c.bench_function(name, |b| {
             b.iter(|| {
                 for r in black_box(&records) {
@@ -80,12 +85,11 @@ fn stats(n: i64, latency_us: f64) -> StatsData {
 }
 
 fn progress(c: &mut Criterion) {
-    let cfg = config(false);
     let last = stats(10_000, 1_500.0);
     let mut cur = last;
     cur.merge(&stats(5_000, 1_800.0));
     c.bench_function("progress line", |b| {
-        b.iter(|| progress_line(cfg.progress_fmt, black_box(&cur), &last, 1e6, 12.0, 1.7e9))
+        b.iter(|| progress_line(progress_format(), black_box(&cur), &last, 1e6, 12.0, 1.7e9))
     });
 }
 

@@ -5,7 +5,9 @@
 pub mod bench;
 pub mod c_numbers;
 pub mod cli;
+pub mod connect;
 pub mod init;
 pub mod logging;
 pub mod sys;
 pub mod temp_instance;
+pub mod version;

@@ -4,7 +4,8 @@
 //! FILE` header line, or a companion `NAME.setup.sql`), runs the job there, and
 //! removes the cluster.
 
-use crate::cli::options::{BenchOptions, Common, ConnArgs};
+use crate::bench::plan::BenchPlan;
+use crate::cli::options::ConnArgs;
 use crate::init::InitOptions;
 use crate::logging;
 use pgbench_cluster::{Cluster, ClusterOptions};
@@ -45,7 +46,7 @@ fn connect_options(conn: &ConnArgs) -> Option<pgbench_wire::ConnectOptions> {
 /// pgbench's own), run once after initialising: a `-- setup: FILE` line in a script's
 /// leading comments (FILE relative to the script), else its companion
 /// `NAME.setup.sql` if there is one. Each file runs once, in command-line order.
-fn setup_files(bench: &BenchOptions) -> Vec<String> {
+fn setup_files(bench: &BenchPlan) -> Vec<String> {
     let mut files: Vec<String> = Vec::new();
     for ws in &bench.scripts {
         let path = std::path::Path::new(&ws.script.name);
@@ -82,7 +83,7 @@ fn setup_files(bench: &BenchOptions) -> Vec<String> {
     files
 }
 
-fn run_setup_files(opts: &pgbench_wire::ConnectOptions, bench: &BenchOptions) -> Result<(), i32> {
+fn run_setup_files(opts: &pgbench_wire::ConnectOptions, bench: &BenchPlan) -> Result<(), i32> {
     let files = setup_files(bench);
     if files.is_empty() {
         return Ok(());
@@ -125,14 +126,14 @@ pub fn run_init(init: &InitOptions) -> i32 {
 }
 
 /// A benchmark on a throwaway cluster, initialised at scale `-s` first.
-pub fn run_bench(bench: &BenchOptions, common: &Common) -> i32 {
+pub fn run_bench(bench: &BenchPlan) -> i32 {
     let Some(cluster) = start() else { return 1 };
     let conn = conn_on(&cluster);
     let Some(opts) = connect_options(&conn) else {
         return 1;
     };
     let init = InitOptions {
-        scale: bench.scale,
+        scale: bench.scale.value,
         ..InitOptions::default()
     };
     if let Err(e) = crate::init::run(&opts, &init, logging::progname()) {
@@ -142,7 +143,7 @@ pub fn run_bench(bench: &BenchOptions, common: &Common) -> i32 {
     if let Err(code) = run_setup_files(&opts, bench) {
         return code;
     }
-    let code = crate::bench::run(conn.connect_args(), bench, common);
+    let code = crate::cli::bench_exit_status(crate::bench::run(conn.connect_args(), bench));
     logging::info("removing the temporary instance");
     drop(cluster);
     code
@@ -166,7 +167,9 @@ mod tests {
             .iter()
             .flat_map(|f| ["-f".to_string(), p(f)])
             .collect();
-        let Ok(Action::Bench { bench, .. }) = interpret("pgbench-rs", &args, &ProcessEnv) else {
+        let Ok(Action::Bench { plan: bench, .. }) =
+            interpret("pgbench-rs", &args, &ProcessEnv).outcome
+        else {
             panic!("not a benchmark");
         };
         assert_eq!(

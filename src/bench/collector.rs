@@ -1,33 +1,39 @@
-//! The stats thread: receives every client's batches, keeps the run's counters and
-//! histograms, prints a `progress:` line every `-P` seconds, and hands the totals to
-//! the report when the last client is done.
+//! The collector: receives every client's events, keeps the run's counters and
+//! histograms (and, when asked, the per-second series), prints a `progress:` line every
+//! `-P` seconds and each client abort as it arrives, and returns what it counted when
+//! the last client is done. It reads time and writes text only through what it is
+//! handed, so it is tested with canned events.
 
-use super::percentiles::LatencyHistogram;
+use super::events::{ClientDone, Event, TxRecord};
 use super::progress::{progress_line, ProgressFormat};
-use super::stats::{CommandStats, StatsData, TxOutcome};
-use super::{now_us, StatsMsg, TxRecord};
 use crossbeam_channel::{Receiver, TryRecvError};
+use pgbench_results::series::SeriesRecorder;
+use pgbench_results::{CommandStats, LatencyHistogram, Micros, StatsData, TxOutcome};
 use std::time::Duration;
 
 /// How long the collector sleeps between looks at the channel, µs.
 const POLL_US: i64 = 20_000;
 
 /// What the collector needs to know of the run.
-pub struct Config {
-    pub nclients: usize,
-    pub nscripts: usize,
-    /// `-P` seconds, 0 = no progress lines.
-    pub progress_s: i64,
-    pub progress_fmt: ProgressFormat,
-    /// `-L` µs, 0 = off.
-    pub latency_limit: i64,
+#[derive(Debug, Clone)]
+pub struct CollectorPlan {
+    pub clients: usize,
+    pub scripts: usize,
+    /// `-P`: the period and what the line shows.
+    pub progress: Option<(Micros, ProgressFormat)>,
+    pub latency_limit_us: Option<Micros>,
     pub throttled: bool,
-    pub epoch_shift_us: i64,
-    /// Keep latency histograms (`--latency-percentiles`).
+    /// Keep latency histograms (`--latency-percentiles`, results files).
     pub histograms: bool,
+    /// Keep the per-second series (results files).
+    pub series: bool,
+    /// `--exit-on-abort`: stop collecting at the first abort.
+    pub exit_on_abort: bool,
+    pub epoch_shift_us: i64,
 }
 
-/// Everything measured.
+/// Everything counted.
+#[derive(Debug, Clone)]
 pub struct Collected {
     pub total: StatsData,
     pub per_script: Vec<StatsData>,
@@ -35,127 +41,298 @@ pub struct Collected {
     pub conn_total_duration_us: f64,
     pub latency_late: i64,
     pub aborted: usize,
-    pub histogram: LatencyHistogram,
-    pub script_histograms: Vec<LatencyHistogram>,
+    pub histogram: Option<LatencyHistogram>,
+    pub script_histograms: Option<Vec<LatencyHistogram>>,
+    pub series: Option<SeriesRecorder>,
     /// When the last client finished, µs on the run clock.
     pub last_client_end: i64,
+    /// `--exit-on-abort` fired: the thread of the client that aborted.
+    pub stopped_by_thread: Option<usize>,
 }
 
 impl Collected {
-    /// Nothing measured yet.
-    pub fn new(cfg: &Config) -> Collected {
+    /// Nothing counted yet; the series (if kept) starts at `start_us`.
+    pub fn new(plan: &CollectorPlan, start_us: i64) -> Collected {
+        let histograms = |n: usize| (0..n).map(|_| LatencyHistogram::new()).collect();
         Collected {
             total: StatsData::default(),
-            per_script: vec![StatsData::default(); cfg.nscripts],
+            per_script: vec![StatsData::default(); plan.scripts],
             commands: Vec::new(),
             conn_total_duration_us: 0.0,
             latency_late: 0,
             aborted: 0,
-            histogram: LatencyHistogram::new(),
-            script_histograms: (0..cfg.nscripts).map(|_| LatencyHistogram::new()).collect(),
+            histogram: plan.histograms.then(LatencyHistogram::new),
+            script_histograms: plan.histograms.then(|| histograms(plan.scripts)),
+            series: plan.series.then(|| SeriesRecorder::new(start_us)),
             last_client_end: 0,
+            stopped_by_thread: None,
         }
     }
 
-    /// Counts one transaction: totals, its script's counters, `-L` lateness and,
-    /// with `--latency-percentiles`, the histograms.
+    /// Counts one transaction: totals, its script's counters, `-L` lateness and the
+    /// histograms and series when kept.
     #[inline]
-    pub fn record(&mut self, cfg: &Config, r: &TxRecord) {
+    pub fn record(&mut self, plan: &CollectorPlan, r: &TxRecord) {
+        let script = r.script as usize;
+        let throttled = plan.throttled;
         self.total
-            .accum(r.outcome, r.latency, r.lag, r.tries, cfg.throttled);
-        self.per_script[r.script as usize].accum(
-            r.outcome,
-            r.latency,
-            r.lag,
-            r.tries,
-            cfg.throttled,
-        );
-        if cfg.latency_limit > 0 && r.latency > cfg.latency_limit as f64 {
+            .accum(r.outcome, r.latency, r.lag, r.tries, throttled);
+        self.per_script[script].accum(r.outcome, r.latency, r.lag, r.tries, throttled);
+        if plan.latency_limit_us.is_some_and(|l| r.latency > l as f64) {
             self.latency_late += 1;
         }
-        if cfg.histograms && r.outcome == TxOutcome::Success {
-            self.histogram.record(r.latency);
-            self.script_histograms[r.script as usize].record(r.latency);
+        if r.outcome == TxOutcome::Success {
+            if let (Some(h), Some(per_script)) = (&mut self.histogram, &mut self.script_histograms)
+            {
+                h.record(r.latency);
+                per_script[script].record(r.latency);
+            }
+        }
+        if let Some(series) = &mut self.series {
+            series.record(r.end_us, r.outcome, r.latency, r.lag, r.tries, throttled);
+        }
+    }
+
+    /// A client's last word: its `-r` counters and connection time.
+    fn client_done(&mut self, done: ClientDone) {
+        self.last_client_end = self.last_client_end.max(done.end_us);
+        self.conn_total_duration_us += done.conn_duration_us;
+        if self.commands.is_empty() {
+            self.commands = done.commands;
+        } else {
+            for (mine, theirs) in self.commands.iter_mut().zip(&done.commands) {
+                for (m, t) in mine.iter_mut().zip(theirs) {
+                    m.merge(t);
+                }
+            }
         }
     }
 }
 
-/// Collects until every client said it is done. `start_time` is when the clients'
-/// threads started, before connecting: as in pgbench's `threadRun`, progress reports
-/// are due every `-P` seconds from then, and count their time from then (so the
-/// first interval includes the initial connections).
-pub fn collect(cfg: &Config, rx: &Receiver<StatsMsg>, start_time: i64) -> Collected {
-    let mut c = Collected::new(cfg);
-    let period = cfg.progress_s * 1_000_000;
-    let mut next_report = start_time + period;
-    let mut last = StatsData::default();
-    let mut last_report = start_time;
+/// The `-P` schedule: as in pgbench's `threadRun`, reports are due every period from
+/// the start of the client threads (so the first interval includes the connections).
+struct ProgressClock {
+    period: Micros,
+    format: ProgressFormat,
+    start: i64,
+    next: i64,
+    last_at: i64,
+    last: StatsData,
+}
+
+impl ProgressClock {
+    fn due_in(&self, now: i64) -> i64 {
+        (self.next - now).max(0)
+    }
+
+    /// The line due at `now`, if one is.
+    fn tick(&mut self, now: i64, total: &StatsData, epoch_shift_us: i64) -> Option<String> {
+        if now < self.next {
+            return None;
+        }
+        let line = progress_line(
+            self.format,
+            total,
+            &self.last,
+            (now - self.last_at) as f64,
+            (now - self.start) as f64 / 1e6,
+            (now + epoch_shift_us) as f64 / 1e6,
+        );
+        self.last = *total;
+        self.last_at = now;
+        while now >= self.next {
+            self.next += self.period;
+        }
+        Some(line)
+    }
+}
+
+/// Collects until every client is done (or, with `--exit-on-abort`, one aborted).
+/// `start_us` is when the client threads started; `now` reads the run clock; `out`
+/// gets the stderr text (progress lines, aborts).
+pub fn collect(
+    plan: &CollectorPlan,
+    rx: &Receiver<Event>,
+    start_us: i64,
+    now: &mut dyn FnMut() -> i64,
+    out: &mut dyn FnMut(&str),
+) -> Collected {
+    let mut c = Collected::new(plan, start_us);
+    let mut progress = plan.progress.map(|(period, format)| ProgressClock {
+        period,
+        format,
+        start: start_us,
+        next: start_us + period,
+        last_at: start_us,
+        last: StatsData::default(),
+    });
     let mut done = 0;
-    while done < cfg.nclients {
+    while done < plan.clients {
         // The collector polls: it sleeps a little, then takes whatever arrived. Being
         // woken for every batch would cost a futex wake-up (and crossbeam's spinning)
         // per batch, CPU the clients and the server on the same cores need.
-        let msg = match rx.try_recv() {
-            Ok(m) => Some(m),
+        match rx.try_recv() {
+            Ok(Event::Batch(records)) => {
+                for r in &records {
+                    c.record(plan, r);
+                }
+            }
+            Ok(Event::Aborted { thread, abort }) => {
+                out(&abort.render());
+                c.aborted += 1;
+                if plan.exit_on_abort {
+                    c.stopped_by_thread = Some(thread);
+                    return c;
+                }
+            }
+            Ok(Event::Done(d)) => {
+                done += 1;
+                c.client_done(d);
+            }
             Err(TryRecvError::Disconnected) => break,
             Err(TryRecvError::Empty) => {
-                let mut wait = POLL_US;
-                if period > 0 {
-                    wait = wait.min((next_report - now_us()).max(0));
-                }
+                let t = now();
+                let wait = progress
+                    .as_ref()
+                    .map_or(POLL_US, |p| p.due_in(t).min(POLL_US));
                 std::thread::sleep(Duration::from_micros(wait as u64));
-                None
             }
-        };
-        match msg {
-            Some(StatsMsg::Batch(records)) => {
-                for r in &records {
-                    c.record(cfg, r);
-                }
-            }
-            Some(StatsMsg::ClientDone {
-                aborted,
-                commands,
-                conn_duration_us,
-                end_us,
-            }) => {
-                done += 1;
-                c.last_client_end = c.last_client_end.max(end_us);
-                if aborted {
-                    c.aborted += 1;
-                }
-                c.conn_total_duration_us += conn_duration_us;
-                if c.commands.is_empty() {
-                    c.commands = commands;
-                } else {
-                    for (mine, theirs) in c.commands.iter_mut().zip(&commands) {
-                        for (m, t) in mine.iter_mut().zip(theirs) {
-                            m.merge(t);
-                        }
-                    }
-                }
-            }
-            None => {}
         }
-        if period > 0 {
-            let now = now_us();
-            if now >= next_report && done < cfg.nclients {
-                let line = progress_line(
-                    cfg.progress_fmt,
-                    &c.total,
-                    &last,
-                    (now - last_report) as f64,
-                    (now - start_time) as f64 / 1e6,
-                    (now + cfg.epoch_shift_us) as f64 / 1e6,
-                );
-                crate::logging::raw(&line);
-                last = c.total;
-                last_report = now;
-                while now >= next_report {
-                    next_report += period;
+        if let Some(p) = progress.as_mut() {
+            if done < plan.clients {
+                if let Some(line) = p.tick(now(), &c.total, plan.epoch_shift_us) {
+                    out(&line);
                 }
             }
         }
     }
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::error::{AbortReason, ClientAbort};
+
+    fn plan() -> CollectorPlan {
+        CollectorPlan {
+            clients: 2,
+            scripts: 2,
+            progress: Some((
+                1_000_000,
+                ProgressFormat {
+                    timestamp: false,
+                    throttled: false,
+                    latency_limit: false,
+                    show_retries: false,
+                },
+            )),
+            latency_limit_us: Some(2_000),
+            throttled: false,
+            histograms: true,
+            series: true,
+            exit_on_abort: false,
+            epoch_shift_us: 0,
+        }
+    }
+
+    fn tx(script: u32, outcome: TxOutcome, latency: f64, end_us: i64) -> TxRecord {
+        TxRecord {
+            script,
+            outcome,
+            latency,
+            lag: 0.0,
+            tries: 1,
+            end_us,
+        }
+    }
+
+    fn done(end_us: i64, failures: i64) -> Event {
+        Event::Done(ClientDone {
+            commands: vec![
+                vec![CommandStats {
+                    failures,
+                    ..Default::default()
+                }],
+                vec![],
+            ],
+            conn_duration_us: 10.0,
+            end_us,
+        })
+    }
+
+    /// Runs the collector on `events` with a clock that moves 0.5 s per look.
+    fn run(plan: &CollectorPlan, events: Vec<Event>) -> (Collected, String) {
+        let (tx_, rx) = crossbeam_channel::unbounded();
+        for e in events {
+            tx_.send(e).unwrap();
+        }
+        let mut t = 0;
+        let mut clock = || {
+            t += 500_000;
+            t
+        };
+        let mut text = String::new();
+        let c = collect(plan, &rx, 0, &mut clock, &mut |s| text.push_str(s));
+        (c, text)
+    }
+
+    #[test]
+    fn counts_every_transaction_per_script_with_lateness_histograms_and_series() {
+        let events = vec![
+            Event::Batch(vec![
+                tx(0, TxOutcome::Success, 1_000.0, 100_000),
+                tx(1, TxOutcome::Success, 3_000.0, 1_200_000),
+                tx(0, TxOutcome::SerializationFailure, 0.0, 1_300_000),
+            ]),
+            done(1_500_000, 1),
+            Event::Batch(vec![tx(1, TxOutcome::Success, 5_000.0, 2_100_000)]),
+            done(2_200_000, 2),
+        ];
+        let (c, text) = run(&plan(), events);
+        assert_eq!((c.total.cnt, c.total.failures()), (3, 1));
+        assert_eq!((c.per_script[0].cnt, c.per_script[1].cnt), (1, 2));
+        assert_eq!(c.latency_late, 2);
+        assert_eq!(c.histogram.as_ref().unwrap().len(), 3);
+        assert_eq!(c.script_histograms.as_ref().unwrap()[1].len(), 2);
+        assert_eq!(c.commands[0][0].failures, 3);
+        assert_eq!(c.conn_total_duration_us, 20.0);
+        assert_eq!(c.last_client_end, 2_200_000);
+        let series = c.series.unwrap().finish(2_200_000);
+        let per_second: Vec<i64> = series.iter().map(|s| s.transactions).collect();
+        assert_eq!(per_second, [1, 1, 1]);
+        // The second look at the clock is 1 s in, with one client still running: the
+        // first batch (2 successes, 1 failure) is that second's.
+        assert_eq!(
+            text,
+            "progress: 1.0 s, 2.0 tps, lat 2.000 ms stddev 1.000, 1 failed\n"
+        );
+    }
+
+    #[test]
+    fn aborts_are_printed_as_they_arrive_and_exit_on_abort_stops_at_the_first() {
+        crate::logging::init_progname("pgbench");
+        let abort = || Event::Aborted {
+            thread: 1,
+            abort: ClientAbort::new(
+                1,
+                AbortReason::Other("end of script reached with pipeline open"),
+            ),
+        };
+        let mut p = plan();
+        p.progress = None;
+        let (c, text) = run(&p, vec![abort(), done(5, 0), done(6, 0)]);
+        assert_eq!((c.aborted, c.stopped_by_thread), (1, None));
+        assert_eq!(
+            text,
+            "pgbench: error: client 1 aborted: end of script reached with pipeline open\n"
+        );
+        p.exit_on_abort = true;
+        let (c, _) = run(&p, vec![abort(), done(5, 0), done(6, 0)]);
+        assert_eq!(c.stopped_by_thread, Some(1));
+        assert_eq!(
+            c.last_client_end, 0,
+            "stopped before the clients' last words"
+        );
+    }
 }

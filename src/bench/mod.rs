@@ -1,491 +1,264 @@
-//! Benchmarking mode: connect, look at the tables, vacuum, run the clients, report.
-//! Mirrors the part of pgbench.c `main()` after option parsing, and `threadRun`.
+//! Benchmarking mode: the part of pgbench.c `main()` after option parsing, and
+//! `threadRun`. Data flow:
 //!
-//! Data flow: one OS thread per client ([`client`]) on its own blocking connection;
-//! clients of one pgbench thread (`-j`) share that thread's random states, `-R`
-//! schedule and log file ([`ThreadShared`]); every client sends batches of
-//! [`TxRecord`]s over a crossbeam channel to the stats thread ([`collector`]), which
-//! prints `progress:` lines and builds the final [`report`].
+//! ```text
+//! BenchPlan ─ setup (connect, banner, table info, vacuum)
+//!           ─ launch: one OS thread per client (client), dealt to -j threads that
+//!             share random states, -R schedule and log file; all start at a gate
+//!           ─ events (batches of TxRecord, aborts, last words) over one channel
+//!           ─ collector: counters, histograms, series; progress lines, abort lines
+//!           ─ outcome: RunResult (plain data), rendered by the caller
+//! ```
+//!
+//! Nothing here reads the command line or picks an exit status: `cli` builds the
+//! [`plan::BenchPlan`], prints the report from the [`RunOutcome`] and any
+//! [`RunError`].
 
 pub mod client;
+pub mod clock;
 pub mod collector;
 pub mod conditional;
+pub mod error;
+pub mod events;
+pub mod launch;
+pub mod outcome;
+pub mod plan;
 pub mod progress;
+pub mod retry;
 pub mod setup;
+pub mod throttle;
 pub mod txlog;
 
-pub use pgbench_results::{histogram as percentiles, report, stats};
+pub use error::{ClientAbort, RunError};
+pub use outcome::RunOutcome;
 
-use crate::cli::options::{BenchOptions, Common, QueryMode};
-use crate::logging;
-use pgbench_script::ast::{CommandKind, Script};
+use clock::{epoch_now_us, now_us, RunClock};
+use collector::CollectorPlan;
+use launch::{Context, Start, StartGate, ThreadShared, ThreadState};
 use pgbench_script::prng::{Prng, SeedPlan};
-use pgbench_wire::{ConnectArgs, ConnectOptions};
-use stats::{CommandStats, TxOutcome};
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use pgbench_script::variables::Variables;
+use pgbench_wire::ConnectArgs;
+use plan::BenchPlan;
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
-/// The run's clock: CLOCK_MONOTONIC in µs, as pgbench's `pg_time_now()`. Read a few
-/// times per transaction, so it goes straight to the vDSO.
-#[inline]
-pub fn now_us() -> i64 {
-    crate::sys::monotonic_us()
-}
-
-/// Unix time in µs.
-pub fn epoch_now_us() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or(0)
-}
-
-/// One finished (or skipped, or failed) transaction, as the stats thread sees it.
-#[derive(Debug, Clone, Copy)]
-pub struct TxRecord {
-    pub script: u32,
-    pub outcome: TxOutcome,
-    /// µs
-    pub latency: f64,
-    /// µs
-    pub lag: f64,
-    pub tries: u32,
-}
-
-/// What clients send the stats thread.
-pub enum StatsMsg {
-    Batch(Vec<TxRecord>),
-    /// A client is done: its `-r` counters and `-C` connection time.
-    ClientDone {
-        aborted: bool,
-        commands: Vec<Vec<CommandStats>>,
-        conn_duration_us: f64,
-        /// When the client finished, µs on the run clock.
-        end_us: i64,
-    },
-}
-
-/// A script ready to run: the parsed script plus what the query modes need.
-pub struct RunScript {
-    pub script: Script,
-    pub weight: i64,
-    /// `$n` text of each SQL command (empty for meta-commands).
-    pub parameterized: Vec<String>,
-    /// Prepared statement names (`P_0`, `P_1`, ... over all scripts).
-    pub prepared_names: Vec<String>,
-}
-
-/// What every client reads.
-pub struct Shared {
-    pub scripts: Vec<RunScript>,
-    pub weights: Vec<i64>,
-    pub conn_opts: ConnectOptions,
-    pub query_mode: QueryMode,
-    pub nxacts: i64,
-    pub duration: i64,
-    pub is_connect: bool,
-    /// Per-thread mean delay of `-R`, µs.
-    pub throttle_delay: f64,
-    /// `-L`, µs.
-    pub latency_limit: i64,
-    pub max_tries: u32,
-    pub verbose_errors: bool,
-    pub report_per_command: bool,
-    pub use_log: bool,
-    pub debug: bool,
-    /// Unix µs minus run-clock µs.
-    pub epoch_shift_us: i64,
-    /// End of a `-T` run on the run clock (set when the clients start), 0 = none yet.
-    end_time: AtomicI64,
-    pub stats_tx: crossbeam_channel::Sender<StatsMsg>,
-}
-
-impl Shared {
-    /// `timer_exceeded`: the `-T` duration is over.
-    #[inline]
-    pub fn timer_exceeded(&self) -> bool {
-        let end = self.end_time.load(Ordering::Relaxed);
-        self.duration > 0 && end > 0 && now_us() >= end
-    }
-
-    /// The end of a `-T` run, µs on the run clock.
-    pub fn end_time_us(&self) -> i64 {
-        self.end_time.load(Ordering::Relaxed)
-    }
-}
-
-/// The state one pgbench thread shares among its clients.
-pub struct ThreadShared {
-    pub id: usize,
-    state: Mutex<ThreadState>,
-}
-
-/// Behind the thread's lock.
-pub struct ThreadState {
-    pub choose_rng: Prng,
-    pub throttle_rng: Prng,
-    /// Next `-R` slot, µs on the run clock.
-    pub throttle_trigger: i64,
-    pub log: Option<txlog::ThreadLog>,
-}
-
-impl ThreadShared {
-    pub fn lock(&self) -> MutexGuard<'_, ThreadState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// pgbench's deal of clients to threads: thread i gets the next
-/// `(nclients - dealt + nthreads - i - 1) / (nthreads - i)` clients.
-pub fn deal_clients(nclients: usize, nthreads: usize) -> Vec<usize> {
-    let mut dealt = 0;
-    (0..nthreads)
-        .map(|i| {
-            let n = (nclients - dealt + nthreads - i - 1) / (nthreads - i);
-            dealt += n;
-            n
-        })
-        .collect()
-}
-
-fn run_scripts(bench: &BenchOptions) -> Vec<RunScript> {
-    let mut next_prepared = 0;
-    bench
-        .scripts
-        .iter()
-        .map(|ws| {
-            let mut parameterized = Vec::new();
-            let mut prepared_names = Vec::new();
-            for cmd in &ws.script.commands {
-                match &cmd.kind {
-                    CommandKind::Sql(sql) => {
-                        parameterized.push(sql.parameterized_text());
-                        prepared_names.push(format!("P_{next_prepared}"));
-                        next_prepared += 1;
-                    }
-                    CommandKind::Meta(_) => {
-                        parameterized.push(String::new());
-                        prepared_names.push(String::new());
-                    }
-                }
-            }
-            RunScript {
-                script: ws.script.clone(),
-                weight: ws.weight,
-                parameterized,
-                prepared_names,
-            }
-        })
-        .collect()
-}
-
-/// Runs the benchmark; returns the exit status (0, or 2 when a client aborted).
-pub fn run(mut conn_args: ConnectArgs, bench: &BenchOptions, common: &Common) -> i32 {
-    let epoch_shift_us = epoch_now_us() - now_us();
-
+/// Runs the benchmark.
+pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, RunError> {
+    let settings = &plan.settings;
     // Every random state, derived in pgbench's order.
-    let defined = |name: &str| bench.defines.iter().any(|(n, _)| n == name);
     let seeds = SeedPlan::new(
-        common.random_seed,
-        bench.nclients,
-        bench.nthreads,
-        defined("default_seed"),
+        plan.random_seed,
+        settings.clients,
+        settings.threads,
+        plan.defines_variable("default_seed"),
     );
-
-    let (setup, conn_opts) = match setup::prepare(&mut conn_args, bench, common) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-
-    // Client variables: -D first, then the automatic ones unless -D set them.
-    let mut base_vars = pgbench_script::variables::Variables::new();
-    for (name, value) in &bench.defines {
-        if let Err(e) = base_vars.set_text("option", name, value) {
-            logging::error(&e.to_string());
-            return 1;
-        }
+    let (setup, conn_opts) = setup::prepare(&mut conn_args, plan)?;
+    let vars = client_variables(plan, setup.scale, &seeds)?;
+    let (events, events_rx) = crossbeam_channel::unbounded();
+    let scripts = launch::run_scripts(plan);
+    let ctx = Arc::new(Context {
+        weights: scripts.iter().map(|s| s.weight).collect(),
+        scripts,
+        conn_opts,
+        clock: RunClock::new(),
+        retry: retry::RetryPlan {
+            max_tries: settings.max_tries,
+            latency_limit_us: settings.latency_limit_us,
+        },
+        events,
+        threads: thread_states(plan, &seeds)?,
+        plan: plan.clone(),
+    });
+    // pgbench: the start-up time that "initial connection time" counts from is taken
+    // after setup and vacuum, right before the threads start.
+    let start = now_us();
+    let (clients, gate) = start_clients(&ctx, vars, seeds.clients)?;
+    let bench_start = begin(&ctx, &gate, start);
+    let collected = collector::collect(
+        &collector_plan(&ctx),
+        &events_rx,
+        start,
+        &mut now_us,
+        &mut |text| crate::logging::raw(text),
+    );
+    if let Some(thread) = collected.stopped_by_thread {
+        // pgbench 17 exits without waiting for the other clients.
+        finish_logs(&ctx, epoch_now_us());
+        return Ok(RunOutcome::StoppedOnAbort { thread });
     }
-    let client_vars: Vec<_> = (0..bench.nclients)
+    for c in clients {
+        let _ = c.join();
+    }
+    // pgbench's run ends when its last thread does.
+    let end = collected.last_client_end.max(bench_start);
+    finish_logs(&ctx, end + ctx.clock.epoch_shift_us);
+    let timing = outcome::Timing {
+        start,
+        bench_start,
+        end,
+    };
+    let result = outcome::assemble(plan, &setup, &ctx.scripts, collected, timing);
+    Ok(RunOutcome::Completed(Box::new(result)))
+}
+
+/// Each client's variables: `-D` first, then the automatic ones unless `-D` set them.
+fn client_variables(
+    plan: &BenchPlan,
+    scale: i32,
+    seeds: &SeedPlan,
+) -> Result<Vec<Variables>, RunError> {
+    let mut base = Variables::new();
+    for (name, value) in &plan.defines {
+        base.set_text("option", name, value)
+            .map_err(|e| RunError::Define(e.to_string()))?;
+    }
+    let automatic = |name: &str| !plan.defines_variable(name);
+    Ok((0..plan.settings.clients)
         .map(|i| {
-            let mut v = base_vars.clone();
-            if !defined("scale") {
-                let _ = v.set_int("startup", "scale", i64::from(setup.scale));
+            let mut v = base.clone();
+            // These names are valid and their values integers: setting cannot fail.
+            if automatic("scale") {
+                let _ = v.set_int("startup", "scale", i64::from(scale));
             }
-            if !defined("client_id") {
+            if automatic("client_id") {
                 let _ = v.set_int("startup", "client_id", i as i64);
             }
             if let Some(seed) = seeds.default_seed {
                 let _ = v.set_int("startup", "default_seed", seed);
             }
-            if !defined("random_seed") {
+            if automatic("random_seed") {
                 let _ = v.set_int("startup", "random_seed", seeds.random_seed);
             }
             v
         })
-        .collect();
+        .collect())
+}
 
-    let (stats_tx, stats_rx) = crossbeam_channel::unbounded();
-    let scripts = run_scripts(bench);
-    let shared = Shared {
-        weights: scripts.iter().map(|s| s.weight).collect(),
-        scripts,
-        conn_opts,
-        query_mode: bench.query_mode,
-        nxacts: bench.nxacts,
-        duration: bench.duration,
-        is_connect: bench.is_connect,
-        throttle_delay: bench.throttle_delay,
-        latency_limit: bench.latency_limit,
-        max_tries: bench.max_tries,
-        verbose_errors: bench.verbose_errors,
-        report_per_command: bench.report_per_command,
-        use_log: bench.use_log,
-        debug: common.debug,
-        epoch_shift_us,
-        end_time: AtomicI64::new(0),
-        stats_tx,
-    };
-    let log_fmt = txlog::LogFormat {
-        throttled: bench.throttle_delay > 0.0,
-        latency_limit: bench.latency_limit > 0,
-        max_tries: bench.max_tries,
-        failures_detailed: bench.failures_detailed,
-        agg_interval: bench.agg_interval,
-        sample_rate: bench.sample_rate,
-    };
+/// Each pgbench thread's random states and log file.
+fn thread_states(plan: &BenchPlan, seeds: &SeedPlan) -> Result<Vec<ThreadShared>, RunError> {
     let pid = std::process::id();
-    let prefix = bench.log_prefix.as_deref().unwrap_or("pgbench_log");
-    let mut threads = Vec::with_capacity(bench.nthreads);
-    for (t, ts) in seeds.threads.iter().enumerate() {
-        let log = if bench.use_log {
-            let path = txlog::log_file_name(prefix, pid, t);
-            // The first aggregate interval starts at the run's start; set below.
-            match txlog::ThreadLog::create(&path, log_fmt, epoch_now_us(), ts.sample.clone()) {
-                Ok(l) => Some(l),
-                Err(e) => {
-                    logging::error(&format!(
-                        "could not open logfile \"{path}\": {}",
-                        crate::sys::strerror(&e)
-                    ));
-                    return 1;
-                }
-            }
-        } else {
-            None
-        };
-        threads.push(ThreadShared {
-            id: t,
-            state: Mutex::new(ThreadState {
-                choose_rng: ts.choose.clone(),
-                throttle_rng: ts.throttle.clone(),
-                throttle_trigger: 0,
-                log,
-            }),
-        });
-    }
-    let deal = deal_clients(bench.nclients, bench.nthreads);
-    let mut thread_of_client = Vec::with_capacity(bench.nclients);
-    for (t, n) in deal.iter().enumerate() {
-        thread_of_client.extend(std::iter::repeat_n(t, *n));
-    }
+    seeds
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(t, ts)| {
+            let log = match &plan.log {
+                Some(lp) => Some(txlog::ThreadLog::open(lp, plan, pid, t, ts.sample.clone())?),
+                None => None,
+            };
+            Ok(ThreadShared::new(
+                t,
+                ThreadState {
+                    choose_rng: ts.choose.clone(),
+                    throttle_rng: ts.throttle.clone(),
+                    throttle_trigger: 0,
+                    log,
+                },
+            ))
+        })
+        .collect()
+}
 
-    let collector_cfg = collector::Config {
-        nclients: bench.nclients,
-        nscripts: shared.scripts.len(),
-        progress_s: bench.progress,
-        progress_fmt: progress::ProgressFormat {
-            timestamp: bench.progress_timestamp,
-            throttled: bench.throttle_delay > 0.0,
-            latency_limit: bench.latency_limit > 0,
-            max_tries: bench.max_tries,
-        },
-        latency_limit: bench.latency_limit,
-        throttled: bench.throttle_delay > 0.0,
-        epoch_shift_us,
-        histograms: bench.latency_percentiles.is_some(),
-    };
-
-    // pgbench: the start-up time that "initial connection time" counts from is taken
-    // after setup and vacuum, right before the threads start.
-    let start_time = now_us();
-    let barrier = std::sync::Barrier::new(bench.nclients + 1);
-    let connect_failed = std::sync::atomic::AtomicBool::new(false);
-    let exit_on_abort = bench.exit_on_abort;
-    let (collected, bench_start, end) = std::thread::scope(|scope| {
-        let shared = &shared;
-        let barrier = &barrier;
-        let threads = &threads;
-        let connect_failed = &connect_failed;
-        let mut handles = Vec::with_capacity(bench.nclients);
-        for (id, (vars, rng)) in client_vars.into_iter().zip(seeds.clients).enumerate() {
-            let thread = &threads[thread_of_client[id]];
-            let handle = std::thread::Builder::new()
-                .name(format!("client {id}"))
-                // As pthread's default (8 MiB): evaluation recurses over the expression
-                // tree, which a long `1+1+...` chain makes deep. Only touched pages count.
-                .stack_size(8 * 1024 * 1024)
-                .spawn_scoped(scope, move || {
-                    let mut c = client::Client::new(id, shared, thread, vars, rng);
-                    if !shared.is_connect {
-                        if let Err(msg) = c.connect_initial() {
-                            // pgbench: a fatal error, the whole run exits at once. Only
-                            // the first client to fail says so.
-                            if !connect_failed.swap(true, Ordering::SeqCst) {
-                                logging::error(&msg);
-                                logging::error(&format!(
-                                    "could not create connection for client {id}"
-                                ));
-                                std::process::exit(1);
-                            }
-                        }
+/// Starts one thread per client, each connecting (unless `-C`) and then waiting at
+/// the gate; returns when all are ready. A refused thread or a failed connection
+/// stops the clients already started and is the run's error, as in pgbench.
+fn start_clients(
+    ctx: &Arc<Context>,
+    vars: Vec<Variables>,
+    rngs: Vec<Prng>,
+) -> Result<(Vec<JoinHandle<()>>, Arc<StartGate>), RunError> {
+    let settings = &ctx.plan.settings;
+    let gate = Arc::new(StartGate::default());
+    let thread_of = launch::thread_of_each_client(settings.clients, settings.threads);
+    let mut handles = Vec::with_capacity(settings.clients);
+    for (id, (vars, rng)) in vars.into_iter().zip(rngs).enumerate() {
+        let (ctx, waiting, thread) = (Arc::clone(ctx), Arc::clone(&gate), thread_of[id]);
+        let spawned = std::thread::Builder::new()
+            .name(format!("client {id}"))
+            // As pthread's default (8 MiB): evaluation recurses over the expression
+            // tree, which a long `1+1+...` chain makes deep. Only touched pages count.
+            .stack_size(8 * 1024 * 1024)
+            .spawn(move || {
+                let mut c = client::Client::new(id, &ctx, &ctx.threads[thread], vars, rng);
+                let start = if ctx.plan.settings.reconnect {
+                    waiting.arrive()
+                } else {
+                    match c.connect_initial() {
+                        Ok(()) => waiting.arrive(),
+                        Err(e) => waiting.fail(id, e),
                     }
-                    // Everyone is connected; the main thread sets the start.
-                    barrier.wait();
-                    barrier.wait();
-                    let exit = c.run();
-                    let aborted = exit == client::ClientExit::Aborted;
-                    if aborted && exit_on_abort {
-                        // pgbench 17: the whole run stops, no report.
-                        for t in threads.iter() {
-                            if let Some(log) = t.lock().log.as_mut() {
-                                let _ = log.finish(epoch_now_us());
-                            }
-                        }
-                        logging::error(&format!(
-                            "Run was aborted due to an error in thread {}",
-                            thread.id
-                        ));
-                        std::process::exit(2);
-                    }
-                    let (commands, conn_duration_us) = c.into_results();
-                    let _ = shared.stats_tx.send(StatsMsg::ClientDone {
-                        aborted,
-                        commands,
-                        conn_duration_us,
-                        end_us: now_us(),
-                    });
-                })
-                .unwrap_or_else(|e| {
-                    // As pgbench's pg_fatal: the threads already started wait at the
-                    // barrier, and exiting ends them.
-                    logging::error(&format!(
-                        "could not create thread: {}",
-                        crate::sys::strerror(&e)
-                    ));
-                    std::process::exit(1)
-                });
-            handles.push(handle);
-        }
-        barrier.wait();
-        let bench_start = now_us();
-        if bench.duration > 0 {
-            // pgbench sets its alarm when the threads are created, before they
-            // connect: -T counts from the start-up time.
-            shared
-                .end_time
-                .store(start_time + bench.duration * 1_000_000, Ordering::SeqCst);
-        }
-        for t in threads.iter() {
-            let mut st = t.lock();
-            st.throttle_trigger = bench_start;
-            if let Some(log) = st.log.as_mut() {
-                log.restart_intervals(bench_start + epoch_shift_us);
-            }
-        }
-        barrier.wait();
-        let collected = collector::collect(&collector_cfg, &stats_rx, start_time);
-        for h in handles {
-            let _ = h.join();
-        }
-        // pgbench's run ends when its last thread does.
-        let end = collected.last_client_end.max(bench_start);
-        for t in threads.iter() {
-            if let Some(log) = t.lock().log.as_mut() {
-                if let Err(e) = log.finish(end + epoch_shift_us) {
-                    logging::error(&format!("could not write to log file: {e}"));
+                };
+                if start == Start::Go {
+                    c.run();
                 }
+            });
+        match spawned {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                gate.open(Start::Stop);
+                return Err(RunError::SpawnThread(crate::sys::strerror(&e)));
             }
         }
-        (collected, bench_start, end)
-    });
+    }
+    if let Err((client, source)) = gate.wait_ready(settings.clients) {
+        gate.open(Start::Stop);
+        return Err(RunError::ClientConnect { client, source });
+    }
+    Ok((handles, gate))
+}
 
-    let result = pgbench_results::RunResult {
-        settings: pgbench_results::RunSettings {
-            query_mode: bench.query_mode,
-            clients: bench.nclients,
-            threads: bench.nthreads,
-            limit: if bench.duration > 0 {
-                pgbench_results::Limit::Duration(bench.duration)
-            } else {
-                pgbench_results::Limit::Transactions(bench.nxacts as i32)
-            },
-            max_tries: if bench.max_tries == 0 {
-                pgbench_results::MaxTries::Unlimited
-            } else {
-                pgbench_results::MaxTries::Limited(bench.max_tries)
-            },
-            failures_detailed: bench.failures_detailed,
-            rate: (bench.throttle_delay > 0.0)
-                .then(|| 1e6 * bench.nthreads as f64 / bench.throttle_delay),
-            latency_limit_us: (bench.latency_limit > 0).then_some(bench.latency_limit),
-            progress_s: (bench.progress > 0).then_some(bench.progress),
-            reconnect: bench.is_connect,
-            report_per_command: bench.report_per_command,
-            percentiles: bench.latency_percentiles.clone(),
-        },
-        scale: setup.scale,
-        partitions: setup
-            .partitions
-            .map(|(method, count)| pgbench_results::Partitions {
-                method: method.to_string(),
-                count,
-            }),
-        total: collected.total,
-        bench_duration_us: (end - bench_start) as f64,
-        conn_total_duration_us: collected.conn_total_duration_us,
-        conn_elapsed_duration_us: (bench_start - start_time) as f64,
-        latency_late: collected.latency_late,
-        aborted_clients: collected.aborted,
-        histogram: bench
-            .latency_percentiles
-            .is_some()
-            .then(|| collected.histogram.clone()),
-        series: Vec::new(),
-        scripts: shared
-            .scripts
-            .iter()
-            .enumerate()
-            .map(|(i, s)| pgbench_results::ScriptResult {
-                desc: s.script.desc.clone(),
-                weight: s.weight,
-                stats: collected.per_script[i],
-                commands: s
-                    .script
-                    .commands
-                    .iter()
-                    .zip(&collected.commands[i])
-                    .map(|(c, st)| pgbench_results::CommandResult {
-                        first_line: c.first_line.clone(),
-                        stats: *st,
-                    })
-                    .collect(),
-                histogram: bench
-                    .latency_percentiles
-                    .is_some()
-                    .then(|| collected.script_histograms[i].clone()),
-            })
-            .collect(),
-    };
-    let text = report::render(&result);
-    {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text.as_bytes());
-        let _ = out.flush();
+/// Everyone is connected: set the `-T` deadline, the `-R` schedules and the log
+/// intervals, then let the clients go. Returns when the run started.
+fn begin(ctx: &Context, gate: &StartGate, start: i64) -> i64 {
+    let bench_start = now_us();
+    if let Some(secs) = ctx.plan.settings.limit.duration() {
+        // pgbench sets its alarm when the threads are created, before they connect:
+        // -T counts from the start-up time.
+        ctx.clock.set_end(start + secs * 1_000_000);
     }
-    if collected.aborted > 0 {
-        logging::error("Run was aborted; the above results are incomplete.");
-        return 2;
+    for t in &ctx.threads {
+        let mut st = t.lock();
+        st.throttle_trigger = bench_start;
+        if let Some(log) = st.log.as_mut() {
+            log.restart_intervals(bench_start + ctx.clock.epoch_shift_us);
+        }
     }
-    0
+    gate.open(Start::Go);
+    bench_start
+}
+
+/// What the collector needs of the plan.
+fn collector_plan(ctx: &Context) -> CollectorPlan {
+    let plan = &ctx.plan;
+    let s = &plan.settings;
+    CollectorPlan {
+        clients: s.clients,
+        scripts: ctx.scripts.len(),
+        progress: s.progress_s.map(|secs| {
+            let format = progress::ProgressFormat {
+                timestamp: plan.progress_timestamp,
+                throttled: s.throttled(),
+                latency_limit: s.latency_limit_us.is_some(),
+                show_retries: !s.max_tries.is_single(),
+            };
+            (secs * 1_000_000, format)
+        }),
+        latency_limit_us: s.latency_limit_us,
+        throttled: s.throttled(),
+        histograms: s.percentiles.is_some(),
+        series: false,
+        exit_on_abort: plan.exit_on_abort,
+        epoch_shift_us: ctx.clock.epoch_shift_us,
+    }
+}
+
+/// Writes what the logs still hold (the last aggregate interval included).
+fn finish_logs(ctx: &Context, end_epoch_us: i64) {
+    for t in &ctx.threads {
+        if let Some(log) = t.lock().log.as_mut() {
+            if let Err(e) = log.finish(end_epoch_us) {
+                crate::logging::error(&format!("could not write to log file: {e}"));
+            }
+        }
+    }
 }

@@ -1,8 +1,8 @@
 //! The `progress:` line of `-P` (pgbench.c `printProgressReport`): figures of the
 //! interval between two cumulative snapshots of all clients' counters. Pure.
 
-use super::report::fmt_f;
-use super::stats::StatsData;
+use pgbench_results::report::fmt_f;
+use pgbench_results::StatsData;
 
 /// What the progress line shows besides the counters.
 #[derive(Debug, Clone, Copy)]
@@ -11,7 +11,8 @@ pub struct ProgressFormat {
     pub timestamp: bool,
     pub throttled: bool,
     pub latency_limit: bool,
-    pub max_tries: u32,
+    /// `--max-tries` is not 1: the line counts retries.
+    pub show_retries: bool,
 }
 
 /// The line (with newline) for the interval from `last` (taken `interval_us` earlier)
@@ -54,7 +55,7 @@ pub fn progress_line(
             line.push_str(&format!(", {} skipped", cur.skipped - last.skipped));
         }
     }
-    if fmt.max_tries != 1 {
+    if fmt.show_retries {
         line.push_str(&format!(
             ", {} retried, {} retries",
             cur.retried - last.retried,
@@ -68,14 +69,14 @@ pub fn progress_line(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::stats::TxOutcome;
+    use pgbench_results::TxOutcome;
 
     fn fmt() -> ProgressFormat {
         ProgressFormat {
             timestamp: false,
             throttled: false,
             latency_limit: false,
-            max_tries: 1,
+            show_retries: false,
         }
     }
 
@@ -100,7 +101,7 @@ mod tests {
             timestamp: true,
             throttled: true,
             latency_limit: true,
-            max_tries: 3,
+            show_retries: true,
         };
         assert_eq!(
             progress_line(f, &cur, &last, 500_000.0, 2.0, 1796028487.2374),

@@ -2,71 +2,50 @@
 //! the version banner, the scale and partitioning of the standard tables when a
 //! builtin script runs (pgbench.c `GetTableInfo`), and the pre-run vacuum.
 
-use crate::cli::options::{BenchOptions, Common};
+use super::error::RunError;
+use super::plan::{BenchPlan, Vacuum};
 use crate::logging;
+use pgbench_results::{Limit, Partitions};
 use pgbench_wire::{ConnectArgs, ConnectOptions, Connection};
 
 /// What the report needs from the setup phase.
 pub struct Setup {
     pub scale: i32,
-    pub partitions: Option<(&'static str, i32)>,
+    pub partitions: Option<Partitions>,
+    /// The server's `server_version`.
+    pub server_version: Option<String>,
 }
 
-/// Connects as pgbench's `doConnect` does: when the server wants a password and none
-/// is known, asks for one on the terminal and tries again; later connections reuse it.
-pub fn connect_with_prompt(args: &mut ConnectArgs) -> Result<(Connection, ConnectOptions), String> {
-    loop {
-        let opts = ConnectOptions::from_args(args).map_err(|e| e.to_string())?;
-        match Connection::connect(&opts) {
-            Ok(conn) => return Ok((conn, opts)),
-            Err(e) if e.needs_password() && args.password.is_none() => {
-                match crate::sys::prompt_password("Password: ") {
-                    Some(pw) => args.password = Some(pw),
-                    None => return Err(e.to_string()),
-                }
-            }
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-}
-
-/// Runs the setup phase; `Err` is the exit status.
+/// Runs the setup phase: connect, banner, table info, vacuum.
 pub fn prepare(
     args: &mut ConnectArgs,
-    bench: &BenchOptions,
-    common: &Common,
-) -> Result<(Setup, ConnectOptions), i32> {
-    let (mut conn, opts) = match connect_with_prompt(args) {
-        Ok(c) => c,
-        Err(msg) => {
-            logging::error(&msg);
-            logging::error("could not create connection for setup");
-            return Err(1);
-        }
-    };
-    if common.debug {
+    plan: &BenchPlan,
+) -> Result<(Setup, ConnectOptions), RunError> {
+    let (mut conn, opts) = crate::connect::connect_with_prompt(args)
+        .map_err(|source| RunError::SetupConnect { source })?;
+    if plan.debug {
         let (host, port) = opts.hosts().into_iter().next().unwrap_or_default();
-        let (what, n) = if bench.duration <= 0 {
-            ("nxacts", bench.nxacts)
-        } else {
-            ("duration", bench.duration)
+        let (what, n) = match plan.settings.limit {
+            Limit::Transactions(n) => ("nxacts", i64::from(n)),
+            Limit::Duration(s) => ("duration", s),
         };
         logging::info(&format!(
             "pghost: {host} pgport: {port} nclients: {} {what}: {n} dbName: {}",
-            bench.nclients,
+            plan.settings.clients,
             opts.dbname()
         ));
     }
     print_banner(&conn);
 
     let mut setup = Setup {
-        scale: bench.scale,
+        scale: plan.scale.value,
         partitions: None,
+        server_version: conn.parameter("server_version").map(str::to_string),
     };
-    if bench.internal_script_used {
-        table_info(&mut conn, opts.dbname(), bench.scale_given, &mut setup)?;
+    if plan.builtin_used {
+        table_info(&mut conn, opts.dbname(), plan.scale.given, &mut setup)?;
     }
-    if !bench.no_vacuum {
+    if plan.vacuum != Vacuum::Skip {
         logging::raw("starting vacuum...");
         for sql in [
             "vacuum pgbench_branches",
@@ -76,7 +55,7 @@ pub fn prepare(
             try_execute(&mut conn, sql);
         }
         logging::raw("end.\n");
-        if bench.vacuum_all {
+        if plan.vacuum == Vacuum::All {
             logging::raw("starting vacuum pgbench_accounts...");
             try_execute(&mut conn, "vacuum analyze pgbench_accounts");
             logging::raw("end.\n");
@@ -88,8 +67,8 @@ pub fn prepare(
 /// `printVersion`: our version, and the server's when it differs.
 fn print_banner(conn: &Connection) {
     use std::io::Write;
-    let ours = crate::cli::help::pg_version();
-    let line = if conn.server_version_num() != crate::cli::help::PG_VERSION_NUM {
+    let ours = crate::version::pg_version();
+    let line = if conn.server_version_num() != crate::version::PG_VERSION_NUM {
         let server = conn.parameter("server_version").unwrap_or("unknown");
         format!("pgbench ({ours}, server {server})\n")
     } else {
@@ -114,9 +93,13 @@ fn table_info(
     dbname: &str,
     scale_given: bool,
     setup: &mut Setup,
-) -> Result<(), i32> {
+) -> Result<(), RunError> {
     let hint =
         format!("Perhaps you need to do initialization (\"pgbench -i\") in database \"{dbname}\".");
+    let fail = |message: String, hint: Option<&String>| RunError::Setup {
+        message,
+        hint: hint.cloned(),
+    };
     match conn.query_rows("select count(*) from pgbench_branches") {
         Ok(rows) => {
             let text = rows
@@ -125,19 +108,19 @@ fn table_info(
                 .unwrap_or_default();
             let scale: i64 = text.trim().parse().unwrap_or(0);
             if scale < 0 {
-                logging::error(&format!(
-                    "invalid count(*) from pgbench_branches: \"{text}\""
+                return Err(fail(
+                    format!("invalid count(*) from pgbench_branches: \"{text}\""),
+                    None,
                 ));
-                return Err(1);
             }
             setup.scale = scale as i32;
         }
         Err(e) => {
-            logging::error(&format!("could not count number of branches: {e}"));
-            if e.db_error().is_some_and(|d| d.code() == "42P01") {
-                logging::hint(&hint);
-            }
-            return Err(1);
+            let missing = e.db_error().is_some_and(|d| d.code() == "42P01");
+            return Err(fail(
+                format!("could not count number of branches: {e}"),
+                missing.then_some(&hint),
+            ));
         }
     }
     if scale_given {
@@ -159,9 +142,10 @@ fn table_info(
     // pgbench: a failing query means an old server; assume no partitions.
     if let Ok(rows) = conn.query_rows(sql) {
         if rows.len() != 1 {
-            logging::error("no pgbench_accounts table found in search_path");
-            logging::hint(&hint);
-            return Err(1);
+            return Err(fail(
+                "no pgbench_accounts table found in search_path".to_string(),
+                Some(&hint),
+            ));
         }
         let row = &rows[0];
         let count: i32 = row
@@ -170,15 +154,21 @@ fn table_info(
             .flatten()
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
-        setup.partitions = match row.get(1).cloned().flatten().as_deref() {
+        let method = match row.get(1).cloned().flatten().as_deref() {
             None => None,
-            Some("r") => Some(("range", count)),
-            Some("h") => Some(("hash", count)),
+            Some("r") => Some("range"),
+            Some("h") => Some("hash"),
             Some(other) => {
-                logging::error(&format!("unexpected partition method: \"{other}\""));
-                return Err(1);
+                return Err(fail(
+                    format!("unexpected partition method: \"{other}\""),
+                    None,
+                ))
             }
         };
+        setup.partitions = method.map(|m| Partitions {
+            method: m.to_string(),
+            count,
+        });
     }
     Ok(())
 }

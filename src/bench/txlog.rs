@@ -5,7 +5,9 @@
 //! Clients of one thread share its log (behind the thread's lock), so lines are
 //! written in completion order as pgbench writes them.
 
-use super::stats::{StatsData, TxOutcome};
+use super::error::RunError;
+use super::plan::{BenchPlan, LogPlan};
+use pgbench_results::{StatsData, TxOutcome};
 use pgbench_script::prng::Prng;
 use std::fmt::Write as _;
 use std::io::{BufWriter, Write};
@@ -15,7 +17,8 @@ use std::io::{BufWriter, Write};
 pub struct LogFormat {
     pub throttled: bool,
     pub latency_limit: bool,
-    pub max_tries: u32,
+    /// `--max-tries` is not 1: lines carry the retries.
+    pub show_retries: bool,
     pub failures_detailed: bool,
     /// `--aggregate-interval` in seconds, 0 = a line per transaction.
     pub agg_interval: i64,
@@ -76,7 +79,7 @@ pub fn tx_line(fmt: &LogFormat, tx: &LoggedTx) -> String {
     if fmt.throttled {
         let _ = write!(line, " {:.0}", tx.lag);
     }
-    if fmt.max_tries != 1 {
+    if fmt.show_retries {
         let _ = write!(line, " {}", tx.tries.saturating_sub(1));
     }
     line.push('\n');
@@ -98,8 +101,8 @@ pub fn agg_line(fmt: &LogFormat, start_epoch_s: i64, agg: &StatsData) -> String 
         agg.lag.min,
         agg.lag.max,
         if fmt.latency_limit { agg.skipped } else { 0 },
-        if fmt.max_tries != 1 { agg.retried } else { 0 },
-        if fmt.max_tries != 1 { agg.retries } else { 0 },
+        if fmt.show_retries { agg.retried } else { 0 },
+        if fmt.show_retries { agg.retries } else { 0 },
         if fmt.failures_detailed {
             agg.serialization_failures
         } else {
@@ -124,7 +127,41 @@ pub struct ThreadLog {
     sample_rng: Prng,
 }
 
+impl LogFormat {
+    /// The format the plan's options ask for.
+    pub fn of(log: &LogPlan, plan: &BenchPlan) -> LogFormat {
+        let s = &plan.settings;
+        LogFormat {
+            throttled: s.throttled(),
+            latency_limit: s.latency_limit_us.is_some(),
+            show_retries: !s.max_tries.is_single(),
+            failures_detailed: s.failures_detailed,
+            agg_interval: log.aggregate_interval.unwrap_or(0),
+            sample_rate: log.sample_rate.unwrap_or(0.0),
+        }
+    }
+}
+
 impl ThreadLog {
+    /// Opens thread `thread`'s log file as `-l` names it, with pgbench's message when
+    /// it cannot. The first interval starts when the run does ([`Self::restart_intervals`]).
+    pub fn open(
+        log: &LogPlan,
+        plan: &BenchPlan,
+        pid: u32,
+        thread: usize,
+        sample_rng: Prng,
+    ) -> Result<ThreadLog, RunError> {
+        let path = log_file_name(&log.prefix, pid, thread);
+        let now = super::clock::epoch_now_us();
+        ThreadLog::create(&path, LogFormat::of(log, plan), now, sample_rng).map_err(|e| {
+            RunError::LogFile {
+                path,
+                reason: crate::sys::strerror(&e),
+            }
+        })
+    }
+
     /// Opens (truncates) the file. `bench_start_epoch_us` starts the first interval,
     /// rounded down to a whole second as pgbench does.
     pub fn create(
@@ -193,7 +230,7 @@ mod tests {
         LogFormat {
             throttled: false,
             latency_limit: false,
-            max_tries: 1,
+            show_retries: false,
             failures_detailed: false,
             agg_interval: 0,
             sample_rate: 0.0,
@@ -221,7 +258,7 @@ mod tests {
         );
         let f = LogFormat {
             throttled: true,
-            max_tries: 3,
+            show_retries: true,
             failures_detailed: true,
             ..fmt()
         };

@@ -1,17 +1,9 @@
 //! The `--help` and `--version` texts. pgbench 15.18's usage text, line for line, with
 //! pgbench-rs's own options in a section of their own before the bug-report lines.
 
-/// The PostgreSQL version pgbench-rs reproduces, as `PG_VERSION_NUM`.
-pub const PG_VERSION_NUM: i32 = 150018;
-
-/// What pgbench prints as `PG_VERSION` (banner and `--version`).
-pub fn pg_version() -> String {
-    format!("15.18 (pgbench-rs {})", env!("CARGO_PKG_VERSION"))
-}
-
 /// `--version` output (stdout).
 pub fn version_text() -> String {
-    format!("pgbench (PostgreSQL) {}\n", pg_version())
+    format!("pgbench (PostgreSQL) {}\n", crate::version::pg_version())
 }
 
 /// `--help` output (stdout).

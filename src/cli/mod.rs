@@ -5,6 +5,7 @@ pub mod args;
 pub mod help;
 pub mod options;
 
+use crate::bench::RunOutcome;
 use crate::logging;
 use options::{Action, ProcessEnv};
 use std::io::Write;
@@ -20,10 +21,14 @@ pub fn main() -> i32 {
         .cloned()
         .unwrap_or_else(|| "pgbench".to_string());
     logging::init_progname(&argv0);
-    let action = match options::interpret(&argv0, &argv[1..], &ProcessEnv) {
+    let interpretation = options::interpret(&argv0, &argv[1..], &ProcessEnv);
+    for notice in &interpretation.notices {
+        logging::info(notice);
+    }
+    let action = match interpretation.outcome {
         Ok(a) => a,
-        Err(f) => {
-            logging::raw(&f.render());
+        Err(e) => {
+            logging::raw(&e.render());
             return 1;
         }
     };
@@ -40,17 +45,21 @@ pub fn main() -> i32 {
             logging::raw(&text);
             0
         }
-        Action::Init { conn, init, common } => {
-            if common.temp_instance {
+        Action::Init {
+            conn,
+            init,
+            temp_instance,
+        } => {
+            if temp_instance {
                 return crate::temp_instance::run_init(&init);
             }
             crate::init::interrupt::install();
             // pgbench's doConnect: prompt for a password if the server wants one.
             let mut args = conn.connect_args();
-            let opts = match crate::bench::setup::connect_with_prompt(&mut args) {
+            let opts = match crate::connect::connect_with_prompt(&mut args) {
                 Ok((_probe, opts)) => opts,
-                Err(msg) => {
-                    logging::error(&msg);
+                Err(e) => {
+                    logging::error(&e.to_string());
                     logging::error("could not create connection for initialization");
                     return 1;
                 }
@@ -65,13 +74,41 @@ pub fn main() -> i32 {
         }
         Action::Bench {
             conn,
-            bench,
-            common,
+            plan,
+            temp_instance,
         } => {
-            if common.temp_instance {
-                return crate::temp_instance::run_bench(&bench, &common);
+            if temp_instance {
+                return crate::temp_instance::run_bench(&plan);
             }
-            crate::bench::run(conn.connect_args(), &bench, &common)
+            bench_exit_status(crate::bench::run(conn.connect_args(), &plan))
         }
     }
+}
+
+/// Prints how a benchmark ended and picks the exit status: the report (0, or 2 when a
+/// client aborted), `--exit-on-abort`'s stop (2), or why it could not run (1).
+pub fn bench_exit_status(outcome: Result<RunOutcome, crate::bench::RunError>) -> i32 {
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            logging::raw(&e.render());
+            return 1;
+        }
+    };
+    match &outcome {
+        RunOutcome::Completed(result) => {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(pgbench_results::report::render(result).as_bytes());
+            let _ = out.flush();
+            if result.aborted_clients > 0 {
+                logging::error("Run was aborted; the above results are incomplete.");
+            }
+        }
+        RunOutcome::StoppedOnAbort { thread } => {
+            logging::error(&format!(
+                "Run was aborted due to an error in thread {thread}"
+            ));
+        }
+    }
+    outcome.exit_status()
 }

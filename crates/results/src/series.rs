@@ -3,8 +3,10 @@
 //! About 200 bytes a second: a 10-hour run keeps 7 MB.
 
 use crate::histogram::LatencyHistogram;
+use crate::stats::TxOutcome;
 use crate::stats::{SimpleStats, StatsData};
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 
 /// The percentiles every second records, as fractions.
 pub const SECOND_QUANTILES: [f64; 4] = [0.50, 0.90, 0.99, 0.999];
@@ -53,58 +55,78 @@ impl Second {
     }
 }
 
-/// Builds the series from a stream of transactions, one [`Second`] as each ends.
+/// Builds the series from transactions as they arrive, filing each in the second it
+/// ended in. Records come in batches from many clients, so a few seconds stay open
+/// for latecomers; one later than that counts in the oldest open second.
 #[derive(Debug, Clone)]
 pub struct SeriesRecorder {
     /// The run clock µs at which second 0 starts.
     origin_us: i64,
-    current: i64,
-    delta: StatsData,
-    latencies: LatencyHistogram,
+    /// The second of `open[0]`.
+    first_open: i64,
+    open: VecDeque<(StatsData, LatencyHistogram)>,
     seconds: Vec<Second>,
 }
+
+/// How many seconds stay open for late records (batches are at most 10 ms old, and
+/// the collector looks every 20 ms).
+const OPEN_SECONDS: usize = 3;
 
 impl SeriesRecorder {
     pub fn new(origin_us: i64) -> SeriesRecorder {
         SeriesRecorder {
             origin_us,
-            current: 0,
-            delta: StatsData::default(),
-            latencies: LatencyHistogram::new(),
+            first_open: 0,
+            open: VecDeque::with_capacity(OPEN_SECONDS + 1),
             seconds: Vec::new(),
         }
     }
 
-    /// Moves to the second holding `now_us`, closing the seconds before it (empty
-    /// seconds too: a stall shows as zeros, not as a gap).
-    pub fn advance(&mut self, now_us: i64) {
-        let t = ((now_us - self.origin_us).max(0)) / 1_000_000;
-        while self.current < t {
-            self.close();
-        }
-    }
-
-    /// Counts one transaction in the current second.
+    /// Counts one transaction that ended at `end_us` on the run clock.
     #[inline]
-    pub fn record(&mut self, one: &StatsData, latency_us: Option<f64>) {
-        self.delta.merge(one);
-        if let Some(l) = latency_us {
-            self.latencies.record(l);
+    pub fn record(
+        &mut self,
+        end_us: i64,
+        outcome: TxOutcome,
+        latency_us: f64,
+        lag_us: f64,
+        tries: u32,
+        throttled: bool,
+    ) {
+        let t = ((end_us - self.origin_us).max(0)) / 1_000_000;
+        while self.first_open + (self.open.len() as i64) <= t {
+            if self.open.len() == OPEN_SECONDS {
+                self.close_oldest();
+            }
+            self.open
+                .push_back((StatsData::default(), LatencyHistogram::new()));
+        }
+        let index = (t - self.first_open).max(0) as usize;
+        let (stats, latencies) = &mut self.open[index];
+        stats.accum(outcome, latency_us, lag_us, tries, throttled);
+        if outcome == TxOutcome::Success {
+            latencies.record(latency_us);
         }
     }
 
-    fn close(&mut self) {
-        self.seconds
-            .push(Second::new(self.current, &self.delta, &self.latencies));
-        self.delta = StatsData::default();
-        self.latencies.reset();
-        self.current += 1;
+    fn close_oldest(&mut self) {
+        if let Some((stats, latencies)) = self.open.pop_front() {
+            self.seconds
+                .push(Second::new(self.first_open, &stats, &latencies));
+            self.first_open += 1;
+        }
     }
 
-    /// The whole series; a last partial second is kept when anything happened in it.
-    pub fn finish(mut self) -> Vec<Second> {
-        if self.delta.total() > 0 || self.delta.retries > 0 {
-            self.close();
+    /// The whole series up to the second holding `end_us` (empty seconds are zeros,
+    /// so a stall shows, not a gap).
+    pub fn finish(mut self, end_us: i64) -> Vec<Second> {
+        let last = ((end_us - self.origin_us).max(0)) / 1_000_000;
+        while self.first_open + (self.open.len() as i64) <= last {
+            self.open
+                .push_back((StatsData::default(), LatencyHistogram::new()));
+        }
+        while !self.open.is_empty() {
+            self.close_oldest();
         }
         self.seconds
     }
@@ -113,28 +135,32 @@ impl SeriesRecorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::TxOutcome;
-
-    fn success(latency: f64) -> StatsData {
-        let mut s = StatsData::default();
-        s.accum(TxOutcome::Success, latency, 0.0, 1, false);
-        s
-    }
 
     #[test]
     fn each_second_holds_what_ended_in_it_and_empty_seconds_are_zeros() {
+        let ok = TxOutcome::Success;
         let mut r = SeriesRecorder::new(1_000);
-        r.advance(1_000 + 200_000);
-        r.record(&success(100.0), Some(100.0));
-        r.record(&success(300.0), Some(300.0));
-        r.advance(1_000 + 3_500_000);
-        r.record(&success(50.0), Some(50.0));
-        let s = r.finish();
-        assert_eq!(s.len(), 4);
+        r.record(1_000 + 200_000, ok, 100.0, 0.0, 1, false);
+        r.record(1_000 + 2_500_000, ok, 70.0, 0.0, 1, false);
+        // A latecomer of second 0, after second 2 opened.
+        r.record(1_000 + 900_000, ok, 300.0, 0.0, 1, false);
+        r.record(1_000 + 3_500_000, ok, 50.0, 0.0, 1, false);
+        r.record(
+            1_000 + 3_600_000,
+            TxOutcome::DeadlockFailure,
+            0.0,
+            0.0,
+            2,
+            false,
+        );
+        let s = r.finish(1_000 + 4_100_000);
+        assert_eq!(s.len(), 5);
         assert_eq!((s[0].t, s[0].transactions), (0, 2));
         assert_eq!(s[0].latency.mean(), 200.0);
         assert_eq!(s[0].quantiles_us.unwrap()[0], 100);
         assert_eq!((s[1].transactions, s[1].quantiles_us), (0, None));
-        assert_eq!((s[2].transactions, s[3].transactions), (0, 1));
+        assert_eq!((s[2].transactions, s[3].transactions), (1, 1));
+        assert_eq!((s[3].deadlock_failures, s[3].retries), (1, 1));
+        assert_eq!((s[4].t, s[4].transactions), (4, 0));
     }
 }

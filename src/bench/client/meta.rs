@@ -3,10 +3,11 @@
 //! messages for each way they fail. `\if` and friends are the run loop's (they move
 //! the [`super::conditional`] stack, nothing else).
 
-use super::{sleep_until, Client, TxError};
-use crate::bench::now_us;
-use crate::cli::options::QueryMode;
+use super::{connected, sleep_until, Client, TxError};
+use crate::bench::clock::now_us;
+use crate::bench::error::ClientAbort;
 use crate::logging;
+use pgbench_results::QueryMode;
 use pgbench_script::ast::{CommandKind, MetaCommand, ShellArg, SleepArg};
 
 /// pgbench's `SHELL_COMMAND_SIZE`.
@@ -23,44 +24,27 @@ impl Client<'_> {
             MetaCommand::Set { var, expr } => {
                 let v = self.eval(expr, script, index, "set")?;
                 if let Err(e) = self.vars.set_value("set", var, v) {
-                    logging::error(&e.to_string());
-                    return Err(self.command_failed(
+                    let abort = self.command_failed(
                         script,
                         index,
                         "set",
                         "assignment of meta-command failed",
-                    ));
+                    );
+                    return Err(abort.because(e.to_string()).into());
                 }
             }
             MetaCommand::Sleep { duration, unit_us } => {
                 let amount = match duration {
                     SleepArg::Const(n) => *n,
-                    SleepArg::Var(name) => {
-                        let Some(var) = self.vars.get(name) else {
-                            logging::error(&format!("sleep: undefined variable \"{name}\""));
-                            return Err(self.command_failed(
-                                script,
-                                index,
-                                "sleep",
-                                "execution of meta-command failed",
-                            ));
-                        };
-                        let mut text = String::new();
-                        var.write_text(&mut text);
-                        let n = i64::from(crate::c_numbers::atoi(&text));
-                        if n == 0 && !text.starts_with(|c: char| c.is_ascii_digit()) {
-                            logging::error(&format!(
-                                "sleep: invalid sleep time \"{text}\" for variable \"{name}\""
-                            ));
-                            return Err(self.command_failed(
-                                script,
-                                index,
-                                "sleep",
-                                "execution of meta-command failed",
-                            ));
-                        }
-                        n
-                    }
+                    SleepArg::Var(name) => self.sleep_amount(name).map_err(|why| {
+                        self.command_failed(
+                            script,
+                            index,
+                            "sleep",
+                            "execution of meta-command failed",
+                        )
+                        .because(why)
+                    })?,
                 };
                 let usec = amount.saturating_mul(*unit_us);
                 if usec > 0 {
@@ -70,70 +54,52 @@ impl Client<'_> {
                 }
             }
             MetaCommand::SetShell { var, command, args } => {
-                self.run_shell(Some(var), command, args).map_err(|_| {
-                    self.command_failed(
-                        script,
-                        index,
-                        "setshell",
-                        "execution of meta-command failed",
-                    )
-                })?;
+                self.run_shell(Some(var), command, args)
+                    .map_err(|why| self.shell_failed(script, index, "setshell", why))?;
             }
             MetaCommand::Shell { command, args } => {
-                self.run_shell(None, command, args).map_err(|_| {
-                    self.command_failed(script, index, "shell", "execution of meta-command failed")
-                })?;
+                self.run_shell(None, command, args)
+                    .map_err(|why| self.shell_failed(script, index, "shell", why))?;
             }
             MetaCommand::If(_) | MetaCommand::Elif(_) | MetaCommand::Else | MetaCommand::Endif => {
                 unreachable!("conditionals are handled by run_script")
             }
             MetaCommand::StartPipeline => {
-                if self.shared.query_mode == QueryMode::Simple {
-                    return Err(self.command_failed(
-                        script,
-                        index,
-                        "startpipeline",
+                let mode = self.ctx.plan.settings.query_mode;
+                let refuse =
+                    |s: &Self, message| s.command_failed(script, index, "startpipeline", message);
+                if mode == QueryMode::Simple {
+                    return Err(refuse(
+                        self,
                         "cannot use pipeline mode with the simple query protocol",
-                    ));
+                    )
+                    .into());
                 }
-                let in_pipeline = self
-                    .conn
-                    .as_ref()
-                    .is_some_and(|c| c.pipeline_status() != pgbench_wire::PipelineStatus::Off);
-                if in_pipeline {
-                    return Err(self.command_failed(
-                        script,
-                        index,
-                        "startpipeline",
-                        "already in pipeline mode",
-                    ));
+                if self.in_pipeline() {
+                    return Err(refuse(self, "already in pipeline mode").into());
                 }
-                if self.shared.query_mode == QueryMode::Prepared {
+                if mode == QueryMode::Prepared {
                     // prepareCommandsInPipeline: everything up to \endpipeline, now.
-                    let commands = &self.shared.scripts[script].script.commands;
+                    let commands = &self.ctx.scripts[script].script.commands;
                     let end = commands[index..]
                         .iter()
                         .position(|c| matches!(c.kind, CommandKind::Meta(MetaCommand::EndPipeline)))
                         .map_or(commands.len(), |p| index + p);
                     self.prepare_commands(script, index + 1, end)?;
                 }
-                let conn = self.conn.as_mut().expect("connected");
-                if conn.enter_pipeline_mode().is_err() {
-                    return Err(self.command_failed(
-                        script,
-                        index,
-                        "startpipeline",
-                        "failed to enter pipeline mode",
-                    ));
+                if connected(&mut self.conn).enter_pipeline_mode().is_err() {
+                    return Err(refuse(self, "failed to enter pipeline mode").into());
                 }
                 self.pending_syncs = 0;
             }
             MetaCommand::SyncPipeline | MetaCommand::EndPipeline => {
                 let word = meta.name();
-                let conn = self.conn.as_mut().expect("connected");
-                if conn.pipeline_status() == pgbench_wire::PipelineStatus::Off {
-                    return Err(self.command_failed(script, index, word, "not in pipeline mode"));
+                if !self.in_pipeline() {
+                    return Err(self
+                        .command_failed(script, index, word, "not in pipeline mode")
+                        .into());
                 }
+                let conn = connected(&mut self.conn);
                 // \syncpipeline only queues a sync; \endpipeline sends one and reads.
                 let sent = if matches!(meta, MetaCommand::SyncPipeline) {
                     conn.send_pipeline_sync()
@@ -141,12 +107,9 @@ impl Client<'_> {
                     conn.pipeline_sync()
                 };
                 if sent.is_err() {
-                    return Err(self.command_failed(
-                        script,
-                        index,
-                        word,
-                        "failed to send a pipeline sync",
-                    ));
+                    return Err(self
+                        .command_failed(script, index, word, "failed to send a pipeline sync")
+                        .into());
                 }
                 if matches!(meta, MetaCommand::SyncPipeline) {
                     self.pending_syncs += 1;
@@ -160,8 +123,46 @@ impl Client<'_> {
         Ok(())
     }
 
+    /// The value of `\sleep :name`, or why it is not a sleep time.
+    fn sleep_amount(&self, name: &str) -> Result<i64, String> {
+        let Some(var) = self.vars.get(name) else {
+            return Err(format!("sleep: undefined variable \"{name}\""));
+        };
+        let mut text = String::new();
+        var.write_text(&mut text);
+        let n = i64::from(crate::c_numbers::atoi(&text));
+        if n == 0 && !text.starts_with(|c: char| c.is_ascii_digit()) {
+            return Err(format!(
+                "sleep: invalid sleep time \"{text}\" for variable \"{name}\""
+            ));
+        }
+        Ok(n)
+    }
+
+    /// `\shell` or `\setshell` failed: pgbench's abort, after the shell's complaint
+    /// (there is none when the run's time is up).
+    fn shell_failed(
+        &self,
+        script: usize,
+        index: usize,
+        kind: &'static str,
+        why: Option<String>,
+    ) -> ClientAbort {
+        let abort = self.command_failed(script, index, kind, "execution of meta-command failed");
+        match why {
+            Some(w) => abort.because(w),
+            None => abort,
+        }
+    }
+
     /// `runShellCommand`: `\shell` (no variable) or `\setshell` (store the integer).
-    fn run_shell(&mut self, var: Option<&str>, command: &str, args: &[ShellArg]) -> Result<(), ()> {
+    /// `Err` carries the line pgbench prints before the abort, if any.
+    fn run_shell(
+        &mut self,
+        var: Option<&str>,
+        command: &str,
+        args: &[ShellArg],
+    ) -> Result<(), Option<String>> {
         let word = command;
         let mut line = String::new();
         let mut parts: Vec<String> = Vec::with_capacity(args.len() + 1);
@@ -177,8 +178,7 @@ impl Client<'_> {
                 }
                 None => {
                     // pgbench quotes the argument as written, colon included.
-                    logging::error(&format!("{word}: undefined variable \":{name}\""));
-                    return Err(());
+                    return Err(Some(format!("{word}: undefined variable \":{name}\"")));
                 }
             }
         } else {
@@ -195,16 +195,14 @@ impl Client<'_> {
                         parts.push(s);
                     }
                     None => {
-                        logging::error(&format!("{word}: undefined variable \":{name}\""));
-                        return Err(());
+                        return Err(Some(format!("{word}: undefined variable \":{name}\"")));
                     }
                 },
             }
         }
         for (i, p) in parts.iter().enumerate() {
             if line.len() + p.len() + usize::from(i > 0) >= SHELL_COMMAND_SIZE - 1 {
-                logging::error(&format!("{word}: shell command is too long"));
-                return Err(());
+                return Err(Some(format!("{word}: shell command is too long")));
             }
             if i > 0 {
                 line.push(' ');
@@ -216,12 +214,8 @@ impl Client<'_> {
             let status = shell_command(&line).status();
             return match status {
                 Ok(s) if s.success() => Ok(()),
-                _ => {
-                    if !self.shared.timer_exceeded() {
-                        logging::error(&format!("{word}: could not launch shell command"));
-                    }
-                    Err(())
-                }
+                _ => Err((!self.ctx.clock.timer_exceeded())
+                    .then(|| format!("{word}: could not launch shell command"))),
             };
         };
         let output = match shell_command(&line)
@@ -230,8 +224,7 @@ impl Client<'_> {
         {
             Ok(o) => o,
             Err(_) => {
-                logging::error(&format!("{word}: could not launch shell command"));
-                return Err(());
+                return Err(Some(format!("{word}: could not launch shell command")));
             }
         };
         let out = String::from_utf8_lossy(&output.stdout);
@@ -248,10 +241,8 @@ impl Client<'_> {
             res.truncate(cut);
         }
         if res.is_empty() {
-            if !self.shared.timer_exceeded() {
-                logging::error(&format!("{word}: could not read result of shell command"));
-            }
-            return Err(());
+            return Err((!self.ctx.clock.timer_exceeded())
+                .then(|| format!("{word}: could not read result of shell command")));
         }
         let trimmed_start = res.trim_start_matches(|c: char| c.is_ascii_whitespace());
         let (num, rest) = crate::c_numbers::strtol_prefix(trimmed_start);
@@ -261,18 +252,16 @@ impl Client<'_> {
             .trim_matches(|c: char| c.is_ascii_whitespace())
             .is_empty();
         if !valid {
-            logging::error(&format!(
+            return Err(Some(format!(
                 "{word}: shell command must return an integer (not \"{res}\")"
-            ));
-            return Err(());
+            )));
         }
         // pgbench keeps the value as a C int.
         let value = num.unwrap_or(0) as i32;
         if let Err(e) = self.vars.set_int("setshell", var, i64::from(value)) {
-            logging::error(&e.to_string());
-            return Err(());
+            return Err(Some(e.to_string()));
         }
-        if self.shared.debug {
+        if self.ctx.plan.debug {
             // pgbench names its argv[1] here: the command's first argument as written
             // (printf's "(null)" without one), not the variable.
             let name = match args.first() {

@@ -1,27 +1,33 @@
 //! One client: its own OS thread and blocking connection, running transactions until
 //! `-t` or `-T` says stop. Mirrors pgbench.c `advanceConnectionState` (choose a script,
 //! throttle, run its commands, retry serialization and deadlock failures, end the
-//! transaction), with the same messages for every way a client can fail.
+//! transaction). The decisions are pure ([`super::throttle`], [`super::retry`],
+//! [`super::conditional`]); what is left here is the order of the steps and the I/O.
 //!
-//! A client sends what it measures to the stats thread in batches, writes its `-l`
-//! lines through its thread's log, and keeps its `-r` counters to hand over at the end.
+//! A client sends what it measures to the collector in batches, writes its `-l` lines
+//! through its thread's log, keeps its `-r` counters to hand over at the end, and
+//! returns a [`ClientAbort`] when it stops for good.
 
 mod meta;
 mod sql;
 
+use super::clock::now_us;
 use super::conditional::{CondStack, Effect};
-use super::stats::{CommandStats, TxOutcome};
+use super::error::{AbortReason, ClientAbort};
+use super::events::{ClientDone, Event, TxRecord};
+use super::launch::{Context, ThreadShared};
+use super::throttle::Slot;
 use super::txlog::LoggedTx;
-use super::{now_us, Shared, StatsMsg, ThreadShared, TxRecord};
 use crate::logging;
+use pgbench_results::{CommandStats, Limit, TxOutcome};
 use pgbench_script::ast::{CommandKind, MetaCommand};
 use pgbench_script::eval::{evaluate, EvalContext};
 use pgbench_script::prng::{choose_script, Prng};
 use pgbench_script::variables::Variables;
-use pgbench_wire::{Connection, ResultStatus, TransactionStatus};
+use pgbench_wire::{Connection, TransactionStatus};
 use std::time::Duration;
 
-/// How many records a client keeps before sending them to the stats thread, and how
+/// How many records a client keeps before sending them to the collector, and how
 /// long at most (µs), so that progress reports see fresh figures. Batches are small
 /// because up to two poll periods of them wait in the channel: 256-record batches
 /// (8 KiB each) put a 256-client run's peak RSS at 40-46 MiB, 64-record ones at 20-29.
@@ -39,36 +45,45 @@ enum Retryable {
 enum TxError {
     /// A serialization or deadlock failure at this command index.
     Retry(Retryable, usize),
-    /// The client is aborted; the message was printed.
-    Abort,
+    /// The client stops for good.
+    Abort(ClientAbort),
 }
 
-/// What the client's last transaction did.
-enum TxEnd {
-    Outcome(TxOutcome),
-    /// `-T` expired while handling an error: stop without counting it.
-    Finished,
+impl From<ClientAbort> for TxError {
+    fn from(a: ClientAbort) -> TxError {
+        TxError::Abort(a)
+    }
 }
 
-/// How a client's run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ClientExit {
-    Finished,
-    Aborted,
+/// What the client does after choosing a script and waiting for its slot.
+enum Next {
+    Run {
+        script: usize,
+        scheduled: Option<i64>,
+    },
+    /// The run is over for this client.
+    Finish,
+}
+
+/// The one way to reach the connection while a transaction runs: clients run
+/// commands only after connecting, so a missing connection is a bug here.
+fn connected(conn: &mut Option<Connection>) -> &mut Connection {
+    conn.as_mut()
+        .expect("a client runs commands only while connected")
 }
 
 /// One client.
 pub struct Client<'a> {
     pub id: usize,
-    shared: &'a Shared,
+    ctx: &'a Context,
     thread: &'a ThreadShared,
     vars: Variables,
     rng: Prng,
     conn: Option<Connection>,
     /// Commands prepared on this connection, per script (`-M prepared`).
     prepared: Vec<Vec<bool>>,
-    /// Transactions counted so far (successful, failed, skipped): `st->cnt`.
-    cnt: i64,
+    /// Transactions counted so far (successful, failed, skipped): pgbench's `st->cnt`.
+    counted: i64,
     /// `-r` counters per script and command.
     commands: Vec<Vec<CommandStats>>,
     batch: Vec<TxRecord>,
@@ -86,30 +101,31 @@ pub struct Client<'a> {
 impl<'a> Client<'a> {
     pub fn new(
         id: usize,
-        shared: &'a Shared,
+        ctx: &'a Context,
         thread: &'a ThreadShared,
         vars: Variables,
         rng: Prng,
     ) -> Client<'a> {
-        let commands = shared
-            .scripts
-            .iter()
-            .map(|s| vec![CommandStats::default(); s.script.commands.len()])
-            .collect();
+        let per_command = |v| {
+            ctx.scripts
+                .iter()
+                .map(|s| vec![v; s.script.commands.len()])
+                .collect()
+        };
         Client {
             id,
-            shared,
+            ctx,
             thread,
             vars,
             rng,
             conn: None,
-            prepared: shared
+            prepared: per_command(false),
+            counted: 0,
+            commands: ctx
                 .scripts
                 .iter()
-                .map(|s| vec![false; s.script.commands.len()])
+                .map(|s| vec![CommandStats::default(); s.script.commands.len()])
                 .collect(),
-            cnt: 0,
-            commands,
             batch: Vec::with_capacity(BATCH_RECORDS),
             batch_since: 0,
             conn_duration_us: 0.0,
@@ -121,199 +137,224 @@ impl<'a> Client<'a> {
     }
 
     /// Makes the initial connection (not under `-C`).
-    pub fn connect_initial(&mut self) -> Result<(), String> {
-        match Connection::connect(&self.shared.conn_opts) {
-            Ok(c) => {
-                self.conn = Some(c);
-                Ok(())
-            }
-            Err(e) => Err(e.to_string()),
-        }
-    }
-
-    /// Counters for the final report.
-    pub fn into_results(self) -> (Vec<Vec<CommandStats>>, f64) {
-        (self.commands, self.conn_duration_us)
+    pub fn connect_initial(&mut self) -> Result<(), pgbench_wire::ConnError> {
+        self.conn = Some(Connection::connect(&self.ctx.conn_opts)?);
+        Ok(())
     }
 
     fn debug(&self, msg: impl FnOnce() -> String) {
-        if self.shared.debug {
+        if self.ctx.plan.debug {
             logging::info(&msg());
         }
     }
 
-    /// Runs transactions until done; the stats thread gets everything measured.
-    pub fn run(&mut self) -> ClientExit {
-        let exit = self.run_transactions();
+    /// Runs transactions until done, then tells the collector everything it measured
+    /// (an abort first, if it aborted).
+    pub fn run(mut self) {
+        let outcome = self.run_transactions();
         self.flush_batch();
-        if let Some(conn) = self.conn.take() {
-            drop(conn);
+        self.conn = None;
+        let events = &self.ctx.events;
+        if let Err(abort) = outcome {
+            let _ = events.send(Event::Aborted {
+                thread: self.thread.id,
+                abort,
+            });
         }
-        exit
+        let _ = events.send(Event::Done(ClientDone {
+            commands: self.commands,
+            conn_duration_us: self.conn_duration_us,
+            end_us: now_us(),
+        }));
     }
 
-    fn run_transactions(&mut self) -> ClientExit {
-        let sh = self.shared;
+    fn run_transactions(&mut self) -> Result<(), ClientAbort> {
+        let ctx = self.ctx;
         loop {
-            if sh.nxacts <= 0 && sh.timer_exceeded() {
-                return ClientExit::Finished;
+            if ctx.plan.settings.limit.duration().is_some() && ctx.clock.timer_exceeded() {
+                return Ok(());
             }
-            // CSTATE_CHOOSE_SCRIPT
-            let script = if sh.scripts.len() == 1 {
-                0
-            } else {
-                let mut t = self.thread.lock();
-                choose_script(&mut t.choose_rng, &sh.weights)
+            let (script, scheduled) = match self.next_transaction() {
+                Next::Run { script, scheduled } => (script, scheduled),
+                Next::Finish => return Ok(()),
             };
-            self.debug(|| {
-                format!(
-                    "client {} executing script \"{}\"",
-                    self.id, sh.scripts[script].script.desc
-                )
-            });
-            // CSTATE_PREPARE_THROTTLE / CSTATE_THROTTLE
-            let mut scheduled = None;
-            if sh.throttle_delay > 0.0 {
-                loop {
-                    let trigger = {
-                        let mut t = self.thread.lock();
-                        let wait = t.throttle_rng.poisson(sh.throttle_delay);
-                        t.throttle_trigger += wait;
-                        t.throttle_trigger
-                    };
-                    if sh.latency_limit > 0 {
-                        let now = now_us();
-                        if trigger < now - sh.latency_limit
-                            && (sh.nxacts <= 0 || self.cnt < sh.nxacts)
-                        {
-                            self.end_transaction(script, TxOutcome::Skipped, 0.0, 0.0, 1, now);
-                            if sh.nxacts > 0 && self.cnt >= sh.nxacts {
-                                return ClientExit::Finished;
-                            }
-                            continue;
-                        }
-                    }
-                    if sh.duration > 0 && trigger > sh.end_time_us() {
-                        return ClientExit::Finished;
-                    }
-                    scheduled = Some(trigger);
-                    break;
-                }
-                let target = scheduled.unwrap_or(0);
-                self.flush_batch_if_waiting(target);
-                sleep_until(target);
-                if sh.timer_exceeded() {
-                    return ClientExit::Finished;
-                }
-            }
             // CSTATE_START_TX
             if self.conn.is_none() {
-                let start = now_us();
-                match Connection::connect(&sh.conn_opts) {
-                    Ok(c) => self.conn = Some(c),
-                    Err(e) => {
-                        logging::error(&e.to_string());
-                        logging::error(&format!(
-                            "client {} aborted while establishing connection",
-                            self.id
-                        ));
-                        return ClientExit::Aborted;
-                    }
-                }
-                self.conn_duration_us += (now_us() - start) as f64;
-                self.prepared.iter_mut().flatten().for_each(|p| *p = false);
+                self.reconnect()?;
             }
-            let txn_begin = now_us();
-            let txn_scheduled = scheduled.unwrap_or(txn_begin);
-            let random_state = self.rng.clone();
-            let mut tries: u32 = 1;
-            let end = loop {
-                match self.run_script(script) {
-                    Ok(()) => break TxEnd::Outcome(TxOutcome::Success),
-                    Err(TxError::Abort) => return ClientExit::Aborted,
-                    Err(TxError::Retry(kind, command)) => {
-                        // CSTATE_ERROR
-                        match self.recover_after_error() {
-                            Ok(()) => {}
-                            Err(()) => return ClientExit::Aborted,
-                        }
-                        if sh.timer_exceeded() {
-                            break TxEnd::Finished;
-                        }
-                        if self.can_retry(tries, txn_scheduled) {
-                            if sh.verbose_errors {
-                                self.verbose_try_message(true, tries, txn_scheduled);
-                            }
-                            tries += 1;
-                            self.commands[script][command].retries += 1;
-                            self.rng = random_state.clone();
-                            continue;
-                        }
-                        self.commands[script][command].failures += 1;
-                        if sh.verbose_errors {
-                            self.verbose_try_message(false, tries, txn_scheduled);
-                        }
-                        break TxEnd::Outcome(match kind {
-                            Retryable::Serialization => TxOutcome::SerializationFailure,
-                            Retryable::Deadlock => TxOutcome::DeadlockFailure,
-                        });
-                    }
-                }
-            };
-            let outcome = match end {
-                TxEnd::Finished => return ClientExit::Finished,
-                TxEnd::Outcome(o) => o,
-            };
-            // CSTATE_END_TX
-            let now = now_us();
-            let (latency, lag) = if outcome == TxOutcome::Success {
-                (
-                    (now - txn_scheduled) as f64,
-                    (txn_begin - txn_scheduled) as f64,
-                )
-            } else {
-                (0.0, 0.0)
-            };
-            self.end_transaction(script, outcome, latency, lag, tries, now);
-            match self.conn.as_ref().map(Connection::transaction_status) {
-                Some(TransactionStatus::Idle) => {}
-                Some(TransactionStatus::InTransaction) => {
-                    logging::error(&format!(
-                        "client {} aborted: end of script reached without completing the last transaction",
-                        self.id
-                    ));
-                    return ClientExit::Aborted;
-                }
-                _ => {
-                    self.lost_transaction_status();
-                    return ClientExit::Aborted;
-                }
+            if self.run_with_retries(script, scheduled)?.is_none() {
+                return Ok(());
             }
-            if sh.is_connect {
+            self.end_of_transaction()?;
+            if ctx.plan.settings.reconnect {
                 let start = now_us();
                 self.conn = None;
                 self.conn_duration_us += (now_us() - start) as f64;
             }
-            if (sh.duration <= 0 && self.cnt >= sh.nxacts) || sh.timer_exceeded() {
-                return ClientExit::Finished;
+            if self.is_done() {
+                return Ok(());
             }
         }
     }
 
-    /// `doRetry`.
-    fn can_retry(&self, tries: u32, txn_scheduled: i64) -> bool {
-        let sh = self.shared;
-        if sh.max_tries != 0 && tries >= sh.max_tries {
-            return false;
+    /// `-t` counted or `-T` over.
+    fn is_done(&self) -> bool {
+        match self.ctx.plan.settings.limit {
+            Limit::Transactions(n) => {
+                self.counted >= i64::from(n) || self.ctx.clock.timer_exceeded()
+            }
+            Limit::Duration(_) => self.ctx.clock.timer_exceeded(),
         }
-        if sh.latency_limit > 0 && now_us() - txn_scheduled > sh.latency_limit {
-            return false;
+    }
+
+    /// CSTATE_CHOOSE_SCRIPT, then under `-R` CSTATE_PREPARE_THROTTLE / CSTATE_THROTTLE.
+    fn next_transaction(&mut self) -> Next {
+        let ctx = self.ctx;
+        let script = if ctx.scripts.len() == 1 {
+            0
+        } else {
+            let mut t = self.thread.lock();
+            choose_script(&mut t.choose_rng, &ctx.weights)
+        };
+        self.debug(|| {
+            format!(
+                "client {} executing script \"{}\"",
+                self.id, ctx.scripts[script].script.desc
+            )
+        });
+        let Some(schedule) = ctx.throttle_schedule() else {
+            return Next::Run {
+                script,
+                scheduled: None,
+            };
+        };
+        let limit = ctx.plan.settings.limit.transactions();
+        loop {
+            let may_skip = limit.is_none_or(|n| self.counted < i64::from(n));
+            let slot = {
+                let mut t = self.thread.lock();
+                let st = &mut *t;
+                schedule.next(
+                    &mut st.throttle_trigger,
+                    &mut st.throttle_rng,
+                    now_us,
+                    may_skip,
+                )
+            };
+            match slot {
+                Slot::Skip => {
+                    self.count_transaction(script, TxOutcome::Skipped, 0.0, 0.0, 1, now_us());
+                    if limit.is_some_and(|n| self.counted >= i64::from(n)) {
+                        return Next::Finish;
+                    }
+                }
+                Slot::End => return Next::Finish,
+                Slot::Run(at) => {
+                    self.flush_batch_if_waiting(at);
+                    sleep_until(at);
+                    if ctx.clock.timer_exceeded() {
+                        return Next::Finish;
+                    }
+                    return Next::Run {
+                        script,
+                        scheduled: Some(at),
+                    };
+                }
+            }
         }
-        !sh.timer_exceeded()
+    }
+
+    /// `-C` (or after a lost connection): a new connection, timed.
+    fn reconnect(&mut self) -> Result<(), ClientAbort> {
+        let start = now_us();
+        match Connection::connect(&self.ctx.conn_opts) {
+            Ok(c) => self.conn = Some(c),
+            Err(e) => {
+                return Err(ClientAbort::new(self.id, AbortReason::Connect).because(e.to_string()))
+            }
+        }
+        self.conn_duration_us += (now_us() - start) as f64;
+        self.prepared.iter_mut().flatten().for_each(|p| *p = false);
+        Ok(())
+    }
+
+    /// Runs the script, retrying serialization and deadlock failures as `--max-tries`,
+    /// `-L` and `-T` allow; counts the transaction. `None`: `-T` expired while
+    /// handling an error, so it is not counted.
+    fn run_with_retries(
+        &mut self,
+        script: usize,
+        scheduled: Option<i64>,
+    ) -> Result<Option<TxOutcome>, ClientAbort> {
+        let ctx = self.ctx;
+        let txn_begin = now_us();
+        let txn_scheduled = scheduled.unwrap_or(txn_begin);
+        let random_state = self.rng.clone();
+        let mut tries: u32 = 1;
+        let outcome = loop {
+            let (kind, command) = match self.run_script(script) {
+                Ok(()) => break TxOutcome::Success,
+                Err(TxError::Abort(a)) => return Err(a),
+                Err(TxError::Retry(kind, command)) => (kind, command),
+            };
+            // CSTATE_ERROR
+            self.recover_after_error()?;
+            if ctx.clock.timer_exceeded() {
+                return Ok(None);
+            }
+            let elapsed = || now_us() - txn_scheduled;
+            if ctx
+                .retry
+                .can_retry(tries, elapsed, || ctx.clock.timer_exceeded())
+            {
+                if ctx.plan.verbose_errors {
+                    self.verbose_try_message(true, tries, txn_scheduled);
+                }
+                tries += 1;
+                self.commands[script][command].retries += 1;
+                self.rng = random_state.clone();
+                continue;
+            }
+            self.commands[script][command].failures += 1;
+            if ctx.plan.verbose_errors {
+                self.verbose_try_message(false, tries, txn_scheduled);
+            }
+            break match kind {
+                Retryable::Serialization => TxOutcome::SerializationFailure,
+                Retryable::Deadlock => TxOutcome::DeadlockFailure,
+            };
+        };
+        // CSTATE_END_TX
+        let now = now_us();
+        let (latency, lag) = if outcome == TxOutcome::Success {
+            (
+                (now - txn_scheduled) as f64,
+                (txn_begin - txn_scheduled) as f64,
+            )
+        } else {
+            (0.0, 0.0)
+        };
+        self.count_transaction(script, outcome, latency, lag, tries, now);
+        Ok(Some(outcome))
+    }
+
+    /// The end-of-transaction check: no transaction block may stay open.
+    fn end_of_transaction(&self) -> Result<(), ClientAbort> {
+        match self.conn.as_ref().map(Connection::transaction_status) {
+            Some(TransactionStatus::Idle) => Ok(()),
+            Some(TransactionStatus::InTransaction) => Err(ClientAbort::new(
+                self.id,
+                AbortReason::Other("end of script reached without completing the last transaction"),
+            )),
+            _ => Err(ClientAbort::new(
+                self.id,
+                AbortReason::LostTransactionStatus,
+            )),
+        }
     }
 
     fn verbose_try_message(&self, is_retry: bool, tries: u32, txn_scheduled: i64) {
-        let sh = self.shared;
+        let settings = &self.ctx.plan.settings;
         let mut msg = format!(
             "client {} {} (try {tries}",
             self.id,
@@ -323,102 +364,22 @@ impl<'a> Client<'a> {
                 "ends the failed transaction"
             }
         );
-        if sh.max_tries != 0 {
-            msg.push_str(&format!("/{}", sh.max_tries));
+        if let pgbench_results::MaxTries::Limited(n) = settings.max_tries {
+            msg.push_str(&format!("/{n}"));
         }
-        if sh.latency_limit > 0 {
-            let used = 100.0 * (now_us() - txn_scheduled) as f64 / sh.latency_limit as f64;
+        if let Some(limit) = settings.latency_limit_us {
+            let used = 100.0 * (now_us() - txn_scheduled) as f64 / limit as f64;
             msg.push_str(&format!(
                 ", {}% of the maximum time of tries was used",
-                super::report::fmt_f(used, 3)
+                pgbench_results::report::fmt_f(used, 3)
             ));
         }
         msg.push_str(")\n");
         logging::info(&msg);
     }
 
-    /// CSTATE_ERROR: leave pipeline mode, roll back an open transaction block.
-    fn recover_after_error(&mut self) -> Result<(), ()> {
-        let id = self.id;
-        let conn = self.conn.as_mut().ok_or(())?;
-        if conn.pipeline_status() != pgbench_wire::PipelineStatus::Off {
-            // discardUntilSync: one more sync, then read up to the last one.
-            if conn.pipeline_sync().is_err() {
-                logging::error(&format!(
-                    "client {id} aborted: failed to send a pipeline sync"
-                ));
-                return Err(());
-            }
-            let mut syncs_left = self.pending_syncs + 1;
-            self.pending_syncs = 0;
-            while syncs_left > 0 {
-                match conn.get_result() {
-                    Ok(Some(ResultStatus::PipelineSync)) => syncs_left -= 1,
-                    Ok(_) => {}
-                    Err(_) => {
-                        logging::error(&format!(
-                            "client {id} aborted while rolling back the transaction after an error; perhaps the backend died while processing"
-                        ));
-                        return Err(());
-                    }
-                }
-            }
-            while let Ok(Some(_)) = conn.get_result() {}
-            if conn.exit_pipeline_mode().is_err() {
-                logging::error(&format!(
-                    "client {id} aborted: failed to exit pipeline mode for rolling back the failed transaction"
-                ));
-                return Err(());
-            }
-        }
-        match conn.transaction_status() {
-            TransactionStatus::InTransaction | TransactionStatus::InError => {
-                if conn.send_query("ROLLBACK").is_err() {
-                    logging::error(&format!(
-                        "client {id} aborted: failed to send sql command for rolling back the failed transaction"
-                    ));
-                    return Err(());
-                }
-                loop {
-                    match conn.get_result() {
-                        Ok(None) => break,
-                        Ok(Some(ResultStatus::CommandOk)) => {}
-                        Ok(Some(ResultStatus::Error(e))) => {
-                            logging::error(&format!(
-                                "client {id} aborted while rolling back the transaction after an error; {e}"
-                            ));
-                            return Err(());
-                        }
-                        Ok(Some(_)) => {}
-                        Err(_) => {
-                            logging::error(&format!(
-                                "client {id} aborted while rolling back the transaction after an error; perhaps the backend died while processing"
-                            ));
-                            return Err(());
-                        }
-                    }
-                }
-                Ok(())
-            }
-            TransactionStatus::Idle => Ok(()),
-            _ => {
-                self.lost_transaction_status();
-                Err(())
-            }
-        }
-    }
-
-    /// pgbench's messages when the connection cannot say its transaction status.
-    fn lost_transaction_status(&self) {
-        logging::error("perhaps the backend died while processing");
-        logging::error(&format!(
-            "client {} aborted while receiving the transaction status",
-            self.id
-        ));
-    }
-
     /// Counts a finished transaction (`processXactStats`) and logs it.
-    fn end_transaction(
+    fn count_transaction(
         &mut self,
         script: usize,
         outcome: TxOutcome,
@@ -427,7 +388,7 @@ impl<'a> Client<'a> {
         tries: u32,
         now: i64,
     ) {
-        self.cnt += 1;
+        self.counted += 1;
         if self.batch.is_empty() {
             self.batch_since = now;
         }
@@ -437,17 +398,18 @@ impl<'a> Client<'a> {
             latency,
             lag,
             tries,
+            end_us: now,
         });
-        if self.shared.use_log {
+        if self.ctx.plan.log.is_some() {
             let tx = LoggedTx {
                 client_id: self.id,
-                tx_no: self.cnt,
+                tx_no: self.counted,
                 script,
                 outcome,
                 latency,
                 lag,
                 tries,
-                now_epoch_us: now + self.shared.epoch_shift_us,
+                now_epoch_us: now + self.ctx.clock.epoch_shift_us,
             };
             let mut t = self.thread.lock();
             if let Some(log) = t.log.as_mut() {
@@ -464,7 +426,7 @@ impl<'a> Client<'a> {
     fn flush_batch(&mut self) {
         if !self.batch.is_empty() {
             let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH_RECORDS));
-            let _ = self.shared.stats_tx.send(StatsMsg::Batch(batch));
+            let _ = self.ctx.events.send(Event::Batch(batch));
         }
     }
 
@@ -477,12 +439,12 @@ impl<'a> Client<'a> {
 
     /// Runs every command of a script once, following `\if` branches.
     fn run_script(&mut self, script: usize) -> Result<(), TxError> {
-        let sh = self.shared;
+        let ctx = self.ctx;
         let mut cond = CondStack::default();
-        let commands = &sh.scripts[script].script.commands;
+        let commands = &ctx.scripts[script].script.commands;
         for (index, command) in commands.iter().enumerate() {
             // pgbench times a command only when it is reached in a running branch.
-            let timed = sh.report_per_command && cond.active();
+            let timed = ctx.plan.settings.report_per_command && cond.active();
             let start = if timed { now_us() } else { 0 };
             match &command.kind {
                 CommandKind::Meta(meta) => {
@@ -524,34 +486,46 @@ impl<'a> Client<'a> {
                 self.commands[script][index].elapsed.add(elapsed);
             }
         }
-        if let Some(conn) = self.conn.as_ref() {
-            if conn.pipeline_status() != pgbench_wire::PipelineStatus::Off {
-                logging::error(&format!(
-                    "client {} aborted: end of script reached with pipeline open",
-                    self.id
-                ));
-                return Err(TxError::Abort);
-            }
+        if self.in_pipeline() {
+            return Err(self
+                .abort(AbortReason::Other(
+                    "end of script reached with pipeline open",
+                ))
+                .into());
         }
         Ok(())
     }
 
-    /// The connection broke while a command waited for its result.
-    fn backend_died(&self, script: usize, index: usize) -> TxError {
-        self.command_failed(
-            script,
-            index,
-            "SQL",
-            "perhaps the backend died while processing",
-        )
+    /// Whether the connection is in pipeline mode.
+    fn in_pipeline(&self) -> bool {
+        self.conn
+            .as_ref()
+            .is_some_and(|c| c.pipeline_status() != pgbench_wire::PipelineStatus::Off)
     }
 
-    fn command_failed(&self, script: usize, index: usize, what: &str, msg: &str) -> TxError {
-        logging::error(&format!(
-            "client {} aborted in command {index} ({what}) of script {script}; {msg}",
-            self.id
-        ));
-        TxError::Abort
+    fn abort(&self, reason: AbortReason) -> ClientAbort {
+        ClientAbort::new(self.id, reason)
+    }
+
+    /// `client N aborted in command C (KIND) of script S; MESSAGE`.
+    fn command_failed(
+        &self,
+        script: usize,
+        command: usize,
+        kind: &'static str,
+        message: &'static str,
+    ) -> ClientAbort {
+        self.abort(AbortReason::Command {
+            script,
+            command,
+            kind,
+            message,
+        })
+    }
+
+    /// The connection broke while a command waited for its result.
+    fn backend_died(&self, script: usize, index: usize) -> ClientAbort {
+        self.command_failed(script, index, "SQL", super::error::BACKEND_DIED)
     }
 
     fn eval(
@@ -559,7 +533,7 @@ impl<'a> Client<'a> {
         expr: &pgbench_script::ast::Expr,
         script: usize,
         index: usize,
-        what: &str,
+        what: &'static str,
     ) -> Result<pgbench_script::ast::Value, TxError> {
         let mut stderr = std::io::stderr();
         let mut ctx = EvalContext {
@@ -569,15 +543,15 @@ impl<'a> Client<'a> {
             command_index: index + 1,
             debug_out: &mut stderr,
         };
-        match evaluate(expr, &mut ctx) {
-            Ok(v) => Ok(v),
-            Err(e) => {
-                if !e.is_silent() {
-                    logging::error(&e.to_string());
-                }
-                Err(self.command_failed(script, index, what, "evaluation of meta-command failed"))
-            }
-        }
+        evaluate(expr, &mut ctx).map_err(|e| {
+            let abort =
+                self.command_failed(script, index, what, "evaluation of meta-command failed");
+            TxError::Abort(if e.is_silent() {
+                abort
+            } else {
+                abort.because(e.to_string())
+            })
+        })
     }
 }
 

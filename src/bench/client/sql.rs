@@ -3,11 +3,12 @@
 //! `\aset`, pipelines, and the classification of server errors into retryable
 //! failures (serialization, deadlock) and client aborts.
 
-use super::{Client, Retryable, TxError};
-use crate::cli::options::QueryMode;
+use super::{connected, Client, Retryable, TxError};
+use crate::bench::error::{AbortReason, ClientAbort, BACKEND_DIED};
 use crate::logging;
+use pgbench_results::QueryMode;
 use pgbench_script::ast::{CommandKind, ResultTarget, SqlPiece};
-use pgbench_wire::ResultStatus;
+use pgbench_wire::{ResultStatus, TransactionStatus};
 
 impl Client<'_> {
     /// `\endpipeline`: reads every pending result up to the last sync, then leaves
@@ -23,12 +24,11 @@ impl Client<'_> {
         // pgbench reads one query's results (or one sync) per look at the socket.
         let mut next_group = true;
         while syncs > 0 {
-            if next_group && self.shared.debug {
+            if next_group && self.ctx.plan.debug {
                 self.look_for_result(script, index)?;
             }
             next_group = false;
-            let conn = self.conn.as_mut().expect("connected");
-            match conn.get_result() {
+            match connected(&mut self.conn).get_result() {
                 Ok(Some(ResultStatus::PipelineSync)) => {
                     syncs -= 1;
                     next_group = true;
@@ -45,18 +45,15 @@ impl Client<'_> {
                     return Err(self.sql_error(&e, script, index, qrynum));
                 }
                 Ok(Some(other)) => {
-                    let msg = unexpected_result_message(&other);
                     self.pending_syncs = syncs - 1;
-                    logging::error(&format!(
-                        "client {id} script {script} aborted in command {index} query {qrynum}: {msg}"
-                    ));
-                    return Err(TxError::Abort);
+                    return Err(self
+                        .query_failed(script, index, qrynum, unexpected_result_message(&other))
+                        .into());
                 }
-                Err(_) => return Err(self.backend_died(script, index)),
+                Err(_) => return Err(self.backend_died(script, index).into()),
             }
         }
-        let conn = self.conn.as_mut().expect("connected");
-        if let Err(e) = conn.exit_pipeline_mode() {
+        if let Err(e) = connected(&mut self.conn).exit_pipeline_mode() {
             logging::error(&format!("client {id} failed to exit pipeline mode: {e}"));
         }
         Ok(())
@@ -66,9 +63,9 @@ impl Client<'_> {
     /// receiving` each time it looks at the socket for it.
     fn look_for_result(&mut self, script: usize, index: usize) -> Result<(), TxError> {
         let id = self.id;
-        let conn = self.conn.as_mut().expect("connected");
-        conn.wait_result_looking(|| logging::info(&format!("client {id} receiving")))
-            .map_err(|_| self.backend_died(script, index))
+        connected(&mut self.conn)
+            .wait_result_looking(|| logging::info(&format!("client {id} receiving")))
+            .map_err(|_| self.backend_died(script, index).into())
     }
 
     /// Classifies a server error: retryable failures go back to the transaction loop,
@@ -87,7 +84,7 @@ impl Client<'_> {
         };
         match kind {
             Some(kind) => {
-                if self.shared.verbose_errors {
+                if self.ctx.plan.verbose_errors {
                     logging::info(&format!(
                         "client {} got an error in command {index} (SQL) of script {script}; {e}",
                         self.id
@@ -95,14 +92,26 @@ impl Client<'_> {
                 }
                 TxError::Retry(kind, index)
             }
-            _ => {
-                logging::error(&format!(
-                    "client {} script {script} aborted in command {index} query {qrynum}: {e}",
-                    self.id
-                ));
-                TxError::Abort
-            }
+            _ => self
+                .query_failed(script, index, qrynum, e.to_string())
+                .into(),
         }
+    }
+
+    /// `client N script S aborted in command C query Q: MESSAGE`.
+    fn query_failed(
+        &self,
+        script: usize,
+        command: usize,
+        query: usize,
+        message: String,
+    ) -> ClientAbort {
+        self.abort(AbortReason::Query {
+            script,
+            command,
+            query,
+            message,
+        })
     }
 
     /// Prepares the SQL commands `from..to` of a script that are not prepared yet on
@@ -115,8 +124,8 @@ impl Client<'_> {
         from: usize,
         to: usize,
     ) -> Result<(), TxError> {
-        let sh = self.shared;
-        let commands = &sh.scripts[script].script.commands;
+        let ctx = self.ctx;
+        let commands = &ctx.scripts[script].script.commands;
         let to = to.min(commands.len());
         for (index, command) in commands.iter().enumerate().take(to).skip(from) {
             let CommandKind::Sql(sql) = &command.kind else {
@@ -125,23 +134,24 @@ impl Client<'_> {
             if self.prepared[script][index] {
                 continue;
             }
-            let name = &sh.scripts[script].prepared_names[index];
-            if sh.debug {
+            let name = &ctx.scripts[script].prepared_names[index];
+            if ctx.plan.debug {
                 logging::info(&format!("client {} preparing {name}", self.id));
             }
-            let text = &sh.scripts[script].parameterized[index];
+            let text = &ctx.scripts[script].parameterized[index];
             let nparams = sql.parameters().count();
-            let conn = self.conn.as_mut().expect("connected");
+            let conn = connected(&mut self.conn);
             if conn.send_prepare(name, text, nparams).is_err() {
-                return Err(self.command_failed(script, index, "SQL", "SQL command send failed"));
+                return Err(self
+                    .command_failed(script, index, "SQL", "SQL command send failed")
+                    .into());
             }
-            let conn = self.conn.as_mut().expect("connected");
             loop {
-                match conn.get_result() {
+                match connected(&mut self.conn).get_result() {
                     Ok(None) => break,
                     Ok(Some(ResultStatus::Error(e))) => logging::error(&e.to_string()),
                     Ok(Some(_)) => {}
-                    Err(_) => return Err(self.backend_died(script, index)),
+                    Err(_) => return Err(self.backend_died(script, index).into()),
                 }
             }
             self.prepared[script][index] = true;
@@ -157,37 +167,29 @@ impl Client<'_> {
         script: usize,
         index: usize,
     ) -> Result<(), TxError> {
-        let sh = self.shared;
+        let ctx = self.ctx;
+        let mode = ctx.plan.settings.query_mode;
+        let debug = ctx.plan.debug;
         let id = self.id;
-        let in_pipeline = self
-            .conn
-            .as_ref()
-            .is_some_and(|c| c.pipeline_status() != pgbench_wire::PipelineStatus::Off);
+        let in_pipeline = self.in_pipeline();
         if in_pipeline {
-            match sql.target {
+            let refused = match sql.target {
                 ResultTarget::Gset { .. } => {
-                    return Err(self.command_failed(
-                        script,
-                        index,
-                        "gset",
-                        "\\gset is not allowed in pipeline mode",
-                    ))
+                    Some(("gset", "\\gset is not allowed in pipeline mode"))
                 }
                 ResultTarget::Aset { .. } => {
-                    return Err(self.command_failed(
-                        script,
-                        index,
-                        "aset",
-                        "\\aset is not allowed in pipeline mode",
-                    ))
+                    Some(("aset", "\\aset is not allowed in pipeline mode"))
                 }
-                ResultTarget::Discard => {}
+                ResultTarget::Discard => None,
+            };
+            if let Some((kind, message)) = refused {
+                return Err(self.command_failed(script, index, kind, message).into());
             }
         }
-        if sh.query_mode == QueryMode::Prepared && !in_pipeline {
+        if mode == QueryMode::Prepared && !in_pipeline {
             self.prepare_commands(script, index, index + 1)?;
         }
-        let sent = match sh.query_mode {
+        let sent = match mode {
             QueryMode::Simple => {
                 self.sql_buf.clear();
                 for piece in &sql.pieces {
@@ -201,11 +203,10 @@ impl Client<'_> {
                         }
                     }
                 }
-                if sh.debug {
+                if debug {
                     logging::info(&format!("client {id} sending {}", self.sql_buf));
                 }
-                let conn = self.conn.as_mut().expect("connected");
-                conn.send_query(&self.sql_buf)
+                connected(&mut self.conn).send_query(&self.sql_buf)
             }
             QueryMode::Extended | QueryMode::Prepared => {
                 self.param_buf.clear();
@@ -229,16 +230,16 @@ impl Client<'_> {
                         None => params.push(None),
                     }
                 }
-                let conn = self.conn.as_mut().expect("connected");
-                if sh.query_mode == QueryMode::Extended {
-                    let text = &sh.scripts[script].parameterized[index];
-                    if sh.debug {
+                let conn = connected(&mut self.conn);
+                if mode == QueryMode::Extended {
+                    let text = &ctx.scripts[script].parameterized[index];
+                    if debug {
                         logging::info(&format!("client {id} sending {text}"));
                     }
                     conn.send_query_params(text, &params)
                 } else {
-                    let name = &sh.scripts[script].prepared_names[index];
-                    if sh.debug {
+                    let name = &ctx.scripts[script].prepared_names[index];
+                    if debug {
                         logging::info(&format!("client {id} sending {name}"));
                     }
                     conn.send_query_prepared(name, &params)
@@ -246,10 +247,12 @@ impl Client<'_> {
             }
         };
         if sent.is_err() {
-            if sh.debug {
+            if debug {
                 logging::info(&format!("client {id} could not send {}", sql.text));
             }
-            return Err(self.command_failed(script, index, "SQL", "SQL command send failed"));
+            return Err(self
+                .command_failed(script, index, "SQL", "SQL command send failed")
+                .into());
         }
         if in_pipeline {
             return Ok(());
@@ -264,8 +267,7 @@ impl Client<'_> {
         script: usize,
         index: usize,
     ) -> Result<(), TxError> {
-        let id = self.id;
-        if self.shared.debug {
+        if self.ctx.plan.debug {
             self.look_for_result(script, index)?;
         }
         let mut qrynum = 0;
@@ -274,13 +276,13 @@ impl Client<'_> {
         let mut gset_row: Vec<(String, String)> = Vec::new();
         let mut failure: Option<TxError> = None;
         loop {
-            let conn = self.conn.as_mut().expect("connected");
+            let conn = connected(&mut self.conn);
             let res = match conn.get_result() {
                 Ok(Some(r)) => r,
                 Ok(None) => break,
                 // A FATAL error result, then the server closes: one abort message.
                 Err(_) if failure.is_some() => break,
-                Err(_) => return Err(self.backend_died(script, index)),
+                Err(_) => return Err(self.backend_died(script, index).into()),
             };
             if failure.is_some() {
                 // Drain what follows the error.
@@ -318,11 +320,13 @@ impl Client<'_> {
                             }
                             for (name, value) in row {
                                 if let Err(e) = self.vars.set_text("aset", &name, &value) {
-                                    logging::error(&e.to_string());
-                                    logging::error(&format!(
-                                        "client {id} script {script} command {index} query {qrynum}: error storing into variable {name}"
-                                    ));
-                                    failure = Some(TxError::Abort);
+                                    let abort = self.abort(AbortReason::Storing {
+                                        script,
+                                        command: index,
+                                        query: qrynum,
+                                        variable: name,
+                                    });
+                                    failure = Some(abort.because(e.to_string()).into());
                                     break;
                                 }
                             }
@@ -334,17 +338,12 @@ impl Client<'_> {
                     failure = Some(self.sql_error(&e, script, index, qrynum));
                 }
                 ResultStatus::CopyIn | ResultStatus::CopyOut => {
-                    logging::error("COPY is not supported in pgbench, aborting");
-                    let conn = self.conn.as_mut().expect("connected");
-                    let _ = conn.end_copy();
-                    failure = Some(TxError::Abort);
+                    let _ = connected(&mut self.conn).end_copy();
+                    failure = Some(self.abort(AbortReason::Copy).into());
                 }
                 other => {
-                    logging::error(&format!(
-                        "client {id} script {script} aborted in command {index} query {qrynum}: {}",
-                        unexpected_result_message(&other)
-                    ));
-                    failure = Some(TxError::Abort);
+                    let message = unexpected_result_message(&other);
+                    failure = Some(self.query_failed(script, index, qrynum, message).into());
                 }
             }
             qrynum += 1;
@@ -354,27 +353,86 @@ impl Client<'_> {
         }
         if let ResultTarget::Gset { .. } = sql.target {
             let rows = last_rows.unwrap_or(0);
+            let query = qrynum.saturating_sub(1);
             if rows != 1 {
-                logging::error(&format!(
-                    "client {id} script {script} command {index} query {}: expected one row, got {rows}",
-                    qrynum.saturating_sub(1)
-                ));
-                return Err(TxError::Abort);
+                return Err(self
+                    .abort(AbortReason::ExpectedOneRow {
+                        script,
+                        command: index,
+                        query,
+                        rows,
+                    })
+                    .into());
             }
             for (name, value) in gset_row.drain(..) {
                 if let Err(e) = self.vars.set_text("gset", &name, &value) {
-                    logging::error(&e.to_string());
-                    logging::error(&format!(
-                        "client {id} script {script} command {index} query {}: error storing into variable {name}",
-                        qrynum.saturating_sub(1)
-                    ));
-                    return Err(TxError::Abort);
+                    let abort = self.abort(AbortReason::Storing {
+                        script,
+                        command: index,
+                        query,
+                        variable: name,
+                    });
+                    return Err(abort.because(e.to_string()).into());
                 }
             }
         }
         if qrynum == 0 {
-            logging::error(&format!("client {id} command {index}: no results"));
-            return Err(TxError::Abort);
+            return Err(self.abort(AbortReason::NoResults { command: index }).into());
+        }
+        Ok(())
+    }
+
+    /// CSTATE_ERROR: leave pipeline mode, roll back an open transaction block.
+    pub(super) fn recover_after_error(&mut self) -> Result<(), ClientAbort> {
+        if self.in_pipeline() {
+            self.discard_until_sync()?;
+        }
+        let rollback_failed = |s: &Self, why: &str| s.abort(AbortReason::Rollback(why.to_string()));
+        match connected(&mut self.conn).transaction_status() {
+            TransactionStatus::InTransaction | TransactionStatus::InError => {
+                if connected(&mut self.conn).send_query("ROLLBACK").is_err() {
+                    return Err(self.abort(AbortReason::Other(
+                        "failed to send sql command for rolling back the failed transaction",
+                    )));
+                }
+                loop {
+                    match connected(&mut self.conn).get_result() {
+                        Ok(None) => return Ok(()),
+                        Ok(Some(ResultStatus::Error(e))) => {
+                            return Err(rollback_failed(self, &e.to_string()))
+                        }
+                        Ok(Some(_)) => {}
+                        Err(_) => return Err(rollback_failed(self, BACKEND_DIED)),
+                    }
+                }
+            }
+            TransactionStatus::Idle => Ok(()),
+            _ => Err(self.abort(AbortReason::LostTransactionStatus)),
+        }
+    }
+
+    /// pgbench's `discardUntilSync`: one more sync, read up to the last one, leave
+    /// pipeline mode.
+    fn discard_until_sync(&mut self) -> Result<(), ClientAbort> {
+        let conn = connected(&mut self.conn);
+        if conn.pipeline_sync().is_err() {
+            return Err(self.abort(AbortReason::Other("failed to send a pipeline sync")));
+        }
+        let mut syncs_left = self.pending_syncs + 1;
+        self.pending_syncs = 0;
+        while syncs_left > 0 {
+            match connected(&mut self.conn).get_result() {
+                Ok(Some(ResultStatus::PipelineSync)) => syncs_left -= 1,
+                Ok(_) => {}
+                Err(_) => return Err(self.abort(AbortReason::Rollback(BACKEND_DIED.to_string()))),
+            }
+        }
+        let conn = connected(&mut self.conn);
+        while let Ok(Some(_)) = conn.get_result() {}
+        if conn.exit_pipeline_mode().is_err() {
+            return Err(self.abort(AbortReason::Other(
+                "failed to exit pipeline mode for rolling back the failed transaction",
+            )));
         }
         Ok(())
     }

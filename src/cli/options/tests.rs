@@ -1,5 +1,5 @@
 //! Option validation, case by case against what stock pgbench 15.18 prints (the cases
-//! of pgbench's own `002_pgbench_no_server.pl` live in tests/cli_no_server.rs).
+//! of pgbench's own `002_pgbench_no_server.pl` live in tests/pgbench_no_server.rs).
 
 use super::*;
 
@@ -21,12 +21,18 @@ impl Env for TestEnv {
     fn os_user(&self) -> Option<String> {
         Some("os".into())
     }
+    fn ensure_open_files(&self, need: u64) -> Result<(), crate::sys::LimitError> {
+        match need {
+            0..=1003 => Ok(()),
+            _ => Err(crate::sys::LimitError::Hard(1024)),
+        }
+    }
 }
 
-fn parse(args: &[&str]) -> Result<Action, Failure> {
+fn parse(args: &[&str]) -> Result<Action, ConfigError> {
     crate::logging::init_progname("pgbench");
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    interpret("pgbench", &args, &TestEnv)
+    interpret("pgbench", &args, &TestEnv).outcome
 }
 
 fn error_of(args: &[&str]) -> String {
@@ -118,7 +124,9 @@ fn scripts_weights_and_defines() {
         error_of(&["-D", "=3"]),
         "pgbench: error: invalid variable definition: \"=3\"\n"
     );
-    let Ok(Action::Bench { bench, conn, .. }) = parse(&["-f", "one.sql@3", "-S", "-D", "x=1"])
+    let Ok(Action::Bench {
+        plan: bench, conn, ..
+    }) = parse(&["-f", "one.sql@3", "-S", "-D", "x=1"])
     else {
         panic!("not a benchmark");
     };
@@ -131,12 +139,43 @@ fn scripts_weights_and_defines() {
 
 #[test]
 fn threads_are_capped_to_clients_and_rate_becomes_a_per_thread_delay() {
-    let Ok(Action::Bench { bench, .. }) = parse(&["-c", "2", "-j", "8", "-R", "100"]) else {
+    let Ok(Action::Bench { plan, .. }) = parse(&["-c", "2", "-j", "8", "-R", "100"]) else {
         panic!("not a benchmark");
     };
-    assert_eq!(bench.nthreads, 2);
-    assert_eq!(bench.throttle_delay, 20_000.0);
-    assert_eq!(bench.nxacts, 10);
+    assert_eq!(plan.settings.threads, 2);
+    assert_eq!(plan.settings.rate, Some(100.0));
+    assert_eq!(plan.throttle_delay_us(), Some(20_000.0));
+    assert_eq!(
+        plan.settings.limit,
+        pgbench_results::Limit::Transactions(10)
+    );
+}
+
+#[test]
+fn the_open_files_check_names_the_limit_with_pgbench_hint() {
+    assert_eq!(
+        error_of(&["-c", "2000"]),
+        "pgbench: error: need at least 2003 open files, but system limit is 1024\n\
+         pgbench: hint: Reduce number of clients, or use limit/ulimit to increase the system limit.\n"
+    );
+}
+
+#[test]
+fn a_seed_is_announced_before_a_later_error_and_a_bad_one_says_where_it_came_from() {
+    crate::logging::init_progname("pgbench");
+    let args: Vec<String> = ["--random-seed=5", "-c", "0"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let i = interpret("pgbench", &args, &TestEnv);
+    assert_eq!(i.notices, ["setting random seed to 5"]);
+    assert!(i.outcome.is_err());
+    assert_eq!(
+        error_of(&["--random-seed=x"]),
+        "pgbench: error: unrecognized random seed option \"x\"\n\
+         pgbench: detail: Expecting an unsigned integer, \"time\" or \"rand\".\n\
+         pgbench: error: error while setting random seed from --random-seed option\n"
+    );
 }
 
 #[test]

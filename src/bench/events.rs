@@ -1,0 +1,42 @@
+//! What client threads tell the collector: batches of finished transactions, an abort
+//! as it happens, and a last word with the counters only the client kept.
+
+use super::error::ClientAbort;
+use pgbench_results::{CommandStats, TxOutcome};
+
+/// One finished (or skipped, or failed) transaction.
+#[derive(Debug, Clone, Copy)]
+pub struct TxRecord {
+    pub script: u32,
+    pub outcome: TxOutcome,
+    /// µs
+    pub latency: f64,
+    /// µs
+    pub lag: f64,
+    pub tries: u32,
+    /// When it ended, µs on the run clock (the per-second series files it by this).
+    pub end_us: i64,
+}
+
+/// A client's last word.
+#[derive(Debug, Clone)]
+pub struct ClientDone {
+    /// Its `-r` counters per script and command.
+    pub commands: Vec<Vec<CommandStats>>,
+    /// Time spent in `-C` connects and disconnects, µs.
+    pub conn_duration_us: f64,
+    /// When it finished, µs on the run clock.
+    pub end_us: i64,
+}
+
+/// What clients send the collector.
+#[derive(Debug)]
+pub enum Event {
+    Batch(Vec<TxRecord>),
+    /// A client stopped for good; its `Done` follows.
+    Aborted {
+        thread: usize,
+        abort: ClientAbort,
+    },
+    Done(ClientDone),
+}

@@ -1,0 +1,239 @@
+//! From plan to running clients: the scripts as clients run them, pgbench's deal of
+//! clients to `-j` threads (each thread's random states, `-R` schedule and log file are
+//! shared by its clients), every client's variables, and the start: one OS thread per
+//! client connects, then all wait at a [`StartGate`] until the main thread says go (or
+//! says stop, when a connection or a thread could not be made).
+
+use super::clock::RunClock;
+use super::events::Event;
+use super::plan::BenchPlan;
+use super::retry::RetryPlan;
+use super::throttle::Schedule;
+use super::txlog::ThreadLog;
+use pgbench_script::ast::{CommandKind, Script};
+use pgbench_script::prng::Prng;
+use pgbench_wire::{ConnError, ConnectOptions};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// A script ready to run: the parsed script plus what the query modes need.
+pub struct RunScript {
+    pub script: Script,
+    pub weight: i64,
+    /// `$n` text of each SQL command (empty for meta-commands).
+    pub parameterized: Vec<String>,
+    /// Prepared statement names (`P_0`, `P_1`, ... over all scripts).
+    pub prepared_names: Vec<String>,
+}
+
+/// The scripts of the plan, with their statement texts and prepared names.
+pub fn run_scripts(plan: &BenchPlan) -> Vec<RunScript> {
+    let mut next_prepared = 0;
+    plan.scripts
+        .iter()
+        .map(|ws| {
+            let mut parameterized = Vec::new();
+            let mut prepared_names = Vec::new();
+            for cmd in &ws.script.commands {
+                match &cmd.kind {
+                    CommandKind::Sql(sql) => {
+                        parameterized.push(sql.parameterized_text());
+                        prepared_names.push(format!("P_{next_prepared}"));
+                        next_prepared += 1;
+                    }
+                    CommandKind::Meta(_) => {
+                        parameterized.push(String::new());
+                        prepared_names.push(String::new());
+                    }
+                }
+            }
+            RunScript {
+                script: ws.script.clone(),
+                weight: ws.weight,
+                parameterized,
+                prepared_names,
+            }
+        })
+        .collect()
+}
+
+/// What every client reads while it runs.
+pub struct Context {
+    pub plan: BenchPlan,
+    pub scripts: Vec<RunScript>,
+    pub weights: Vec<i64>,
+    pub conn_opts: ConnectOptions,
+    pub clock: RunClock,
+    pub retry: RetryPlan,
+    pub events: crossbeam_channel::Sender<Event>,
+    pub threads: Vec<ThreadShared>,
+}
+
+impl Context {
+    /// The `-R` schedule, once the `-T` deadline is known.
+    pub fn throttle_schedule(&self) -> Option<Schedule> {
+        self.plan.throttle_delay_us().map(|delay_us| Schedule {
+            delay_us,
+            latency_limit_us: self.plan.latency_limit_us(),
+            end_us: self.plan.settings.limit.duration().and(self.clock.end_us()),
+        })
+    }
+}
+
+/// The state one pgbench thread shares among its clients.
+pub struct ThreadShared {
+    pub id: usize,
+    state: Mutex<ThreadState>,
+}
+
+/// Behind the thread's lock.
+pub struct ThreadState {
+    pub choose_rng: Prng,
+    pub throttle_rng: Prng,
+    /// Next `-R` slot, µs on the run clock.
+    pub throttle_trigger: i64,
+    pub log: Option<ThreadLog>,
+}
+
+impl ThreadShared {
+    pub fn new(id: usize, state: ThreadState) -> ThreadShared {
+        ThreadShared {
+            id,
+            state: Mutex::new(state),
+        }
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, ThreadState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// pgbench's deal of clients to threads: thread i gets the next
+/// `(nclients - dealt + nthreads - i - 1) / (nthreads - i)` clients.
+pub fn deal_clients(nclients: usize, nthreads: usize) -> Vec<usize> {
+    let mut dealt = 0;
+    (0..nthreads)
+        .map(|i| {
+            let n = (nclients - dealt + nthreads - i - 1) / (nthreads - i);
+            dealt += n;
+            n
+        })
+        .collect()
+}
+
+/// Which thread each client belongs to, in client order.
+pub fn thread_of_each_client(nclients: usize, nthreads: usize) -> Vec<usize> {
+    deal_clients(nclients, nthreads)
+        .iter()
+        .enumerate()
+        .flat_map(|(t, n)| std::iter::repeat_n(t, *n))
+        .collect()
+}
+
+/// What the main thread tells the waiting clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    Go,
+    /// The run will not start; return at once.
+    Stop,
+}
+
+#[derive(Default)]
+struct GateState {
+    arrived: usize,
+    /// The first client whose connection failed.
+    failed: Option<(usize, ConnError)>,
+    decision: Option<Start>,
+}
+
+/// Where connected clients wait for the start, and where the main thread learns
+/// that all are connected, or that one could not connect.
+#[derive(Default)]
+pub struct StartGate {
+    state: Mutex<GateState>,
+    changed: Condvar,
+}
+
+impl StartGate {
+    fn lock(&self) -> MutexGuard<'_, GateState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A client is ready (connected, or `-C`); waits for the decision.
+    pub fn arrive(&self) -> Start {
+        let mut st = self.lock();
+        st.arrived += 1;
+        self.changed.notify_all();
+        loop {
+            if let Some(d) = st.decision {
+                return d;
+            }
+            st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// A client could not connect; waits for the decision (which will be to stop).
+    pub fn fail(&self, client: usize, error: ConnError) -> Start {
+        {
+            let mut st = self.lock();
+            st.failed.get_or_insert((client, error));
+        }
+        self.arrive()
+    }
+
+    /// The main thread: waits until `clients` arrived, or the first failure.
+    pub fn wait_ready(&self, clients: usize) -> Result<(), (usize, ConnError)> {
+        let mut st = self.lock();
+        loop {
+            if let Some(failed) = st.failed.take() {
+                return Err(failed);
+            }
+            if st.arrived >= clients {
+                return Ok(());
+            }
+            st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// The main thread's decision, for every client waiting and still to come.
+    pub fn open(&self, decision: Start) {
+        self.lock().decision = Some(decision);
+        self.changed.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn clients_are_dealt_to_threads_as_pgbench_deals_them() {
+        assert_eq!(deal_clients(10, 4), [3, 3, 2, 2]);
+        assert_eq!(deal_clients(3, 3), [1, 1, 1]);
+        assert_eq!(thread_of_each_client(5, 2), [0, 0, 0, 1, 1]);
+    }
+
+    #[test]
+    fn the_gate_opens_when_all_arrived_and_reports_the_first_failure() {
+        let gate = Arc::new(StartGate::default());
+        let waiters: Vec<_> = (0..3)
+            .map(|_| {
+                let g = Arc::clone(&gate);
+                std::thread::spawn(move || g.arrive())
+            })
+            .collect();
+        assert!(gate.wait_ready(3).is_ok());
+        gate.open(Start::Go);
+        for w in waiters {
+            assert_eq!(w.join().unwrap(), Start::Go);
+        }
+
+        let gate = Arc::new(StartGate::default());
+        let g = Arc::clone(&gate);
+        let failing = std::thread::spawn(move || g.fail(7, ConnError::Closed));
+        let (client, _) = gate.wait_ready(5).unwrap_err();
+        assert_eq!(client, 7);
+        gate.open(Start::Stop);
+        assert_eq!(failing.join().unwrap(), Start::Stop);
+    }
+}

@@ -1,0 +1,88 @@
+//! How a run ended, as data: its [`RunResult`] (built here from the plan, the setup
+//! and what the collector counted), or `--exit-on-abort`'s early stop.
+
+use super::collector::Collected;
+use super::launch::RunScript;
+use super::plan::BenchPlan;
+use super::setup::Setup;
+use pgbench_results::{CommandResult, RunResult, ScriptResult};
+
+/// How the run ended.
+#[derive(Debug)]
+pub enum RunOutcome {
+    /// Every client finished or aborted; the report is printed.
+    Completed(Box<RunResult>),
+    /// `--exit-on-abort`: a client of this thread aborted, the run stopped at once
+    /// and no report is printed (pgbench 17).
+    StoppedOnAbort { thread: usize },
+}
+
+impl RunOutcome {
+    /// 0, or 2 when a client aborted.
+    pub fn exit_status(&self) -> i32 {
+        match self {
+            RunOutcome::Completed(r) if r.aborted_clients == 0 => 0,
+            _ => 2,
+        }
+    }
+}
+
+/// The instants that bound the run, µs on the run clock.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// Before the client threads started (and connected).
+    pub start: i64,
+    /// When all clients were connected and started running.
+    pub bench_start: i64,
+    /// When the last client finished.
+    pub end: i64,
+}
+
+/// Everything the run measured, for the report and the results file.
+pub fn assemble(
+    plan: &BenchPlan,
+    setup: &Setup,
+    scripts: &[RunScript],
+    collected: Collected,
+    timing: Timing,
+) -> RunResult {
+    let mut script_histograms = collected.script_histograms.map(Vec::into_iter);
+    let series = collected
+        .series
+        .map(|s| s.finish(timing.end))
+        .unwrap_or_default();
+    RunResult {
+        settings: plan.settings.clone(),
+        scale: setup.scale,
+        partitions: setup.partitions.clone(),
+        total: collected.total,
+        scripts: scripts
+            .iter()
+            .zip(collected.per_script)
+            .enumerate()
+            .map(|(i, (s, stats))| ScriptResult {
+                desc: s.script.desc.clone(),
+                weight: s.weight,
+                stats,
+                commands: s
+                    .script
+                    .commands
+                    .iter()
+                    .zip(collected.commands.get(i).into_iter().flatten())
+                    .map(|(c, st)| CommandResult {
+                        first_line: c.first_line.clone(),
+                        stats: *st,
+                    })
+                    .collect(),
+                histogram: script_histograms.as_mut().and_then(Iterator::next),
+            })
+            .collect(),
+        bench_duration_us: (timing.end - timing.bench_start) as f64,
+        conn_total_duration_us: collected.conn_total_duration_us,
+        conn_elapsed_duration_us: (timing.bench_start - timing.start) as f64,
+        latency_late: collected.latency_late,
+        aborted_clients: collected.aborted,
+        histogram: collected.histogram,
+        series,
+    }
+}

@@ -1,0 +1,88 @@
+//! The benchmark to run, validated and typed: what the command line asked for, in the
+//! runner's own terms. The CLI builds a [`BenchPlan`] once; nothing in `bench` reads
+//! the command line. The settings that shape the report are a
+//! [`RunSettings`](pgbench_results::RunSettings), shared with the result.
+
+use pgbench_results::{Micros, RunSettings, Secs};
+use pgbench_script::ast::Script;
+
+/// A script to run and its weight (`-f FILE@W`, `-b NAME@W`).
+#[derive(Debug, Clone)]
+pub struct WeightedScript {
+    pub script: Script,
+    pub weight: i64,
+}
+
+/// `-l` and its companions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogPlan {
+    /// `--log-prefix`, `pgbench_log` by default.
+    pub prefix: String,
+    /// `--sampling-rate`: the fraction of transactions logged.
+    pub sample_rate: Option<f64>,
+    /// `--aggregate-interval`: a line per interval instead of per transaction.
+    pub aggregate_interval: Option<Secs>,
+}
+
+/// The vacuum before the run (`-n`, `-v`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vacuum {
+    /// `-n`.
+    Skip,
+    /// The small tables (and truncate the history), as pgbench does by default.
+    Default,
+    /// `-v`: `pgbench_accounts` too.
+    All,
+}
+
+/// The scale: `-s` as given, and whether it was (a builtin script then reads the
+/// real one from `pgbench_branches` and warns that `-s` is ignored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scale {
+    pub value: i32,
+    pub given: bool,
+}
+
+/// Everything benchmarking mode needs.
+#[derive(Debug, Clone)]
+pub struct BenchPlan {
+    pub scripts: Vec<WeightedScript>,
+    /// A builtin script is among them (the scale then comes from `pgbench_branches`).
+    pub builtin_used: bool,
+    pub settings: RunSettings,
+    /// `--progress-timestamp`.
+    pub progress_timestamp: bool,
+    pub log: Option<LogPlan>,
+    pub verbose_errors: bool,
+    /// pgbench 17's `--exit-on-abort`.
+    pub exit_on_abort: bool,
+    /// `-D` definitions in command-line order (name, value).
+    pub defines: Vec<(String, String)>,
+    pub scale: Scale,
+    pub vacuum: Vacuum,
+    /// `-d`.
+    pub debug: bool,
+    /// The base random seed (`--random-seed`, `PGBENCH_RANDOM_SEED`, or the clock).
+    pub random_seed: u64,
+}
+
+impl BenchPlan {
+    /// The mean delay between two `-R` transactions of one pgbench thread, µs.
+    /// Computed in pgbench's order (`1e6 / rate`, then `* nthreads`), so the Poisson
+    /// schedule draws the same values for the same seed.
+    pub fn throttle_delay_us(&self) -> Option<f64> {
+        self.settings
+            .rate
+            .map(|rate| 1_000_000.0 / rate * self.settings.threads as f64)
+    }
+
+    /// `-L`, µs.
+    pub fn latency_limit_us(&self) -> Option<Micros> {
+        self.settings.latency_limit_us
+    }
+
+    /// Whether `-D` set this variable (then the automatic one is not set).
+    pub fn defines_variable(&self, name: &str) -> bool {
+        self.defines.iter().any(|(n, _)| n == name)
+    }
+}

@@ -1,0 +1,107 @@
+//! The `-R` schedule (pgbench's CSTATE_PREPARE_THROTTLE): each pgbench thread draws
+//! Poisson-distributed gaps from its own generator, and its clients take the slots in
+//! turn; under `-L` a slot already too late is skipped, and past the `-T` deadline the
+//! client stops. Pure: the caller holds the thread's lock and reads the clock.
+
+use pgbench_results::Micros;
+use pgbench_script::prng::Prng;
+
+/// What the next slot of the schedule is for the client that drew it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// Start the transaction at this run-clock instant (µs).
+    Run(i64),
+    /// `-L`: the slot is already later than the limit; count it skipped and draw again.
+    Skip,
+    /// `-T`: the slot is past the deadline; the client is done.
+    End,
+}
+
+/// One pgbench thread's schedule parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct Schedule {
+    /// The thread's mean gap, µs (`throttle_delay`).
+    pub delay_us: f64,
+    pub latency_limit_us: Option<Micros>,
+    /// The `-T` deadline on the run clock.
+    pub end_us: Option<i64>,
+}
+
+impl Schedule {
+    /// Draws the next slot: moves the thread's `trigger` by one Poisson gap. `now` is
+    /// read only under `-L`; `may_skip` is false once a `-t` client counted all its
+    /// transactions (a skip would count one more).
+    pub fn next(
+        &self,
+        trigger: &mut i64,
+        rng: &mut Prng,
+        now: impl FnOnce() -> i64,
+        may_skip: bool,
+    ) -> Slot {
+        *trigger += rng.poisson(self.delay_us);
+        if let Some(limit) = self.latency_limit_us {
+            if *trigger < now() - limit && may_skip {
+                return Slot::Skip;
+            }
+        }
+        if self.end_us.is_some_and(|end| *trigger > end) {
+            return Slot::End;
+        }
+        Slot::Run(*trigger)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schedule() -> Schedule {
+        Schedule {
+            delay_us: 1_000.0,
+            latency_limit_us: None,
+            end_us: None,
+        }
+    }
+
+    #[test]
+    fn slots_follow_the_threads_poisson_draws() {
+        let mut rng = Prng::seed(42);
+        let mut expected = Prng::seed(42);
+        let mut trigger = 5_000;
+        let mut at = 5_000;
+        for _ in 0..100 {
+            at += expected.poisson(1_000.0);
+            assert_eq!(
+                schedule().next(&mut trigger, &mut rng, || 0, true),
+                Slot::Run(at)
+            );
+        }
+        // About 1 ms apart on average.
+        assert!((95_000..105_000).contains(&(at - 5_000)), "{at}");
+    }
+
+    #[test]
+    fn late_slots_are_skipped_under_a_latency_limit_and_the_deadline_ends_the_run() {
+        let s = Schedule {
+            latency_limit_us: Some(500),
+            ..schedule()
+        };
+        let mut rng = Prng::seed(1);
+        let mut trigger = 0;
+        // The clock is far ahead: every slot is late.
+        assert_eq!(
+            s.next(&mut trigger, &mut rng, || 1_000_000, true),
+            Slot::Skip
+        );
+        // A -t client with nothing left to count does not skip.
+        assert!(matches!(
+            s.next(&mut trigger, &mut rng, || 1_000_000, false),
+            Slot::Run(_)
+        ));
+        let s = Schedule {
+            end_us: Some(trigger),
+            ..schedule()
+        };
+        assert_eq!(s.next(&mut trigger, &mut rng, || 0, true), Slot::End);
+    }
+}

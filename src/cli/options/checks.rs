@@ -1,0 +1,199 @@
+//! After the option loop: pgbench 15's checks, in its order, each a named function,
+//! and the typed [`BenchPlan`] (or init options) they let through.
+
+use super::draft::Draft;
+use super::error::ConfigError;
+use super::{Action, Env};
+use crate::bench::plan::{BenchPlan, LogPlan, Scale, Vacuum};
+use crate::init::PartitionMethod;
+use pgbench_results::{Limit, MaxTries, QueryMode, RunSettings};
+
+/// `-t` default when neither `-t` nor `-T` is given.
+const DEFAULT_NXACTS: i64 = 10;
+
+/// The checks after the loop and the action they allow.
+pub(super) fn finish(
+    mut d: Draft,
+    positionals: Vec<String>,
+    env: &dyn Env,
+) -> Result<Action, ConfigError> {
+    if d.scripts.is_empty() && !d.is_init_mode {
+        d.add_builtin("tpcb-like", 1)?;
+        d.benchmarking_option_set = true;
+    }
+    if d.query_mode != QueryMode::Simple {
+        check_parameter_counts(&d)?;
+    }
+    if d.scripts.iter().map(|s| s.weight).sum::<i64>() == 0 && !d.is_init_mode {
+        return Err(ConfigError::ZeroTotalWeight);
+    }
+    d.nthreads = d.nthreads.min(d.nclients);
+    database_name(&mut d, positionals, env)?;
+    if d.is_init_mode {
+        return init_action(d);
+    }
+    if d.initialization_option_set {
+        return Err(ConfigError::InitOptionInBench);
+    }
+    check_limits(&mut d)?;
+    check_logging(&d)?;
+    if d.progress_timestamp && d.progress == 0 {
+        return Err(ConfigError::TimestampWithoutProgress);
+    }
+    if d.max_tries == 0 && d.latency_limit == 0 && d.duration <= 0 {
+        return Err(ConfigError::UnlimitedTriesWithoutBound);
+    }
+    Ok(bench_action(d))
+}
+
+/// `MAX_ARGS`: what one SQL command may carry in extended and prepared mode.
+fn check_parameter_counts(d: &Draft) -> Result<(), ConfigError> {
+    for ws in &d.scripts {
+        for cmd in &ws.script.commands {
+            if let pgbench_script::ast::CommandKind::Sql(sql) = &cmd.kind {
+                pgbench_script::parser::check_parameter_count(sql)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// DBNAME, else `PGDATABASE`, `PGUSER` or the login name; at most one positional.
+fn database_name(
+    d: &mut Draft,
+    positionals: Vec<String>,
+    env: &dyn Env,
+) -> Result<(), ConfigError> {
+    let mut positionals = positionals.into_iter();
+    d.conn.dbname = match positionals.next() {
+        Some(db) => db,
+        None => env
+            .var("PGDATABASE")
+            .filter(|s| !s.is_empty())
+            .or_else(|| env.var("PGUSER").filter(|s| !s.is_empty()))
+            .or_else(|| env.os_user())
+            .ok_or(ConfigError::NoUserName)?,
+    };
+    match positionals.next() {
+        Some(extra) => Err(ConfigError::TooManyArguments(extra)),
+        None => Ok(()),
+    }
+}
+
+/// `-i`: the steps with `-n` and `--foreign-keys` applied.
+fn init_action(mut d: Draft) -> Result<Action, ConfigError> {
+    if d.benchmarking_option_set {
+        return Err(ConfigError::BenchOptionInInit);
+    }
+    if d.init.partitions == 0 && d.partition_method_given {
+        return Err(ConfigError::PartitionMethodWithoutPartitions);
+    }
+    if d.init.partitions > 0 && !d.partition_method_given {
+        d.init.partition_method = PartitionMethod::Range;
+    }
+    let mut steps = d.init_steps.take().unwrap_or_else(|| "dtgvp".to_string());
+    if d.no_vacuum {
+        steps = steps.replace('v', " ");
+    }
+    if d.foreign_keys && !steps.contains('f') {
+        steps.push('f');
+    }
+    d.init.steps = steps;
+    Ok(Action::Init {
+        conn: d.conn,
+        init: d.init,
+        temp_instance: d.temp_instance,
+    })
+}
+
+/// `-t` or `-T`, not both; `-t 10` when neither.
+fn check_limits(d: &mut Draft) -> Result<(), ConfigError> {
+    if d.nxacts > 0 && d.duration > 0 {
+        return Err(ConfigError::BothLimits);
+    }
+    if d.nxacts <= 0 && d.duration <= 0 {
+        d.nxacts = DEFAULT_NXACTS;
+    }
+    Ok(())
+}
+
+/// `--sampling-rate`, `--aggregate-interval` and `--log-prefix` need `-l`, and fit `-T`.
+fn check_logging(d: &Draft) -> Result<(), ConfigError> {
+    if d.sample_rate > 0.0 && !d.use_log {
+        return Err(ConfigError::SamplingWithoutLog);
+    }
+    if d.sample_rate > 0.0 && d.agg_interval > 0 {
+        return Err(ConfigError::SamplingWithAggregation);
+    }
+    if d.agg_interval > 0 && !d.use_log {
+        return Err(ConfigError::AggregationWithoutLog);
+    }
+    if !d.use_log && d.log_prefix.is_some() {
+        return Err(ConfigError::PrefixWithoutLog);
+    }
+    let (interval, duration) = (d.agg_interval, d.duration);
+    if duration > 0 && interval > duration {
+        return Err(ConfigError::AggregationOverDuration { interval, duration });
+    }
+    if duration > 0 && interval > 0 && duration % interval != 0 {
+        return Err(ConfigError::DurationNotMultiple { interval, duration });
+    }
+    Ok(())
+}
+
+/// The validated draft as a typed plan.
+fn bench_action(d: Draft) -> Action {
+    let positive = |v: i64| (v > 0).then_some(v);
+    let settings = RunSettings {
+        query_mode: d.query_mode,
+        clients: d.nclients as usize,
+        threads: d.nthreads as usize,
+        limit: if d.duration > 0 {
+            Limit::Duration(d.duration)
+        } else {
+            Limit::Transactions(d.nxacts as i32)
+        },
+        max_tries: match d.max_tries {
+            0 => MaxTries::Unlimited,
+            n => MaxTries::Limited(n),
+        },
+        failures_detailed: d.failures_detailed,
+        rate: d.rate,
+        latency_limit_us: positive(d.latency_limit),
+        progress_s: positive(d.progress),
+        reconnect: d.is_connect,
+        report_per_command: d.report_per_command,
+        percentiles: d.percentiles,
+    };
+    let log = d.use_log.then(|| LogPlan {
+        prefix: d.log_prefix.unwrap_or_else(|| "pgbench_log".to_string()),
+        sample_rate: (d.sample_rate > 0.0).then_some(d.sample_rate),
+        aggregate_interval: positive(d.agg_interval),
+    });
+    let vacuum = match (d.no_vacuum, d.vacuum_all) {
+        (true, _) => Vacuum::Skip,
+        (false, true) => Vacuum::All,
+        (false, false) => Vacuum::Default,
+    };
+    Action::Bench {
+        conn: d.conn,
+        plan: Box::new(BenchPlan {
+            scripts: d.scripts,
+            builtin_used: d.builtin_used,
+            settings,
+            progress_timestamp: d.progress_timestamp,
+            log,
+            verbose_errors: d.verbose_errors,
+            exit_on_abort: d.exit_on_abort,
+            defines: d.defines,
+            scale: Scale {
+                value: d.scale,
+                given: d.scale_given,
+            },
+            vacuum,
+            debug: d.debug,
+            random_seed: d.random_seed,
+        }),
+        temp_instance: d.temp_instance,
+    }
+}

@@ -1,0 +1,356 @@
+//! The option loop of pgbench.c's `main()`: each option, in command-line order, moves
+//! a [`Draft`], which keeps pgbench's raw values (zero meaning "not given", as its
+//! globals do) until [`super::checks`] validates them and builds the typed plan.
+
+use super::error::{ConfigError, MAX_SCRIPTS};
+use super::values::{check_init_steps, parse_int, parse_positive, parse_script_weight};
+use super::{Action, ConnArgs, Env};
+use crate::bench::plan::WeightedScript;
+use crate::c_numbers::{atof, atoi};
+use crate::cli::args::Opt;
+use crate::init::{InitOptions, PartitionMethod};
+use pgbench_results::QueryMode;
+use pgbench_script::ast::Script;
+use pgbench_script::error::ScriptError;
+use pgbench_script::{builtin, parser, variables};
+
+/// What the options said so far.
+pub(super) struct Draft {
+    pub is_init_mode: bool,
+    pub init_steps: Option<String>,
+    pub foreign_keys: bool,
+    pub benchmarking_option_set: bool,
+    pub initialization_option_set: bool,
+    pub conn: ConnArgs,
+    pub init: InitOptions,
+    pub partition_method_given: bool,
+    pub scripts: Vec<WeightedScript>,
+    pub builtin_used: bool,
+    pub nclients: i64,
+    pub nthreads: i64,
+    pub nxacts: i64,
+    pub duration: i64,
+    pub is_connect: bool,
+    pub query_mode: QueryMode,
+    pub progress: i64,
+    pub progress_timestamp: bool,
+    pub report_per_command: bool,
+    /// `-R` as typed (transactions per second).
+    pub rate: Option<f64>,
+    /// `-L` µs, 0 = off.
+    pub latency_limit: i64,
+    pub use_log: bool,
+    pub log_prefix: Option<String>,
+    pub sample_rate: f64,
+    pub agg_interval: i64,
+    /// 0 = unlimited.
+    pub max_tries: u32,
+    pub failures_detailed: bool,
+    pub verbose_errors: bool,
+    pub exit_on_abort: bool,
+    pub defines: Vec<(String, String)>,
+    pub scale: i32,
+    pub scale_given: bool,
+    pub no_vacuum: bool,
+    pub vacuum_all: bool,
+    pub percentiles: Option<Vec<f64>>,
+    pub debug: bool,
+    pub random_seed: u64,
+    pub temp_instance: bool,
+}
+
+impl Draft {
+    /// pgbench's defaults, with the seed from the environment or the clock.
+    pub fn new(random_seed: u64) -> Draft {
+        Draft {
+            is_init_mode: false,
+            init_steps: None,
+            foreign_keys: false,
+            benchmarking_option_set: false,
+            initialization_option_set: false,
+            conn: ConnArgs::default(),
+            init: InitOptions::default(),
+            partition_method_given: false,
+            scripts: Vec::new(),
+            builtin_used: false,
+            nclients: 1,
+            nthreads: 1,
+            nxacts: 0,
+            duration: 0,
+            is_connect: false,
+            query_mode: QueryMode::Simple,
+            progress: 0,
+            progress_timestamp: false,
+            report_per_command: false,
+            rate: None,
+            latency_limit: 0,
+            use_log: false,
+            log_prefix: None,
+            sample_rate: 0.0,
+            agg_interval: 0,
+            max_tries: 1,
+            failures_detailed: false,
+            verbose_errors: false,
+            exit_on_abort: false,
+            defines: Vec::new(),
+            scale: 1,
+            scale_given: false,
+            no_vacuum: false,
+            vacuum_all: false,
+            percentiles: None,
+            debug: false,
+            random_seed,
+            temp_instance: false,
+        }
+    }
+
+    /// Applies one option. `Some(action)` ends the loop at once (`-b list`,
+    /// `--show-script`); `notices` gets what pgbench prints while parsing.
+    pub fn apply(
+        &mut self,
+        opt: Opt,
+        v: &str,
+        env: &dyn Env,
+        notices: &mut Vec<String>,
+    ) -> Result<Option<Action>, ConfigError> {
+        use Opt::*;
+        match opt {
+            Builtin | File | SelectOnly | SkipSomeUpdates | ShowScript => {
+                return self.script_option(opt, v, env)
+            }
+            Client | Jobs | Connect | Transactions | Time | Rate | LatencyLimit | Protocol
+            | MaxTries | FailuresDetailed | VerboseErrors | ExitOnAbort | Define => {
+                self.run_option(opt, v, env)?
+            }
+            Log | LogPrefix | SamplingRate | AggregateInterval | Progress | ProgressTimestamp
+            | ReportPerCommand | LatencyPercentiles => self.output_option(opt, v)?,
+            Initialize | InitSteps | Fillfactor | Quiet | UnloggedTables | Tablespace
+            | IndexTablespace | ForeignKeys | Partitions | PartitionMethod => {
+                self.init_option(opt, v)?
+            }
+            Host => self.conn.host = Some(v.to_string()),
+            Port => self.conn.port = Some(v.to_string()),
+            Username => self.conn.user = Some(v.to_string()),
+            Debug => self.debug = true,
+            TempInstance => self.temp_instance = true,
+            NoVacuum => self.no_vacuum = true,
+            VacuumAll => {
+                self.benchmarking_option_set = true;
+                self.vacuum_all = true;
+            }
+            Scale => {
+                self.scale_given = true;
+                self.scale = parse_positive(v, "-s/--scale", 1)? as i32;
+                self.init.scale = self.scale;
+            }
+            RandomSeed => {
+                self.benchmarking_option_set = true;
+                self.random_seed = super::values::parse_seed(v, "--random-seed option")?;
+                // pgbench announces the seed as soon as it is parsed.
+                notices.push(format!("setting random seed to {}", self.random_seed));
+            }
+        }
+        Ok(None)
+    }
+
+    /// `-b`, `-f`, `-S`, `-N`, `--show-script`.
+    fn script_option(
+        &mut self,
+        opt: Opt,
+        v: &str,
+        env: &dyn Env,
+    ) -> Result<Option<Action>, ConfigError> {
+        match opt {
+            Opt::Builtin => {
+                if v == "list" {
+                    return Ok(Some(Action::PrintAndExit(builtin::list_text())));
+                }
+                let (name, weight) = parse_script_weight(v)?;
+                self.add_builtin(name, weight)?;
+            }
+            Opt::File => {
+                let (path, weight) = parse_script_weight(v)?;
+                let text = env.read_file(path).map_err(|e| ConfigError::OpenFile {
+                    path: path.to_string(),
+                    reason: crate::sys::strerror(&e),
+                })?;
+                self.add_script(parser::parse_script(path, path, &text)?, weight)?;
+            }
+            Opt::SelectOnly => self.add_builtin("select-only", 1)?,
+            Opt::SkipSomeUpdates => self.add_builtin("simple-update", 1)?,
+            Opt::ShowScript => {
+                let found = builtin::find(v)?;
+                return Ok(Some(Action::PrintAndExit(builtin::show_script_text(found))));
+            }
+            _ => unreachable!("not a script option: {opt:?}"),
+        }
+        self.benchmarking_option_set = true;
+        Ok(None)
+    }
+
+    /// A builtin script by (a prefix of) its name.
+    pub fn add_builtin(&mut self, name: &str, weight: i64) -> Result<(), ConfigError> {
+        self.add_script(builtin::find(name)?.script(), weight)?;
+        self.builtin_used = true;
+        Ok(())
+    }
+
+    fn add_script(&mut self, script: Script, weight: i64) -> Result<(), ConfigError> {
+        if script.commands.is_empty() {
+            return Err(ScriptError::EmptyCommandList {
+                script: script.name,
+            }
+            .into());
+        }
+        if self.scripts.len() >= MAX_SCRIPTS {
+            return Err(ConfigError::TooManyScripts);
+        }
+        self.scripts.push(WeightedScript { script, weight });
+        Ok(())
+    }
+
+    /// Options that shape how clients run.
+    fn run_option(&mut self, opt: Opt, v: &str, env: &dyn Env) -> Result<(), ConfigError> {
+        match opt {
+            Opt::Client => {
+                let n = parse_positive(v, "-c/--clients", 1)?;
+                check_open_files(n, env)?;
+                self.nclients = n;
+            }
+            Opt::Jobs => {
+                // pgbench-rs: with -i, -j sets the number of loading connections, so it
+                // is not a benchmarking-only option here.
+                self.nthreads = parse_positive(v, "-j/--jobs", 1)?;
+                self.init.jobs = Some(self.nthreads as u32);
+                return Ok(());
+            }
+            Opt::Connect => self.is_connect = true,
+            Opt::Transactions => self.nxacts = parse_positive(v, "-t/--transactions", 1)?,
+            Opt::Time => self.duration = parse_positive(v, "-T/--time", 1)?,
+            Opt::Rate => {
+                let rate = atof(v);
+                if rate.is_nan() || rate <= 0.0 {
+                    return Err(ConfigError::Rate(v.to_string()));
+                }
+                self.rate = Some(rate);
+            }
+            Opt::LatencyLimit => {
+                let ms = atof(v);
+                if ms.is_nan() || ms <= 0.0 {
+                    return Err(ConfigError::LatencyLimit(v.to_string()));
+                }
+                self.latency_limit = (ms * 1000.0) as i64;
+            }
+            Opt::Protocol => {
+                self.query_mode = match v {
+                    "simple" => QueryMode::Simple,
+                    "extended" => QueryMode::Extended,
+                    "prepared" => QueryMode::Prepared,
+                    _ => return Err(ConfigError::QueryMode(v.to_string())),
+                };
+            }
+            Opt::MaxTries => {
+                let n = atoi(v);
+                if n < 0 {
+                    return Err(ConfigError::MaxTries(v.to_string()));
+                }
+                self.max_tries = n as u32;
+            }
+            Opt::FailuresDetailed => self.failures_detailed = true,
+            Opt::VerboseErrors => self.verbose_errors = true,
+            Opt::ExitOnAbort => self.exit_on_abort = true,
+            Opt::Define => self.define(v)?,
+            _ => unreachable!("not a run option: {opt:?}"),
+        }
+        self.benchmarking_option_set = true;
+        Ok(())
+    }
+
+    /// `-D NAME=VALUE`.
+    fn define(&mut self, v: &str) -> Result<(), ConfigError> {
+        let Some((name, val)) = v
+            .split_once('=')
+            .filter(|(n, v)| !n.is_empty() && !v.is_empty())
+        else {
+            return Err(ConfigError::Define(v.to_string()));
+        };
+        if !variables::is_valid_name(name) && !self.defines.iter().any(|(n, _)| n == name) {
+            return Err(ConfigError::DefineName(name.to_string()));
+        }
+        self.defines.push((name.to_string(), val.to_string()));
+        Ok(())
+    }
+
+    /// Options that shape what is written during and after the run.
+    fn output_option(&mut self, opt: Opt, v: &str) -> Result<(), ConfigError> {
+        self.benchmarking_option_set = true;
+        match opt {
+            Opt::Log => self.use_log = true,
+            Opt::LogPrefix => self.log_prefix = Some(v.to_string()),
+            Opt::SamplingRate => {
+                self.sample_rate = atof(v);
+                if self.sample_rate.is_nan() || self.sample_rate <= 0.0 || self.sample_rate > 1.0 {
+                    return Err(ConfigError::SamplingRate(v.to_string()));
+                }
+            }
+            Opt::AggregateInterval => {
+                self.agg_interval = parse_positive(v, "--aggregate-interval", 1)?;
+            }
+            Opt::Progress => self.progress = parse_positive(v, "-P/--progress", 1)?,
+            Opt::ProgressTimestamp => self.progress_timestamp = true,
+            Opt::ReportPerCommand => self.report_per_command = true,
+            Opt::LatencyPercentiles => {
+                self.percentiles = Some(super::values::parse_percentiles(v)?);
+            }
+            _ => unreachable!("not an output option: {opt:?}"),
+        }
+        Ok(())
+    }
+
+    /// Initialization-mode options.
+    fn init_option(&mut self, opt: Opt, v: &str) -> Result<(), ConfigError> {
+        match opt {
+            Opt::Initialize => {
+                self.is_init_mode = true;
+                return Ok(());
+            }
+            Opt::InitSteps => {
+                check_init_steps(v)?;
+                self.init_steps = Some(v.to_string());
+            }
+            Opt::Fillfactor => {
+                self.init.fillfactor = parse_int(v, "-F/--fillfactor", 10, 100)? as i32
+            }
+            Opt::Quiet => self.init.quiet = true,
+            Opt::UnloggedTables => self.init.unlogged_tables = true,
+            Opt::Tablespace => self.init.tablespace = Some(v.to_string()),
+            Opt::IndexTablespace => self.init.index_tablespace = Some(v.to_string()),
+            Opt::ForeignKeys => self.foreign_keys = true,
+            Opt::Partitions => {
+                self.init.partitions = parse_int(v, "--partitions", 0, i64::from(i32::MAX))? as i32;
+            }
+            Opt::PartitionMethod => {
+                self.init.partition_method = if v.eq_ignore_ascii_case("range") {
+                    PartitionMethod::Range
+                } else if v.eq_ignore_ascii_case("hash") {
+                    PartitionMethod::Hash
+                } else {
+                    return Err(ConfigError::PartitionMethod(v.to_string()));
+                };
+                self.partition_method_given = true;
+            }
+            _ => unreachable!("not an init option: {opt:?}"),
+        }
+        self.initialization_option_set = true;
+        Ok(())
+    }
+}
+
+/// The `-c` check on open files (pgbench 18 raises the soft limit when it can).
+fn check_open_files(nclients: i64, env: &dyn Env) -> Result<(), ConfigError> {
+    let need = nclients.saturating_add(3);
+    env.ensure_open_files(need as u64).map_err(|e| match e {
+        crate::sys::LimitError::Hard(limit) => ConfigError::OpenFilesLimit { need, limit },
+        crate::sys::LimitError::Raise(reason) => ConfigError::OpenFilesRaise { need, reason },
+    })
+}
