@@ -64,63 +64,76 @@ impl Client<'_> {
             MetaCommand::If(_) | MetaCommand::Elif(_) | MetaCommand::Else | MetaCommand::Endif => {
                 unreachable!("conditionals are handled by run_script")
             }
-            MetaCommand::StartPipeline => {
-                let mode = self.ctx.plan.settings.query_mode;
-                let refuse =
-                    |s: &Self, message| s.command_failed(script, index, "startpipeline", message);
-                if mode == QueryMode::Simple {
-                    return Err(refuse(
-                        self,
-                        "cannot use pipeline mode with the simple query protocol",
-                    )
-                    .into());
-                }
-                if self.in_pipeline() {
-                    return Err(refuse(self, "already in pipeline mode").into());
-                }
-                if mode == QueryMode::Prepared {
-                    // prepareCommandsInPipeline: everything up to \endpipeline, now.
-                    let commands = &self.ctx.scripts[script].script.commands;
-                    let end = commands[index..]
-                        .iter()
-                        .position(|c| matches!(c.kind, CommandKind::Meta(MetaCommand::EndPipeline)))
-                        .map_or(commands.len(), |p| index + p);
-                    self.prepare_commands(script, index + 1, end)?;
-                }
-                if connected(&mut self.conn).enter_pipeline_mode().is_err() {
-                    return Err(refuse(self, "failed to enter pipeline mode").into());
-                }
-                self.pending_syncs = 0;
-            }
+            MetaCommand::StartPipeline => self.start_pipeline(script, index)?,
             MetaCommand::SyncPipeline | MetaCommand::EndPipeline => {
-                let word = meta.name();
-                if !self.in_pipeline() {
-                    return Err(self
-                        .command_failed(script, index, word, "not in pipeline mode")
-                        .into());
-                }
-                let conn = connected(&mut self.conn);
-                // \syncpipeline only queues a sync; \endpipeline sends one and reads.
-                let sent = if matches!(meta, MetaCommand::SyncPipeline) {
-                    conn.send_pipeline_sync()
-                } else {
-                    conn.pipeline_sync()
-                };
-                if sent.is_err() {
-                    return Err(self
-                        .command_failed(script, index, word, "failed to send a pipeline sync")
-                        .into());
-                }
-                if matches!(meta, MetaCommand::SyncPipeline) {
-                    self.pending_syncs += 1;
-                    return Ok(());
-                }
-                let syncs = self.pending_syncs + 1;
-                self.pending_syncs = 0;
-                self.read_pipeline_results(script, index, syncs)?;
+                self.sync_pipeline(meta, script, index)?
             }
         }
         Ok(())
+    }
+
+    /// `\startpipeline` (under `-M prepared`, everything up to `\endpipeline` is
+    /// prepared first, as pgbench's `prepareCommandsInPipeline` does).
+    fn start_pipeline(&mut self, script: usize, index: usize) -> Result<(), TxError> {
+        let mode = self.ctx.plan.settings.query_mode;
+        let refuse = |s: &Self, message| s.command_failed(script, index, "startpipeline", message);
+        if mode == QueryMode::Simple {
+            return Err(refuse(
+                self,
+                "cannot use pipeline mode with the simple query protocol",
+            )
+            .into());
+        }
+        if self.in_pipeline() {
+            return Err(refuse(self, "already in pipeline mode").into());
+        }
+        if mode == QueryMode::Prepared {
+            let commands = &self.ctx.scripts[script].script.commands;
+            let end = commands[index..]
+                .iter()
+                .position(|c| matches!(c.kind, CommandKind::Meta(MetaCommand::EndPipeline)))
+                .map_or(commands.len(), |p| index + p);
+            self.prepare_commands(script, index + 1, end)?;
+        }
+        if connected(&mut self.conn).enter_pipeline_mode().is_err() {
+            return Err(refuse(self, "failed to enter pipeline mode").into());
+        }
+        self.pending_syncs = 0;
+        Ok(())
+    }
+
+    /// `\syncpipeline` queues a sync; `\endpipeline` sends one and reads every result.
+    fn sync_pipeline(
+        &mut self,
+        meta: &MetaCommand,
+        script: usize,
+        index: usize,
+    ) -> Result<(), TxError> {
+        let word = meta.name();
+        if !self.in_pipeline() {
+            return Err(self
+                .command_failed(script, index, word, "not in pipeline mode")
+                .into());
+        }
+        let only_queue = matches!(meta, MetaCommand::SyncPipeline);
+        let conn = connected(&mut self.conn);
+        let sent = if only_queue {
+            conn.send_pipeline_sync()
+        } else {
+            conn.pipeline_sync()
+        };
+        if sent.is_err() {
+            return Err(self
+                .command_failed(script, index, word, "failed to send a pipeline sync")
+                .into());
+        }
+        if only_queue {
+            self.pending_syncs += 1;
+            return Ok(());
+        }
+        let syncs = self.pending_syncs + 1;
+        self.pending_syncs = 0;
+        self.read_pipeline_results(script, index, syncs)
     }
 
     /// The value of `\sleep :name`, or why it is not a sleep time.
@@ -155,51 +168,35 @@ impl Client<'_> {
         }
     }
 
-    /// `runShellCommand`: `\shell` (no variable) or `\setshell` (store the integer).
-    /// `Err` carries the line pgbench prints before the abort, if any.
-    fn run_shell(
-        &mut self,
-        var: Option<&str>,
-        command: &str,
-        args: &[ShellArg],
-    ) -> Result<(), Option<String>> {
+    /// The command line `\shell`/`\setshell` runs: the words with `:name` replaced
+    /// by the variables' values (`::x` is a literal `:x`), at most pgbench's 255 bytes.
+    fn shell_line(&self, command: &str, args: &[ShellArg]) -> Result<String, Option<String>> {
         let word = command;
-        let mut line = String::new();
+        let value = |name: &str| match self.vars.get(name) {
+            Some(v) => {
+                let mut s = String::new();
+                v.write_text(&mut s);
+                Ok(s)
+            }
+            // pgbench quotes the argument as written, colon included.
+            None => Err(Some(format!("{word}: undefined variable \":{name}\""))),
+        };
         let mut parts: Vec<String> = Vec::with_capacity(args.len() + 1);
         // The command word follows the argument rules too.
-        let first = if let Some(rest) = command.strip_prefix("::") {
+        parts.push(if let Some(rest) = command.strip_prefix("::") {
             format!(":{rest}")
         } else if let Some(name) = command.strip_prefix(':') {
-            match self.vars.get(name) {
-                Some(v) => {
-                    let mut s = String::new();
-                    v.write_text(&mut s);
-                    s
-                }
-                None => {
-                    // pgbench quotes the argument as written, colon included.
-                    return Err(Some(format!("{word}: undefined variable \":{name}\"")));
-                }
-            }
+            value(name)?
         } else {
             command.to_string()
-        };
-        parts.push(first);
+        });
         for arg in args {
-            match arg {
-                ShellArg::Literal(s) => parts.push(s.clone()),
-                ShellArg::Var(name) => match self.vars.get(name) {
-                    Some(v) => {
-                        let mut s = String::new();
-                        v.write_text(&mut s);
-                        parts.push(s);
-                    }
-                    None => {
-                        return Err(Some(format!("{word}: undefined variable \":{name}\"")));
-                    }
-                },
-            }
+            parts.push(match arg {
+                ShellArg::Literal(s) => s.clone(),
+                ShellArg::Var(name) => value(name)?,
+            });
         }
+        let mut line = String::new();
         for (i, p) in parts.iter().enumerate() {
             if line.len() + p.len() + usize::from(i > 0) >= SHELL_COMMAND_SIZE - 1 {
                 return Err(Some(format!("{word}: shell command is too long")));
@@ -209,6 +206,19 @@ impl Client<'_> {
             }
             line.push_str(p);
         }
+        Ok(line)
+    }
+
+    /// `runShellCommand`: `\shell` (no variable) or `\setshell` (store the integer).
+    /// `Err` carries the line pgbench prints before the abort, if any.
+    fn run_shell(
+        &mut self,
+        var: Option<&str>,
+        command: &str,
+        args: &[ShellArg],
+    ) -> Result<(), Option<String>> {
+        let word = command;
+        let line = self.shell_line(command, args)?;
         let _ = std::io::Write::flush(&mut std::io::stdout());
         let Some(var) = var else {
             let status = shell_command(&line).status();

@@ -167,10 +167,7 @@ impl Client<'_> {
         script: usize,
         index: usize,
     ) -> Result<(), TxError> {
-        let ctx = self.ctx;
-        let mode = ctx.plan.settings.query_mode;
-        let debug = ctx.plan.debug;
-        let id = self.id;
+        let mode = self.ctx.plan.settings.query_mode;
         let in_pipeline = self.in_pipeline();
         if in_pipeline {
             let refused = match sql.target {
@@ -189,66 +186,10 @@ impl Client<'_> {
         if mode == QueryMode::Prepared && !in_pipeline {
             self.prepare_commands(script, index, index + 1)?;
         }
-        let sent = match mode {
-            QueryMode::Simple => {
-                self.sql_buf.clear();
-                for piece in &sql.pieces {
-                    match piece {
-                        SqlPiece::Text(t) => self.sql_buf.push_str(t),
-                        SqlPiece::Var(name) => {
-                            if !self.vars.write_text(name, &mut self.sql_buf) {
-                                self.sql_buf.push(':');
-                                self.sql_buf.push_str(name);
-                            }
-                        }
-                    }
-                }
-                if debug {
-                    logging::info(&format!("client {id} sending {}", self.sql_buf));
-                }
-                connected(&mut self.conn).send_query(&self.sql_buf)
-            }
-            QueryMode::Extended | QueryMode::Prepared => {
-                self.param_buf.clear();
-                self.param_ends.clear();
-                for name in sql.parameters() {
-                    if self.vars.write_text(name, &mut self.param_buf) {
-                        self.param_ends.push(Some(self.param_buf.len()));
-                    } else {
-                        // pgbench: an undefined variable is sent as NULL.
-                        self.param_ends.push(None);
-                    }
-                }
-                let mut params: Vec<Option<&[u8]>> = Vec::with_capacity(self.param_ends.len());
-                let mut from = 0;
-                for end in &self.param_ends {
-                    match end {
-                        Some(end) => {
-                            params.push(Some(&self.param_buf.as_bytes()[from..*end]));
-                            from = *end;
-                        }
-                        None => params.push(None),
-                    }
-                }
-                let conn = connected(&mut self.conn);
-                if mode == QueryMode::Extended {
-                    let text = &ctx.scripts[script].parameterized[index];
-                    if debug {
-                        logging::info(&format!("client {id} sending {text}"));
-                    }
-                    conn.send_query_params(text, &params)
-                } else {
-                    let name = &ctx.scripts[script].prepared_names[index];
-                    if debug {
-                        logging::info(&format!("client {id} sending {name}"));
-                    }
-                    conn.send_query_prepared(name, &params)
-                }
-            }
-        };
+        let sent = self.send(sql, script, index);
         if sent.is_err() {
-            if debug {
-                logging::info(&format!("client {id} could not send {}", sql.text));
+            if self.ctx.plan.debug {
+                logging::info(&format!("client {} could not send {}", self.id, sql.text));
             }
             return Err(self
                 .command_failed(script, index, "SQL", "SQL command send failed")
@@ -258,6 +199,72 @@ impl Client<'_> {
             return Ok(());
         }
         self.read_results(sql, script, index)
+    }
+
+    /// `sendCommand`: the command in the run's query mode, its variables substituted
+    /// (simple) or sent as parameters (extended, prepared; undefined ones as NULL).
+    fn send(
+        &mut self,
+        sql: &pgbench_script::ast::SqlCommand,
+        script: usize,
+        index: usize,
+    ) -> Result<(), pgbench_wire::ConnError> {
+        let ctx = self.ctx;
+        let mode = ctx.plan.settings.query_mode;
+        let debug = ctx.plan.debug;
+        let id = self.id;
+        if mode == QueryMode::Simple {
+            self.sql_buf.clear();
+            for piece in &sql.pieces {
+                match piece {
+                    SqlPiece::Text(t) => self.sql_buf.push_str(t),
+                    SqlPiece::Var(name) => {
+                        if !self.vars.write_text(name, &mut self.sql_buf) {
+                            self.sql_buf.push(':');
+                            self.sql_buf.push_str(name);
+                        }
+                    }
+                }
+            }
+            if debug {
+                logging::info(&format!("client {id} sending {}", self.sql_buf));
+            }
+            return connected(&mut self.conn).send_query(&self.sql_buf);
+        }
+        self.param_buf.clear();
+        self.param_ends.clear();
+        for name in sql.parameters() {
+            if self.vars.write_text(name, &mut self.param_buf) {
+                self.param_ends.push(Some(self.param_buf.len()));
+            } else {
+                self.param_ends.push(None);
+            }
+        }
+        let mut params: Vec<Option<&[u8]>> = Vec::with_capacity(self.param_ends.len());
+        let mut from = 0;
+        for end in &self.param_ends {
+            match end {
+                Some(end) => {
+                    params.push(Some(&self.param_buf.as_bytes()[from..*end]));
+                    from = *end;
+                }
+                None => params.push(None),
+            }
+        }
+        let conn = connected(&mut self.conn);
+        if mode == QueryMode::Extended {
+            let text = &ctx.scripts[script].parameterized[index];
+            if debug {
+                logging::info(&format!("client {id} sending {text}"));
+            }
+            conn.send_query_params(text, &params)
+        } else {
+            let name = &ctx.scripts[script].prepared_names[index];
+            if debug {
+                logging::info(&format!("client {id} sending {name}"));
+            }
+            conn.send_query_prepared(name, &params)
+        }
     }
 
     /// `readCommandResponse` outside pipeline mode.
@@ -297,39 +304,16 @@ impl Client<'_> {
                     last_rows = Some(ntuples);
                     match &sql.target {
                         ResultTarget::Gset { prefix } => {
-                            gset_row.clear();
-                            if ntuples == 1 {
-                                for f in 0..conn.nfields() {
-                                    let value = conn
-                                        .last_row_value(f)
-                                        .map(|v| String::from_utf8_lossy(v).into_owned())
-                                        .unwrap_or_default();
-                                    gset_row
-                                        .push((format!("{prefix}{}", conn.field_name(f)), value));
-                                }
-                            }
+                            gset_row = if ntuples == 1 {
+                                last_row(conn, prefix)
+                            } else {
+                                Vec::new()
+                            };
                         }
                         ResultTarget::Aset { prefix } if ntuples > 0 => {
-                            let mut row = Vec::with_capacity(conn.nfields());
-                            for f in 0..conn.nfields() {
-                                let value = conn
-                                    .last_row_value(f)
-                                    .map(|v| String::from_utf8_lossy(v).into_owned())
-                                    .unwrap_or_default();
-                                row.push((format!("{prefix}{}", conn.field_name(f)), value));
-                            }
-                            for (name, value) in row {
-                                if let Err(e) = self.vars.set_text("aset", &name, &value) {
-                                    let abort = self.abort(AbortReason::Storing {
-                                        script,
-                                        command: index,
-                                        query: qrynum,
-                                        variable: name,
-                                    });
-                                    failure = Some(abort.because(e.to_string()).into());
-                                    break;
-                                }
-                            }
+                            let row = last_row(conn, prefix);
+                            let at = (script, index, qrynum);
+                            failure = self.store(row, "aset", at).err().map(TxError::from);
                         }
                         _ => {}
                     }
@@ -364,20 +348,32 @@ impl Client<'_> {
                     })
                     .into());
             }
-            for (name, value) in gset_row.drain(..) {
-                if let Err(e) = self.vars.set_text("gset", &name, &value) {
-                    let abort = self.abort(AbortReason::Storing {
-                        script,
-                        command: index,
-                        query,
-                        variable: name,
-                    });
-                    return Err(abort.because(e.to_string()).into());
-                }
-            }
+            self.store(gset_row, "gset", (script, index, query))?;
         }
         if qrynum == 0 {
             return Err(self.abort(AbortReason::NoResults { command: index }).into());
+        }
+        Ok(())
+    }
+
+    /// `\\gset`/`\\aset`: stores a row's values; `at` is (script, command, query).
+    fn store(
+        &mut self,
+        row: Vec<(String, String)>,
+        context: &str,
+        at: (usize, usize, usize),
+    ) -> Result<(), ClientAbort> {
+        for (name, value) in row {
+            if let Err(e) = self.vars.set_text(context, &name, &value) {
+                let (script, command, query) = at;
+                let abort = self.abort(AbortReason::Storing {
+                    script,
+                    command,
+                    query,
+                    variable: name,
+                });
+                return Err(abort.because(e.to_string()));
+            }
         }
         Ok(())
     }
@@ -436,6 +432,19 @@ impl Client<'_> {
         }
         Ok(())
     }
+}
+
+/// The current result's last row as `(prefix + column name, value)` pairs (NULL as "").
+fn last_row(conn: &pgbench_wire::Connection, prefix: &str) -> Vec<(String, String)> {
+    (0..conn.nfields())
+        .map(|f| {
+            let value = conn
+                .last_row_value(f)
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+                .unwrap_or_default();
+            (format!("{prefix}{}", conn.field_name(f)), value)
+        })
+        .collect()
 }
 
 fn unexpected_result_message(r: &ResultStatus) -> String {
