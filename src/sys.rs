@@ -79,21 +79,40 @@ pub fn limit_malloc_arenas() {
 /// SIGINT is blocked in the calling thread, and so in every thread it starts later:
 /// call it before starting any.
 pub fn on_interrupt(handler: impl Fn() + Send + 'static) {
+    on_signals(&[libc::SIGINT], move |_| handler());
+}
+
+/// Runs `handler(signal)` on a thread of its own each time one of `signals` arrives,
+/// instead of the default action. The signals are blocked in the calling thread, and
+/// so in every thread it starts later: call it before starting any.
+pub fn on_signals(signals: &[libc::c_int], handler: impl Fn(libc::c_int) + Send + 'static) {
     // SAFETY: the sigset is ours and initialised by sigemptyset before use.
     let set = unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
+        for &s in signals {
+            libc::sigaddset(&mut set, s);
+        }
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
         set
     };
     std::thread::spawn(move || loop {
         let mut sig: libc::c_int = 0;
         // SAFETY: waits on the blocked set above; writes only `sig`.
-        if unsafe { libc::sigwait(&set, &mut sig) } == 0 && sig == libc::SIGINT {
-            handler();
+        if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
+            handler(sig);
         }
     });
+}
+
+/// Shuts a socket down in both directions, so that a thread blocked reading it wakes
+/// with end-of-file. The descriptor stays open (its owner closes it).
+pub fn shutdown_socket(fd: std::os::fd::RawFd) {
+    // SAFETY: shutdown only changes the state of the socket `fd` names; the caller
+    // guarantees the descriptor is still the connection's (not closed and reused).
+    unsafe {
+        libc::shutdown(fd, libc::SHUT_RDWR);
+    }
 }
 
 /// CLOCK_MONOTONIC in microseconds.

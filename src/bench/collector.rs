@@ -48,6 +48,8 @@ pub struct Collected {
     pub last_client_end: i64,
     /// `--exit-on-abort` fired: the thread of the client that aborted.
     pub stopped_by_thread: Option<usize>,
+    /// Clients stopped in the middle of a transaction (by Ctrl-C or an overdue end).
+    pub unfinished: usize,
 }
 
 impl Collected {
@@ -66,6 +68,7 @@ impl Collected {
             series: plan.series.then(|| SeriesRecorder::new(start_us)),
             last_client_end: 0,
             stopped_by_thread: None,
+            unfinished: 0,
         }
     }
 
@@ -96,6 +99,7 @@ impl Collected {
     /// A client's last word: its `-r` counters and connection time.
     fn client_done(&mut self, done: ClientDone) {
         self.last_client_end = self.last_client_end.max(done.end_us);
+        self.unfinished += usize::from(done.unfinished);
         self.conn_total_duration_us += done.conn_duration_us;
         if self.commands.is_empty() {
             self.commands = done.commands;
@@ -147,16 +151,25 @@ impl ProgressClock {
     }
 }
 
+/// What the collector reads and writes besides the events.
+pub struct Hooks<'a> {
+    /// Reads the run clock.
+    pub now: &'a mut dyn FnMut() -> i64,
+    /// Gets the stderr text (progress lines, aborts).
+    pub out: &'a mut dyn FnMut(&str),
+    /// Called at every look with the time: enforces the run's end.
+    pub watch: &'a mut dyn FnMut(i64),
+}
+
 /// Collects until every client is done (or, with `--exit-on-abort`, one aborted).
-/// `start_us` is when the client threads started; `now` reads the run clock; `out`
-/// gets the stderr text (progress lines, aborts).
+/// `start_us` is when the client threads started.
 pub fn collect(
     plan: &CollectorPlan,
     rx: &Receiver<Event>,
     start_us: i64,
-    now: &mut dyn FnMut() -> i64,
-    out: &mut dyn FnMut(&str),
+    hooks: &mut Hooks<'_>,
 ) -> Collected {
+    let Hooks { now, out, watch } = hooks;
     let mut c = Collected::new(plan, start_us);
     let mut progress = plan.progress.map(|(period, format)| ProgressClock {
         period,
@@ -191,7 +204,9 @@ pub fn collect(
             }
             Err(TryRecvError::Disconnected) => break,
             Err(TryRecvError::Empty) => {
+                // Only when idle: after the run's end the channel goes quiet.
                 let t = now();
+                watch(t);
                 let wait = progress
                     .as_ref()
                     .map_or(POLL_US, |p| p.due_in(t).min(POLL_US));
@@ -258,6 +273,7 @@ mod tests {
             ],
             conn_duration_us: 10.0,
             end_us,
+            unfinished: false,
         })
     }
 
@@ -273,7 +289,12 @@ mod tests {
             t
         };
         let mut text = String::new();
-        let c = collect(plan, &rx, 0, &mut clock, &mut |s| text.push_str(s));
+        let mut hooks = Hooks {
+            now: &mut clock,
+            out: &mut |s| text.push_str(s),
+            watch: &mut |_| {},
+        };
+        let c = collect(plan, &rx, 0, &mut hooks);
         (c, text)
     }
 

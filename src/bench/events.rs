@@ -27,6 +27,8 @@ pub struct ClientDone {
     pub conn_duration_us: f64,
     /// When it finished, µs on the run clock.
     pub end_us: i64,
+    /// The run was stopped (Ctrl-C, an overdue end) while it was in a transaction.
+    pub unfinished: bool,
 }
 
 /// What clients send the collector.

@@ -4,7 +4,7 @@
 //! client connects, then all wait at a [`StartGate`] until the main thread says go (or
 //! says stop, when a connection or a thread could not be made).
 
-use super::clock::RunClock;
+use super::control::RunControl;
 use super::events::Event;
 use super::plan::BenchPlan;
 use super::retry::RetryPlan;
@@ -62,7 +62,7 @@ pub struct Context {
     pub scripts: Vec<RunScript>,
     pub weights: Vec<i64>,
     pub conn_opts: ConnectOptions,
-    pub clock: RunClock,
+    pub control: RunControl,
     pub retry: RetryPlan,
     pub events: crossbeam_channel::Sender<Event>,
     pub threads: Vec<ThreadShared>,
@@ -74,7 +74,12 @@ impl Context {
         self.plan.throttle_delay_us().map(|delay_us| Schedule {
             delay_us,
             latency_limit_us: self.plan.latency_limit_us(),
-            end_us: self.plan.settings.limit.duration().and(self.clock.end_us()),
+            end_us: self
+                .plan
+                .settings
+                .limit
+                .duration()
+                .and(self.control.clock.end_us()),
         })
     }
 }

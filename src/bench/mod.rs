@@ -18,6 +18,7 @@ pub mod client;
 pub mod clock;
 pub mod collector;
 pub mod conditional;
+pub mod control;
 pub mod error;
 pub mod events;
 pub mod launch;
@@ -32,8 +33,9 @@ pub mod txlog;
 pub use error::{ClientAbort, RunError};
 pub use outcome::RunOutcome;
 
-use clock::{epoch_now_us, now_us, RunClock};
+use clock::{epoch_now_us, now_us};
 use collector::CollectorPlan;
+use control::RunControl;
 use launch::{Context, Start, StartGate, ThreadShared, ThreadState};
 use pgbench_script::prng::{Prng, SeedPlan};
 use pgbench_script::variables::Variables;
@@ -52,6 +54,7 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
         settings.threads,
         plan.defines_variable("default_seed"),
     );
+    let target = interrupts();
     let (setup, conn_opts) = setup::prepare(&mut conn_args, plan)?;
     let vars = client_variables(plan, setup.scale, &seeds)?;
     let (events, events_rx) = crossbeam_channel::unbounded();
@@ -60,7 +63,7 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
         weights: scripts.iter().map(|s| s.weight).collect(),
         scripts,
         conn_opts,
-        clock: RunClock::new(),
+        control: RunControl::new(settings.clients),
         retry: retry::RetryPlan {
             max_tries: settings.max_tries,
             latency_limit_us: settings.latency_limit_us,
@@ -69,6 +72,7 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
         threads: thread_states(plan, &seeds)?,
         plan: plan.clone(),
     });
+    let _ = target.set(Arc::clone(&ctx));
     // pgbench: the start-up time that "initial connection time" counts from is taken
     // after setup and vacuum, right before the threads start.
     let start = now_us();
@@ -78,8 +82,11 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
         &collector_plan(&ctx),
         &events_rx,
         start,
-        &mut now_us,
-        &mut |text| crate::logging::raw(text),
+        &mut collector::Hooks {
+            now: &mut now_us,
+            out: &mut |text| crate::logging::raw(text),
+            watch: &mut |now| ctx.control.watch(now),
+        },
     );
     if let Some(thread) = collected.stopped_by_thread {
         // pgbench 17 exits without waiting for the other clients.
@@ -91,14 +98,34 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
     }
     // pgbench's run ends when its last thread does.
     let end = collected.last_client_end.max(bench_start);
-    finish_logs(&ctx, end + ctx.clock.epoch_shift_us);
+    finish_logs(&ctx, end + ctx.control.clock.epoch_shift_us);
     let timing = outcome::Timing {
         start,
         bench_start,
         end,
     };
+    let unfinished = collected.unfinished;
     let result = outcome::assemble(plan, &setup, &ctx.scripts, collected, timing);
-    Ok(RunOutcome::Completed(Box::new(result)))
+    Ok(RunOutcome::Completed {
+        result: Box::new(result),
+        stopped: ctx.control.cause(),
+        unfinished,
+    })
+}
+
+/// Takes over SIGINT and SIGTERM for the run (before any thread starts). Until the
+/// clients exist they end the process as the signal would; then the first one stops
+/// the run and keeps its results, a second one exits at once.
+fn interrupts() -> Arc<std::sync::OnceLock<Arc<Context>>> {
+    let target: Arc<std::sync::OnceLock<Arc<Context>>> = Arc::default();
+    let seen = Arc::clone(&target);
+    crate::sys::on_signals(&[libc::SIGINT, libc::SIGTERM], move |sig| {
+        match seen.get() {
+            Some(ctx) if !ctx.control.interrupt(sig) => {}
+            _ => std::process::exit(128 + sig),
+        }
+    });
+    target
 }
 
 /// Each client's variables: `-D` first, then the automatic ones unless `-D` set them.
@@ -214,13 +241,13 @@ fn begin(ctx: &Context, gate: &StartGate, start: i64) -> i64 {
     if let Some(secs) = ctx.plan.settings.limit.duration() {
         // pgbench sets its alarm when the threads are created, before they connect:
         // -T counts from the start-up time.
-        ctx.clock.set_end(start + secs * 1_000_000);
+        ctx.control.clock.set_end(start + secs * 1_000_000);
     }
     for t in &ctx.threads {
         let mut st = t.lock();
         st.throttle_trigger = bench_start;
         if let Some(log) = st.log.as_mut() {
-            log.restart_intervals(bench_start + ctx.clock.epoch_shift_us);
+            log.restart_intervals(bench_start + ctx.control.clock.epoch_shift_us);
         }
     }
     gate.open(Start::Go);
@@ -248,7 +275,7 @@ fn collector_plan(ctx: &Context) -> CollectorPlan {
         histograms: s.percentiles.is_some(),
         series: false,
         exit_on_abort: plan.exit_on_abort,
-        epoch_shift_us: ctx.clock.epoch_shift_us,
+        epoch_shift_us: ctx.control.clock.epoch_shift_us,
     }
 }
 

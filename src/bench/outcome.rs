@@ -2,6 +2,7 @@
 //! and what the collector counted), or `--exit-on-abort`'s early stop.
 
 use super::collector::Collected;
+use super::control::StopCause;
 use super::launch::RunScript;
 use super::plan::BenchPlan;
 use super::setup::Setup;
@@ -11,17 +12,29 @@ use pgbench_results::{CommandResult, RunResult, ScriptResult};
 #[derive(Debug)]
 pub enum RunOutcome {
     /// Every client finished or aborted; the report is printed.
-    Completed(Box<RunResult>),
+    Completed {
+        result: Box<RunResult>,
+        /// Set when the run was stopped before its end (a signal, or a server that
+        /// kept transactions running past the `-T` deadline and its grace).
+        stopped: Option<StopCause>,
+        /// Transactions cut short by the stop (not counted).
+        unfinished: usize,
+    },
     /// `--exit-on-abort`: a client of this thread aborted, the run stopped at once
     /// and no report is printed (pgbench 17).
     StoppedOnAbort { thread: usize },
 }
 
 impl RunOutcome {
-    /// 0, or 2 when a client aborted.
+    /// 0; 2 when a client aborted; 128 + the signal when one stopped the run (130
+    /// for SIGINT, 143 for SIGTERM), as a shell reports a process the signal ended.
     pub fn exit_status(&self) -> i32 {
         match self {
-            RunOutcome::Completed(r) if r.aborted_clients == 0 => 0,
+            RunOutcome::Completed {
+                stopped: Some(StopCause::Signal(sig)),
+                ..
+            } => 128 + sig,
+            RunOutcome::Completed { result, .. } if result.aborted_clients == 0 => 0,
             _ => 2,
         }
     }

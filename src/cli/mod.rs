@@ -96,12 +96,20 @@ pub fn bench_exit_status(outcome: Result<RunOutcome, crate::bench::RunError>) ->
         }
     };
     match &outcome {
-        RunOutcome::Completed(result) => {
+        RunOutcome::Completed {
+            result,
+            stopped,
+            unfinished,
+        } => {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(pgbench_results::report::render(result).as_bytes());
             let _ = out.flush();
+            drop(out);
             if result.aborted_clients > 0 {
                 logging::error("Run was aborted; the above results are incomplete.");
+            }
+            if let Some(cause) = stopped {
+                logging::warning(&stop_message(*cause, result.bench_duration_us, *unfinished));
             }
         }
         RunOutcome::StoppedOnAbort { thread } => {
@@ -111,4 +119,28 @@ pub fn bench_exit_status(outcome: Result<RunOutcome, crate::bench::RunError>) ->
         }
     }
     outcome.exit_status()
+}
+
+/// The line after the report of a run stopped early (pgbench-rs's own: stock dies on
+/// Ctrl-C without a report).
+fn stop_message(
+    cause: crate::bench::control::StopCause,
+    duration_us: f64,
+    unfinished: usize,
+) -> String {
+    use crate::bench::control::StopCause;
+    let why = match cause {
+        StopCause::Signal(libc::SIGTERM) => "run terminated by SIGTERM".to_string(),
+        StopCause::Signal(libc::SIGINT) => "run interrupted by SIGINT".to_string(),
+        StopCause::Signal(sig) => format!("run stopped by signal {sig}"),
+        StopCause::Overdue => format!(
+            "transactions still running {} s after the end of the run were cancelled",
+            crate::bench::control::DEADLINE_GRACE_US / 1_000_000
+        ),
+    };
+    format!(
+        "{why}; the results above cover the {:.1} s it ran; {unfinished} unfinished transaction{} not counted",
+        duration_us / 1e6,
+        if unfinished == 1 { " was" } else { "s were" }
+    )
 }

@@ -224,7 +224,7 @@ impl Client<'_> {
             let status = shell_command(&line).status();
             return match status {
                 Ok(s) if s.success() => Ok(()),
-                _ => Err((!self.ctx.clock.timer_exceeded())
+                _ => Err((!self.ctx.control.clock.timer_exceeded())
                     .then(|| format!("{word}: could not launch shell command"))),
             };
         };
@@ -251,7 +251,7 @@ impl Client<'_> {
             res.truncate(cut);
         }
         if res.is_empty() {
-            return Err((!self.ctx.clock.timer_exceeded())
+            return Err((!self.ctx.control.clock.timer_exceeded())
                 .then(|| format!("{word}: could not read result of shell command")));
         }
         let trimmed_start = res.trim_start_matches(|c: char| c.is_ascii_whitespace());

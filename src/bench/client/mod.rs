@@ -138,8 +138,24 @@ impl<'a> Client<'a> {
 
     /// Makes the initial connection (not under `-C`).
     pub fn connect_initial(&mut self) -> Result<(), pgbench_wire::ConnError> {
-        self.conn = Some(Connection::connect(&self.ctx.conn_opts)?);
+        let conn = Connection::connect(&self.ctx.conn_opts)?;
+        self.attach(conn);
         Ok(())
+    }
+
+    /// Takes a new connection, cancellable by the run's stop.
+    fn attach(&mut self, conn: Connection) {
+        use std::os::fd::AsRawFd;
+        self.ctx
+            .control
+            .register(self.id, conn.cancel_token(), conn.as_raw_fd());
+        self.conn = Some(conn);
+    }
+
+    /// Drops the connection (saying goodbye), after the stopper let go of it.
+    fn detach(&mut self) {
+        self.ctx.control.unregister(self.id);
+        self.conn = None;
     }
 
     fn debug(&self, msg: impl FnOnce() -> String) {
@@ -153,9 +169,16 @@ impl<'a> Client<'a> {
     pub fn run(mut self) {
         let outcome = self.run_transactions();
         self.flush_batch();
-        self.conn = None;
+        self.detach();
+        // After a stop, a failure is the stop's doing (a cancelled statement, a closed
+        // socket): the transaction it cut short is not counted, and nobody aborted.
+        let (abort, unfinished) = match outcome {
+            Err(_) if self.ctx.control.stopping() => (None, true),
+            Err(abort) => (Some(abort), false),
+            Ok(()) => (None, false),
+        };
         let events = &self.ctx.events;
-        if let Err(abort) = outcome {
+        if let Some(abort) = abort {
             let _ = events.send(Event::Aborted {
                 thread: self.thread.id,
                 abort,
@@ -165,13 +188,14 @@ impl<'a> Client<'a> {
             commands: self.commands,
             conn_duration_us: self.conn_duration_us,
             end_us: now_us(),
+            unfinished,
         }));
     }
 
     fn run_transactions(&mut self) -> Result<(), ClientAbort> {
         let ctx = self.ctx;
         loop {
-            if ctx.plan.settings.limit.duration().is_some() && ctx.clock.timer_exceeded() {
+            if ctx.plan.settings.limit.duration().is_some() && ctx.control.clock.timer_exceeded() {
                 return Ok(());
             }
             let (script, scheduled) = match self.next_transaction() {
@@ -188,7 +212,7 @@ impl<'a> Client<'a> {
             self.end_of_transaction()?;
             if ctx.plan.settings.reconnect {
                 let start = now_us();
-                self.conn = None;
+                self.detach();
                 self.conn_duration_us += (now_us() - start) as f64;
             }
             if self.is_done() {
@@ -201,9 +225,9 @@ impl<'a> Client<'a> {
     fn is_done(&self) -> bool {
         match self.ctx.plan.settings.limit {
             Limit::Transactions(n) => {
-                self.counted >= i64::from(n) || self.ctx.clock.timer_exceeded()
+                self.counted >= i64::from(n) || self.ctx.control.clock.timer_exceeded()
             }
-            Limit::Duration(_) => self.ctx.clock.timer_exceeded(),
+            Limit::Duration(_) => self.ctx.control.clock.timer_exceeded(),
         }
     }
 
@@ -252,7 +276,7 @@ impl<'a> Client<'a> {
                 Slot::Run(at) => {
                     self.flush_batch_if_waiting(at);
                     sleep_until(at);
-                    if ctx.clock.timer_exceeded() {
+                    if ctx.control.clock.timer_exceeded() {
                         return Next::Finish;
                     }
                     return Next::Run {
@@ -268,7 +292,7 @@ impl<'a> Client<'a> {
     fn reconnect(&mut self) -> Result<(), ClientAbort> {
         let start = now_us();
         match Connection::connect(&self.ctx.conn_opts) {
-            Ok(c) => self.conn = Some(c),
+            Ok(c) => self.attach(c),
             Err(e) => {
                 return Err(ClientAbort::new(self.id, AbortReason::Connect).because(e.to_string()))
             }
@@ -299,13 +323,13 @@ impl<'a> Client<'a> {
             };
             // CSTATE_ERROR
             self.recover_after_error()?;
-            if ctx.clock.timer_exceeded() {
+            if ctx.control.clock.timer_exceeded() {
                 return Ok(None);
             }
             let elapsed = || now_us() - txn_scheduled;
             if ctx
                 .retry
-                .can_retry(tries, elapsed, || ctx.clock.timer_exceeded())
+                .can_retry(tries, elapsed, || ctx.control.clock.timer_exceeded())
             {
                 if ctx.plan.verbose_errors {
                     self.verbose_try_message(true, tries, txn_scheduled);
@@ -409,7 +433,7 @@ impl<'a> Client<'a> {
                 latency,
                 lag,
                 tries,
-                now_epoch_us: now + self.ctx.clock.epoch_shift_us,
+                now_epoch_us: now + self.ctx.control.clock.epoch_shift_us,
             };
             let mut t = self.thread.lock();
             if let Some(log) = t.log.as_mut() {
