@@ -1,9 +1,7 @@
 //! Golden tests: stock pgbench and pgbench-rs run the same job on the same server,
 //! and their outputs must agree line for line (numbers masked only on timing lines).
 
-mod support;
-
-use support::{fresh_db, normalize, run, script_file, Db};
+use crate::support::{self, fresh_db, normalize, run, script_file, Db};
 
 /// Runs `args` with both programs on `db`; asserts equal exit codes, stdout and
 /// stderr after normalisation (stderr lines sorted when `sort_stderr`, for output

@@ -1,7 +1,7 @@
-//! Shared helpers of the server tests: a fresh database on the throwaway cluster,
-//! commands for pgbench-rs and stock pgbench pointed at it, and the normalisation
-//! that masks only what depends on timing.
-#![allow(dead_code)]
+//! The helpers every module of the integration tests shares: a fresh database on the
+//! throwaway cluster, commands for pgbench-rs and stock pgbench pointed at it, the
+//! choice of program for the TAP ports, the normalisation that masks only what depends
+//! on timing, and (in [`pattern`]) the TAP tests' Perl patterns.
 
 pub mod pattern;
 
@@ -93,6 +93,12 @@ pub fn aim(cmd: &mut Command, cluster: &Cluster, db: &str) {
         .env("PGUSER", cluster.user())
         .env("PGDATABASE", db)
         .stdin(Stdio::null());
+}
+
+/// Whether the TAP ports (`cli`, `tap`) run stock pgbench instead of pgbench-rs:
+/// `PGBENCH_TAP_STOCK=1` checks their expectations themselves against the original.
+pub fn tap_stock() -> bool {
+    std::env::var_os("PGBENCH_TAP_STOCK").is_some()
 }
 
 /// Stock pgbench: the server's bindir, else PATH.

@@ -499,3 +499,33 @@ pub fn assert_unlike(text: &str, patterns: &[&str], what: &str) {
         );
     }
 }
+
+/// The pattern matcher the cases rely on must also say no.
+#[test]
+fn patterns_reject_what_they_should() {
+    let cases: &[(&str, &str, bool)] = &[
+        ("^$", "", true),
+        ("^$", "\n", true),
+        ("^$", "x", false),
+        ("(?i)^$", "\n\n", false),
+        (r"processed: (\d+)/\1", "processed: 12/12", true),
+        (r"processed: (\d+)/\1\b", "processed: 12/123", false),
+        (r"^[01] \d{1,2} \d+$", "1 123 4", false),
+        (r"^[01] \d{1,2} \d+$", "1 12 4\n", true),
+        ("(?i)missing ARGUMENT", "Missing argument", true),
+        ("(a|b)c.*x", "zzbcQQx", true),
+        ("(?s)a.*b", "a\nb", true),
+        ("a.*b", "a\nb", false),
+        ("(?m)^b$", "a\nb\nc", true),
+        (r"int 17\b", "int 170", false),
+        ("x(?!y)", "xy xz", true),
+        ("x(?!y)", "xy", false),
+    ];
+    for (p, text, want) in cases {
+        assert_eq!(
+            Pattern::new(p).is_match(text),
+            *want,
+            "qr{{{p}}} on {text:?}"
+        );
+    }
+}
