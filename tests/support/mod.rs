@@ -150,9 +150,19 @@ fn mask_numbers(line: &str) -> String {
     out
 }
 
-/// Masks what differs between any two runs of the same job: the program name and
-/// version, and the numbers of timing lines (all counts stay exact).
-pub fn normalize(text: &str, timed_run: bool) -> String {
+/// Masks what differs between any two runs of the same job of counted transactions
+/// (`-t`): the program name and version, and the numbers of timing lines (all counts
+/// stay exact).
+pub fn normalize(text: &str) -> String {
+    mask(text, false)
+}
+
+/// [`normalize`] for a timed run (`-T`), where the counts depend on timing too.
+pub fn normalize_timed(text: &str) -> String {
+    mask(text, true)
+}
+
+fn mask(text: &str, timed_run: bool) -> String {
     let mut out = String::new();
     for line in text.lines() {
         let mut l = line.to_string();
