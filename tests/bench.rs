@@ -1,12 +1,10 @@
 //! Benchmarking mode against a real server: the headline workload, seeded runs that
 //! must insert exactly what stock pgbench inserts, and a server that dies mid-run.
 
-mod support;
-
+use crate::support::{self, fresh_db, run};
 use pgbench_cluster::{Cluster, ClusterOptions};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::{fresh_db, run};
 
 const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/index-inserts-only");
 

@@ -8,10 +8,8 @@
 //! a whole weighted `-f` list that names the script itself). Runs happen in the
 //! examples directory, so such a list names other examples by file name.
 
-mod support;
-
+use crate::support::{self, fresh_db, run, Db};
 use std::path::{Path, PathBuf};
-use support::{fresh_db, run, Db};
 
 const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
 const GUIDE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/script-language.md");

@@ -8,13 +8,17 @@
 //! its stderr can be compared byte for byte without depending on the command line.
 
 use std::io::Read;
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use pgbench_cluster::Cluster;
 use pgbench_rs::init::{InitOptions, PartitionMethod};
 use pgbench_wire::{ConnectArgs, ConnectOptions};
+
+use crate::support::stock_pgbench;
+
+/// The test that the child process runs: `init_child`, by its path in the binary.
+const CHILD_TEST: &str = "init::init_child";
 
 /// Environment variable that turns `init_child` into a run of `init::run`.
 const CHILD_ENV: &str = "PGBENCH_RS_INIT_CHILD";
@@ -62,14 +66,6 @@ fn stock_args(o: &InitOptions) -> Vec<String> {
         args.push(format!("--index-tablespace={ts}"));
     }
     args
-}
-
-fn stock_pgbench() -> PathBuf {
-    pgbench_cluster::bindir()
-        .map(|dir| dir.join("pgbench"))
-        .ok()
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| PathBuf::from("pgbench"))
 }
 
 /// Waits for a child with a deadline, so a hang fails the test instead of blocking it.
@@ -149,7 +145,7 @@ fn encode(db: &str, o: &InitOptions) -> String {
 
 fn run_ours(db: &str, o: &InitOptions) -> Output {
     let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
-    cmd.args(["init_child", "--exact", "--nocapture", "--test-threads=1"])
+    cmd.args([CHILD_TEST, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD_ENV, encode(db, o))
         .env_remove("PGOPTIONS");
     wait_with_timeout(cmd)
@@ -577,7 +573,7 @@ fn server_gone_mid_load() {
         };
         let spec = encode(&db, &o);
         let mut cmd = Command::new(std::env::current_exe().unwrap());
-        cmd.args(["init_child", "--exact", "--nocapture", "--test-threads=1"])
+        cmd.args([CHILD_TEST, "--exact", "--nocapture", "--test-threads=1"])
             .env(CHILD_ENV, spec);
         let killer_db = db.clone();
         let killer = std::thread::spawn(move || {
@@ -640,7 +636,7 @@ fn terminal_progress() {
         stock_db
     );
     let ours_cmd = format!(
-        "{} init_child --exact --nocapture --test-threads=1 >/dev/null",
+        "{} {CHILD_TEST} --exact --nocapture --test-threads=1 >/dev/null",
         std::env::current_exe().unwrap().display()
     );
     let in_pty = |cmd: &str, child_spec: Option<String>| {

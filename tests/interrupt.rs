@@ -2,11 +2,9 @@
 //! request sent"), the load is rolled back, and the run ends with exit status 1 and
 //! the server's message, instead of dying mid-COPY.
 
-mod support;
-
+use crate::support::fresh_db;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use support::fresh_db;
 
 #[test]
 fn ctrl_c_cancels_the_load_and_rolls_it_back() {

@@ -1,7 +1,7 @@
 //! The benchmark to run, validated and typed: what the command line asked for, in the
 //! runner's own terms. The CLI builds a [`BenchPlan`] once; nothing in `bench` reads
-//! the command line. The settings that shape the report are a
-//! [`RunSettings`](pgbench_results::RunSettings), shared with the result.
+//! the command line. The settings that shape the report are
+//! `pgbench_results::RunSettings`, shared with the result.
 
 use pgbench_results::{Micros, RunSettings, Secs};
 use pgbench_script::ast::Script;

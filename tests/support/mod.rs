@@ -1,7 +1,7 @@
-//! Shared helpers of the server tests: a fresh database on the throwaway cluster,
-//! commands for pgbench-rs and stock pgbench pointed at it, and the normalisation
-//! that masks only what depends on timing.
-#![allow(dead_code)]
+//! The helpers every module of the integration tests shares: a fresh database on the
+//! throwaway cluster, commands for pgbench-rs and stock pgbench pointed at it, the
+//! choice of program for the TAP ports, the normalisation that masks only what depends
+//! on timing, and (in [`pattern`]) the TAP tests' Perl patterns.
 
 pub mod pattern;
 
@@ -95,6 +95,12 @@ pub fn aim(cmd: &mut Command, cluster: &Cluster, db: &str) {
         .stdin(Stdio::null());
 }
 
+/// Whether the TAP ports (`cli`, `tap`) run stock pgbench instead of pgbench-rs:
+/// `PGBENCH_TAP_STOCK=1` checks their expectations themselves against the original.
+pub fn tap_stock() -> bool {
+    std::env::var_os("PGBENCH_TAP_STOCK").is_some()
+}
+
 /// Stock pgbench: the server's bindir, else PATH.
 pub fn stock_pgbench() -> PathBuf {
     let bindir = pgbench_cluster::bindir().expect("PostgreSQL binaries");
@@ -144,9 +150,19 @@ fn mask_numbers(line: &str) -> String {
     out
 }
 
-/// Masks what differs between any two runs of the same job: the program name and
-/// version, and the numbers of timing lines (all counts stay exact).
-pub fn normalize(text: &str, timed_run: bool) -> String {
+/// Masks what differs between any two runs of the same job of counted transactions
+/// (`-t`): the program name and version, and the numbers of timing lines (all counts
+/// stay exact).
+pub fn normalize(text: &str) -> String {
+    mask(text, false)
+}
+
+/// [`normalize`] for a timed run (`-T`), where the counts depend on timing too.
+pub fn normalize_timed(text: &str) -> String {
+    mask(text, true)
+}
+
+fn mask(text: &str, timed_run: bool) -> String {
     let mut out = String::new();
     for line in text.lines() {
         let mut l = line.to_string();

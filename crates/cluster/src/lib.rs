@@ -442,7 +442,11 @@ impl Drop for Cluster {
 /// The cluster shared by all tests of one test process, started on first use.
 ///
 /// With `PGBENCH_TEST_HOST` (a socket directory) and `PGBENCH_TEST_PORT` set, an
-/// already running server is used instead (`scripts/test-cluster.sh` starts one).
+/// already running server is used instead, and left running, to save the start-up
+/// when running a few tests again and again. It is one started by hand with its data
+/// directory in `$PGBENCH_TEST_HOST/data`, its socket in `$PGBENCH_TEST_HOST` and its
+/// log in `$PGBENCH_TEST_HOST/server.log`; as user postgres: `initdb -D DIR/data`,
+/// then `pg_ctl -D DIR/data -l DIR/server.log -o "-k DIR -p PORT"`.
 ///
 /// # Panics
 /// When no cluster can be started: every test that asks for one needs it.

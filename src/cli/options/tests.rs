@@ -1,5 +1,5 @@
 //! Option validation, case by case against what stock pgbench 15.18 prints (the cases
-//! of pgbench's own `002_pgbench_no_server.pl` live in tests/pgbench_no_server.rs).
+//! of pgbench's own `002_pgbench_no_server.pl` live in tests/cli.rs).
 
 use super::*;
 

@@ -1,0 +1,14 @@
+//! The integration tests of pgbench-rs: one test binary (`cargo test --test
+//! integration`), black-box runs of the `pgbench-rs` executable, mostly beside stock
+//! pgbench. Each module says in a line what belongs in it; `docs/testing.md` has the
+//! map of every layer's tests and where to add one.
+
+mod support; // shared helpers: databases on the test cluster, both programs, Perl patterns
+
+mod bench; // benchmark runs against a real server: the headline workload, a dying server
+mod cli; // port of 002_pgbench_no_server.pl: options and scripts that fail before connecting
+mod examples; // every examples/ script and every docs/script-language.md case runs as written
+mod golden; // the same job with stock pgbench and pgbench-rs: outputs equal line for line
+mod init; // -i against stock: schema, contents, statistics, messages; errors mid-load
+mod interrupt; // Ctrl-C during -i cancels the load and rolls it back
+mod tap; // port of 001_pgbench_with_server.pl, one module per topic of the upstream file
