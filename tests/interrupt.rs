@@ -40,3 +40,129 @@ fn ctrl_c_cancels_the_load_and_rolls_it_back() {
     // The load was one transaction: nothing of it is left.
     assert_eq!(db.value("select count(*) from pgbench_accounts"), "0");
 }
+
+/// Starts `pgbench-rs ARGS` with its output piped.
+fn spawn_ours(db: &crate::support::Db, args: &[&str]) -> std::process::Child {
+    db.ours()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn signal(pid: u32, sig: &str) {
+    let status = std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Backends of pgbench-rs's clients still connected to `db`, waiting up to 10 s for
+/// them to go.
+fn our_backends_left(db: &crate::support::Db) -> String {
+    let sql = "select count(*) from pg_stat_activity \
+               where application_name = 'pgbench' and datname = current_database() \
+               and pid <> pg_backend_pid()";
+    let start = Instant::now();
+    loop {
+        let n = db.value(sql);
+        if n == "0" || start.elapsed() > Duration::from_secs(10) {
+            return n;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Issue #15: stock pgbench dies on Ctrl-C without a report and leaves its backends
+/// running their statements; pgbench-rs ends the run as if its time were up.
+#[test]
+fn sigint_and_sigterm_end_the_run_with_its_report_and_leave_no_backend_running() {
+    let db = fresh_db("interrupt_run");
+    let dir = tempfile::tempdir().unwrap();
+    let script = crate::support::script_file(&dir, "slow.sql", "SELECT pg_sleep(0.3);\n");
+    for (sig, code, word) in [("-INT", 130, "SIGINT"), ("-TERM", 143, "SIGTERM")] {
+        let child = spawn_ours(
+            &db,
+            &["-n", "-c", "4", "-j", "2", "-T", "60", "-f", &script],
+        );
+        std::thread::sleep(Duration::from_millis(2500));
+        let sent = Instant::now();
+        signal(child.id(), sig);
+        let out = child.wait_with_output().unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            sent.elapsed() < Duration::from_secs(5),
+            "took {:?}",
+            sent.elapsed()
+        );
+        assert_eq!(out.status.code(), Some(code), "{stderr}");
+        assert!(stdout.contains("duration: 60 s\n"), "{stdout}");
+        let processed: i64 = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("number of transactions actually processed: "))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no count in {stdout}"));
+        assert!(processed >= 4, "{stdout}");
+        assert!(stdout.contains("\ntps = "), "{stdout}");
+        assert!(
+            stderr.contains(&format!(
+                "warning: run {}",
+                if word == "SIGINT" {
+                    "interrupted by SIGINT"
+                } else {
+                    "terminated by SIGTERM"
+                }
+            )),
+            "{stderr}"
+        );
+        assert!(stderr.contains("unfinished transaction"), "{stderr}");
+        assert!(!stderr.contains("aborted"), "{stderr}");
+        assert_eq!(our_backends_left(&db), "0");
+    }
+}
+
+/// Issue #15: a backend that stops answering (SIGSTOP here; a lock wait or a network
+/// partition alike) held the run past -T forever. Now its transaction is cancelled
+/// after the grace, its connection closed, and the report printed.
+#[test]
+fn a_stopped_backend_does_not_hold_a_timed_run() {
+    let db = fresh_db("interrupt_stuck");
+    let dir = tempfile::tempdir().unwrap();
+    let script = crate::support::script_file(&dir, "one.sql", "SELECT 1;\n");
+    let child = spawn_ours(&db, &["-n", "-c", "2", "-j", "2", "-T", "3", "-f", &script]);
+    std::thread::sleep(Duration::from_millis(1000));
+    let pid = db.value(
+        "select pid from pg_stat_activity where application_name = 'pgbench' \
+         and datname = current_database() and pid <> pg_backend_pid() order by pid limit 1",
+    );
+    signal(pid.parse().unwrap(), "-STOP");
+    let started = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    signal(pid.parse().unwrap(), "-CONT");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    // 2 s left of -T, then the 5 s grace and 2 s for the cancel to work.
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("duration: 3 s\n"), "{stdout}");
+    assert!(stdout.contains("\ntps = "), "{stdout}");
+    assert!(
+        stderr.contains("transactions still running 5 s after the end of the run were cancelled"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("1 unfinished transaction was not counted"),
+        "{stderr}"
+    );
+}
