@@ -223,3 +223,58 @@ fn temp_instance_runs_the_headline_workload_in_one_command() {
         out.stderr
     );
 }
+
+/// Issue #15: `-l` on a full disk printed one message per transaction and exited 0.
+/// Now the first failure is said once per file, the lost lines are counted after the
+/// report, and the exit status is 2.
+#[test]
+fn a_full_log_disk_is_said_once_counted_and_fails_the_run() {
+    let db = crate::support::fresh_db("bench_full_log");
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=128k", "tmpfs"])
+        .arg(&small)
+        .output();
+    if !mounted.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: cannot mount a small tmpfs here ({mounted:?})");
+        return;
+    }
+    let script = crate::support::script_file(&dir, "one.sql", "SELECT 1;\n");
+    let prefix = small.join("log").display().to_string();
+    let out = db
+        .ours()
+        .args(["-n", "-c", "2", "-t", "8000", "-l", "-f", &script])
+        .arg(format!("--log-prefix={prefix}"))
+        .output()
+        .unwrap();
+    let _ = std::process::Command::new("umount").arg(&small).status();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stdout.contains("number of transactions actually processed: 16000/16000\n"),
+        "{stdout}"
+    );
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("could not write to log file"))
+        .collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    assert!(said[0].ends_with(": No space left on device"), "{stderr}");
+    assert!(!stderr.contains("os error"), "{stderr}");
+    let lost: u64 = stderr
+        .lines()
+        .find_map(|l| {
+            l.split_once("error: ")?
+                .1
+                .split_once(" lines could not be written")?
+                .0
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no count in {stderr}"));
+    // 16,000 lines of about 25 bytes do not fit in 128 kB.
+    assert!((1..16_000).contains(&lost), "{lost}");
+}

@@ -98,7 +98,7 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
     }
     // pgbench's run ends when its last thread does.
     let end = collected.last_client_end.max(bench_start);
-    finish_logs(&ctx, end + ctx.control.clock.epoch_shift_us);
+    let log_losses = finish_logs(&ctx, end + ctx.control.clock.epoch_shift_us);
     let timing = outcome::Timing {
         start,
         bench_start,
@@ -110,6 +110,7 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
         result: Box::new(result),
         stopped: ctx.control.cause(),
         unfinished,
+        log_losses,
     })
 }
 
@@ -279,13 +280,16 @@ fn collector_plan(ctx: &Context) -> CollectorPlan {
     }
 }
 
-/// Writes what the logs still hold (the last aggregate interval included).
-fn finish_logs(ctx: &Context, end_epoch_us: i64) {
-    for t in &ctx.threads {
-        if let Some(log) = t.lock().log.as_mut() {
-            if let Err(e) = log.finish(end_epoch_us) {
-                crate::logging::error(&format!("could not write to log file: {e}"));
-            }
-        }
-    }
+/// Writes what the logs still hold (the last aggregate interval included); returns
+/// the files that lost lines.
+fn finish_logs(ctx: &Context, end_epoch_us: i64) -> Vec<txlog::LogLoss> {
+    ctx.threads
+        .iter()
+        .filter_map(|t| {
+            t.lock()
+                .log
+                .as_mut()
+                .and_then(|log| log.finish(end_epoch_us))
+        })
+        .collect()
 }

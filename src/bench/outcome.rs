@@ -6,6 +6,7 @@ use super::control::StopCause;
 use super::launch::RunScript;
 use super::plan::BenchPlan;
 use super::setup::Setup;
+use super::txlog::LogLoss;
 use pgbench_results::{CommandResult, RunResult, ScriptResult};
 
 /// How the run ended.
@@ -19,6 +20,8 @@ pub enum RunOutcome {
         stopped: Option<StopCause>,
         /// Transactions cut short by the stop (not counted).
         unfinished: usize,
+        /// `-l` files that could not take every line.
+        log_losses: Vec<LogLoss>,
     },
     /// `--exit-on-abort`: a client of this thread aborted, the run stopped at once
     /// and no report is printed (pgbench 17).
@@ -26,7 +29,7 @@ pub enum RunOutcome {
 }
 
 impl RunOutcome {
-    /// 0; 2 when a client aborted; 128 + the signal when one stopped the run (130
+    /// 0; 2 when a client aborted or a log lost lines; 128 + the signal when one stopped the run (130
     /// for SIGINT, 143 for SIGTERM), as a shell reports a process the signal ended.
     pub fn exit_status(&self) -> i32 {
         match self {
@@ -34,7 +37,9 @@ impl RunOutcome {
                 stopped: Some(StopCause::Signal(sig)),
                 ..
             } => 128 + sig,
-            RunOutcome::Completed { result, .. } if result.aborted_clients == 0 => 0,
+            RunOutcome::Completed {
+                result, log_losses, ..
+            } if result.aborted_clients == 0 && log_losses.is_empty() => 0,
             _ => 2,
         }
     }

@@ -10,7 +10,88 @@ use super::plan::{BenchPlan, LogPlan};
 use pgbench_results::{StatsData, TxOutcome};
 use pgbench_script::prng::Prng;
 use std::fmt::Write as _;
-use std::io::{BufWriter, Write};
+use std::io::Write;
+
+/// How much a log buffers before writing, bytes.
+const LOG_BUFFER: usize = 64 * 1024;
+
+/// Lines to a file, buffered and written whole buffers at a time. A failed write (a
+/// full disk) is not retried line by line: the lines of that buffer are counted lost,
+/// the first error is kept to be said once, and later buffers are tried again.
+pub struct LineSink<W: Write> {
+    out: W,
+    buf: Vec<u8>,
+    buffered: u64,
+    lost: u64,
+    error: Option<String>,
+}
+
+impl<W: Write> LineSink<W> {
+    pub fn new(out: W) -> LineSink<W> {
+        LineSink {
+            out,
+            buf: Vec::with_capacity(LOG_BUFFER),
+            buffered: 0,
+            lost: 0,
+            error: None,
+        }
+    }
+
+    /// Adds one line (with its newline). Returns the reason of a write failure the
+    /// first time one happens.
+    pub fn push(&mut self, line: &str) -> Option<String> {
+        self.buf.extend_from_slice(line.as_bytes());
+        self.buffered += 1;
+        if self.buf.len() >= LOG_BUFFER {
+            return self.flush();
+        }
+        None
+    }
+
+    /// Writes what is buffered. Returns the reason of a write failure the first time
+    /// one happens.
+    pub fn flush(&mut self) -> Option<String> {
+        let mut written = 0;
+        let result = loop {
+            if written == self.buf.len() {
+                break self.out.flush();
+            }
+            match self.out.write(&self.buf[written..]) {
+                Ok(0) => break Err(std::io::Error::from(std::io::ErrorKind::WriteZero)),
+                Ok(n) => written += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        // Lines not wholly written are lost (one may be cut short on the disk).
+        let whole = self.buf[..written].iter().filter(|&&b| b == b'\n').count() as u64;
+        let lines = std::mem::take(&mut self.buffered);
+        self.buf.clear();
+        match result {
+            Ok(()) => None,
+            Err(e) => {
+                self.lost += lines - whole;
+                let first = self.error.is_none();
+                let reason = crate::sys::strerror(&e);
+                self.error.get_or_insert_with(|| reason.clone());
+                first.then_some(reason)
+            }
+        }
+    }
+
+    /// Lines that could not be written, and the first reason.
+    pub fn losses(&self) -> Option<(u64, &str)> {
+        self.error.as_deref().map(|e| (self.lost, e))
+    }
+}
+
+/// A log file that lost lines: said after the report, and the run's exit status is 2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogLoss {
+    pub path: String,
+    pub lines: u64,
+    pub reason: String,
+}
 
 /// What the log lines carry besides the fixed columns.
 #[derive(Debug, Clone, Copy)]
@@ -119,7 +200,8 @@ pub fn agg_line(fmt: &LogFormat, start_epoch_s: i64, agg: &StatsData) -> String 
 /// A thread's log file with its aggregation interval and sampling generator.
 pub struct ThreadLog {
     fmt: LogFormat,
-    out: BufWriter<std::fs::File>,
+    path: String,
+    out: LineSink<std::fs::File>,
     /// Start of the current aggregation interval, Unix µs (whole seconds).
     agg_start_us: i64,
     agg: StatsData,
@@ -172,7 +254,8 @@ impl ThreadLog {
     ) -> std::io::Result<ThreadLog> {
         Ok(ThreadLog {
             fmt,
-            out: BufWriter::with_capacity(64 * 1024, std::fs::File::create(path)?),
+            path: path.to_string(),
+            out: LineSink::new(std::fs::File::create(path)?),
             agg_start_us: bench_start_epoch_us / 1_000_000 * 1_000_000,
             agg: StatsData::default(),
             sample_rng,
@@ -185,40 +268,56 @@ impl ThreadLog {
         self.agg_start_us = bench_start_epoch_us / 1_000_000 * 1_000_000;
     }
 
-    /// Logs one transaction (`doLog`).
-    pub fn log(&mut self, tx: &LoggedTx) -> std::io::Result<()> {
+    /// Logs one transaction (`doLog`). Returns the message to print when the file
+    /// first fails to take a write.
+    pub fn log(&mut self, tx: &LoggedTx) -> Option<String> {
         if self.fmt.sample_rate != 0.0 && self.sample_rng.double() > self.fmt.sample_rate {
-            return Ok(());
+            return None;
         }
-        if self.fmt.agg_interval > 0 {
-            self.flush_intervals_before(tx.now_epoch_us)?;
+        let failed = if self.fmt.agg_interval > 0 {
+            let failed = self.flush_intervals_before(tx.now_epoch_us);
             self.agg
                 .accum(tx.outcome, tx.latency, tx.lag, tx.tries, self.fmt.throttled);
-            Ok(())
+            failed
         } else {
-            self.out.write_all(tx_line(&self.fmt, tx).as_bytes())
-        }
+            self.out.push(&tx_line(&self.fmt, tx))
+        };
+        failed.map(|reason| self.write_error(&reason))
+    }
+
+    fn write_error(&self, reason: &str) -> String {
+        format!("could not write to log file \"{}\": {reason}", self.path)
     }
 
     /// Writes every interval that ended at or before `now` (empty ones as zero lines).
-    fn flush_intervals_before(&mut self, now_epoch_us: i64) -> std::io::Result<()> {
+    fn flush_intervals_before(&mut self, now_epoch_us: i64) -> Option<String> {
         let step = self.fmt.agg_interval * 1_000_000;
+        let mut failed = None;
         while self.agg_start_us + step <= now_epoch_us {
             let line = agg_line(&self.fmt, self.agg_start_us / 1_000_000, &self.agg);
-            self.out.write_all(line.as_bytes())?;
+            failed = failed.or(self.out.push(&line));
             self.agg = StatsData::default();
             self.agg_start_us += step;
         }
-        Ok(())
+        failed
     }
 
     /// At the end of the run: writes the completed intervals (never the partial last
-    /// one) and flushes the file.
-    pub fn finish(&mut self, now_epoch_us: i64) -> std::io::Result<()> {
+    /// one) and flushes the file. Says what was lost, if anything.
+    pub fn finish(&mut self, now_epoch_us: i64) -> Option<LogLoss> {
         if self.fmt.agg_interval > 0 {
-            self.flush_intervals_before(now_epoch_us)?;
+            if let Some(reason) = self.flush_intervals_before(now_epoch_us) {
+                crate::logging::error(&self.write_error(&reason));
+            }
         }
-        self.out.flush()
+        if let Some(reason) = self.out.flush() {
+            crate::logging::error(&self.write_error(&reason));
+        }
+        self.out.losses().map(|(lines, reason)| LogLoss {
+            path: self.path.clone(),
+            lines,
+            reason: reason.to_string(),
+        })
     }
 }
 
@@ -284,6 +383,47 @@ mod tests {
         let line = agg_line(&fmt(), 1796028427, &agg);
         assert_eq!(line.split_whitespace().count(), 15);
         assert!(line.starts_with("1796028427 2 12517 "), "{line}");
+    }
+
+    /// Takes `room` bytes, then fails as a full disk does.
+    struct SmallDisk {
+        room: usize,
+        written: Vec<u8>,
+    }
+
+    impl Write for SmallDisk {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            if self.room == 0 {
+                return Err(std::io::Error::from_raw_os_error(28));
+            }
+            let n = b.len().min(self.room);
+            self.room -= n;
+            self.written.extend_from_slice(&b[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_full_disk_is_said_once_and_its_lost_lines_counted() {
+        let mut sink = LineSink::new(SmallDisk {
+            room: LOG_BUFFER + 10,
+            written: Vec::new(),
+        });
+        let line = format!("{}\n", "x".repeat(99));
+        let mut said = Vec::new();
+        for _ in 0..2_000 {
+            said.extend(sink.push(&line));
+        }
+        said.extend(sink.flush());
+        assert_eq!(said, ["No space left on device"]);
+        let (lost, reason) = sink.losses().unwrap();
+        assert_eq!(reason, "No space left on device");
+        // What fit is written; every line after it, the one cut short included, is lost.
+        let fit = ((LOG_BUFFER + 10) / 100) as u64;
+        assert_eq!(lost, 2_000 - fit);
     }
 
     #[test]

@@ -100,6 +100,7 @@ pub fn bench_exit_status(outcome: Result<RunOutcome, crate::bench::RunError>) ->
             result,
             stopped,
             unfinished,
+            log_losses,
         } => {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(pgbench_results::report::render(result).as_bytes());
@@ -107,6 +108,12 @@ pub fn bench_exit_status(outcome: Result<RunOutcome, crate::bench::RunError>) ->
             drop(out);
             if result.aborted_clients > 0 {
                 logging::error("Run was aborted; the above results are incomplete.");
+            }
+            for loss in log_losses {
+                logging::error(&format!(
+                    "{} lines could not be written to log file \"{}\": {}",
+                    loss.lines, loss.path, loss.reason
+                ));
             }
             if let Some(cause) = stopped {
                 logging::warning(&stop_message(*cause, result.bench_duration_us, *unfinished));

@@ -436,10 +436,8 @@ impl<'a> Client<'a> {
                 now_epoch_us: now + self.ctx.control.clock.epoch_shift_us,
             };
             let mut t = self.thread.lock();
-            if let Some(log) = t.log.as_mut() {
-                if let Err(e) = log.log(&tx) {
-                    logging::error(&format!("could not write to log file: {e}"));
-                }
+            if let Some(message) = t.log.as_mut().and_then(|log| log.log(&tx)) {
+                logging::error(&message);
             }
         }
         if self.batch.len() >= BATCH_RECORDS || now - self.batch_since >= BATCH_MAX_AGE_US {
