@@ -147,7 +147,10 @@ fn run_ours(db: &str, o: &InitOptions) -> Output {
     let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
     cmd.args([CHILD_TEST, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD_ENV, encode(db, o))
-        .env_remove("PGOPTIONS");
+        .env_remove("PGOPTIONS")
+        // These tests check the parallel load itself, which on this machine (server
+        // and clients on few cores) would otherwise fall back to one session.
+        .env("PGBENCH_RS_PARALLEL_INIT", "always");
     wait_with_timeout(cmd)
 }
 

@@ -166,3 +166,58 @@ fn a_stopped_backend_does_not_hold_a_timed_run() {
         "{stderr}"
     );
 }
+
+/// Issue #15: Ctrl-C during a parallel load left the pieces loaded so far committed
+/// (a third of pgbench_accounts, with pgbench_branches saying scale 20). Now the
+/// tables are emptied again, as a one-session load leaves them, and the run says so.
+#[test]
+fn ctrl_c_during_a_parallel_load_leaves_no_partial_data() {
+    let db = fresh_db("interrupt_parallel_init");
+    let child = db
+        .ours()
+        .args(["-i", "-s", "40", "-j", "4"])
+        .env("PGBENCH_RS_PARALLEL_INIT", "always")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2000));
+    signal(child.id(), "-INT");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the load did not complete: the pgbench tables were emptied again\n"),
+        "{stderr}"
+    );
+    for table in ["pgbench_accounts", "pgbench_branches", "pgbench_tellers"] {
+        assert_eq!(
+            db.value(&format!("select count(*) from {table}")),
+            "0",
+            "{table}"
+        );
+    }
+}
+
+/// Where the server shares this machine's cores, `-j` loads over one session (with
+/// COPY FREEZE), which measured faster there, and says so.
+#[test]
+fn a_parallel_load_falls_back_to_one_session_where_it_cannot_pay() {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let db = fresh_db("interrupt_init_fallback");
+    let jobs = (cores / 2 + 1).to_string();
+    let out = db
+        .ours()
+        .args(["-i", "-s", "1", "-j", &jobs])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "loading over one connection, not {jobs}: the server shares this machine's {cores} cores"
+        )),
+        "{stderr}"
+    );
+    assert_eq!(db.value("select count(*) from pgbench_accounts"), "100000");
+}
