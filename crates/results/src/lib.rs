@@ -11,13 +11,18 @@
 //!   [`RunResult`];
 //! - [`summary`], [`timeline`], [`document`]: the results file (`--export-json`):
 //!   the report's figures by name, the run over time, and the versioned document;
+//! - [`import`]: stock pgbench's output (report, progress lines, logs) as a results
+//!   file;
+//! - [`show`]: a results file as text (the run's report, byte for byte);
 //! - [`synthetic`]: simulated runs with known properties, for tests.
 
 pub mod document;
 pub mod histogram;
+pub mod import;
 pub mod report;
 pub mod run;
 pub mod series;
+pub mod show;
 pub mod stats;
 pub mod summary;
 pub mod synthetic;

@@ -3,8 +3,7 @@
 
 use super::*;
 use crate::report::render;
-use crate::run::{Limit, MaxTries};
-use crate::synthetic::{run, Spec};
+use crate::synthetic::{every_mode, run, Spec};
 
 fn meta() -> RunMeta {
     let mut options = BTreeMap::new();
@@ -25,54 +24,6 @@ fn meta() -> RunMeta {
         started_unix_us: 1_764_578_627_123_456,
         ended_unix_us: 1_764_578_637_000_001,
     }
-}
-
-/// One spec per mode that changes the report or the document.
-pub(crate) fn every_mode() -> Vec<(&'static str, Spec)> {
-    let base = || Spec::tpcb(7, 5, 300.0, 1800.0);
-    let mut t = base();
-    t.settings.limit = Limit::Transactions(375);
-    let mut rate = base();
-    rate.settings.rate = Some(300.0);
-    rate.settings.progress_s = Some(1);
-    let mut late = rate.clone();
-    late.settings.latency_limit_us = Some(2500);
-    let mut tries = base();
-    tries.settings.max_tries = MaxTries::Limited(5);
-    tries.settings.failures_detailed = true;
-    tries.failure_rate = 0.02;
-    tries.retry_rate = 0.1;
-    let mut unlimited = tries.clone();
-    unlimited.settings.max_tries = MaxTries::Unlimited;
-    let mut scripts = base();
-    scripts.scripts = vec![
-        ("a.sql".into(), 3, vec!["SELECT 1;".into()]),
-        (
-            "<builtin: select only>".into(),
-            1,
-            vec!["SELECT abalance FROM pgbench_accounts WHERE aid = :aid;".into()],
-        ),
-    ];
-    let mut per_command = scripts.clone();
-    per_command.settings.report_per_command = true;
-    per_command.settings.max_tries = MaxTries::Limited(3);
-    per_command.retry_rate = 0.05;
-    let mut connect = base();
-    connect.settings.reconnect = true;
-    let mut no_percentiles = base();
-    no_percentiles.settings.percentiles = None;
-    vec![
-        ("-T", base()),
-        ("-t", t),
-        ("-R -P", rate),
-        ("-R -L", late),
-        ("--max-tries --failures-detailed", tries),
-        ("--max-tries=0", unlimited),
-        ("several scripts", scripts),
-        ("several scripts -r", per_command),
-        ("-C", connect),
-        ("no --latency-percentiles", no_percentiles),
-    ]
 }
 
 pub(crate) fn validator() -> jsonschema::Validator {
