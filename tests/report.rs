@@ -132,3 +132,93 @@ fn bad_input_is_an_error_with_status_1_never_a_panic() {
         assert!(text(&out.stdout).starts_with(&format!("pgbench-report {verb}")));
     }
 }
+
+#[test]
+fn compare_gates_on_a_regression_and_passes_an_a_a_pair() {
+    let dir = scratch("compare");
+    let (base, _) = write_doc(&dir, "base", &Spec::tpcb(1, 120, 500.0, 2000.0));
+    let (slower, _) = write_doc(&dir, "slower", &Spec::tpcb(2, 120, 450.0, 2200.0));
+    let (again, _) = write_doc(&dir, "again", &Spec::tpcb(3, 120, 500.0, 2000.0));
+    let p = |p: &PathBuf| p.to_str().unwrap().to_string();
+    let run_compare = |b: &PathBuf| {
+        report_cmd(&[
+            "compare",
+            &p(&base),
+            &p(b),
+            "--fail-if",
+            "tps<-5%",
+            "--fail-if=p99>20%",
+        ])
+    };
+    let out = run_compare(&slower);
+    let table = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{table}{}", text(&out.stderr));
+    assert!(text(&out.stderr)
+        .starts_with("pgbench-report: regression: slower.json vs base.json: tps changed by -"));
+    let tps = table.lines().find(|l| l.starts_with("tps ")).unwrap();
+    assert!(tps.ends_with("beyond noise: worse"), "{tps}");
+    let out = run_compare(&again);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).is_empty());
+
+    let groups = |b: &str| {
+        let mut args = vec!["compare".to_string(), "--a".to_string()];
+        for i in 0..3 {
+            args.push(p(&write_doc(
+                &dir,
+                &format!("a{i}"),
+                &Spec::tpcb(10 + i, 20, 500.0, 2000.0),
+            )
+            .0));
+        }
+        args.push("--b".into());
+        for i in 0..3 {
+            let tps = if b == "slower" { 440.0 } else { 500.0 };
+            args.push(p(&write_doc(
+                &dir,
+                &format!("b{i}"),
+                &Spec::tpcb(20 + i, 20, tps, 2000.0),
+            )
+            .0));
+        }
+        args.push("--fail-if=tps<-5%".into());
+        bin().args(&args).output().unwrap()
+    };
+    let out = groups("slower");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("bootstrap over the repeated runs"));
+    assert_eq!(groups("same").status.code(), Some(0));
+}
+
+#[test]
+fn compare_reads_a_stock_import_beside_a_pgbench_rs_run() {
+    let dir = scratch("compare-stock");
+    let case = stock("T-progress-logged");
+    let imported = dir.join("stock.json");
+    let arg = |p: PathBuf| p.to_str().unwrap().to_string();
+    let out = bin()
+        .args([
+            "import",
+            "--report",
+            &arg(case.join("stdout")),
+            "--progress",
+            &arg(case.join("stderr")),
+        ])
+        .args(["-o", &arg(imported.clone())])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (ours, _) = write_doc(&dir, "ours", &Spec::tpcb(1, 4, 2300.0, 800.0));
+    let out = report_cmd(&["compare", &arg(imported), &arg(ours)]);
+    let table = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{table}{}", text(&out.stderr));
+    assert!(
+        table.starts_with("A: stock.json\nB: ours.json\n"),
+        "{table}"
+    );
+    let tps = table.lines().find(|l| l.starts_with("tps ")).unwrap();
+    assert!(tps.ends_with("too short to tell"), "{tps}");
+    let bad = report_cmd(&["compare", "--fail-if", "speed<1%", "a", "b"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(text(&bad.stderr).contains("unknown figure \"speed\""));
+}

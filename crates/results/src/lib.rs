@@ -13,9 +13,11 @@
 //!   the report's figures by name, the run over time, and the versioned document;
 //! - [`import`]: stock pgbench's output (report, progress lines, logs) as a results
 //!   file;
+//! - [`compare`]: runs side by side with confidence intervals and regression gates;
 //! - [`show`]: a results file as text (the run's report, byte for byte);
 //! - [`synthetic`]: simulated runs with known properties, for tests.
 
+pub mod compare;
 pub mod document;
 pub mod histogram;
 pub mod import;

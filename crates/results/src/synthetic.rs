@@ -1,7 +1,8 @@
 //! Simulated runs with known properties, for tests of everything that reads results
 //! (document, compare, html) without a server: transactions whose latencies follow a
 //! log-normal law around a chosen median, a throughput that wanders second to second
-//! (an AR(1) process, so neighbouring seconds are correlated as on a real server),
+//! (an AR(1) drift plus independent noise, so neighbouring seconds are correlated as
+//! on a real server),
 //! failures, retries and schedule lag at chosen rates. Deterministic for a seed.
 
 use crate::histogram::LatencyHistogram;
@@ -120,11 +121,16 @@ pub fn every_mode() -> Vec<(&'static str, Spec)> {
     ]
 }
 
-/// splitmix64: small, seedable, good enough for simulated noise.
-struct Rng(u64);
+/// splitmix64: small, seedable, good enough for simulated noise and for bootstrap
+/// resampling.
+pub struct SplitMix(u64);
 
-impl Rng {
-    fn next(&mut self) -> u64 {
+impl SplitMix {
+    pub fn new(seed: u64) -> SplitMix {
+        SplitMix(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -132,13 +138,18 @@ impl Rng {
         z ^ (z >> 31)
     }
 
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * n as f64) as usize % n
+    }
+
     /// Uniform in (0, 1).
-    fn unit(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    pub fn unit(&mut self) -> f64 {
+        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
     }
 
     /// Standard normal (Box-Muller).
-    fn normal(&mut self) -> f64 {
+    pub fn normal(&mut self) -> f64 {
         let (u1, u2) = (self.unit(), self.unit());
         (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
     }
@@ -146,7 +157,7 @@ impl Rng {
 
 /// Runs the simulation.
 pub fn run(spec: &Spec) -> RunResult {
-    let mut rng = Rng(spec.seed);
+    let mut rng = SplitMix::new(spec.seed);
     let throttled = spec.settings.throttled();
     let mut total = StatsData::default();
     let mut hist = LatencyHistogram::new();
@@ -172,8 +183,10 @@ pub fn run(spec: &Spec) -> RunResult {
     let mut late = 0;
     let mut wander = 0.0;
     for t in 0..spec.seconds {
-        wander = 0.8 * wander + spec.tps_noise * rng.normal();
-        let n = (spec.tps * (1.0 + wander)).max(0.0).round() as i64;
+        // A slow drift (correlated from second to second) plus independent noise.
+        wander = 0.6 * wander + 0.6 * spec.tps_noise * rng.normal();
+        let noise = 0.6 * spec.tps_noise * rng.normal();
+        let n = (spec.tps * (1.0 + wander + noise)).max(0.0).round() as i64;
         for k in 0..n {
             series.advance(t * 1_000_000 + k * 1_000_000 / n.max(1));
             let latency = spec.latency_median_us * (spec.sigma * rng.normal()).exp();

@@ -2,6 +2,7 @@
 //! `pgbench_results`, and prints or writes the result. Errors are values, printed by
 //! main as `pgbench-report: error: ...` with exit status 1.
 
+use pgbench_results::compare::{self, CompareError, Gate, Side};
 use pgbench_results::import::{self, ImportError};
 use pgbench_results::{show, DocumentError, ResultsFile};
 use std::io::Write;
@@ -11,6 +12,8 @@ use std::path::PathBuf;
 pub const EXIT_OK: u8 = 0;
 /// Bad arguments or unreadable input.
 pub const EXIT_ERROR: u8 = 1;
+/// `compare --fail-if`: a gate tripped.
+pub const EXIT_REGRESSION: u8 = 2;
 
 const USAGE: &str = "\
 pgbench-report reads pgbench-rs results files (--export-json) and stock pgbench output.
@@ -50,6 +53,28 @@ Options:
   -o, --output FILE     where to write the results file ('-' for stdout)
 ";
 
+const COMPARE_HELP: &str = "\
+pgbench-report compare A.json B.json [C.json...] [options]
+pgbench-report compare --a A1.json A2.json... --b B1.json B2.json... [--c ...] [options]
+
+Prints each figure of every side (tps, latency average, stddev, percentiles and
+maximum, failures, retries, schedule lag, per script, per statement), each later
+side's change against the first, its 95% confidence interval, and whether the change
+is within or beyond noise. Intervals: bootstrap over the runs of each side when every
+side has 3 or more runs; batch means over the per-second series when every side has
+one run (too short to tell when a run has fewer than 5 batches of seconds).
+
+Options:
+  --a FILE... --b FILE...  groups of repeated runs (also --c ... --f)
+  --fail-if FIGURE<PCT     exit with status 2 when a later side's change of FIGURE is
+  --fail-if FIGURE>PCT     below (<) or above (>) PCT percent and not within noise,
+                           e.g. 'tps<-5%' or 'p99>10%'; may be repeated. FIGURE is one
+                           of: tps, latency_avg, latency_stddev, p50, p90, p99, p99.9,
+                           p99.99, max, failed, retries, lag_avg
+
+Exit status: 0 no gate tripped, 1 error, 2 a --fail-if gate tripped.
+";
+
 /// Why a verb failed.
 #[derive(Debug, thiserror::Error)]
 pub enum VerbError {
@@ -65,6 +90,8 @@ pub enum VerbError {
     },
     #[error(transparent)]
     Import(#[from] ImportError),
+    #[error(transparent)]
+    Compare(#[from] CompareError),
     #[error("{file}: cannot write: {message}")]
     Write { file: String, message: String },
 }
@@ -90,6 +117,7 @@ pub fn run(args: &[String]) -> Result<u8, VerbError> {
         }
         "show" => (SHOW_HELP, show_verb),
         "import" => (IMPORT_HELP, import_verb),
+        "compare" => (COMPARE_HELP, compare_verb),
         other => return Err(usage(format!("unknown verb \"{other}\""))),
     };
     if wants_help {
@@ -233,4 +261,76 @@ fn import_verb(args: &[String]) -> Result<u8, VerbError> {
     let doc = import::import_files(&paths)?;
     write_out(output, &doc.to_json())?;
     Ok(EXIT_OK)
+}
+
+fn file_name(path: &str) -> String {
+    std::path::Path::new(path)
+        .file_name()
+        .map_or(path.to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+fn compare_verb(args: &[String]) -> Result<u8, VerbError> {
+    let mut singles: Vec<&str> = Vec::new();
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut gates = Vec::new();
+    let mut opts = Options::new(args);
+    while let Some((name, value)) = opts.next() {
+        match name {
+            None => singles.extend(value),
+            Some("--fail-if") => gates.push(Gate::parse(opts.value("--fail-if", value)?)?),
+            Some(g) if g.len() == 3 && ("--a"..="--f").contains(&g) => {
+                let files = opts.values(g, value)?;
+                groups.push((g[2..].to_string(), files));
+            }
+            Some(other) => return Err(usage(format!("compare: unknown option \"{other}\""))),
+        }
+    }
+    if !singles.is_empty() && !groups.is_empty() {
+        return Err(usage(
+            "compare takes either files or groups (--a ... --b ...), not both",
+        ));
+    }
+    let sides = if groups.is_empty() {
+        singles
+            .iter()
+            .map(|f| {
+                Ok(Side {
+                    label: file_name(f),
+                    runs: vec![read_doc(f)?],
+                })
+            })
+            .collect::<Result<Vec<_>, VerbError>>()?
+    } else {
+        groups
+            .iter()
+            .map(|(label, files)| {
+                let runs = files
+                    .iter()
+                    .map(|f| read_doc(f))
+                    .collect::<Result<_, _>>()?;
+                Ok(Side {
+                    label: format!(
+                        "{label}: {}",
+                        files
+                            .iter()
+                            .map(|f| file_name(f))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ),
+                    runs,
+                })
+            })
+            .collect::<Result<Vec<_>, VerbError>>()?
+    };
+    let comparison = compare::compare(&sides)?;
+    print(&compare::render_table(&comparison))?;
+    let tripped: Vec<String> = gates.iter().flat_map(|g| g.check(&comparison)).collect();
+    for t in &tripped {
+        eprintln!("pgbench-report: regression: {t}");
+    }
+    Ok(if tripped.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_REGRESSION
+    })
 }
