@@ -8,14 +8,29 @@
 //! - [`run`]: [`RunResult`], everything one run measured, with the settings that shape
 //!   its report;
 //! - [`report`]: pgbench's report text (and the percentiles section) from a
-//!   [`RunResult`].
+//!   [`RunResult`];
+//! - [`summary`], [`timeline`], [`document`]: the results file (`--export-json`):
+//!   the report's figures by name, the run over time, and the versioned document;
+//! - [`import`]: stock pgbench's output (report, progress lines, logs) as a results
+//!   file;
+//! - [`compare`]: runs side by side with confidence intervals and regression gates;
+//! - [`show`]: a results file as text (the run's report, byte for byte);
+//! - [`synthetic`]: simulated runs with known properties, for tests.
 
+pub mod compare;
+pub mod document;
 pub mod histogram;
+pub mod import;
 pub mod report;
 pub mod run;
 pub mod series;
+pub mod show;
 pub mod stats;
+pub mod summary;
+pub mod synthetic;
+pub mod timeline;
 
+pub use document::{DocumentError, ResultsFile, RunMeta, SERVER_SETTINGS};
 pub use histogram::{LatencyHistogram, Percentiles};
 pub use run::{
     CommandResult, Limit, MaxTries, Micros, Partitions, QueryMode, RunResult, RunSettings,

@@ -1,0 +1,191 @@
+//! Confidence intervals for the relative difference `b / a - 1` of a figure between
+//! two sides, 95 %:
+//!
+//! - **repeated runs** (3 or more per side): percentile bootstrap, 2000 resamples with
+//!   a fixed seed (the same files always give the same table); each resample draws
+//!   each side's runs with replacement and takes the mean of the figure over them;
+//! - **single runs**: batch means over the per-second series. Neighbouring seconds are
+//!   correlated (a checkpoint slows several in a row), so the seconds are cut into
+//!   consecutive batches at least twice the series' autocorrelation time long
+//!   (`(1 + r1) / (1 - r1)` seconds, `r1` the lag-1 autocorrelation), whose means are
+//!   close to independent; each side's mean then has the standard error of its batch
+//!   means, the ratio's half-width follows by the delta method with Student's t at
+//!   the Welch-Satterthwaite degrees of freedom, around the figure's own change. A
+//!   side with fewer than [`MIN_BATCHES`] batches is too short to tell. Percentiles
+//!   use the per-second percentiles' mean for the width (a proxy: percentiles of
+//!   seconds do not add up to the run's).
+
+use crate::synthetic::SplitMix;
+
+pub const RESAMPLES: usize = 2000;
+/// Runs each side needs for a run-level interval.
+pub const MIN_RUNS: usize = 3;
+const SEED: u64 = 0x5EED_F00D_C0DE;
+
+/// A 95 % interval for `b / a - 1`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Interval {
+    pub fn contains_zero(&self) -> bool {
+        self.low <= 0.0 && self.high >= 0.0
+    }
+}
+
+fn percentile_interval(mut ratios: Vec<f64>) -> Option<Interval> {
+    ratios.retain(|r| r.is_finite());
+    if ratios.len() < RESAMPLES / 2 {
+        return None;
+    }
+    ratios.sort_by(f64::total_cmp);
+    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
+    Some(Interval {
+        low: at(0.025),
+        high: at(0.975),
+    })
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// Over repeated runs: `a` and `b` hold the figure of each run.
+pub fn over_runs(a: &[f64], b: &[f64]) -> Option<Interval> {
+    if a.len() < MIN_RUNS || b.len() < MIN_RUNS {
+        return None;
+    }
+    let mut rng = SplitMix::new(SEED);
+    let mut draw = |v: &[f64]| {
+        let picked: Vec<f64> = (0..v.len()).map(|_| v[rng.below(v.len())]).collect();
+        mean(&picked)
+    };
+    let ratios = (0..RESAMPLES).map(|_| draw(b) / draw(a) - 1.0).collect();
+    percentile_interval(ratios)
+}
+
+/// A per-second series: each second's value and its weight (1 for tps, the
+/// second's transactions for latencies).
+pub type Series = Vec<(f64, f64)>;
+
+/// Batches a single run's series needs for an interval.
+pub const MIN_BATCHES: usize = 5;
+
+/// The lag-`k` autocorrelation of `x`.
+fn autocorrelation(x: &[f64], k: usize) -> f64 {
+    let m = mean(x);
+    let var: f64 = x.iter().map(|v| (v - m) * (v - m)).sum();
+    if var == 0.0 {
+        return 0.0;
+    }
+    let cov: f64 = x.windows(k + 1).map(|w| (w[0] - m) * (w[k] - m)).sum();
+    cov / var
+}
+
+/// The batch length for `x`: twice its autocorrelation time (as an AR(1) process),
+/// at least 2 seconds.
+pub fn batch_length(x: &[f64]) -> usize {
+    let r1 = autocorrelation(x, 1).clamp(0.0, 0.95);
+    let tau = (1.0 + r1) / (1.0 - r1);
+    ((2.0 * tau).ceil() as usize).max(2)
+}
+
+/// Student's t 97.5 % quantile.
+fn t975(df: f64) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    let d = df.floor().max(1.0) as usize;
+    TABLE.get(d - 1).copied().unwrap_or(1.96 + 2.4 / df)
+}
+
+/// A side's weighted mean, its standard error from batch means, and the batches.
+fn batch_mean(s: &Series) -> Option<(f64, f64, usize)> {
+    let values: Vec<f64> = s.iter().map(|p| p.0).collect();
+    let len = batch_length(&values);
+    let k = s.len() / len;
+    if k < MIN_BATCHES {
+        return None;
+    }
+    let means: Vec<f64> = s
+        .chunks_exact(len)
+        .map(|b| {
+            let w: f64 = b.iter().map(|p| p.1).sum();
+            b.iter().map(|p| p.0 * p.1).sum::<f64>() / w
+        })
+        .collect();
+    let m = mean(&means);
+    let var = means.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (k - 1) as f64;
+    Some((m, (var / k as f64).sqrt(), k))
+}
+
+/// Why a single-run interval could not be had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoInterval {
+    /// Fewer than [`MIN_BATCHES`] batches of seconds on a side.
+    TooShort,
+    /// The figure has no per-second counterpart, or a side has no series.
+    NoSeries,
+}
+
+/// Over the per-second series of one run per side; the interval is centred on
+/// `center`, the change of the figure itself (the series' means can differ from the
+/// run's figure: pgbench derives its latency average from the run time without `-P`).
+pub fn over_seconds(a: &Series, b: &Series, center: f64) -> Result<Interval, NoInterval> {
+    if a.is_empty() || b.is_empty() {
+        return Err(NoInterval::NoSeries);
+    }
+    let (ma, sa, ka) = batch_mean(a).ok_or(NoInterval::TooShort)?;
+    let (mb, sb, kb) = batch_mean(b).ok_or(NoInterval::TooShort)?;
+    if ma == 0.0 || mb == 0.0 {
+        return Err(NoInterval::NoSeries);
+    }
+    let (ra, rb) = ((sa / ma).powi(2), (sb / mb).powi(2));
+    let df = (ra + rb).powi(2) / (ra * ra / (ka - 1) as f64 + rb * rb / (kb - 1) as f64);
+    let ratio = mb / ma;
+    let half = t975(if df.is_finite() { df } else { 1e9 }) * ratio * (ra + rb).sqrt();
+    Ok(Interval {
+        low: center - half,
+        high: center + half,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_grow_with_autocorrelation() {
+        let mut rng = SplitMix::new(1);
+        let white: Vec<f64> = (0..400).map(|_| rng.normal()).collect();
+        let mut x = 0.0;
+        let red: Vec<f64> = (0..400)
+            .map(|_| {
+                x = 0.95 * x + rng.normal();
+                x
+            })
+            .collect();
+        assert!(batch_length(&white) <= 3, "{}", batch_length(&white));
+        assert!(batch_length(&red) >= 20, "{}", batch_length(&red));
+    }
+
+    #[test]
+    fn run_intervals_need_three_runs_a_side_and_cover_the_truth() {
+        assert_eq!(over_runs(&[1.0, 2.0], &[1.0, 2.0, 3.0]), None);
+        let i = over_runs(&[100.0, 102.0, 98.0, 101.0], &[110.0, 112.0, 108.0, 111.0]).unwrap();
+        assert!(i.low > 0.05 && i.high < 0.15 && !i.contains_zero(), "{i:?}");
+        let same = over_runs(&[100.0, 102.0, 98.0], &[101.0, 99.0, 100.0]).unwrap();
+        assert!(same.contains_zero(), "{same:?}");
+    }
+
+    #[test]
+    fn short_series_are_too_short_to_tell() {
+        let s: Series = (0..20).map(|i| (100.0 + i as f64, 1.0)).collect();
+        assert_eq!(over_seconds(&s, &s, 0.0), Err(NoInterval::TooShort));
+        assert_eq!(over_seconds(&vec![], &s, 0.0), Err(NoInterval::NoSeries));
+    }
+}

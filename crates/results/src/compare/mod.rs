@@ -1,0 +1,438 @@
+//! `pgbench-report compare`: two or more sides (one run each, or groups of repeated
+//! runs) side by side, figure by figure, each later side against the first: the
+//! change, a 95 % confidence interval for it ([`interval`] says how), and whether it
+//! is within or beyond noise. Regression gates (`--fail-if 'tps<-5%'`) read the same
+//! rows. Reads only summaries and timelines, so stock imports and pgbench-rs runs
+//! compare alike.
+
+pub mod interval;
+mod table;
+
+use crate::document::ResultsFile;
+use interval::{Interval, NoInterval, Series};
+pub use table::render_table;
+
+/// Why a comparison could not be made.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CompareError {
+    #[error("compare needs at least two sides (two files, or --a ... --b ...)")]
+    OneSide,
+    #[error("side {0} has no files")]
+    EmptySide(String),
+    #[error("cannot read --fail-if \"{0}\": expected FIGURE<PERCENT or FIGURE>PERCENT, e.g. 'tps<-5%' or 'p99>10%'")]
+    BadGate(String),
+    #[error("--fail-if: unknown figure \"{0}\" (one of: {GATE_FIGURES})")]
+    UnknownFigure(String),
+}
+
+/// The figures a gate can name.
+pub const GATE_FIGURES: &str =
+    "tps, latency_avg, latency_stddev, p50, p90, p99, p99.9, p99.99, max, failed, retries, lag_avg";
+
+/// One side: a label and its runs.
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub label: String,
+    pub runs: Vec<ResultsFile>,
+}
+
+/// A compared figure.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Figure {
+    Tps,
+    LatencyAvg,
+    LatencyStddev,
+    Percentile(f64),
+    LatencyMax,
+    /// Failed transactions, % of all.
+    FailedPct,
+    Retries,
+    LagAvg,
+    /// By script name.
+    ScriptTps(String),
+    ScriptLatency(String),
+    /// `-r` line, keyed `N: script: command`.
+    Statement(String),
+}
+
+/// Picks a figure's value and weight out of a timeline point.
+type Pick = Box<dyn Fn(&crate::timeline::Point) -> Option<(f64, f64)>>;
+
+/// The per-second percentiles a timeline point holds.
+const POINT_PERCENTILES: [f64; 4] = [50.0, 90.0, 99.0, 99.9];
+
+impl Figure {
+    /// The row's name in the table.
+    pub fn label(&self) -> String {
+        match self {
+            Figure::Tps => "tps".into(),
+            Figure::LatencyAvg => "latency average (ms)".into(),
+            Figure::LatencyStddev => "latency stddev (ms)".into(),
+            Figure::Percentile(p) => format!("latency p{p} (ms)"),
+            Figure::LatencyMax => "latency max (ms)".into(),
+            Figure::FailedPct => "failed transactions (%)".into(),
+            Figure::Retries => "retries".into(),
+            Figure::LagAvg => "schedule lag average (ms)".into(),
+            Figure::ScriptTps(s) => format!("{s}: tps"),
+            Figure::ScriptLatency(s) => format!("{s}: latency average (ms)"),
+            Figure::Statement(k) => {
+                // Long statements would make every row as wide.
+                let short: String = k.chars().take(60).collect();
+                let more = if short.len() < k.len() { "..." } else { "" };
+                format!("  {short}{more} (ms)")
+            }
+        }
+    }
+
+    /// The name `--fail-if` uses.
+    fn gate_name(&self) -> Option<String> {
+        Some(match self {
+            Figure::Tps => "tps".into(),
+            Figure::LatencyAvg => "latency_avg".into(),
+            Figure::LatencyStddev => "latency_stddev".into(),
+            Figure::Percentile(p) => format!("p{p}"),
+            Figure::LatencyMax => "max".into(),
+            Figure::FailedPct => "failed".into(),
+            Figure::Retries => "retries".into(),
+            Figure::LagAvg => "lag_avg".into(),
+            _ => return None,
+        })
+    }
+
+    pub fn higher_is_better(&self) -> bool {
+        matches!(self, Figure::Tps | Figure::ScriptTps(_))
+    }
+
+    /// The figure of one run, if it has it.
+    pub fn value(&self, doc: &ResultsFile) -> Option<f64> {
+        let s = &doc.summary;
+        let script = |name: &str| s.scripts.iter().find(|sc| sc.name == name);
+        match self {
+            Figure::Tps => s.tps,
+            Figure::LatencyAvg => s.latency_avg_ms,
+            Figure::LatencyStddev => s.latency_stddev_ms,
+            Figure::Percentile(p) => s.percentiles.as_ref()?.at(*p),
+            Figure::LatencyMax => Some(s.percentiles.as_ref()?.max_ms),
+            Figure::FailedPct => {
+                let f = s.failures?.total as f64;
+                Some(100.0 * f / (s.transactions? as f64 + f + s.skipped.unwrap_or(0) as f64))
+            }
+            Figure::Retries => s.retries.map(|r| r as f64),
+            Figure::LagAvg => s.lag_avg_ms,
+            Figure::ScriptTps(n) => script(n)?.tps,
+            Figure::ScriptLatency(n) => script(n)?.latency_avg_ms,
+            Figure::Statement(k) => s
+                .statements()
+                .into_iter()
+                .find(|(name, st)| &format!("{name}: {}", st.command) == k)
+                .map(|(_, st)| st.latency_ms),
+        }
+    }
+
+    /// The figure second by second, with weights, for single-run intervals; the last
+    /// interval (usually partial) is left out.
+    fn per_second(&self, doc: &ResultsFile) -> Option<Series> {
+        let points = &doc.timeline.as_ref()?.points;
+        let points = &points[..points.len().saturating_sub(1)];
+        let weight =
+            |p: &crate::timeline::Point| p.transactions.map_or(p.tps * p.length_s, |t| t as f64);
+        let pick: Pick = match self {
+            Figure::Tps => Box::new(|p| Some((p.tps, 1.0))),
+            Figure::LatencyAvg => Box::new(move |p| Some((p.latency_avg_ms?, weight(p)))),
+            Figure::LagAvg => Box::new(move |p| Some((p.lag_avg_ms?, weight(p)))),
+            Figure::Percentile(q) => {
+                let i = POINT_PERCENTILES.iter().position(|x| x == q)?;
+                Box::new(move |p| Some((p.percentiles_ms?[i], weight(p))))
+            }
+            _ => return None,
+        };
+        Some(
+            points
+                .iter()
+                .filter_map(pick)
+                .filter(|(_, w)| *w > 0.0)
+                .collect(),
+        )
+    }
+}
+
+/// What a change amounts to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Same,
+    Better,
+    Worse,
+    WithinNoise,
+    /// Single runs whose series have too few batches of seconds.
+    TooShort,
+    /// Groups of fewer than 3 runs a side.
+    TooFewRuns,
+    /// No interval for this figure (single runs, no per-second counterpart).
+    NoInterval,
+}
+
+impl Verdict {
+    pub fn text(self) -> &'static str {
+        match self {
+            Verdict::Same => "same",
+            Verdict::Better => "beyond noise: better",
+            Verdict::Worse => "beyond noise: worse",
+            Verdict::WithinNoise => "within noise",
+            Verdict::TooShort => "too short to tell",
+            Verdict::TooFewRuns => "too few runs to tell",
+            Verdict::NoInterval => "no interval",
+        }
+    }
+}
+
+/// One later side against the first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// `b / a - 1`.
+    pub ratio: Option<f64>,
+    pub interval: Option<Interval>,
+    pub verdict: Verdict,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub figure: Figure,
+    /// Each side's figure (the mean over its runs).
+    pub values: Vec<Option<f64>>,
+    /// For each side after the first.
+    pub changes: Vec<Change>,
+}
+
+/// How intervals were computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// Bootstrap over repeated runs.
+    Runs,
+    /// Block bootstrap over per-second series of single runs.
+    Seconds,
+    /// Groups too small for either.
+    None,
+}
+
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    pub labels: Vec<String>,
+    /// Each side's files, for the table's header.
+    pub files: Vec<usize>,
+    pub method: Method,
+    pub rows: Vec<Row>,
+}
+
+fn figures(sides: &[Side]) -> Vec<Figure> {
+    let mut v = vec![Figure::Tps, Figure::LatencyAvg, Figure::LatencyStddev];
+    v.extend(crate::summary::SUMMARY_PERCENTILES.map(Figure::Percentile));
+    v.extend([
+        Figure::LatencyMax,
+        Figure::FailedPct,
+        Figure::Retries,
+        Figure::LagAvg,
+    ]);
+    let first = &sides[0].runs[0].summary;
+    if first.scripts.len() > 1 {
+        for sc in &first.scripts {
+            v.push(Figure::ScriptTps(sc.name.clone()));
+            v.push(Figure::ScriptLatency(sc.name.clone()));
+        }
+    }
+    for (name, st) in first.statements() {
+        v.push(Figure::Statement(format!("{name}: {}", st.command)));
+    }
+    v
+}
+
+/// Both sides' latency average is pgbench's derived one (no `-P`, `-R`, `-L`).
+fn derived_latency(fig: &Figure, a: &Side, b: &Side) -> bool {
+    *fig == Figure::LatencyAvg && [a, b].iter().all(|s| s.runs[0].summary.latency_avg_derived)
+}
+
+/// pgbench's derived latency average is `clients / tps`, so its change mirrors tps's:
+/// the interval is tps's, inverted, around the latency's own change.
+fn derived_interval(a: &Side, b: &Side, ratio: f64) -> Result<Interval, Verdict> {
+    let (da, db) = (&a.runs[0], &b.runs[0]);
+    let (Some(ta), Some(tb)) = (Figure::Tps.value(da), Figure::Tps.value(db)) else {
+        return Err(Verdict::NoInterval);
+    };
+    let (Some(sa), Some(sb)) = (Figure::Tps.per_second(da), Figure::Tps.per_second(db)) else {
+        return Err(Verdict::NoInterval);
+    };
+    let tps_change = tb / ta - 1.0;
+    let i = interval::over_seconds(&sa, &sb, tps_change).map_err(|e| match e {
+        NoInterval::TooShort => Verdict::TooShort,
+        NoInterval::NoSeries => Verdict::NoInterval,
+    })?;
+    let inv = |x: f64| 1.0 / (1.0 + x) - 1.0;
+    Ok(Interval {
+        low: ratio + inv(i.high) - inv(tps_change),
+        high: ratio + inv(i.low) - inv(tps_change),
+    })
+}
+
+fn change(fig: &Figure, method: Method, a: &Side, b: &Side, va: f64, vb: f64) -> Change {
+    if va == vb {
+        return Change {
+            ratio: Some(0.0),
+            interval: None,
+            verdict: Verdict::Same,
+        };
+    }
+    let ratio = vb / va - 1.0;
+    let interval = match method {
+        Method::Runs => {
+            let vals = |s: &Side| {
+                s.runs
+                    .iter()
+                    .filter_map(|d| fig.value(d))
+                    .collect::<Vec<_>>()
+            };
+            interval::over_runs(&vals(a), &vals(b)).ok_or(Verdict::TooFewRuns)
+        }
+        Method::Seconds if derived_latency(fig, a, b) => derived_interval(a, b, ratio),
+        Method::Seconds => match (fig.per_second(&a.runs[0]), fig.per_second(&b.runs[0])) {
+            (Some(sa), Some(sb)) => interval::over_seconds(&sa, &sb, ratio).map_err(|e| match e {
+                NoInterval::TooShort => Verdict::TooShort,
+                NoInterval::NoSeries => Verdict::NoInterval,
+            }),
+            _ => Err(Verdict::NoInterval),
+        },
+        Method::None => Err(Verdict::TooFewRuns),
+    };
+    let verdict = match interval {
+        Err(v) => v,
+        Ok(i) if i.contains_zero() => Verdict::WithinNoise,
+        Ok(_) if (ratio > 0.0) == fig.higher_is_better() => Verdict::Better,
+        Ok(_) => Verdict::Worse,
+    };
+    Change {
+        ratio: Some(ratio),
+        interval: interval.ok(),
+        verdict,
+    }
+}
+
+/// Compares every later side with the first.
+pub fn compare(sides: &[Side]) -> Result<Comparison, CompareError> {
+    if sides.len() < 2 {
+        return Err(CompareError::OneSide);
+    }
+    if let Some(s) = sides.iter().find(|s| s.runs.is_empty()) {
+        return Err(CompareError::EmptySide(s.label.clone()));
+    }
+    let method = if sides.iter().all(|s| s.runs.len() == 1) {
+        Method::Seconds
+    } else if sides.iter().all(|s| s.runs.len() >= interval::MIN_RUNS) {
+        Method::Runs
+    } else {
+        Method::None
+    };
+    let mean = |fig: &Figure, s: &Side| {
+        let v: Vec<f64> = s.runs.iter().filter_map(|d| fig.value(d)).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    let rows = figures(sides)
+        .into_iter()
+        .filter_map(|fig| {
+            let values: Vec<Option<f64>> = sides.iter().map(|s| mean(&fig, s)).collect();
+            values.iter().any(Option::is_some).then_some(())?;
+            let changes = sides[1..]
+                .iter()
+                .zip(&values[1..])
+                .map(|(b, vb)| match (values[0], vb) {
+                    (Some(va), Some(vb)) => change(&fig, method, &sides[0], b, va, *vb),
+                    _ => Change {
+                        ratio: None,
+                        interval: None,
+                        verdict: Verdict::NoInterval,
+                    },
+                })
+                .collect();
+            Some(Row {
+                figure: fig,
+                values,
+                changes,
+            })
+        })
+        .collect();
+    Ok(Comparison {
+        labels: sides.iter().map(|s| s.label.clone()).collect(),
+        files: sides.iter().map(|s| s.runs.len()).collect(),
+        method,
+        rows,
+    })
+}
+
+/// `--fail-if FIGURE<PERCENT` or `FIGURE>PERCENT`: fail when a later side's change of
+/// the figure passes the threshold and is not within noise.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gate {
+    pub figure: String,
+    pub below: bool,
+    /// Percent.
+    pub threshold: f64,
+    pub text: String,
+}
+
+impl Gate {
+    pub fn parse(text: &str) -> Result<Gate, CompareError> {
+        let bad = || CompareError::BadGate(text.to_string());
+        let (i, below) = match (text.find('<'), text.find('>')) {
+            (Some(i), None) => (i, true),
+            (None, Some(i)) => (i, false),
+            _ => return Err(bad()),
+        };
+        let figure = text[..i].trim().to_string();
+        let num = text[i + 1..].trim().trim_end_matches('%');
+        let threshold: f64 = num.parse().map_err(|_| bad())?;
+        if !GATE_FIGURES.split(", ").any(|f| f == figure) {
+            return Err(CompareError::UnknownFigure(figure));
+        }
+        Ok(Gate {
+            figure,
+            below,
+            threshold,
+            text: text.to_string(),
+        })
+    }
+
+    /// A message for each later side whose change trips this gate.
+    pub fn check(&self, c: &Comparison) -> Vec<String> {
+        let Some(row) = c
+            .rows
+            .iter()
+            .find(|r| r.figure.gate_name().as_deref() == Some(&self.figure))
+        else {
+            return Vec::new();
+        };
+        row.changes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, ch)| {
+                let pct = 100.0 * ch.ratio?;
+                let passed = if self.below {
+                    pct < self.threshold
+                } else {
+                    pct > self.threshold
+                };
+                let noise = matches!(ch.verdict, Verdict::WithinNoise | Verdict::Same);
+                (passed && !noise).then(|| {
+                    format!(
+                        "{} vs {}: {} changed by {}% ({}), beyond --fail-if '{}'",
+                        c.labels[i + 1],
+                        c.labels[0],
+                        self.figure,
+                        table::signed(pct, 1),
+                        ch.verdict.text(),
+                        self.text
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;

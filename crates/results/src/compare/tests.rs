@@ -1,0 +1,165 @@
+//! Synthetic runs with known differences are told apart; A/A runs are called within
+//! noise (at about the advertised 5 % rate); short runs are too short to tell; gates
+//! trip on regressions beyond noise only.
+
+use super::*;
+use crate::document::RunMeta;
+use crate::synthetic::{run, Spec};
+
+fn doc(spec: &Spec) -> ResultsFile {
+    ResultsFile::from_run(run(spec), RunMeta::default())
+}
+
+fn side(label: &str, specs: &[Spec]) -> Side {
+    Side {
+        label: label.to_string(),
+        runs: specs.iter().map(doc).collect(),
+    }
+}
+
+fn row<'a>(c: &'a Comparison, f: &Figure) -> &'a Row {
+    c.rows.iter().find(|r| &r.figure == f).unwrap()
+}
+
+#[test]
+fn a_ten_percent_faster_single_run_is_beyond_noise_and_better() {
+    let a = Spec::tpcb(1, 120, 500.0, 2000.0);
+    let b = Spec::tpcb(2, 120, 550.0, 1800.0);
+    let c = compare(&[side("a", &[a]), side("b", &[b])]).unwrap();
+    assert_eq!(c.method, Method::Seconds);
+    for f in [
+        Figure::Tps,
+        Figure::LatencyAvg,
+        Figure::Percentile(50.0),
+        Figure::Percentile(99.0),
+    ] {
+        let ch = &row(&c, &f).changes[0];
+        assert_eq!(ch.verdict, Verdict::Better, "{f:?}: {ch:?}");
+    }
+    let tps = &row(&c, &Figure::Tps).changes[0];
+    let i = tps.interval.unwrap();
+    assert!(i.low < 0.10 && i.high > 0.10 - 0.05, "{i:?}");
+    assert_eq!(
+        row(&c, &Figure::LatencyMax).changes[0].verdict,
+        Verdict::NoInterval
+    );
+}
+
+#[test]
+fn a_a_single_runs_are_within_noise_at_about_the_nominal_rate() {
+    let figures = [Figure::Tps, Figure::LatencyAvg, Figure::Percentile(99.0)];
+    let mut flagged = [0; 3];
+    let pairs = 40;
+    for seed in 0..pairs {
+        let a = Spec::tpcb(100 + seed, 90, 400.0, 2000.0);
+        let b = Spec::tpcb(200 + seed, 90, 400.0, 2000.0);
+        let c = compare(&[side("a", &[a]), side("b", &[b])]).unwrap();
+        for (f, n) in figures.iter().zip(&mut flagged) {
+            let v = row(&c, f).changes[0].verdict;
+            assert_ne!(v, Verdict::TooShort, "90 s is long enough");
+            if v != Verdict::WithinNoise {
+                *n += 1;
+            }
+        }
+    }
+    // 95 % intervals: about 2 of 40 by chance; well above that means the intervals
+    // ignore the seconds' correlation.
+    eprintln!("A/A pairs called different, of {pairs}: {flagged:?} (tps, latency, p99)");
+    assert!(flagged.iter().all(|&n| n <= 6), "{flagged:?} of {pairs}");
+}
+
+#[test]
+fn short_runs_are_too_short_to_tell() {
+    let c = compare(&[
+        side("a", &[Spec::tpcb(1, 10, 500.0, 2000.0)]),
+        side("b", &[Spec::tpcb(2, 10, 600.0, 2000.0)]),
+    ])
+    .unwrap();
+    assert_eq!(row(&c, &Figure::Tps).changes[0].verdict, Verdict::TooShort);
+    assert!(render_table(&c).contains("too short to tell"));
+}
+
+#[test]
+fn groups_of_repeated_runs_compare_by_run_bootstrap() {
+    let group = |base: u64, tps: f64| -> Vec<Spec> {
+        (0..4)
+            .map(|i| Spec::tpcb(base + i, 20, tps * (1.0 + 0.01 * i as f64), 2000.0))
+            .collect()
+    };
+    let c = compare(&[
+        side("old", &group(10, 500.0)),
+        side("new", &group(20, 450.0)),
+    ])
+    .unwrap();
+    assert_eq!(c.method, Method::Runs);
+    assert_eq!(row(&c, &Figure::Tps).changes[0].verdict, Verdict::Worse);
+    let aa = compare(&[side("a", &group(30, 500.0)), side("b", &group(40, 500.0))]).unwrap();
+    assert_eq!(
+        row(&aa, &Figure::Tps).changes[0].verdict,
+        Verdict::WithinNoise
+    );
+    let two = compare(&[
+        side("a", &group(30, 500.0)[..2]),
+        side("b", &group(40, 500.0)[..2]),
+    ]);
+    assert_eq!(
+        row(&two.unwrap(), &Figure::Tps).changes[0].verdict,
+        Verdict::TooFewRuns
+    );
+}
+
+#[test]
+fn gates_trip_on_regressions_beyond_noise_only() {
+    let a = [Spec::tpcb(1, 120, 500.0, 2000.0)];
+    let slower = compare(&[
+        side("a", &a),
+        side("b", &[Spec::tpcb(2, 120, 450.0, 2300.0)]),
+    ])
+    .unwrap();
+    let same = compare(&[
+        side("a", &a),
+        side("b", &[Spec::tpcb(3, 120, 500.0, 2000.0)]),
+    ])
+    .unwrap();
+    let gate = Gate::parse("tps<-5%").unwrap();
+    let msgs = gate.check(&slower);
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert!(
+        msgs[0].starts_with("b vs a: tps changed by -"),
+        "{}",
+        msgs[0]
+    );
+    assert!(gate.check(&same).is_empty());
+    assert_eq!(Gate::parse("p99>10").unwrap().check(&slower).len(), 1);
+    assert!(Gate::parse("p99>50%").unwrap().check(&slower).is_empty());
+    assert_eq!(
+        Gate::parse("tps").unwrap_err().to_string(),
+        "cannot read --fail-if \"tps\": expected FIGURE<PERCENT or FIGURE>PERCENT, e.g. 'tps<-5%' or 'p99>10%'"
+    );
+    assert!(matches!(
+        Gate::parse("speed<-5%"),
+        Err(CompareError::UnknownFigure(_))
+    ));
+}
+
+#[test]
+fn the_table_lists_scripts_and_statements_of_every_side() {
+    let mut a = Spec::tpcb(1, 30, 300.0, 2000.0);
+    a.settings.report_per_command = true;
+    a.scripts
+        .push(("b.sql".into(), 1, vec!["SELECT 2;".into()]));
+    let mut b = a.clone();
+    b.seed = 9;
+    let text = render_table(&compare(&[side("base", &[a]), side("new", &[b])]).unwrap());
+    for wanted in [
+        "A: base\nB: new\n95% intervals: batch means",
+        "\ntps ",
+        "latency p99.9 (ms)",
+        "b.sql: tps",
+        "  2: b.sql: SELECT 2; (ms)",
+        "B vs A",
+    ] {
+        assert!(text.contains(wanted), "{wanted:?} not in\n{text}");
+    }
+    assert!(compare(&[side("a", &[Spec::tpcb(1, 3, 10.0, 100.0)])]).is_err());
+}

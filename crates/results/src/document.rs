@@ -1,0 +1,280 @@
+//! The results file: one JSON document per run (`"schema": 1`, described by
+//! `docs/results.schema.json`). It holds where the run came from (a pgbench-rs run, or
+//! stock pgbench's output imported), how it was set up, the machine and server it ran
+//! on, the report's figures as a [`Summary`], the run over time as a [`Timeline`], and
+//! for pgbench-rs runs the exact [`RunResult`], from which `pgbench-report show`
+//! prints the report byte for byte. Floats are written in serde_json's shortest
+//! round-trip form and read back bit-exact (`float_roundtrip`).
+
+use crate::histogram::LatencyHistogram;
+use crate::run::RunResult;
+use crate::summary::Summary;
+use crate::timeline::{Timeline, TimelineSource};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The version of the document format this library writes and reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The server settings a run records, read at start (`SHOW name` or `pg_settings`):
+/// those that move pgbench's figures most.
+pub const SERVER_SETTINGS: &[&str] = &[
+    "shared_buffers",
+    "max_connections",
+    "synchronous_commit",
+    "fsync",
+    "full_page_writes",
+    "wal_level",
+    "wal_buffers",
+    "wal_compression",
+    "commit_delay",
+    "max_wal_size",
+    "min_wal_size",
+    "checkpoint_timeout",
+    "checkpoint_completion_target",
+    "work_mem",
+    "maintenance_work_mem",
+    "effective_cache_size",
+    "effective_io_concurrency",
+    "random_page_cost",
+    "huge_pages",
+    "jit",
+    "autovacuum",
+    "default_transaction_isolation",
+    "max_worker_processes",
+    "max_parallel_workers_per_gather",
+    "data_checksums",
+    "block_size",
+    "server_encoding",
+];
+
+/// Why a results file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum DocumentError {
+    #[error("not valid JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    #[error("not a pgbench-rs results file (no \"schema\" version number)")]
+    NotResults,
+    #[error(
+        "results file schema version {found} is not supported (this program reads version {SCHEMA_VERSION})"
+    )]
+    SchemaVersion { found: u64 },
+    #[error("invalid results file: {0}")]
+    Invalid(#[source] serde_json::Error),
+}
+
+/// The program that wrote the file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+impl Tool {
+    fn this(name: &str) -> Tool {
+        Tool {
+            name: name.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+}
+
+/// Where the figures come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Origin {
+    /// Measured by pgbench-rs; `run` holds the exact counters.
+    PgbenchRs,
+    /// Read from stock pgbench's output files (named here); `run` is null.
+    StockImport { files: Vec<String> },
+}
+
+/// The machine the client ran on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientHost {
+    pub hostname: Option<String>,
+    /// CPUs this process may use.
+    pub cores: Option<usize>,
+    /// Kernel name and release, e.g. `Linux 6.1.0-18-amd64`.
+    pub os: Option<String>,
+    /// The distribution's `PRETTY_NAME` from /etc/os-release.
+    pub distribution: Option<String>,
+}
+
+impl ClientHost {
+    /// This machine, from /proc and /etc (fields it cannot read stay `None`).
+    pub fn current() -> ClientHost {
+        let read = |path: &str| {
+            std::fs::read_to_string(path)
+                .ok()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        let os = match (
+            read("/proc/sys/kernel/ostype"),
+            read("/proc/sys/kernel/osrelease"),
+        ) {
+            (Some(t), Some(r)) => Some(format!("{t} {r}")),
+            (t, _) => t.or_else(|| Some(std::env::consts::OS.to_string())),
+        };
+        let distribution = read("/etc/os-release").and_then(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                .map(|v| v.trim_matches('"').to_string())
+        });
+        ClientHost {
+            hostname: read("/proc/sys/kernel/hostname").or_else(|| read("/etc/hostname")),
+            cores: std::thread::available_parallelism().ok().map(|n| n.get()),
+            os,
+            distribution,
+        }
+    }
+}
+
+/// What the runner knows about a run besides its counters.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunMeta {
+    /// argv as given, program name first.
+    pub command_line: Vec<String>,
+    /// Every effective option after defaults, by long option name without dashes
+    /// (`client`, `jobs`, `time`, `file`, ...); see docs/results.schema.json.
+    pub options: BTreeMap<String, serde_json::Value>,
+    pub random_seed: u64,
+    /// `server_version` as the server reports it.
+    pub server_version: Option<String>,
+    /// [`SERVER_SETTINGS`] as the server showed them.
+    pub server_settings: BTreeMap<String, String>,
+    pub started_unix_us: i64,
+    pub ended_unix_us: i64,
+}
+
+/// The results file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultsFile {
+    /// Always [`SCHEMA_VERSION`].
+    pub schema: u32,
+    /// The program that wrote this file.
+    pub tool: Tool,
+    pub origin: Origin,
+    /// The benchmark client that ran: `pgbench-rs 0.1.0`, or stock's version banner.
+    pub client_version: Option<String>,
+    pub server_version: Option<String>,
+    pub command_line: Vec<String>,
+    pub options: BTreeMap<String, serde_json::Value>,
+    pub random_seed: Option<u64>,
+    pub client_host: Option<ClientHost>,
+    pub server_settings: BTreeMap<String, String>,
+    /// RFC 3339, UTC, µs.
+    pub started_at: Option<String>,
+    pub ended_at: Option<String>,
+    pub summary: Summary,
+    /// Latencies of every successful transaction: the run's histogram, or one built
+    /// from stock's `-l` logs.
+    pub histogram: Option<LatencyHistogram>,
+    pub timeline: Option<Timeline>,
+    /// The exact result of a pgbench-rs run; null for imports.
+    pub run: Option<RunResult>,
+}
+
+impl ResultsFile {
+    /// The document of a pgbench-rs run.
+    pub fn from_run(result: RunResult, meta: RunMeta) -> ResultsFile {
+        let timeline = (!result.series.is_empty())
+            .then(|| Timeline::from_seconds(TimelineSource::Series, &result.series));
+        ResultsFile {
+            schema: SCHEMA_VERSION,
+            tool: Tool::this("pgbench-rs"),
+            origin: Origin::PgbenchRs,
+            client_version: Some(format!("pgbench-rs {}", env!("CARGO_PKG_VERSION"))),
+            server_version: meta.server_version,
+            command_line: meta.command_line,
+            options: meta.options,
+            random_seed: Some(meta.random_seed),
+            client_host: Some(ClientHost::current()),
+            server_settings: meta.server_settings,
+            started_at: Some(rfc3339_utc(meta.started_unix_us)),
+            ended_at: Some(rfc3339_utc(meta.ended_unix_us)),
+            summary: Summary::from_run(&result),
+            histogram: result.histogram.clone(),
+            timeline,
+            run: Some(result),
+        }
+    }
+
+    /// An imported stock run's document (see [`crate::import`]).
+    pub fn imported(files: Vec<String>, summary: Summary) -> ResultsFile {
+        ResultsFile {
+            schema: SCHEMA_VERSION,
+            tool: Tool::this("pgbench-report"),
+            origin: Origin::StockImport { files },
+            client_version: None,
+            server_version: None,
+            command_line: Vec::new(),
+            options: BTreeMap::new(),
+            random_seed: None,
+            client_host: None,
+            server_settings: BTreeMap::new(),
+            started_at: None,
+            ended_at: None,
+            summary,
+            histogram: None,
+            timeline: None,
+            run: None,
+        }
+    }
+
+    /// Pretty-printed JSON, with a final newline.
+    pub fn to_json(&self) -> String {
+        // Every field is a string, number, bool, null, array or string-keyed map, so
+        // serialising cannot fail.
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// Reads a document, checking its schema version before its shape.
+    pub fn from_json(text: &str) -> Result<ResultsFile, DocumentError> {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(DocumentError::Json)?;
+        let found = value
+            .get("schema")
+            .and_then(serde_json::Value::as_u64)
+            .ok_or(DocumentError::NotResults)?;
+        if found != u64::from(SCHEMA_VERSION) {
+            return Err(DocumentError::SchemaVersion { found });
+        }
+        serde_json::from_value(value).map_err(DocumentError::Invalid)
+    }
+}
+
+/// `2026-12-01T08:43:47.123456Z` from Unix µs (proleptic Gregorian, UTC).
+pub fn rfc3339_utc(unix_us: i64) -> String {
+    let secs = unix_us.div_euclid(1_000_000);
+    let micros = unix_us.rem_euclid(1_000_000);
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}Z",
+        sod / 3600,
+        sod % 3600 / 60,
+        sod % 60
+    )
+}
+
+/// Year, month, day of the day `days` after 1970-01-01 (H. Hinnant's algorithm: eras
+/// of 400 years starting in March, so leap days fall at the end of a year).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,161 @@
+//! The results file: every mode's document validates against docs/results.schema.json,
+//! reads back equal, and renders the run's report byte for byte.
+
+use super::*;
+use crate::report::render;
+use crate::synthetic::{every_mode, run, Spec};
+
+fn meta() -> RunMeta {
+    let mut options = BTreeMap::new();
+    options.insert("client".to_string(), serde_json::json!(4));
+    options.insert(
+        "file".to_string(),
+        serde_json::json!(["a.sql@3", "b.sql@1"]),
+    );
+    RunMeta {
+        command_line: vec!["pgbench-rs".into(), "-c".into(), "4".into()],
+        options,
+        random_seed: 12_345_678_901_234_567_890,
+        server_version: Some("15.18 (Debian 15.18-0+deb12u1)".into()),
+        server_settings: [("shared_buffers", "128MB"), ("fsync", "on")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        started_unix_us: 1_764_578_627_123_456,
+        ended_unix_us: 1_764_578_637_000_001,
+    }
+}
+
+pub(crate) fn validator() -> jsonschema::Validator {
+    let text = include_str!("../../../../docs/results.schema.json");
+    let schema: serde_json::Value = serde_json::from_str(text).expect("schema is JSON");
+    jsonschema::draft202012::new(&schema).expect("schema is a valid draft 2020-12 schema")
+}
+
+pub(crate) fn assert_valid(v: &jsonschema::Validator, what: &str, json: &str) {
+    let value: serde_json::Value = serde_json::from_str(json).unwrap();
+    let errors: Vec<String> = v
+        .iter_errors(&value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{what}: {errors:#?}");
+}
+
+#[test]
+fn every_mode_validates_reads_back_equal_and_shows_the_same_report() {
+    let v = validator();
+    for (mode, spec) in every_mode() {
+        let result = run(&spec);
+        let report = render(&result);
+        let doc = ResultsFile::from_run(result, meta());
+        let json = doc.to_json();
+        assert_valid(&v, mode, &json);
+        let back = ResultsFile::from_json(&json).unwrap_or_else(|e| panic!("{mode}: {e}"));
+        assert_eq!(back, doc, "{mode}");
+        assert_eq!(render(back.run.as_ref().unwrap()), report, "{mode}");
+    }
+}
+
+#[test]
+fn summary_holds_the_figures_the_report_prints() {
+    let mut spec = Spec::tpcb(3, 4, 200.0, 1500.0);
+    spec.settings.rate = Some(200.0);
+    spec.settings.latency_limit_us = Some(2000);
+    let r = run(&spec);
+    let text = render(&r);
+    let s = Summary::from_run(&r);
+    let line = |prefix: &str| {
+        text.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} in {text}"))
+            .to_string()
+    };
+    assert_eq!(
+        line("tps = "),
+        format!(
+            "tps = {:.6} (without initial connection time)",
+            s.tps.unwrap()
+        )
+    );
+    assert_eq!(
+        line("latency average"),
+        format!("latency average = {:.3} ms", s.latency_avg_ms.unwrap())
+    );
+    assert_eq!(
+        line("rate limit schedule lag"),
+        format!(
+            "rate limit schedule lag: avg {:.3} (max {:.3}) ms",
+            s.lag_avg_ms.unwrap(),
+            s.lag_max_ms.unwrap()
+        )
+    );
+    assert!(line("number of transactions above").contains(&format!(": {}/", s.late.unwrap())));
+    assert!(!s.latency_avg_derived);
+    assert_eq!(s.percentiles.as_ref().unwrap().count, r.total.cnt as u64);
+}
+
+#[test]
+fn metadata_and_host_are_filled() {
+    let doc = ResultsFile::from_run(run(&Spec::tpcb(1, 2, 50.0, 1000.0)), meta());
+    assert_eq!(
+        doc.started_at.as_deref(),
+        Some("2025-12-01T08:43:47.123456Z")
+    );
+    assert_eq!(doc.ended_at.as_deref(), Some("2025-12-01T08:43:57.000001Z"));
+    let host = doc.client_host.unwrap();
+    assert!(host.cores.unwrap() >= 1);
+    assert!(host.hostname.is_some() && host.os.is_some());
+    assert_eq!(doc.random_seed, Some(12_345_678_901_234_567_890));
+    assert_eq!(doc.timeline.unwrap().points.len(), 2);
+}
+
+#[test]
+fn rfc3339_of_known_instants() {
+    assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00.000000Z");
+    assert_eq!(
+        rfc3339_utc(951_782_400_000_000),
+        "2000-02-29T00:00:00.000000Z"
+    );
+    assert_eq!(rfc3339_utc(-1), "1969-12-31T23:59:59.999999Z");
+    assert_eq!(
+        rfc3339_utc(4_107_542_399_500_000),
+        "2100-02-28T23:59:59.500000Z"
+    );
+}
+
+#[test]
+fn bad_documents_say_what_is_wrong() {
+    let err = |t: &str| ResultsFile::from_json(t).unwrap_err().to_string();
+    assert!(err("{").starts_with("not valid JSON: "), "{}", err("{"));
+    assert_eq!(
+        err("{\"a\": 1}"),
+        "not a pgbench-rs results file (no \"schema\" version number)"
+    );
+    assert_eq!(
+        err("{\"schema\": 2}"),
+        "results file schema version 2 is not supported (this program reads version 1)"
+    );
+    assert!(err("{\"schema\": 1}").starts_with("invalid results file: missing field"));
+}
+
+#[test]
+fn the_schema_rejects_what_readers_would_misread() {
+    let v = validator();
+    let doc = ResultsFile::from_run(run(&Spec::tpcb(2, 2, 50.0, 1000.0)), meta());
+    let good: serde_json::Value = serde_json::from_str(&doc.to_json()).unwrap();
+    let broken = [
+        ("/summary/tps", serde_json::json!("fast")),
+        ("/schema", serde_json::json!(2)),
+        ("/started_at", serde_json::json!("yesterday")),
+        ("/histogram", serde_json::json!("AAAA")),
+        ("/run/settings/limit", serde_json::json!({"forever": 1})),
+    ];
+    for (pointer, bad) in broken {
+        let mut value = good.clone();
+        *value.pointer_mut(pointer).unwrap() = bad;
+        assert!(!v.is_valid(&value), "{pointer} accepted");
+    }
+    let mut extra = good.clone();
+    extra["summary"]["tps_typo"] = serde_json::json!(1.0);
+    assert!(!v.is_valid(&extra), "unknown summary field accepted");
+}

@@ -1,0 +1,305 @@
+//! Imports of real stock pgbench 15 output (recorded by
+//! scripts/record-stock-results.sh under crates/results/tests/data/stock/) give the
+//! figures stock printed, and percentiles from its -l logs equal the log's own.
+
+use super::*;
+use crate::summary::Summary;
+use std::path::Path;
+
+const CASES: &[&str] = &[
+    "t-per-command-logged",
+    "T-progress-logged",
+    "T-aggregate",
+    "several-scripts",
+    "max-tries",
+    "max-tries-aggregate",
+    "rate-latency-limit",
+    "connect",
+];
+
+fn dir(case: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/stock")
+        .join(case)
+}
+
+fn files(case: &str, prefix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir(case))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with(prefix))
+        .collect();
+    v.sort();
+    v
+}
+
+fn paths(case: &str) -> Paths {
+    Paths {
+        report: dir(case).join("stdout"),
+        progress: Some(dir(case).join("stderr")),
+        logs: files(case, "log."),
+        aggregate_logs: files(case, "agg."),
+    }
+}
+
+fn stdout(case: &str) -> String {
+    std::fs::read_to_string(dir(case).join("stdout")).unwrap()
+}
+
+/// Every figure of the summary, printed as stock prints it, is in stock's report.
+fn assert_figures_printed(case: &str, s: &Summary) {
+    let out = stdout(case);
+    let has = |line: String| assert!(out.contains(&line), "{case}: no {line:?} in\n{out}");
+    let tps = s.tps.unwrap();
+    has(format!("tps = {tps:.6} ("));
+    has(format!(
+        "latency average = {:.3} ms",
+        s.latency_avg_ms.unwrap()
+    ));
+    if let Some(sd) = s.latency_stddev_ms {
+        has(format!("latency stddev = {sd:.3} ms"));
+    }
+    let f = s.failures.unwrap();
+    has(format!("number of failed transactions: {} (", f.total));
+    if let Some(n) = f.serialization {
+        has(format!("number of serialization failures: {n} ("));
+    }
+    if s.max_tries != Some(1) {
+        has(format!(
+            "number of transactions retried: {} (",
+            s.retried.unwrap()
+        ));
+        has(format!("total number of retries: {}\n", s.retries.unwrap()));
+    }
+    has(format!(
+        "number of transactions actually processed: {}",
+        s.transactions.unwrap()
+    ));
+    has(format!("number of clients: {}\n", s.clients.unwrap()));
+    has(format!("number of threads: {}\n", s.threads.unwrap()));
+    if let Some(t) = s.initial_connection_time_ms {
+        has(format!("initial connection time = {t:.3} ms"));
+    }
+    if let Some(t) = s.average_connection_time_ms {
+        has(format!("average connection time = {t:.3} ms"));
+    }
+    if let (Some(avg), Some(max)) = (s.lag_avg_ms, s.lag_max_ms) {
+        has(format!(
+            "rate limit schedule lag: avg {avg:.3} (max {max:.3}) ms"
+        ));
+    }
+    if let Some(late) = s.late {
+        has(format!(
+            "above the {:.1} ms latency limit: {late}/",
+            s.latency_limit_ms.unwrap()
+        ));
+        has(format!(
+            "number of transactions skipped: {} (",
+            s.skipped.unwrap()
+        ));
+    }
+    for (i, sc) in s.scripts.iter().enumerate() {
+        if s.scripts.len() > 1 {
+            has(format!("SQL script {}: {}\n", i + 1, sc.name));
+            has(format!(" - {} transactions (", sc.transactions.unwrap()));
+            has(format!("tps = {:.6})", sc.tps.unwrap()));
+            has(format!(
+                " - latency average = {:.3} ms",
+                sc.latency_avg_ms.unwrap()
+            ));
+        }
+        for st in &sc.statements {
+            has(format!("{:.3}", st.latency_ms));
+            has(format!("  {}\n", st.command));
+        }
+    }
+    let printed_statements = out
+        .lines()
+        .filter(|l| l.starts_with("   ") && !l.starts_with("    -"))
+        .count();
+    let parsed: usize = s.scripts.iter().map(|sc| sc.statements.len()).sum();
+    assert_eq!(printed_statements, parsed, "{case}");
+}
+
+#[test]
+fn every_recorded_case_imports_with_the_figures_stock_printed() {
+    for case in CASES {
+        let doc = import_files(&paths(case)).unwrap_or_else(|e| panic!("{case}: {e}"));
+        assert_figures_printed(case, &doc.summary);
+        assert!(doc.run.is_none());
+        assert_eq!(
+            doc.client_version
+                .as_deref()
+                .map(|v| v.starts_with("pgbench 15.")),
+            Some(true)
+        );
+        assert!(doc.random_seed.is_some(), "{case}");
+        let back = ResultsFile::from_json(&doc.to_json()).unwrap();
+        assert_eq!(back, doc, "{case}");
+    }
+}
+
+#[test]
+fn the_mode_specific_figures_are_there() {
+    let s = |case: &str| import_files(&paths(case)).unwrap().summary;
+    let tries = s("max-tries");
+    assert_eq!(tries.max_tries, Some(10));
+    assert!(tries.retries.unwrap() > 0 && tries.failures.unwrap().serialization.is_some());
+    assert_eq!(tries.scripts[0].statements.len(), 6);
+    assert!(tries.scripts[0]
+        .statements
+        .iter()
+        .any(|st| st.retries.unwrap() > 0));
+    let several = s("several-scripts");
+    assert_eq!(
+        several.transaction_type.as_deref(),
+        Some("multiple scripts")
+    );
+    assert_eq!(several.scripts.len(), 2);
+    assert_eq!(several.scripts[0].weight, Some(3));
+    assert_eq!(several.scripts[1].name, "<builtin: simple update>");
+    let rate = s("rate-latency-limit");
+    assert_eq!(rate.latency_limit_ms, Some(2.0));
+    assert!(rate.lag_max_ms.is_some() && rate.skipped.is_some());
+    let connect = s("connect");
+    assert!(connect.latency_avg_derived && connect.average_connection_time_ms.is_some());
+    assert_eq!(connect.transactions_per_client, Some(50));
+}
+
+/// Nearest-rank percentile of sorted values (HdrHistogram's definition).
+fn exact(sorted: &[f64], p: f64) -> f64 {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank - 1]
+}
+
+#[test]
+fn percentiles_from_logs_equal_the_logs_own() {
+    for case in [
+        "t-per-command-logged",
+        "T-progress-logged",
+        "max-tries",
+        "rate-latency-limit",
+        "several-scripts",
+    ] {
+        let doc = import_files(&paths(case)).unwrap();
+        let mut lat: Vec<f64> = Vec::new();
+        for f in files(case, "log.") {
+            for line in std::fs::read_to_string(f).unwrap().lines() {
+                if let Ok(us) = line.split_whitespace().nth(2).unwrap().parse::<f64>() {
+                    lat.push(us / 1000.0);
+                }
+            }
+        }
+        lat.sort_by(f64::total_cmp);
+        let p = doc.summary.percentiles.as_ref().unwrap();
+        assert_eq!(p.count as usize, lat.len(), "{case}");
+        for (q, got) in &p.values {
+            let want = exact(&lat, *q);
+            // The histogram keeps 3 significant digits (and whole µs).
+            assert!(
+                (got - want).abs() <= want * 0.001 + 0.001,
+                "{case}: p{q} = {got}, the log's is {want}"
+            );
+        }
+        let max = *lat.last().unwrap();
+        assert!((p.max_ms - max).abs() <= max * 0.001 + 0.001, "{case}");
+        let t = doc.timeline.unwrap();
+        assert_eq!(t.source, TimelineSource::TransactionLog);
+        let per_second: i64 = t.points.iter().map(|p| p.transactions.unwrap()).sum();
+        assert_eq!(per_second, lat.len() as i64, "{case}");
+    }
+}
+
+#[test]
+fn progress_lines_and_aggregate_logs_become_timelines() {
+    let mut p = paths("max-tries");
+    p.logs.clear();
+    let doc = import_files(&p).unwrap();
+    let t = doc.timeline.unwrap();
+    assert_eq!(t.source, TimelineSource::Progress);
+    let err = std::fs::read_to_string(dir("max-tries").join("stderr")).unwrap();
+    assert_eq!(t.points.len(), err.matches("progress: ").count());
+    assert_eq!((t.points[0].t_s, t.points[0].length_s), (0.0, 1.0));
+    assert!(t.points[0].retries.unwrap() > 0);
+    assert!(t.has_failures_or_retries());
+    // Stock 15 does not log the last, partial interval, so the logs' own columns are
+    // what the timeline must add up to, not the report's totals.
+    for case in ["T-aggregate", "max-tries-aggregate"] {
+        let doc = import_files(&paths(case)).unwrap();
+        let t = doc.timeline.unwrap();
+        assert_eq!(t.source, TimelineSource::AggregateLog, "{case}");
+        let column = |i: usize| -> i64 {
+            files(case, "agg.")
+                .iter()
+                .flat_map(|f| {
+                    std::fs::read_to_string(f)
+                        .unwrap()
+                        .lines()
+                        .map(|l| l.split_whitespace().nth(i).unwrap().parse::<i64>().unwrap())
+                        .collect::<Vec<_>>()
+                })
+                .sum()
+        };
+        let sum = |f: fn(&crate::timeline::Point) -> Option<i64>| -> i64 {
+            t.points.iter().map(|p| f(p).unwrap_or(0)).sum()
+        };
+        assert_eq!(sum(|p| p.transactions), column(1), "{case}");
+        assert!(column(1) <= doc.summary.transactions.unwrap());
+        assert_eq!(sum(|p| p.retries), column(12), "{case}");
+        assert_eq!(sum(|p| p.failures), column(13) + column(14), "{case}");
+        let total_latency_ms: f64 = t
+            .points
+            .iter()
+            .map(|p| p.latency_avg_ms.unwrap() * p.transactions.unwrap() as f64)
+            .sum();
+        let want = column(2) as f64 / 1000.0;
+        assert!((total_latency_ms - want).abs() < want * 1e-9, "{case}");
+    }
+}
+
+#[test]
+fn bad_input_is_named_with_its_line() {
+    let report = ("out.txt".to_string(), stdout("max-tries"));
+    let with = |progress: Option<&str>, logs: Vec<&str>| Inputs {
+        report: report.clone(),
+        progress: progress.map(|t| ("err.txt".to_string(), t.to_string())),
+        logs: logs
+            .into_iter()
+            .map(|t| ("log.0".to_string(), t.to_string()))
+            .collect(),
+        aggregate_logs: vec![],
+    };
+    let err = |i: Inputs| import(&i).unwrap_err().to_string();
+    assert_eq!(
+        err(Inputs {
+            report: ("x".into(), "hello\n".into()),
+            ..Inputs::default()
+        }),
+        "x: not a pgbench report (no \"transaction type:\" line)"
+    );
+    assert_eq!(
+        err(with(Some("ok\nprogress: 1.0 s, many tps\n"), vec![])),
+        "err.txt:2: cannot read this progress: line"
+    );
+    assert_eq!(
+        err(with(None, vec!["0 1 100 0 1796114956\n"])),
+        "log.0:1: expected 7 fields of a -l log line, found 5"
+    );
+    assert!(err(with(None, vec!["0 1 100 0 1796114956 1 0\n"])).starts_with("the -l logs hold 1 "));
+    let mut broken = stdout("max-tries");
+    broken = broken.replace("number of clients: 4", "number of clients: four");
+    assert_eq!(
+        err(Inputs {
+            report: ("out.txt".into(), broken),
+            ..Inputs::default()
+        }),
+        "out.txt:5: cannot read number of clients"
+    );
+    assert!(import_files(&Paths {
+        report: "/nonexistent/out.txt".into(),
+        ..Paths::default()
+    })
+    .unwrap_err()
+    .to_string()
+    .starts_with("/nonexistent/out.txt: No such file"));
+}

@@ -1,0 +1,173 @@
+//! `pgbench-report show`: a results file as text. A pgbench-rs run prints its report
+//! exactly as the run did ([`report::render`] of the embedded [`RunResult`]); an
+//! imported stock run prints, in pgbench's wording, the figures its files gave.
+//!
+//! [`RunResult`]: crate::run::RunResult
+
+use crate::document::{Origin, ResultsFile};
+use crate::report::{self, fmt_f};
+use crate::summary::{Failures, PercentileSummary, Summary};
+use std::fmt::Write;
+
+/// The text `show` prints.
+pub fn render(doc: &ResultsFile) -> String {
+    if let Some(run) = &doc.run {
+        return report::render(run);
+    }
+    let mut out = String::new();
+    let files = match &doc.origin {
+        Origin::StockImport { files } => files.join(", "),
+        Origin::PgbenchRs => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "imported from stock pgbench output ({files}): the figures it printed, not its exact counters"
+    );
+    if let Some(v) = &doc.client_version {
+        let _ = writeln!(out, "client: {v}");
+    }
+    render_summary(&doc.summary, &mut out);
+    out
+}
+
+fn line<T: std::fmt::Display>(out: &mut String, label: &str, v: Option<T>) {
+    if let Some(v) = v {
+        let _ = writeln!(out, "{label}{v}");
+    }
+}
+
+fn ms(v: Option<f64>) -> Option<String> {
+    v.map(|v| format!("{} ms", fmt_f(v, 3)))
+}
+
+fn failure_lines(out: &mut String, prefix: &str, f: Option<Failures>) {
+    if let Some(f) = f {
+        let _ = writeln!(out, "{prefix}number of failed transactions: {}", f.total);
+        line(
+            out,
+            &format!("{prefix}number of serialization failures: "),
+            f.serialization,
+        );
+        line(
+            out,
+            &format!("{prefix}number of deadlock failures: "),
+            f.deadlock,
+        );
+    }
+}
+
+fn percentile_lines(out: &mut String, title: &str, p: Option<&PercentileSummary>) {
+    if let Some(p) = p {
+        let _ = writeln!(out, "{title}");
+        for (q, v) in &p.values {
+            let _ = writeln!(out, "  p{q} = {}", fmt_f(*v, 3));
+        }
+        let _ = writeln!(out, "  max = {}", fmt_f(p.max_ms, 3));
+    }
+}
+
+/// The summary's figures in the report's order and words.
+pub fn render_summary(s: &Summary, out: &mut String) {
+    line(out, "transaction type: ", s.transaction_type.as_ref());
+    line(out, "scaling factor: ", s.scaling_factor);
+    line(out, "partition method: ", s.partition_method.as_ref());
+    line(out, "partitions: ", s.partitions);
+    line(out, "query mode: ", s.query_mode.as_ref());
+    line(out, "number of clients: ", s.clients);
+    line(out, "number of threads: ", s.threads);
+    line(
+        out,
+        "maximum number of tries: ",
+        s.max_tries.filter(|&n| n > 0),
+    );
+    line(
+        out,
+        "number of transactions per client: ",
+        s.transactions_per_client,
+    );
+    line(out, "duration: ", s.duration_s.map(|d| format!("{d} s")));
+    line(
+        out,
+        "number of transactions actually processed: ",
+        s.transactions,
+    );
+    failure_lines(out, "", s.failures);
+    if s.max_tries != Some(1) {
+        line(out, "number of transactions retried: ", s.retried);
+        line(out, "total number of retries: ", s.retries);
+    }
+    if s.latency_limit_ms.is_some() {
+        line(out, "number of transactions skipped: ", s.skipped);
+        line(
+            out,
+            "number of transactions above the latency limit: ",
+            s.late,
+        );
+    }
+    line(out, "latency average = ", ms(s.latency_avg_ms));
+    line(out, "latency stddev = ", ms(s.latency_stddev_ms));
+    if let (Some(a), Some(m)) = (s.lag_avg_ms, s.lag_max_ms) {
+        let _ = writeln!(
+            out,
+            "rate limit schedule lag: avg {} (max {}) ms",
+            fmt_f(a, 3),
+            fmt_f(m, 3)
+        );
+    }
+    line(
+        out,
+        "initial connection time = ",
+        ms(s.initial_connection_time_ms),
+    );
+    line(
+        out,
+        "average connection time = ",
+        ms(s.average_connection_time_ms),
+    );
+    line(out, "tps = ", s.tps.map(|t| fmt_f(t, 6)));
+    let several = s.scripts.len() > 1;
+    for (i, sc) in s.scripts.iter().enumerate() {
+        if several {
+            let _ = writeln!(out, "SQL script {}: {}", i + 1, sc.name);
+            line(out, " - weight: ", sc.weight);
+            line(out, " - transactions: ", sc.transactions);
+            line(out, " - tps = ", sc.tps.map(|t| fmt_f(t, 6)));
+            failure_lines(out, " - ", sc.failures);
+            line(out, " - latency average = ", ms(sc.latency_avg_ms));
+            line(out, " - latency stddev = ", ms(sc.latency_stddev_ms));
+        }
+        if !sc.statements.is_empty() {
+            let _ = writeln!(
+                out,
+                "{}statement latencies in milliseconds, failures and retries:",
+                if several { " - " } else { "" }
+            );
+            for st in &sc.statements {
+                let retries = st.retries.map_or("-".to_string(), |r| r.to_string());
+                let _ = writeln!(
+                    out,
+                    "   {:>11}  {:>10}  {:>10}  {}",
+                    fmt_f(st.latency_ms, 3),
+                    st.failures,
+                    retries,
+                    st.command
+                );
+            }
+        }
+    }
+    percentile_lines(
+        out,
+        "latency percentiles in milliseconds (from the -l logs):",
+        s.percentiles.as_ref(),
+    );
+    if several {
+        for (i, sc) in s.scripts.iter().enumerate() {
+            let title = format!(
+                "SQL script {}: {} latency percentiles in milliseconds:",
+                i + 1,
+                sc.name
+            );
+            percentile_lines(out, &title, sc.percentiles.as_ref());
+        }
+    }
+}

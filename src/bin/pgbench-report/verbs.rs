@@ -1,0 +1,336 @@
+//! The verbs and their options: each parses its arguments, reads its files through
+//! `pgbench_results`, and prints or writes the result. Errors are values, printed by
+//! main as `pgbench-report: error: ...` with exit status 1.
+
+use pgbench_results::compare::{self, CompareError, Gate, Side};
+use pgbench_results::import::{self, ImportError};
+use pgbench_results::{show, DocumentError, ResultsFile};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Success.
+pub const EXIT_OK: u8 = 0;
+/// Bad arguments or unreadable input.
+pub const EXIT_ERROR: u8 = 1;
+/// `compare --fail-if`: a gate tripped.
+pub const EXIT_REGRESSION: u8 = 2;
+
+const USAGE: &str = "\
+pgbench-report reads pgbench-rs results files (--export-json) and stock pgbench output.
+
+Usage:
+  pgbench-report show FILE
+  pgbench-report import --report STDOUT [--progress STDERR] [--log FILE...]
+                        [--aggregate-log FILE...] -o OUT.json
+  pgbench-report compare A.json B.json [C.json...] [options]
+  pgbench-report compare --a A1.json A2.json... --b B1.json B2.json... [options]
+  pgbench-report html FILE... -o PAGE.html
+
+Run pgbench-report VERB --help for a verb's options.
+";
+
+const SHOW_HELP: &str = "\
+pgbench-report show FILE
+
+Prints the report of a results file: for a pgbench-rs run, exactly the report (and
+latency percentiles) the run printed; for an imported stock run, the figures its
+files gave, in pgbench's words.
+";
+
+const IMPORT_HELP: &str = "\
+pgbench-report import --report STDOUT [options] -o OUT.json
+
+Turns stock pgbench's output into a results file; figures the files do not tell are
+null.
+
+Options:
+  --report FILE         pgbench's standard output (the report); required
+  --progress FILE       its standard error (progress: lines of -P, the random seed)
+  --log FILE...         its -l per-transaction logs (pgbench_log.PID[.N]), one per
+                        thread: exact latency percentiles and a per-second series
+  --aggregate-log FILE...
+                        its --aggregate-interval logs: per-interval counters
+  -o, --output FILE     where to write the results file ('-' for stdout)
+";
+
+const COMPARE_HELP: &str = "\
+pgbench-report compare A.json B.json [C.json...] [options]
+pgbench-report compare --a A1.json A2.json... --b B1.json B2.json... [--c ...] [options]
+
+Prints each figure of every side (tps, latency average, stddev, percentiles and
+maximum, failures, retries, schedule lag, per script, per statement), each later
+side's change against the first, its 95% confidence interval, and whether the change
+is within or beyond noise. Intervals: bootstrap over the runs of each side when every
+side has 3 or more runs; batch means over the per-second series when every side has
+one run (too short to tell when a run has fewer than 5 batches of seconds).
+
+Options:
+  --a FILE... --b FILE...  groups of repeated runs (also --c ... --f)
+  --fail-if FIGURE<PCT     exit with status 2 when a later side's change of FIGURE is
+  --fail-if FIGURE>PCT     below (<) or above (>) PCT percent and not within noise,
+                           e.g. 'tps<-5%' or 'p99>10%'; may be repeated. FIGURE is one
+                           of: tps, latency_avg, latency_stddev, p50, p90, p99, p99.9,
+                           p99.99, max, failed, retries, lag_avg
+
+Exit status: 0 no gate tripped, 1 error, 2 a --fail-if gate tripped.
+";
+
+/// Why a verb failed.
+#[derive(Debug, thiserror::Error)]
+pub enum VerbError {
+    #[error("{0}\nTry \"pgbench-report --help\" for more information.")]
+    Usage(String),
+    #[error("{file}: {message}")]
+    Read { file: String, message: String },
+    #[error("{file}: {source}")]
+    Document {
+        file: String,
+        #[source]
+        source: DocumentError,
+    },
+    #[error(transparent)]
+    Import(#[from] ImportError),
+    #[error(transparent)]
+    Compare(#[from] CompareError),
+    #[error("{file}: cannot write: {message}")]
+    Write { file: String, message: String },
+}
+
+fn usage(msg: impl Into<String>) -> VerbError {
+    VerbError::Usage(msg.into())
+}
+
+/// A verb: its arguments to its exit status.
+type Verb = fn(&[String]) -> Result<u8, VerbError>;
+
+/// Runs the verb `args[0]`; returns the exit status.
+pub fn run(args: &[String]) -> Result<u8, VerbError> {
+    let Some((verb, rest)) = args.split_first() else {
+        return Err(usage("no verb given"));
+    };
+    let wants_help = rest.iter().any(|a| a == "--help" || a == "-h");
+    let (help, verb_fn): (&str, Verb) = match verb.as_str() {
+        "--help" | "-h" | "help" => return print(USAGE).map(|()| EXIT_OK),
+        "--version" | "-V" => {
+            return print(&format!("pgbench-report {}\n", env!("CARGO_PKG_VERSION")))
+                .map(|()| EXIT_OK)
+        }
+        "show" => (SHOW_HELP, show_verb),
+        "import" => (IMPORT_HELP, import_verb),
+        "compare" => (COMPARE_HELP, compare_verb),
+        other => return Err(usage(format!("unknown verb \"{other}\""))),
+    };
+    if wants_help {
+        return print(help).map(|()| EXIT_OK);
+    }
+    verb_fn(rest)
+}
+
+/// Writes to stdout; a closed pipe is not a panic.
+fn print(text: &str) -> Result<(), VerbError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| VerbError::Write {
+            file: "standard output".to_string(),
+            message: e.to_string(),
+        })
+}
+
+/// Reads a results file.
+pub fn read_doc(path: &str) -> Result<ResultsFile, VerbError> {
+    let text = std::fs::read_to_string(path).map_err(|e| VerbError::Read {
+        file: path.to_string(),
+        message: e.to_string(),
+    })?;
+    ResultsFile::from_json(&text).map_err(|source| VerbError::Document {
+        file: path.to_string(),
+        source,
+    })
+}
+
+/// Writes `text` to `path`, or stdout for `-`.
+pub fn write_out(path: &str, text: &str) -> Result<(), VerbError> {
+    if path == "-" {
+        return print(text);
+    }
+    std::fs::write(path, text).map_err(|e| VerbError::Write {
+        file: path.to_string(),
+        message: e.to_string(),
+    })
+}
+
+fn show_verb(args: &[String]) -> Result<u8, VerbError> {
+    let [file] = args else {
+        return Err(usage("show takes exactly one results file"));
+    };
+    if file.starts_with('-') && file != "-" {
+        return Err(usage(format!("show: unknown option \"{file}\"")));
+    }
+    let doc = read_doc(file)?;
+    print(&show::render(&doc))?;
+    Ok(EXIT_OK)
+}
+
+/// Splits `--name=value` and `--name value`; `takes_list` options take every
+/// following argument up to the next option.
+pub struct Options<'a> {
+    args: &'a [String],
+    i: usize,
+}
+
+impl<'a> Options<'a> {
+    pub fn new(args: &'a [String]) -> Options<'a> {
+        Options { args, i: 0 }
+    }
+
+    /// The next argument: `Some((Some(option), inline value))` or `(None, positional)`.
+    pub fn next(&mut self) -> Option<(Option<&'a str>, Option<&'a str>)> {
+        let a = self.args.get(self.i)?.as_str();
+        self.i += 1;
+        if a.starts_with("--") && a.len() > 2 {
+            Some(match a.split_once('=') {
+                Some((k, v)) => (Some(k), Some(v)),
+                None => (Some(a), None),
+            })
+        } else if a.starts_with('-') && a.len() > 1 {
+            Some((Some(a), None))
+        } else {
+            Some((None, Some(a)))
+        }
+    }
+
+    /// The option's value: inline, or the next argument.
+    pub fn value(&mut self, name: &str, inline: Option<&'a str>) -> Result<&'a str, VerbError> {
+        if let Some(v) = inline {
+            return Ok(v);
+        }
+        let v = self
+            .args
+            .get(self.i)
+            .ok_or_else(|| usage(format!("option {name} needs a value")))?;
+        self.i += 1;
+        Ok(v)
+    }
+
+    /// The option's values: inline, then every following non-option argument.
+    pub fn values(
+        &mut self,
+        name: &str,
+        inline: Option<&'a str>,
+    ) -> Result<Vec<&'a str>, VerbError> {
+        let mut v: Vec<&str> = inline.into_iter().collect();
+        while let Some(a) = self.args.get(self.i) {
+            if a.starts_with('-') && a != "-" {
+                break;
+            }
+            v.push(a);
+            self.i += 1;
+        }
+        if v.is_empty() {
+            return Err(usage(format!("option {name} needs at least one file")));
+        }
+        Ok(v)
+    }
+}
+
+fn import_verb(args: &[String]) -> Result<u8, VerbError> {
+    let mut paths = import::Paths::default();
+    let (mut report, mut output) = (None, None);
+    let mut opts = Options::new(args);
+    while let Some((name, value)) = opts.next() {
+        match name {
+            Some("--report") => report = Some(opts.value("--report", value)?),
+            Some("--progress") => paths.progress = Some(PathBuf::from(opts.value("--progress", value)?)),
+            Some("--log") => paths.logs.extend(opts.values("--log", value)?.into_iter().map(PathBuf::from)),
+            Some("--aggregate-log") => paths
+                .aggregate_logs
+                .extend(opts.values("--aggregate-log", value)?.into_iter().map(PathBuf::from)),
+            Some("-o" | "--output") => output = Some(opts.value("--output", value)?),
+            Some(other) => return Err(usage(format!("import: unknown option \"{other}\""))),
+            None => {
+                return Err(usage(format!(
+                    "import: unexpected argument \"{}\" (files are given with --report, --progress, --log, --aggregate-log)",
+                    value.unwrap_or_default()
+                )))
+            }
+        }
+    }
+    paths.report = PathBuf::from(report.ok_or_else(|| usage("import needs --report FILE"))?);
+    let output = output.ok_or_else(|| usage("import needs -o OUT.json"))?;
+    let doc = import::import_files(&paths)?;
+    write_out(output, &doc.to_json())?;
+    Ok(EXIT_OK)
+}
+
+fn file_name(path: &str) -> String {
+    std::path::Path::new(path)
+        .file_name()
+        .map_or(path.to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+fn compare_verb(args: &[String]) -> Result<u8, VerbError> {
+    let mut singles: Vec<&str> = Vec::new();
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut gates = Vec::new();
+    let mut opts = Options::new(args);
+    while let Some((name, value)) = opts.next() {
+        match name {
+            None => singles.extend(value),
+            Some("--fail-if") => gates.push(Gate::parse(opts.value("--fail-if", value)?)?),
+            Some(g) if g.len() == 3 && ("--a"..="--f").contains(&g) => {
+                let files = opts.values(g, value)?;
+                groups.push((g[2..].to_string(), files));
+            }
+            Some(other) => return Err(usage(format!("compare: unknown option \"{other}\""))),
+        }
+    }
+    if !singles.is_empty() && !groups.is_empty() {
+        return Err(usage(
+            "compare takes either files or groups (--a ... --b ...), not both",
+        ));
+    }
+    let sides = if groups.is_empty() {
+        singles
+            .iter()
+            .map(|f| {
+                Ok(Side {
+                    label: file_name(f),
+                    runs: vec![read_doc(f)?],
+                })
+            })
+            .collect::<Result<Vec<_>, VerbError>>()?
+    } else {
+        groups
+            .iter()
+            .map(|(label, files)| {
+                let runs = files
+                    .iter()
+                    .map(|f| read_doc(f))
+                    .collect::<Result<_, _>>()?;
+                Ok(Side {
+                    label: format!(
+                        "{label}: {}",
+                        files
+                            .iter()
+                            .map(|f| file_name(f))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ),
+                    runs,
+                })
+            })
+            .collect::<Result<Vec<_>, VerbError>>()?
+    };
+    let comparison = compare::compare(&sides)?;
+    print(&compare::render_table(&comparison))?;
+    let tripped: Vec<String> = gates.iter().flat_map(|g| g.check(&comparison)).collect();
+    for t in &tripped {
+        eprintln!("pgbench-report: regression: {t}");
+    }
+    Ok(if tripped.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_REGRESSION
+    })
+}
