@@ -10,5 +10,6 @@ mod cli; // port of 002_pgbench_no_server.pl: options and scripts that fail befo
 mod examples; // every examples/ script and every docs/script-language.md case runs as written
 mod golden; // the same job with stock pgbench and pgbench-rs: outputs equal line for line
 mod init; // -i against stock: schema, contents, statistics, messages; errors mid-load
-mod interrupt; // Ctrl-C during -i cancels the load and rolls it back
+mod interrupt; // Ctrl-C and SIGTERM, stuck backends, interrupted loads: runs end on time, results kept
+mod report; // pgbench-report as a program: show, import, compare, html (in a real browser)
 mod tap; // port of 001_pgbench_with_server.pl, one module per topic of the upstream file

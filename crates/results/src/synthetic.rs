@@ -188,7 +188,7 @@ pub fn run(spec: &Spec) -> RunResult {
         let noise = 0.6 * spec.tps_noise * rng.normal();
         let n = (spec.tps * (1.0 + wander + noise)).max(0.0).round() as i64;
         for k in 0..n {
-            series.advance(t * 1_000_000 + k * 1_000_000 / n.max(1));
+            let end_us = t * 1_000_000 + k * 1_000_000 / n.max(1);
             let latency = spec.latency_median_us * (spec.sigma * rng.normal()).exp();
             let lag = if throttled { 50.0 * rng.unit() } else { 0.0 };
             let tries = if rng.unit() < spec.retry_rate { 2 } else { 1 };
@@ -229,7 +229,7 @@ pub fn run(spec: &Spec) -> RunResult {
                     late += 1;
                 }
             }
-            series.record(&one, ok.then_some(latency));
+            series.record(end_us, outcome, latency, lag, tries, throttled);
             if spec.settings.report_per_command {
                 let last = script.commands.len().saturating_sub(1);
                 let share = latency / 1e6 / (last + 1) as f64;
@@ -245,7 +245,7 @@ pub fn run(spec: &Spec) -> RunResult {
             }
         }
     }
-    series.advance(spec.seconds * 1_000_000);
+
     RunResult {
         settings: spec.settings.clone(),
         scale: 1,
@@ -262,6 +262,6 @@ pub fn run(spec: &Spec) -> RunResult {
         latency_late: late,
         aborted_clients: 0,
         histogram: Some(hist),
-        series: series.finish(),
+        series: series.finish(spec.seconds * 1_000_000 - 1),
     }
 }

@@ -105,16 +105,16 @@ pub fn tx_logs(files: &[(String, String)], cols: Columns) -> Result<TxLogs, Impo
         let mut one = StatsData::default();
         one.accum(t.outcome, t.latency, t.lag, t.tries, cols.lag);
         out.total.merge(&one);
-        series.advance(t.end_us);
         let ok = t.outcome == TxOutcome::Success;
-        series.record(&one, ok.then_some(t.latency));
+        series.record(t.end_us, t.outcome, t.latency, t.lag, t.tries, cols.lag);
         let per_script = out.scripts.entry(t.script).or_default();
         if ok {
             out.histogram.record(t.latency);
             per_script.record(t.latency);
         }
     }
-    out.seconds = series.finish();
+    let last = txs.last().map_or(origin, |t| t.end_us);
+    out.seconds = series.finish(last);
     Ok(out)
 }
 
