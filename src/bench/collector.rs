@@ -32,6 +32,29 @@ pub struct CollectorPlan {
     pub epoch_shift_us: i64,
 }
 
+/// The optional records: latency histograms (run and per script) and the
+/// per-second series.
+#[derive(Debug, Clone)]
+pub struct Extras {
+    pub histograms: Option<(LatencyHistogram, Vec<LatencyHistogram>)>,
+    pub series: Option<SeriesRecorder>,
+}
+
+impl Extras {
+    #[inline]
+    fn record(&mut self, r: &TxRecord, throttled: bool) {
+        if let Some((run, per_script)) = &mut self.histograms {
+            if r.outcome == TxOutcome::Success {
+                run.record(r.latency);
+                per_script[r.script as usize].record(r.latency);
+            }
+        }
+        if let Some(series) = &mut self.series {
+            series.record(r.end_us, r.outcome, r.latency, r.lag, r.tries, throttled);
+        }
+    }
+}
+
 /// Everything counted.
 #[derive(Debug, Clone)]
 pub struct Collected {
@@ -41,9 +64,8 @@ pub struct Collected {
     pub conn_total_duration_us: f64,
     pub latency_late: i64,
     pub aborted: usize,
-    pub histogram: Option<LatencyHistogram>,
-    pub script_histograms: Option<Vec<LatencyHistogram>>,
-    pub series: Option<SeriesRecorder>,
+    /// What only some runs keep; one test per transaction when none is kept.
+    pub extras: Option<Box<Extras>>,
     /// When the last client finished, µs on the run clock.
     pub last_client_end: i64,
     /// `--exit-on-abort` fired: the thread of the client that aborted.
@@ -55,7 +77,7 @@ pub struct Collected {
 impl Collected {
     /// Nothing counted yet; the series (if kept) starts at `start_us`.
     pub fn new(plan: &CollectorPlan, start_us: i64) -> Collected {
-        let histograms = |n: usize| (0..n).map(|_| LatencyHistogram::new()).collect();
+        let histograms = |n: usize| (0..n).map(|_| LatencyHistogram::new()).collect::<Vec<_>>();
         Collected {
             total: StatsData::default(),
             per_script: vec![StatsData::default(); plan.scripts],
@@ -63,9 +85,14 @@ impl Collected {
             conn_total_duration_us: 0.0,
             latency_late: 0,
             aborted: 0,
-            histogram: plan.histograms.then(LatencyHistogram::new),
-            script_histograms: plan.histograms.then(|| histograms(plan.scripts)),
-            series: plan.series.then(|| SeriesRecorder::new(start_us)),
+            extras: (plan.histograms || plan.series).then(|| {
+                Box::new(Extras {
+                    histograms: plan
+                        .histograms
+                        .then(|| (LatencyHistogram::new(), histograms(plan.scripts))),
+                    series: plan.series.then(|| SeriesRecorder::new(start_us)),
+                })
+            }),
             last_client_end: 0,
             stopped_by_thread: None,
             unfinished: 0,
@@ -84,15 +111,8 @@ impl Collected {
         if plan.latency_limit_us.is_some_and(|l| r.latency > l as f64) {
             self.latency_late += 1;
         }
-        if r.outcome == TxOutcome::Success {
-            if let (Some(h), Some(per_script)) = (&mut self.histogram, &mut self.script_histograms)
-            {
-                h.record(r.latency);
-                per_script[script].record(r.latency);
-            }
-        }
-        if let Some(series) = &mut self.series {
-            series.record(r.end_us, r.outcome, r.latency, r.lag, r.tries, throttled);
+        if let Some(extras) = &mut self.extras {
+            extras.record(r, throttled);
         }
     }
 
@@ -314,12 +334,13 @@ mod tests {
         assert_eq!((c.total.cnt, c.total.failures()), (3, 1));
         assert_eq!((c.per_script[0].cnt, c.per_script[1].cnt), (1, 2));
         assert_eq!(c.latency_late, 2);
-        assert_eq!(c.histogram.as_ref().unwrap().len(), 3);
-        assert_eq!(c.script_histograms.as_ref().unwrap()[1].len(), 2);
+        let extras = c.extras.unwrap();
+        let (run, per_script) = extras.histograms.as_ref().unwrap();
+        assert_eq!((run.len(), per_script[1].len()), (3, 2));
         assert_eq!(c.commands[0][0].failures, 3);
         assert_eq!(c.conn_total_duration_us, 20.0);
         assert_eq!(c.last_client_end, 2_200_000);
-        let series = c.series.unwrap().finish(2_200_000);
+        let series = extras.series.unwrap().finish(2_200_000);
         let per_second: Vec<i64> = series.iter().map(|s| s.transactions).collect();
         assert_eq!(per_second, [1, 1, 1]);
         // The second look at the clock is 1 s in, with one client still running: the

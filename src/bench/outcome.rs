@@ -64,11 +64,14 @@ pub fn assemble(
     collected: Collected,
     timing: Timing,
 ) -> RunResult {
-    let mut script_histograms = collected.script_histograms.map(Vec::into_iter);
-    let series = collected
-        .series
-        .map(|s| s.finish(timing.end))
-        .unwrap_or_default();
+    let (histograms, series) = match collected.extras.map(|e| *e) {
+        Some(e) => (e.histograms, e.series.map(|s| s.finish(timing.end))),
+        None => (None, None),
+    };
+    let (histogram, mut script_histograms) = match histograms {
+        Some((run, per_script)) => (Some(run), Some(per_script.into_iter())),
+        None => (None, None),
+    };
     RunResult {
         settings: plan.settings.clone(),
         scale: setup.scale,
@@ -100,7 +103,7 @@ pub fn assemble(
         conn_elapsed_duration_us: (timing.bench_start - timing.start) as f64,
         latency_late: collected.latency_late,
         aborted_clients: collected.aborted,
-        histogram: collected.histogram,
-        series,
+        histogram,
+        series: series.unwrap_or_default(),
     }
 }

@@ -41,17 +41,18 @@ enum Retryable {
     Deadlock,
 }
 
-/// Why a transaction stopped before its end.
+/// Why a transaction stopped before its end. Kept small (the abort is boxed): every
+/// command of every transaction returns one of these through the hot path.
 enum TxError {
     /// A serialization or deadlock failure at this command index.
     Retry(Retryable, usize),
     /// The client stops for good.
-    Abort(ClientAbort),
+    Abort(Box<ClientAbort>),
 }
 
 impl From<ClientAbort> for TxError {
     fn from(a: ClientAbort) -> TxError {
-        TxError::Abort(a)
+        TxError::Abort(Box::new(a))
     }
 }
 
@@ -67,6 +68,7 @@ enum Next {
 
 /// The one way to reach the connection while a transaction runs: clients run
 /// commands only after connecting, so a missing connection is a bug here.
+#[inline]
 fn connected(conn: &mut Option<Connection>) -> &mut Connection {
     conn.as_mut()
         .expect("a client runs commands only while connected")
@@ -318,7 +320,7 @@ impl<'a> Client<'a> {
         let outcome = loop {
             let (kind, command) = match self.run_script(script) {
                 Ok(()) => break TxOutcome::Success,
-                Err(TxError::Abort(a)) => return Err(a),
+                Err(TxError::Abort(a)) => return Err(*a),
                 Err(TxError::Retry(kind, command)) => (kind, command),
             };
             // CSTATE_ERROR
@@ -519,6 +521,7 @@ impl<'a> Client<'a> {
     }
 
     /// Whether the connection is in pipeline mode.
+    #[inline]
     fn in_pipeline(&self) -> bool {
         self.conn
             .as_ref()
@@ -568,7 +571,7 @@ impl<'a> Client<'a> {
         evaluate(expr, &mut ctx).map_err(|e| {
             let abort =
                 self.command_failed(script, index, what, "evaluation of meta-command failed");
-            TxError::Abort(if e.is_silent() {
+            TxError::from(if e.is_silent() {
                 abort
             } else {
                 abort.because(e.to_string())

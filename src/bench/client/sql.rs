@@ -186,7 +186,15 @@ impl Client<'_> {
         if mode == QueryMode::Prepared && !in_pipeline {
             self.prepare_commands(script, index, index + 1)?;
         }
-        let sent = self.send(sql, script, index);
+        let sent = if mode == QueryMode::Simple {
+            self.substitute(sql);
+            if self.ctx.plan.debug {
+                logging::info(&format!("client {} sending {}", self.id, self.sql_buf));
+            }
+            connected(&mut self.conn).send_query(&self.sql_buf)
+        } else {
+            self.send_with_parameters(sql, script, index)
+        };
         if sent.is_err() {
             if self.ctx.plan.debug {
                 logging::info(&format!("client {} could not send {}", self.id, sql.text));
@@ -201,36 +209,35 @@ impl Client<'_> {
         self.read_results(sql, script, index)
     }
 
-    /// `sendCommand`: the command in the run's query mode, its variables substituted
-    /// (simple) or sent as parameters (extended, prepared; undefined ones as NULL).
-    fn send(
+    /// Simple mode: the command's text with `:name` replaced by the variables' values
+    /// (an undefined one stays as written), in `sql_buf`.
+    #[inline]
+    fn substitute(&mut self, sql: &pgbench_script::ast::SqlCommand) {
+        self.sql_buf.clear();
+        for piece in &sql.pieces {
+            match piece {
+                SqlPiece::Text(t) => self.sql_buf.push_str(t),
+                SqlPiece::Var(name) => {
+                    if !self.vars.write_text(name, &mut self.sql_buf) {
+                        self.sql_buf.push(':');
+                        self.sql_buf.push_str(name);
+                    }
+                }
+            }
+        }
+    }
+
+    /// `sendCommand` in extended and prepared mode: the variables go as parameters,
+    /// undefined ones as NULL.
+    fn send_with_parameters(
         &mut self,
         sql: &pgbench_script::ast::SqlCommand,
         script: usize,
         index: usize,
     ) -> Result<(), pgbench_wire::ConnError> {
         let ctx = self.ctx;
-        let mode = ctx.plan.settings.query_mode;
         let debug = ctx.plan.debug;
         let id = self.id;
-        if mode == QueryMode::Simple {
-            self.sql_buf.clear();
-            for piece in &sql.pieces {
-                match piece {
-                    SqlPiece::Text(t) => self.sql_buf.push_str(t),
-                    SqlPiece::Var(name) => {
-                        if !self.vars.write_text(name, &mut self.sql_buf) {
-                            self.sql_buf.push(':');
-                            self.sql_buf.push_str(name);
-                        }
-                    }
-                }
-            }
-            if debug {
-                logging::info(&format!("client {id} sending {}", self.sql_buf));
-            }
-            return connected(&mut self.conn).send_query(&self.sql_buf);
-        }
         self.param_buf.clear();
         self.param_ends.clear();
         for name in sql.parameters() {
@@ -252,7 +259,7 @@ impl Client<'_> {
             }
         }
         let conn = connected(&mut self.conn);
-        if mode == QueryMode::Extended {
+        if ctx.plan.settings.query_mode == QueryMode::Extended {
             let text = &ctx.scripts[script].parameterized[index];
             if debug {
                 logging::info(&format!("client {id} sending {text}"));
