@@ -222,3 +222,193 @@ fn compare_reads_a_stock_import_beside_a_pgbench_rs_run() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(text(&bad.stderr).contains("unknown figure \"speed\""));
 }
+
+/// A program on PATH (or named by `env`), or `None`.
+fn program(env: &str, name: &str) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(env) {
+        return Some(PathBuf::from(p));
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Chromium and Node, or `None` with a note; in CI (`CI=true`) their absence fails.
+fn browser_tools() -> Option<(PathBuf, PathBuf)> {
+    match (program("CHROMIUM", "chromium"), program("NODE", "node")) {
+        (Some(c), Some(n)) => Some((c, n)),
+        missing => {
+            let msg = format!(
+                "the browser test needs chromium and node (Debian packages chromium, nodejs; .ci/run installs them); found {missing:?}"
+            );
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg}");
+            eprintln!("SKIPPED: {msg}");
+            None
+        }
+    }
+}
+
+/// What crates/results/tests/browser/check-page.js saw of `page`.
+#[derive(Debug, Default)]
+struct PageCheck {
+    requests: Vec<String>,
+    problems: Vec<String>,
+    /// id -> (coloured plot pixels, dark pixels left, dark pixels below, per colour)
+    charts: Vec<(String, u64, u64, u64, Vec<u64>)>,
+    drawn: usize,
+}
+
+fn check_page(page: &Path, shot: &Path) -> Option<PageCheck> {
+    let (chromium, node) = browser_tools()?;
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/results/tests/browser/check-page.js");
+    let out = Command::new(node)
+        .arg(script)
+        .arg(chromium)
+        .arg(page)
+        .arg(shot)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "check-page: {}",
+        text(&out.stderr)
+    );
+    let mut c = PageCheck::default();
+    for line in text(&out.stdout).lines() {
+        let (kind, rest) = line.split_once(' ').unwrap_or((line, ""));
+        match kind {
+            "request" => c.requests.push(rest.to_string()),
+            "console" | "exception" => c.problems.push(line.to_string()),
+            "drawn" => c.drawn = rest.parse().unwrap(),
+            "chart" => {
+                let w: Vec<&str> = rest.split(' ').collect();
+                let field = |k: &str| {
+                    w.iter()
+                        .find_map(|f| f.strip_prefix(k))
+                        .unwrap()
+                        .to_string()
+                };
+                let n = |k: &str| field(k).parse::<u64>().unwrap();
+                let colours = field("colours=")
+                    .split(',')
+                    .map(|v| v.parse().unwrap())
+                    .collect();
+                c.charts.push((
+                    w[0].to_string(),
+                    n("coloured="),
+                    n("dark_left="),
+                    n("dark_bottom="),
+                    colours,
+                ));
+            }
+            _ => {}
+        }
+    }
+    Some(c)
+}
+
+#[test]
+fn html_renders_in_chromium_with_every_chart_drawn_and_nothing_fetched() {
+    let dir = scratch("html");
+    let mut a = Spec::tpcb(1, 60, 400.0, 2000.0);
+    a.settings.report_per_command = true;
+    a.settings.max_tries = pgbench_results::MaxTries::Limited(3);
+    a.retry_rate = 0.03;
+    let mut b = a.clone();
+    b.seed = 2;
+    b.tps = 360.0;
+    let (pa, _) = write_doc(&dir, "before", &a);
+    let (pb, _) = write_doc(&dir, "after", &b);
+    let case = stock("max-tries");
+    let imported = dir.join("stock.json");
+    let arg = |p: &Path| p.to_str().unwrap().to_string();
+    let out = bin()
+        .args([
+            "import",
+            "--report",
+            &arg(&case.join("stdout")),
+            "--progress",
+            &arg(&case.join("stderr")),
+        ])
+        .args([
+            "--log",
+            &arg(&case.join("log.0")),
+            &arg(&case.join("log.1")),
+            "-o",
+            &arg(&imported),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let page = dir.join("page.html");
+    let out = report_cmd(&[
+        "html",
+        &arg(&pa),
+        &arg(&pb),
+        &arg(&imported),
+        "-o",
+        &arg(&page),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let Some(c) = check_page(&page, &dir.join("page.png")) else {
+        return;
+    };
+    assert_eq!(
+        c.requests,
+        vec![format!("file://{}", page.display())],
+        "only the page itself"
+    );
+    assert!(c.problems.is_empty(), "{:#?}", c.problems);
+    assert_eq!(c.drawn, 4);
+    let ids: Vec<&str> = c.charts.iter().map(|ch| ch.0.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "chart-tps",
+            "chart-latency",
+            "chart-spectrum",
+            "chart-failures"
+        ]
+    );
+    for (id, coloured, left, bottom, colours) in &c.charts {
+        assert!(
+            *coloured > 200,
+            "{id}: plot area blank ({coloured} coloured pixels)"
+        );
+        assert!(
+            *left > 50 && *bottom > 50,
+            "{id}: axis labels missing ({left}, {bottom})"
+        );
+        // Every file is drawn in its own colour (blue, red, green).
+        for (i, n) in colours.iter().take(3).enumerate() {
+            assert!(*n > 10, "{id}: file {i} not drawn ({colours:?})");
+        }
+    }
+
+    // The checker sees what it must reject: a script error and a network request.
+    let html = std::fs::read_to_string(&page).unwrap();
+    let broken = dir.join("broken.html");
+    std::fs::write(
+        &broken,
+        html.replace(
+            "</body>",
+            "<img src=\"http://127.0.0.1:9/x.png\"><script>no_such_function();</script></body>",
+        ),
+    )
+    .unwrap();
+    let c = check_page(&broken, &dir.join("broken.png")).unwrap();
+    assert!(
+        c.requests
+            .iter()
+            .any(|r| r.starts_with("http://127.0.0.1:9/")),
+        "{:?}",
+        c.requests
+    );
+    assert!(
+        c.problems.iter().any(|p| p.contains("no_such_function")),
+        "{:?}",
+        c.problems
+    );
+}

@@ -14,12 +14,14 @@
 //! - [`import`]: stock pgbench's output (report, progress lines, logs) as a results
 //!   file;
 //! - [`compare`]: runs side by side with confidence intervals and regression gates;
+//! - [`html`]: one self-contained page of charts (uPlot, inlined) for several files;
 //! - [`show`]: a results file as text (the run's report, byte for byte);
 //! - [`synthetic`]: simulated runs with known properties, for tests.
 
 pub mod compare;
 pub mod document;
 pub mod histogram;
+pub mod html;
 pub mod import;
 pub mod report;
 pub mod run;

@@ -75,6 +75,18 @@ Options:
 Exit status: 0 no gate tripped, 1 error, 2 a --fail-if gate tripped.
 ";
 
+const HTML_HELP: &str = "\
+pgbench-report html FILE... -o PAGE.html
+
+Writes one self-contained page (no network needed to view it) with the files' figures
+and charts, every file overlaid and labelled by its file name: tps over time, latency
+percentiles over time, the latency distribution (percentile spectrum, log scale),
+failures and retries over time when there are any, and statement latencies (-r).
+
+Options:
+  -o, --output FILE     where to write the page ('-' for stdout); required
+";
+
 /// Why a verb failed.
 #[derive(Debug, thiserror::Error)]
 pub enum VerbError {
@@ -118,6 +130,7 @@ pub fn run(args: &[String]) -> Result<u8, VerbError> {
         "show" => (SHOW_HELP, show_verb),
         "import" => (IMPORT_HELP, import_verb),
         "compare" => (COMPARE_HELP, compare_verb),
+        "html" => (HTML_HELP, html_verb),
         other => return Err(usage(format!("unknown verb \"{other}\""))),
     };
     if wants_help {
@@ -333,4 +346,27 @@ fn compare_verb(args: &[String]) -> Result<u8, VerbError> {
     } else {
         EXIT_REGRESSION
     })
+}
+
+fn html_verb(args: &[String]) -> Result<u8, VerbError> {
+    let mut files = Vec::new();
+    let mut output = None;
+    let mut opts = Options::new(args);
+    while let Some((name, value)) = opts.next() {
+        match name {
+            None => files.extend(value),
+            Some("-o" | "--output") => output = Some(opts.value("--output", value)?),
+            Some(other) => return Err(usage(format!("html: unknown option \"{other}\""))),
+        }
+    }
+    if files.is_empty() {
+        return Err(usage("html needs at least one results file"));
+    }
+    let output = output.ok_or_else(|| usage("html needs -o PAGE.html"))?;
+    let docs = files
+        .iter()
+        .map(|f| Ok((file_name(f), read_doc(f)?)))
+        .collect::<Result<Vec<_>, VerbError>>()?;
+    write_out(output, &pgbench_results::html::render_page(&docs))?;
+    Ok(EXIT_OK)
 }
