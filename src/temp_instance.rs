@@ -126,7 +126,7 @@ pub fn run_init(init: &InitOptions) -> i32 {
 }
 
 /// A benchmark on a throwaway cluster, initialised at scale `-s` first.
-pub fn run_bench(bench: &BenchPlan) -> i32 {
+pub fn run_bench(bench: &BenchPlan, argv: &[String]) -> i32 {
     let Some(cluster) = start() else { return 1 };
     let conn = conn_on(&cluster);
     let Some(opts) = connect_options(&conn) else {
@@ -143,7 +143,8 @@ pub fn run_bench(bench: &BenchPlan) -> i32 {
     if let Err(code) = run_setup_files(&opts, bench) {
         return code;
     }
-    let code = crate::cli::bench_exit_status(crate::bench::run(conn.connect_args(), bench));
+    let outcome = crate::bench::run(conn.connect_args(), bench);
+    let code = crate::cli::bench_exit_status(outcome, bench, argv, &conn.dbname);
     logging::info("removing the temporary instance");
     drop(cluster);
     code

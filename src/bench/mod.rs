@@ -106,8 +106,16 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
     };
     let unfinished = collected.unfinished;
     let result = outcome::assemble(plan, &setup, &ctx.scripts, collected, timing);
+    let shift = ctx.control.clock.epoch_shift_us;
+    let info = outcome::RunInfo {
+        server_version: setup.server_version,
+        server_settings: setup.server_settings,
+        started_unix_us: bench_start + shift,
+        ended_unix_us: end + shift,
+    };
     Ok(RunOutcome::Completed {
         result: Box::new(result),
+        info,
         stopped: ctx.control.cause(),
         unfinished,
         log_losses,
@@ -273,8 +281,8 @@ fn collector_plan(ctx: &Context) -> CollectorPlan {
         }),
         latency_limit_us: s.latency_limit_us,
         throttled: s.throttled(),
-        histograms: s.percentiles.is_some(),
-        series: false,
+        histograms: s.percentiles.is_some() || plan.export.any(),
+        series: plan.export.any(),
         exit_on_abort: plan.exit_on_abort,
         epoch_shift_us: ctx.control.clock.epoch_shift_us,
     }

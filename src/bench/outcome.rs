@@ -9,12 +9,23 @@ use super::setup::Setup;
 use super::txlog::LogLoss;
 use pgbench_results::{CommandResult, RunResult, ScriptResult};
 
+/// What a results file records about the run besides its measurements.
+#[derive(Debug, Clone, Default)]
+pub struct RunInfo {
+    pub server_version: Option<String>,
+    pub server_settings: std::collections::BTreeMap<String, String>,
+    /// When the clients started and the last one finished, Unix µs.
+    pub started_unix_us: i64,
+    pub ended_unix_us: i64,
+}
+
 /// How the run ended.
 #[derive(Debug)]
 pub enum RunOutcome {
     /// Every client finished or aborted; the report is printed.
     Completed {
         result: Box<RunResult>,
+        info: RunInfo,
         /// Set when the run was stopped before its end (a signal, or a server that
         /// kept transactions running past the `-T` deadline and its grace).
         stopped: Option<StopCause>,

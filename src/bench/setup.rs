@@ -14,6 +14,8 @@ pub struct Setup {
     pub partitions: Option<Partitions>,
     /// The server's `server_version`.
     pub server_version: Option<String>,
+    /// The settings a results file records (`--export-json`/`--export-html` only).
+    pub server_settings: std::collections::BTreeMap<String, String>,
 }
 
 /// Runs the setup phase: connect, banner, table info, vacuum.
@@ -41,6 +43,11 @@ pub fn prepare(
         scale: plan.scale.value,
         partitions: None,
         server_version: conn.parameter("server_version").map(str::to_string),
+        server_settings: if plan.export.any() {
+            server_settings(&mut conn)
+        } else {
+            Default::default()
+        },
     };
     if plan.builtin_used {
         table_info(&mut conn, opts.dbname(), plan.scale.given, &mut setup)?;
@@ -62,6 +69,27 @@ pub fn prepare(
         }
     }
     Ok((setup, opts))
+}
+
+/// The settings a results file records, as `SHOW` prints them; a server that lacks
+/// one (an older version) just does not list it.
+fn server_settings(conn: &mut Connection) -> std::collections::BTreeMap<String, String> {
+    let names: Vec<String> = pgbench_results::document::SERVER_SETTINGS
+        .iter()
+        .map(|n| format!("'{n}'"))
+        .collect();
+    let sql = format!(
+        "select n, current_setting(n, true) from unnest(array[{}]) n",
+        names.join(", ")
+    );
+    conn.query_rows(&sql)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|row| match row.as_slice() {
+            [Some(name), Some(value)] => Some((name.clone(), value.clone())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// `printVersion`: our version, and the server's when it differs.

@@ -57,6 +57,8 @@ pub enum Opt {
     ExitOnAbort,
     LatencyPercentiles,
     TempInstance,
+    ExportJson,
+    ExportHtml,
 }
 
 /// (option, short letter, long name, takes a value)
@@ -114,6 +116,8 @@ const OPTIONS: &[(Opt, Option<char>, &str, bool)] = &[
     // pgbench-rs
     (Opt::LatencyPercentiles, None, "latency-percentiles", true),
     (Opt::TempInstance, None, "temp-instance", false),
+    (Opt::ExportJson, None, "export-json", true),
+    (Opt::ExportHtml, None, "export-html", true),
 ];
 
 /// One option occurrence, in command-line order.

@@ -79,6 +79,8 @@ Common options:
 
 pgbench-rs options (beyond pgbench 15):
   --exit-on-abort          exit when any client is aborted (as pgbench 17)
+  --export-html=FILE       write the run's charts as a self-contained HTML page
+  --export-json=FILE       write the run's results as JSON (see pgbench-report)
   --latency-percentiles[=LIST]
                            after the report, print latency percentiles
                            (default list: 50,90,99,99.9,99.99; max is always shown)

@@ -2,6 +2,7 @@
 //! ([`args`], [`options`]) and runs the chosen mode.
 
 pub mod args;
+pub mod export;
 pub mod help;
 pub mod options;
 
@@ -78,16 +79,22 @@ pub fn main() -> i32 {
             temp_instance,
         } => {
             if temp_instance {
-                return crate::temp_instance::run_bench(&plan);
+                return crate::temp_instance::run_bench(&plan, &argv);
             }
-            bench_exit_status(crate::bench::run(conn.connect_args(), &plan))
+            let outcome = crate::bench::run(conn.connect_args(), &plan);
+            bench_exit_status(outcome, &plan, &argv, &conn.dbname)
         }
     }
 }
 
 /// Prints how a benchmark ended and picks the exit status: the report (0, or 2 when a
 /// client aborted), `--exit-on-abort`'s stop (2), or why it could not run (1).
-pub fn bench_exit_status(outcome: Result<RunOutcome, crate::bench::RunError>) -> i32 {
+pub fn bench_exit_status(
+    outcome: Result<RunOutcome, crate::bench::RunError>,
+    plan: &crate::bench::plan::BenchPlan,
+    argv: &[String],
+    dbname: &str,
+) -> i32 {
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
@@ -98,6 +105,7 @@ pub fn bench_exit_status(outcome: Result<RunOutcome, crate::bench::RunError>) ->
     match &outcome {
         RunOutcome::Completed {
             result,
+            info,
             stopped,
             unfinished,
             log_losses,
@@ -117,6 +125,13 @@ pub fn bench_exit_status(outcome: Result<RunOutcome, crate::bench::RunError>) ->
             }
             if let Some(cause) = stopped {
                 logging::warning(&stop_message(*cause, result.bench_duration_us, *unfinished));
+            }
+            if plan.export.any() {
+                let file = export::results_file(result, info, plan, argv, dbname);
+                if let Err(message) = write_exports(&plan.export, &file) {
+                    logging::error(&message);
+                    return 1;
+                }
             }
         }
         RunOutcome::StoppedOnAbort { thread } => {
@@ -150,4 +165,20 @@ fn stop_message(
         duration_us / 1e6,
         if unfinished == 1 { " was" } else { "s were" }
     )
+}
+
+/// `--export-json` and `--export-html`.
+fn write_exports(
+    export: &crate::bench::plan::Export,
+    file: &pgbench_results::ResultsFile,
+) -> Result<(), String> {
+    if let Some(path) = &export.json {
+        export::write_whole(path, &file.to_json())?;
+    }
+    if let Some(path) = &export.html {
+        let label = file.command_line.join(" ");
+        let page = pgbench_results::html::render_page(&[(label, file.clone())]);
+        export::write_whole(path, &page)?;
+    }
+    Ok(())
 }

@@ -186,6 +186,7 @@ fn bench_action(d: Draft) -> Action {
             verbose_errors: d.verbose_errors,
             exit_on_abort: d.exit_on_abort,
             defines: d.defines,
+            export: d.export,
             scale: Scale {
                 value: d.scale,
                 given: d.scale_given,

@@ -54,6 +54,7 @@ pub(super) struct Draft {
     pub no_vacuum: bool,
     pub vacuum_all: bool,
     pub percentiles: Option<Vec<f64>>,
+    pub export: crate::bench::plan::Export,
     pub debug: bool,
     pub random_seed: u64,
     pub temp_instance: bool,
@@ -98,6 +99,7 @@ impl Draft {
             no_vacuum: false,
             vacuum_all: false,
             percentiles: None,
+            export: Default::default(),
             debug: false,
             random_seed,
             temp_instance: false,
@@ -123,7 +125,9 @@ impl Draft {
                 self.run_option(opt, v, env)?
             }
             Log | LogPrefix | SamplingRate | AggregateInterval | Progress | ProgressTimestamp
-            | ReportPerCommand | LatencyPercentiles => self.output_option(opt, v)?,
+            | ReportPerCommand | LatencyPercentiles | ExportJson | ExportHtml => {
+                self.output_option(opt, v)?
+            }
             Initialize | InitSteps | Fillfactor | Quiet | UnloggedTables | Tablespace
             | IndexTablespace | ForeignKeys | Partitions | PartitionMethod => {
                 self.init_option(opt, v)?
@@ -302,6 +306,8 @@ impl Draft {
             Opt::LatencyPercentiles => {
                 self.percentiles = Some(super::values::parse_percentiles(v)?);
             }
+            Opt::ExportJson => self.export.json = Some(v.to_string()),
+            Opt::ExportHtml => self.export.html = Some(v.to_string()),
             _ => unreachable!("not an output option: {opt:?}"),
         }
         Ok(())

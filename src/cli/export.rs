@@ -1,0 +1,124 @@
+//! `--export-json` and `--export-html`: the run's results file, with what the command
+//! line asked for (every effective option, by its long name), written whole or not at
+//! all (a temporary file renamed into place).
+
+use crate::bench::outcome::RunInfo;
+use crate::bench::plan::{BenchPlan, Vacuum};
+use pgbench_results::{Limit, MaxTries, ResultsFile, RunMeta, RunResult};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// Every effective option after defaults, keyed by its long name.
+pub fn effective_options(plan: &BenchPlan, dbname: &str) -> BTreeMap<String, Value> {
+    let s = &plan.settings;
+    let mut o = BTreeMap::new();
+    let mut put = |k: &str, v: Value| {
+        o.insert(k.to_string(), v);
+    };
+    put("client", json!(s.clients));
+    put("jobs", json!(s.threads));
+    match s.limit {
+        Limit::Transactions(n) => put("transactions", json!(n)),
+        Limit::Duration(secs) => put("time", json!(secs)),
+    }
+    put("protocol", json!(s.query_mode.name()));
+    put(
+        "max-tries",
+        json!(match s.max_tries {
+            MaxTries::Unlimited => 0,
+            MaxTries::Limited(n) => n,
+        }),
+    );
+    put("rate", json!(s.rate));
+    put(
+        "latency-limit",
+        json!(s.latency_limit_us.map(|us| us as f64 / 1000.0)),
+    );
+    put("progress", json!(s.progress_s));
+    put("progress-timestamp", json!(plan.progress_timestamp));
+    put("connect", json!(s.reconnect));
+    put("report-per-command", json!(s.report_per_command));
+    put("failures-detailed", json!(s.failures_detailed));
+    put("verbose-errors", json!(plan.verbose_errors));
+    put("exit-on-abort", json!(plan.exit_on_abort));
+    put("latency-percentiles", json!(s.percentiles));
+    put(
+        "file",
+        json!(plan
+            .scripts
+            .iter()
+            .map(|w| json!({ "script": w.script.desc, "weight": w.weight }))
+            .collect::<Vec<_>>()),
+    );
+    put(
+        "define",
+        json!(plan
+            .defines
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect::<Vec<_>>()),
+    );
+    put("scale", json!(plan.scale.given.then_some(plan.scale.value)));
+    put("no-vacuum", json!(plan.vacuum == Vacuum::Skip));
+    put("vacuum-all", json!(plan.vacuum == Vacuum::All));
+    put("log", json!(plan.log.is_some()));
+    if let Some(log) = &plan.log {
+        put("log-prefix", json!(log.prefix));
+        put("sampling-rate", json!(log.sample_rate));
+        put("aggregate-interval", json!(log.aggregate_interval));
+    }
+    put("debug", json!(plan.debug));
+    put("dbname", json!(dbname));
+    o
+}
+
+/// The results file of a finished run.
+pub fn results_file(
+    result: &RunResult,
+    info: &RunInfo,
+    plan: &BenchPlan,
+    argv: &[String],
+    dbname: &str,
+) -> ResultsFile {
+    let meta = RunMeta {
+        command_line: argv.to_vec(),
+        options: effective_options(plan, dbname),
+        random_seed: plan.random_seed,
+        server_version: info.server_version.clone(),
+        server_settings: info.server_settings.clone(),
+        started_unix_us: info.started_unix_us,
+        ended_unix_us: info.ended_unix_us,
+    };
+    ResultsFile::from_run(result.clone(), meta)
+}
+
+/// Writes `text` to `path` whole: into a temporary file beside it, then renamed, so
+/// an interrupted write never leaves half a file under the name.
+pub fn write_whole(path: &str, text: &str) -> Result<(), String> {
+    let tmp = format!("{path}.tmp-{}", std::process::id());
+    let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!(
+            "could not write results file \"{path}\": {}",
+            crate::sys::strerror(&e)
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_written_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.json").display().to_string();
+        write_whole(&path, "{}").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}");
+        let missing = dir.path().join("no/such/dir/r.json").display().to_string();
+        let err = write_whole(&missing, "{}").unwrap_err();
+        assert!(err.ends_with("No such file or directory"), "{err}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

@@ -1,0 +1,169 @@
+//! `--export-json` and `--export-html` on real runs: the file validates against
+//! docs/results.schema.json, `pgbench-report show` prints the run's report byte for
+//! byte from it, the per-second series adds up to the report, and the page is written.
+//! Default output is unchanged (the extras add nothing to stdout).
+
+use crate::support::{fresh_db, script_file};
+
+fn schema() -> jsonschema::Validator {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/results.schema.json"
+    ))
+    .unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    jsonschema::draft202012::new(&schema).unwrap()
+}
+
+/// The report part of a run's stdout (what follows the version banner).
+fn report_of(stdout: &str) -> String {
+    stdout
+        .split_once('\n')
+        .map(|(_, rest)| rest.to_string())
+        .unwrap()
+}
+
+#[test]
+fn every_mode_exports_a_valid_file_whose_report_shows_byte_for_byte() {
+    let db = fresh_db("export_modes");
+    db.init(1);
+    let dir = tempfile::tempdir().unwrap();
+    let s1 = script_file(&dir, "a.sql", "\\set aid random(1, 1000)\nSELECT :aid;\n");
+    let s2 = script_file(&dir, "b.sql", "SELECT 2;\n");
+    let modes: Vec<Vec<&str>> = vec![
+        vec!["-t", "50", "-c", "2"],
+        vec!["-T", "2", "-c", "2", "-j", "2", "-P", "1"],
+        vec!["-T", "2", "-R", "200", "-L", "50", "-c", "2"],
+        vec!["-T", "2", "--max-tries=3", "-c", "2", "-S"],
+        vec![
+            "-t",
+            "40",
+            "-r",
+            "-f",
+            &s1,
+            "-f",
+            &s2,
+            "--latency-percentiles",
+        ],
+    ];
+    let validator = schema();
+    let report = env!("CARGO_BIN_EXE_pgbench-report");
+    for (i, args) in modes.iter().enumerate() {
+        let json = dir.path().join(format!("run{i}.json"));
+        let html = dir.path().join(format!("run{i}.html"));
+        let out = db
+            .ours()
+            .args(["-n", "--random-seed=42"])
+            .args(args)
+            .arg(format!("--export-json={}", json.display()))
+            .arg(format!("--export-html={}", html.display()))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(&json).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&value)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{args:?}: {errors:?}");
+        let shown = std::process::Command::new(report)
+            .arg("show")
+            .arg(&json)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&shown.stdout),
+            report_of(&stdout),
+            "{args:?}"
+        );
+        // The series counts every transaction the report does.
+        let run = &value["run"];
+        let per_second: i64 = run["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["transactions"].as_i64().unwrap())
+            .sum();
+        assert_eq!(
+            per_second,
+            run["total"]["cnt"].as_i64().unwrap(),
+            "{args:?}"
+        );
+        assert!(
+            value["server_settings"]["shared_buffers"].is_string(),
+            "{args:?}"
+        );
+        assert_eq!(value["random_seed"], 42, "{args:?}");
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(
+            page.starts_with("<!DOCTYPE html>") || page.starts_with("<!doctype html>"),
+            "{args:?}"
+        );
+        assert!(
+            !page.contains("http://") && !page.contains("https://cdn"),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn without_export_options_nothing_is_written_and_stdout_is_unchanged() {
+    let db = fresh_db("export_none");
+    let dir = tempfile::tempdir().unwrap();
+    let s = script_file(&dir, "one.sql", "SELECT 1;\n");
+    let json = dir.path().join("r.json");
+    let plain = db
+        .ours()
+        .args(["-n", "-t", "5", "-f", &s])
+        .output()
+        .unwrap();
+    let exported = db
+        .ours()
+        .args(["-n", "-t", "5", "-f", &s])
+        .arg(format!("--export-json={}", json.display()))
+        .output()
+        .unwrap();
+    let lines =
+        |o: &std::process::Output| crate::support::normalize(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(lines(&plain), lines(&exported));
+    assert!(json.exists());
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        2,
+        "only the script and the file"
+    );
+}
+
+#[test]
+fn an_unwritable_results_file_is_an_error_after_the_report() {
+    let db = fresh_db("export_unwritable");
+    let dir = tempfile::tempdir().unwrap();
+    let s = script_file(&dir, "one.sql", "SELECT 1;\n");
+    let out = db
+        .ours()
+        .args([
+            "-n",
+            "-t",
+            "5",
+            "-f",
+            &s,
+            "--export-json=/nonexistent/dir/r.json",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\ntps = "));
+    assert!(
+        stderr.contains(
+            "could not write results file \"/nonexistent/dir/r.json\": No such file or directory"
+        ),
+        "{stderr}"
+    );
+}
