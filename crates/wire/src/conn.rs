@@ -16,6 +16,7 @@ use postgres_protocol::IsNull;
 
 use crate::cancel::{CancelTarget, CancelToken};
 use crate::error::{ConnError, DbError};
+use crate::startup_read::{may_be_long, sync_lost, MAX_SHORT_LEN};
 use crate::stream::Stream;
 
 /// One reply to a request, like libpq's `PGresult` status.
@@ -343,17 +344,17 @@ impl Connection {
             if avail >= 5 {
                 let at = self.rstart;
                 let (tag, len) = self.header_at(at);
-                if len < 4 {
-                    return Err(self.fail_protocol(format!(
-                        "invalid message length: {len} (message type 0x{tag:02x})"
-                    )));
+                if len < 4 || (len > MAX_SHORT_LEN && !may_be_long(tag)) {
+                    return Err(self.fail_protocol(sync_lost(tag, len)));
                 }
                 if avail > len {
                     self.rstart = at + 1 + len;
                     return Ok((tag, at + 5, at + 1 + len));
                 }
-                if self.rbuf.len() - at < len + 1 {
-                    self.make_room(len + 1);
+                // Make room by moving the message to the front, never by trusting its
+                // length: `fill` grows the buffer only once what arrived fills it.
+                if at > 0 && self.rbuf.len() - at < len + 1 {
+                    self.make_room(0);
                 }
             }
             self.fill()?;
@@ -377,7 +378,7 @@ impl Connection {
     }
 
     #[inline]
-    fn fill(&mut self) -> Result<(), ConnError> {
+    pub(crate) fn fill(&mut self) -> Result<(), ConnError> {
         if self.rstart == self.rend {
             self.rstart = 0;
             self.rend = 0;

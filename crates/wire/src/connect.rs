@@ -35,8 +35,9 @@ pub(crate) struct Failure {
     pub(crate) text: String,
     pub(crate) next: Next,
     pub(crate) needs_password: bool,
-    /// The server sent an ErrorResponse (which `allow`/`prefer` answer with a retry).
-    pub(crate) from_server: bool,
+    /// The server sent an ErrorResponse before authentication completed (which
+    /// `allow`/`prefer` answer with a retry).
+    pub(crate) rejected_before_auth: bool,
 }
 
 impl Failure {
@@ -45,7 +46,7 @@ impl Failure {
             text: text.into(),
             next,
             needs_password: false,
-            from_server: false,
+            rejected_before_auth: false,
         }
     }
 }
@@ -232,9 +233,11 @@ fn attempt(
         _ => &[true],
     };
     let mut last = Failure::new("", Next::Stop);
+    // libpq restarts the connect_timeout clock per address, not per SSL retry.
+    let deadline = timeout.map(|t| Instant::now() + t);
     for &use_ssl in plan {
         log.push_str(&identity(host, addr));
-        match attempt_once(opts, host, addr, use_ssl, timeout) {
+        match attempt_once(opts, host, addr, use_ssl, deadline) {
             Ok(mut conn) => match check_target(&mut conn, want) {
                 Ok(()) => return Ok(conn),
                 Err(reason) => {
@@ -313,7 +316,7 @@ fn attempt_once(
     host: &HostEntry,
     addr: &Addr,
     use_ssl: bool,
-    timeout: Option<Duration>,
+    deadline: Option<Instant>,
 ) -> Result<Connection, Failure> {
     let (stream, target) = match addr {
         Addr::Unix(path) => {
@@ -321,8 +324,14 @@ fn attempt_once(
             (Stream::Unix(s), CancelTarget::Unix(path.into()))
         }
         Addr::Tcp(sa) => {
-            let s = match timeout {
-                Some(t) => TcpStream::connect_timeout(sa, t),
+            let s = match deadline {
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(timed_out());
+                    }
+                    TcpStream::connect_timeout(sa, left)
+                }
                 None => TcpStream::connect(sa),
             }
             .map_err(|e| io_failure(e, false))?;
@@ -330,7 +339,6 @@ fn attempt_once(
             (Stream::Tcp(s), CancelTarget::Tcp(*sa))
         }
     };
-    let deadline = timeout.map(|t| Instant::now() + t);
     arm(&stream, deadline)?;
     let stream = match stream {
         Stream::Tcp(tcp) if use_ssl => negotiate_tls(opts, host, tcp, deadline)?,
@@ -339,8 +347,10 @@ fn attempt_once(
     let mut conn = Connection::new(stream, target);
     crate::auth::startup(&mut conn, opts, host, deadline).map_err(|mut f| {
         // prefer: a TLS connection the server rejected is retried without TLS;
-        // allow: a plain one is retried with TLS.
-        if matches!(f.next, Next::Stop) && f.is_server_error(opts, use_ssl) {
+        // allow: a plain one is retried with TLS. What counts is whether TLS is in
+        // use, not whether it was asked for: a server that refused TLS under prefer
+        // has already had its plain attempt.
+        if matches!(f.next, Next::Stop) && f.is_retried_rejection(opts, conn.stream.is_tls()) {
             f.next = Next::RetrySsl;
         }
         f
@@ -352,10 +362,10 @@ fn attempt_once(
 }
 
 impl Failure {
-    fn is_server_error(&self, opts: &ConnectOptions, used_ssl: bool) -> bool {
-        self.from_server
-            && ((opts.sslmode == SslMode::Prefer && used_ssl)
-                || (opts.sslmode == SslMode::Allow && !used_ssl))
+    fn is_retried_rejection(&self, opts: &ConnectOptions, tls_in_use: bool) -> bool {
+        self.rejected_before_auth
+            && ((opts.sslmode == SslMode::Prefer && tls_in_use)
+                || (opts.sslmode == SslMode::Allow && !tls_in_use))
     }
 }
 

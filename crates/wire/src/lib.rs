@@ -19,6 +19,7 @@ mod passfile;
 mod position;
 mod receive;
 mod simple;
+mod startup_read;
 mod stream;
 mod sys;
 mod tls;

@@ -344,6 +344,39 @@ fn scram_channel_binding_over_tls() {
     check(&env, &a, None);
 }
 
+/// Errors after authentication (no such database, a bad `options` setting) are final
+/// under prefer and allow: libpq retries with the other SSL choice only a rejection
+/// before authentication completes, so the error is shown once.
+#[test]
+fn errors_after_authentication_are_not_retried() {
+    let (c, _) = setup();
+    let env = Env::new();
+    for mode in ["prefer", "allow"] {
+        for extra in [
+            "dbname=no_such_db",
+            "options='-c no_such.setting_x=1 -c work_mem=-5'",
+        ] {
+            let a = tcp_args(c, "postgres", &format!("sslmode={mode} {extra}"));
+            let e = our_error(&env, &a).to_string();
+            assert_eq!(
+                e.lines().filter(|l| l.starts_with("connection to")).count(),
+                1,
+                "{e}"
+            );
+            check(&env, &a, None);
+        }
+        // A rejection before authentication (no pg_hba.conf entry) is retried.
+        let a = tcp_args(c, "u_nobody", &format!("sslmode={mode}"));
+        let e = our_error(&env, &a).to_string();
+        assert_eq!(
+            e.lines().filter(|l| l.starts_with("connection to")).count(),
+            2,
+            "{e}"
+        );
+        check(&env, &a, None);
+    }
+}
+
 #[test]
 fn a_long_pipeline_over_tls() {
     let mut conn = tls_conn();
