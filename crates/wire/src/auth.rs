@@ -252,10 +252,14 @@ impl Auth<'_> {
         }
         let pw = self.need_password()?;
         let (mech, binding) = if use_plus {
-            let cert = conn.stream.peer_certificate().unwrap_or_default();
+            let cert = conn
+                .stream
+                .peer_certificate()
+                .ok_or_else(|| stop("could not get server certificate"))?;
+            let hash = tls::server_end_point(&cert).map_err(stop)?;
             (
                 "SCRAM-SHA-256-PLUS",
-                ScramBinding::tls_server_end_point(tls::server_end_point(&cert)),
+                ScramBinding::tls_server_end_point(hash),
             )
         } else if tls && self.opts.channel_binding != ChannelBinding::Disable {
             ("SCRAM-SHA-256", ScramBinding::unrequested())

@@ -406,54 +406,17 @@ fn negotiate_tls(
             ))
         }
     }
-    let name = if host.host.is_empty() {
-        host.hostaddr.clone().unwrap_or_default()
+    // prefer: any TLS failure (set-up, handshake, host name) is retried without TLS.
+    let next = if may_fall_back {
+        Next::RetrySsl
     } else {
-        host.host.clone()
+        Next::Stop
     };
-    // prefer: any TLS failure is retried without TLS.
-    let on_failure = || {
-        if may_fall_back {
-            Next::RetrySsl
-        } else {
-            Next::Stop
-        }
-    };
-    let setup = tls::setup(opts, &name).map_err(|t| Failure::new(t, on_failure()))?;
-    let client = rustls::ClientConnection::new(setup.config, setup.server_name)
-        .map_err(|e| Failure::new(format!("SSL error: {e}"), on_failure()))?;
-    let mut tls_stream = rustls::StreamOwned::new(client, tcp);
-    while tls_stream.conn.is_handshaking() {
-        if let Some(deadline) = deadline {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(timed_out());
-            }
-            let _ = tls_stream.sock.set_read_timeout(Some(left));
-        }
-        if let Err(e) = tls_stream.conn.complete_io(&mut tls_stream.sock) {
-            if is_timeout(&e) {
-                return Err(timed_out());
-            }
-            let text = match e
-                .get_ref()
-                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-            {
-                Some(tls_err) => tls::describe_error(tls_err, &name),
-                None if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                    "SSL SYSCALL error: EOF detected".to_string()
-                }
-                None => format!("SSL SYSCALL error: {}", strerror(&e)),
-            };
-            let next = if may_fall_back {
-                Next::RetrySsl
-            } else {
-                Next::Stop
-            };
-            return Err(Failure::new(text, next));
-        }
+    match tls::open(opts, host, tcp, deadline) {
+        Ok(s) => Ok(Stream::Tls(Box::new(s))),
+        Err(tls::TlsFailure::TimedOut) => Err(timed_out()),
+        Err(tls::TlsFailure::Refused(text)) => Err(Failure::new(text, next)),
     }
-    Ok(Stream::Tls(Box::new(tls_stream)))
 }
 
 /// libpq's CONNECTION_CHECK_TARGET: Err(reason) when this server does not qualify.

@@ -1,4 +1,4 @@
-//! The two things libpq asks the C library for that Rust's standard library does not
+//! What libpq asks the C library for that Rust's standard library does not
 //! offer: the effective user's login name (default `user`) and home directory (for
 //! `~/.pgpass`, `~/.pg_service.conf`, `~/.postgresql/`), both via `getpwuid_r`.
 #![allow(unsafe_code)]
@@ -47,12 +47,6 @@ pub(crate) fn home_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> 
     }
 }
 
-/// The effective user id (for private-key permission rules).
-pub(crate) fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
-}
-
 /// Waits until `fd` is readable or writable; returns (readable, writable). Errors and
 /// hang-ups count as readable, so the caller's read reports them.
 pub(crate) fn wait_read_or_write(fd: std::os::fd::RawFd) -> std::io::Result<(bool, bool)> {
@@ -84,4 +78,19 @@ fn poll_one(fd: std::os::fd::RawFd, events: libc::c_short) -> std::io::Result<li
             return Err(e);
         }
     }
+}
+
+extern "C" {
+    // In the C library, not bound by the libc crate.
+    fn inet_aton(cp: *const libc::c_char, inp: *mut libc::in_addr) -> libc::c_int;
+}
+
+/// `inet_aton`: the IPv4 address `host` spells in any of its classic forms
+/// (`127.1` too), in network byte order.
+pub(crate) fn ipv4_address(host: &std::ffi::CStr) -> Option<[u8; 4]> {
+    let mut addr = libc::in_addr { s_addr: 0 };
+    // SAFETY: `host` is NUL-terminated and `addr` is a valid, exclusively borrowed
+    // in_addr for the call.
+    let ok = unsafe { inet_aton(host.as_ptr(), &mut addr) } != 0;
+    ok.then(|| addr.s_addr.to_ne_bytes())
 }

@@ -5,11 +5,10 @@
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use common::{our_error, stock_error, Env};
+use common::{openssl, our_error, stock_error, Env};
 use pgbench_cluster::{Cluster, ClusterOptions};
 use pgbench_wire::{ConnectArgs, Connection};
 
@@ -28,19 +27,6 @@ struct Pki {
     other_ca: PathBuf,
     client_crt: PathBuf,
     client_key: PathBuf,
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("the openssl command line tool");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// A CA, a server certificate for localhost/127.0.0.1, a client certificate for
