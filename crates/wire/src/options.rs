@@ -134,6 +134,8 @@ pub struct ConnectOptions {
     pub(crate) target: TargetSessionAttrs,
     pub(crate) load_balance: bool,
     pub(crate) home: Option<PathBuf>,
+    /// The TLS context built from these options, shared by clones.
+    pub(crate) tls_context: crate::tls::ContextCache,
 }
 
 impl fmt::Debug for ConnectOptions {
@@ -374,6 +376,7 @@ impl ConnectOptions {
             target,
             load_balance,
             home,
+            tls_context: Default::default(),
         })
     }
 

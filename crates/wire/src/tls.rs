@@ -17,6 +17,7 @@ use std::io;
 use std::net::TcpStream;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use openssl::error::ErrorStack;
@@ -37,6 +38,29 @@ use crate::passfile::DEFAULT_SOCKET_DIR;
 
 /// An established TLS session over TCP.
 pub(crate) type TlsStream = SslStream<TcpStream>;
+
+/// The context built for one set of options, kept for its later connections (and
+/// its clones'): building one (OpenSSL 3's SSL_CTX_new, the root file, the key) costs
+/// more client CPU than the handshake itself, which `pgbench -C` pays per
+/// transaction. libpq builds one per connection; the only difference is that files
+/// changed during a run are not re-read. A failed build is not kept.
+#[derive(Clone, Default)]
+pub(crate) struct ContextCache(Arc<Mutex<Option<SslContext>>>);
+
+impl ContextCache {
+    fn get(&self, opts: &ConnectOptions) -> Result<SslContext, String> {
+        let mut slot = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(ctx) = slot.as_ref() {
+            return Ok(ctx.clone());
+        }
+        let ctx = context(opts)?;
+        *slot = Some(ctx.clone());
+        Ok(ctx)
+    }
+}
 
 /// Why a TLS session could not be established.
 pub(crate) enum TlsFailure {
@@ -88,7 +112,7 @@ fn protocol_version(name: &str) -> Option<SslVersion> {
 /// The per-connection context: protocol bounds, root certificates and CRLs, the
 /// client certificate and key. libpq builds one per connection too, so a changed file
 /// is seen by the next connection.
-fn context(opts: &ConnectOptions) -> Result<(SslContext, bool), String> {
+fn context(opts: &ConnectOptions) -> Result<SslContext, String> {
     let mut ctx = SslContextBuilder::new(SslMethod::tls_client())
         .map_err(|e| format!("could not create SSL context: {}", reason(&e)))?;
     ctx.set_options(SslOptions::NO_SSLV2 | SslOptions::NO_SSLV3);
@@ -117,7 +141,7 @@ fn context(opts: &ConnectOptions) -> Result<(SslContext, bool), String> {
     } else {
         ctx.clear_options(SslOptions::NO_COMPRESSION);
     }
-    Ok((ctx.build(), have_root))
+    Ok(ctx.build())
 }
 
 /// Loads the root certificate file and the CRLs if it exists; whether it does.
@@ -269,7 +293,7 @@ pub(crate) fn open(
     tcp: TcpStream,
     deadline: Option<Instant>,
 ) -> Result<TlsStream, TlsFailure> {
-    let (ctx, _) = context(opts)?;
+    let ctx = opts.tls_context.get(opts)?;
     let mut ssl = Ssl::new(&ctx)
         .map_err(|e| format!("could not establish SSL connection: {}", reason(&e)))?;
     // libpq 15 gives an entry with only `hostaddr` the default socket directory as
@@ -423,7 +447,6 @@ mod tests {
     fn verify_modes_need_a_root_certificate() {
         let e = context(&options("sslmode=verify-ca")).err().unwrap();
         assert_eq!(e, "root certificate file \"/nonexistent/.postgresql/root.crt\" does not exist\nEither provide the file or change sslmode to disable server certificate verification.");
-        let (_, have_root) = context(&options("sslmode=require")).unwrap();
-        assert!(!have_root);
+        assert!(context(&options("sslmode=require")).is_ok());
     }
 }
