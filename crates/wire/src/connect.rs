@@ -321,6 +321,9 @@ fn attempt_once(
     let (stream, target) = match addr {
         Addr::Unix(path) => {
             let s = UnixStream::connect(path).map_err(|e| io_failure(e, true))?;
+            if let Some(user) = opts.value("requirepeer") {
+                check_peer(&s, user)?;
+            }
             (Stream::Unix(s), CancelTarget::Unix(path.into()))
         }
         Addr::Tcp(sa) => {
@@ -359,6 +362,41 @@ fn attempt_once(
         .set_timeouts(None)
         .map_err(|e| Failure::new(strerror(&e), Next::Stop))?;
     Ok(conn)
+}
+
+/// `requirepeer`: the server process at the other end of the socket must run as
+/// `user` (libpq checks before sending anything, and a mismatch ends the attempt).
+fn check_peer(s: &UnixStream, user: &str) -> Result<(), Failure> {
+    use std::os::fd::AsRawFd;
+    let uid = crate::sys::peer_uid(s.as_raw_fd()).map_err(|e| {
+        Failure::new(
+            format!("could not get peer credentials: {}", strerror(&e)),
+            Next::Stop,
+        )
+    })?;
+    let name = match crate::sys::user_name(uid) {
+        Ok(Some(name)) => name,
+        Ok(None) => {
+            return Err(Failure::new(
+                format!("local user with ID {uid} does not exist"),
+                Next::Stop,
+            ))
+        }
+        Err(errno) => {
+            let e = std::io::Error::from_raw_os_error(errno);
+            return Err(Failure::new(
+                format!("could not look up local user ID {uid}: {}", strerror(&e)),
+                Next::Stop,
+            ));
+        }
+    };
+    if name != user {
+        return Err(Failure::new(
+            format!("requirepeer specifies \"{user}\", but actual peer user name is \"{name}\""),
+            Next::Stop,
+        ));
+    }
+    Ok(())
 }
 
 impl Failure {

@@ -330,3 +330,47 @@ fn connect_timeout_moves_on_to_the_next_host() {
         stock_error(&env, &args("host=127.0.0.1 connect_timeout=x"))
     );
 }
+
+/// `requirepeer` on a Unix socket: the server must run as the named user, checked
+/// with the socket's peer credentials before anything is sent; libpq's words.
+#[test]
+fn requirepeer_checks_the_server_user() {
+    use std::os::unix::fs::MetadataExt;
+    let c = pgbench_cluster::shared();
+    let env = Env::new();
+    let owner = std::fs::metadata(c.data_dir()).unwrap().uid();
+    let out = std::process::Command::new("id")
+        .args(["-nu", &owner.to_string()])
+        .output()
+        .unwrap();
+    let server_user = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let at = |peer: &str| ConnectArgs {
+        user: Some(c.user().to_string()),
+        ..socket_args_with(c, &format!("dbname=postgres requirepeer={peer}"))
+    };
+    env.connect(&at(&server_user))
+        .expect("the server's own user passes");
+    let e = same_error_as_libpq(&env, &at("no_such_server_user"));
+    assert!(
+        e.ends_with(&format!(
+            "requirepeer specifies \"no_such_server_user\", but actual peer user name is \"{server_user}\""
+        )),
+        "{e}"
+    );
+    // Over TCP libpq ignores it.
+    let tcp = ConnectArgs {
+        host: Some("127.0.0.1".into()),
+        ..at("no_such_server_user")
+    };
+    if c.has_tcp() {
+        env.connect(&tcp)
+            .expect("requirepeer is for Unix sockets only");
+    }
+}
+
+fn socket_args_with(c: &pgbench_cluster::Cluster, dbname: &str) -> ConnectArgs {
+    ConnectArgs {
+        dbname: Some(dbname.to_string()),
+        ..socket_args(c, "postgres")
+    }
+}
