@@ -126,6 +126,9 @@ pub struct Connection {
     pub(crate) row_cols: Vec<Option<(usize, usize)>>,
     pub(crate) tag: Vec<u8>,
     pub(crate) collect: Option<Vec<Vec<Option<String>>>>,
+    /// The host and port connected to, as libpq's `PQhost` and `PQport` give them.
+    pub(crate) host: String,
+    pub(crate) port: String,
 }
 
 pub(crate) fn default_notice_handler() -> NoticeHandler {
@@ -173,6 +176,8 @@ impl Connection {
             row_cols: Vec::with_capacity(16),
             tag: Vec::with_capacity(32),
             collect: None,
+            host: String::new(),
+            port: String::new(),
         }
     }
 
@@ -454,6 +459,19 @@ impl Connection {
     /// True once the connection is known to be lost.
     pub fn is_broken(&self) -> bool {
         self.broken
+    }
+
+    /// The host connected to, after failover (libpq's `PQhost`): the `host` value of
+    /// the entry that accepted (a name, an address or a socket directory), or with
+    /// only `hostaddr` the default socket directory, as libpq 15 reports it.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// The port connected to, after failover (libpq's `PQport`): as given, or
+    /// `5432` when none was.
+    pub fn port(&self) -> &str {
+        &self.port
     }
 
     /// The server process id (libpq's `PQbackendPID`).

@@ -239,7 +239,15 @@ fn attempt(
         log.push_str(&identity(host, addr));
         match attempt_once(opts, host, addr, use_ssl, deadline) {
             Ok(mut conn) => match check_target(&mut conn, want) {
-                Ok(()) => return Ok(conn),
+                Ok(()) => {
+                    conn.host = host.reported_name().to_string();
+                    conn.port = if host.port.is_empty() {
+                        "5432".into()
+                    } else {
+                        host.port.clone()
+                    };
+                    return Ok(conn);
+                }
                 Err(reason) => {
                     log.push_str(&reason);
                     log.push('\n');

@@ -33,8 +33,7 @@ use openssl::x509::verify::X509VerifyFlags;
 use openssl::x509::X509Ref;
 
 use crate::error::strerror;
-use crate::options::{ConnectOptions, HostEntry, HostKind, SslMode};
-use crate::passfile::DEFAULT_SOCKET_DIR;
+use crate::options::{ConnectOptions, HostEntry, SslMode};
 
 /// An established TLS session over TCP.
 pub(crate) type TlsStream = SslStream<TcpStream>;
@@ -100,12 +99,11 @@ fn file_option(opts: &ConnectOptions, keyword: &str, default: &str) -> Option<Pa
 }
 
 fn protocol_version(name: &str) -> Option<SslVersion> {
-    match name {
-        "TLSv1" => Some(SslVersion::TLS1),
-        "TLSv1.1" => Some(SslVersion::TLS1_1),
-        "TLSv1.2" => Some(SslVersion::TLS1_2),
-        "TLSv1.3" => Some(SslVersion::TLS1_3),
-        _ => None,
+    match crate::options::tls_version_rank(name)? {
+        0 => Some(SslVersion::TLS1),
+        1 => Some(SslVersion::TLS1_1),
+        2 => Some(SslVersion::TLS1_2),
+        _ => Some(SslVersion::TLS1_3),
     }
 }
 
@@ -298,10 +296,7 @@ pub(crate) fn open(
         .map_err(|e| format!("could not establish SSL connection: {}", reason(&e)))?;
     // libpq 15 gives an entry with only `hostaddr` the default socket directory as
     // its host name, and uses that for SNI and the verify-full check.
-    let name = match (&host.kind, host.host.as_str()) {
-        (HostKind::Address, "") => DEFAULT_SOCKET_DIR,
-        (_, name) => name,
-    };
+    let name = host.reported_name();
     if opts.value("sslsni").unwrap_or("1") == "1" {
         if let Some(name) = sni_name(name) {
             ssl.set_hostname(name).map_err(|e| {

@@ -8,12 +8,11 @@ mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{our_error, stock_error, Env};
+use common::{our_error, peer, stock_error, Env};
 use pgbench_wire::ConnectArgs;
 use proptest::prelude::*;
 
@@ -65,25 +64,6 @@ unsafe impl GlobalAlloc for Tracking {
 
 #[global_allocator]
 static GLOBAL: Tracking = Tracking;
-
-/// A TCP peer on a free loopback port that answers every connection with `serve`
-/// (after reading what the client sent first); runs until the test process ends.
-fn peer(serve: impl Fn(&mut TcpStream) + Send + Sync + 'static) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let serve = std::sync::Arc::new(serve);
-    std::thread::spawn(move || {
-        for mut s in listener.incoming().flatten() {
-            let serve = serve.clone();
-            std::thread::spawn(move || {
-                let mut first = [0u8; 1024];
-                let _ = s.read(&mut first);
-                serve(&mut s);
-            });
-        }
-    });
-    port
-}
 
 fn args(port: u16, extra: &str) -> ConnectArgs {
     ConnectArgs {

@@ -159,3 +159,23 @@ pub fn stock_uses_tls(env: &Env, args: &ConnectArgs) -> Option<bool> {
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).trim() == "t")
 }
+
+/// A TCP peer on a free loopback port that answers every connection with `serve`
+/// (after reading what the client sent first); runs until the test process ends.
+pub fn peer(serve: impl Fn(&mut std::net::TcpStream) + Send + Sync + 'static) -> u16 {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let serve = std::sync::Arc::new(serve);
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let serve = serve.clone();
+            std::thread::spawn(move || {
+                let mut first = [0u8; 1024];
+                let _ = s.read(&mut first);
+                serve(&mut s);
+            });
+        }
+    });
+    port
+}
