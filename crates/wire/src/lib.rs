@@ -17,6 +17,7 @@ mod error;
 mod options;
 mod passfile;
 mod position;
+mod prompt;
 mod receive;
 mod simple;
 mod startup_read;
@@ -31,3 +32,4 @@ pub use conn::{
 pub use copy::CopyIn;
 pub use error::{strerror, ConnError, DbError};
 pub use options::{ChannelBinding, ConnectArgs, ConnectOptions, SslMode, TargetSessionAttrs};
+pub use prompt::prompt_password;

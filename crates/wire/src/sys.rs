@@ -2,7 +2,7 @@
 //! the effective user's login name (default `user`) and home directory (for
 //! `~/.pgpass`, `~/.pg_service.conf`, `~/.postgresql/`) and a peer's user name
 //! (`requirepeer`), via `getpwuid_r` and `SO_PEERCRED`; `poll` on one socket;
-//! `inet_aton`.
+//! `inet_aton`; terminal echo for the password prompt.
 #![allow(unsafe_code)]
 
 use std::ffi::CStr;
@@ -130,4 +130,26 @@ pub(crate) fn ipv4_address(host: &std::ffi::CStr) -> Option<[u8; 4]> {
     // in_addr for the call.
     let ok = unsafe { inet_aton(host.as_ptr(), &mut addr) } != 0;
     ok.then(|| addr.s_addr.to_ne_bytes())
+}
+
+/// Turns off echo on terminal `fd`; the settings to restore, or `None` if `fd` is
+/// not a terminal.
+pub(crate) fn echo_off(fd: std::os::fd::RawFd) -> Option<libc::termios> {
+    // SAFETY: an all-zero termios is a valid value to be overwritten by tcgetattr.
+    let mut term: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: `term` is a valid, exclusively borrowed termios.
+    if unsafe { libc::tcgetattr(fd, &mut term) } != 0 {
+        return None;
+    }
+    let saved = term;
+    term.c_lflag &= !libc::ECHO;
+    // SAFETY: `term` holds settings read from this terminal.
+    unsafe { libc::tcsetattr(fd, libc::TCSAFLUSH, &term) };
+    Some(saved)
+}
+
+/// Restores terminal settings saved by `echo_off`.
+pub(crate) fn restore_terminal(fd: std::os::fd::RawFd, saved: &libc::termios) {
+    // SAFETY: `saved` holds settings read from this terminal.
+    unsafe { libc::tcsetattr(fd, libc::TCSAFLUSH, saved) };
 }
