@@ -266,11 +266,15 @@ fn client_key(ctx: &mut SslContextBuilder, opts: &ConnectOptions) -> Result<(), 
 
 /// Reads a private key as `SSL_use_PrivateKey_file` does for libpq: PEM (decrypted
 /// with `sslpassword`, PKCS#8 or traditional OpenSSL encryption), else DER; the PEM
-/// attempt's error if both fail. Without `sslpassword` an encrypted key fails instead
-/// of OpenSSL prompting on the terminal.
+/// attempt's error if both fail.
 fn read_private_key(file: &Path, password: Option<&str>) -> Result<PKey<Private>, String> {
     let data = fs::read(file).map_err(|e| strerror(&e))?;
-    let pem = PKey::private_key_from_pem_passphrase(&data, password.unwrap_or("").as_bytes());
+    let pem = match password {
+        Some(pw) => PKey::private_key_from_pem_passphrase(&data, pw.as_bytes()),
+        // libpq installs no callback then, so OpenSSL's own prompt asks for the pass
+        // phrase ("Enter PEM pass phrase:" on the terminal, else stderr and stdin).
+        None => PKey::private_key_from_pem(&data),
+    };
     match pem {
         Ok(k) => Ok(k),
         Err(pem_error) => PKey::private_key_from_der(&data).map_err(|_| reason(&pem_error)),
@@ -443,5 +447,64 @@ mod tests {
         let e = context(&options("sslmode=verify-ca")).err().unwrap();
         assert_eq!(e, "root certificate file \"/nonexistent/.postgresql/root.crt\" does not exist\nEither provide the file or change sslmode to disable server certificate verification.");
         assert!(context(&options("sslmode=require")).is_ok());
+    }
+}
+
+#[cfg(test)]
+mod key_tests {
+    use super::*;
+
+    /// An RSA key encrypted with `openssl` in `format` ("pkcs8" or "traditional").
+    fn encrypted_key(dir: &Path, format: &str) -> PathBuf {
+        let plain = dir.join("plain.key");
+        let out = dir.join(format!("{format}.key"));
+        let run = |args: &[&str]| {
+            let ok = std::process::Command::new("openssl")
+                .args(args)
+                .output()
+                .expect("the openssl tool")
+                .status
+                .success();
+            assert!(ok, "openssl {args:?}");
+        };
+        run(&["genrsa", "-out", plain.to_str().unwrap(), "2048"]);
+        let (p, o) = (plain.to_str().unwrap(), out.to_str().unwrap());
+        match format {
+            "pkcs8" => run(&[
+                "pkcs8",
+                "-topk8",
+                "-in",
+                p,
+                "-out",
+                o,
+                "-v2",
+                "aes-256-cbc",
+                "-passout",
+                "pass:right",
+            ]),
+            _ => run(&[
+                "rsa",
+                "-in",
+                p,
+                "-out",
+                o,
+                "-aes256",
+                "-traditional",
+                "-passout",
+                "pass:right",
+            ]),
+        }
+        out
+    }
+
+    #[test]
+    fn wrong_key_passwords_are_openssls_bad_decrypt() {
+        let dir = tempfile::tempdir().unwrap();
+        for format in ["pkcs8", "traditional"] {
+            let key = encrypted_key(dir.path(), format);
+            assert!(read_private_key(&key, Some("right")).is_ok(), "{format}");
+            let e = read_private_key(&key, Some("wrong")).err().unwrap();
+            assert_eq!(e, "bad decrypt", "{format}");
+        }
     }
 }
