@@ -19,6 +19,7 @@ mod passfile;
 mod position;
 mod prompt;
 mod receive;
+mod send;
 mod simple;
 mod startup_read;
 mod stream;
