@@ -230,6 +230,11 @@ fn revocation_lists_are_honoured() {
     std::fs::copy(pki.path("revoked.crl"), dot.join("root.crl")).unwrap();
     let e = same_as_stock(&env, &with("sslmode=verify-full".into())).unwrap_err();
     assert!(e.ends_with("SSL error: certificate verify failed"), "{e}");
+    // prefer with ~/.postgresql/root.crt verifies too, and like libpq falls back to
+    // plain text when the certificate is refused.
+    std::fs::copy(pki.path("root.crt"), dot.join("root.crt")).unwrap();
+    let prefer = args(c, "postgres", "sslmode=prefer");
+    assert_eq!(same_as_stock(&env, &prefer), Ok(false));
 }
 
 const CHILD: &str = "PGBENCH_WIRE_TLS_CHILD_CONNINFO";
