@@ -102,6 +102,31 @@ fn an_http_server_is_refused_at_once() {
         .ends_with("expected authentication request from server, but received H"));
 }
 
+/// What libpq makes of other start-up replies that are not PostgreSQL 3.0's: an
+/// authentication request of an impossible length, a pre-3.0 server's plain-text
+/// error, a message type not allowed before authentication; ours word for word.
+#[test]
+fn malformed_start_up_replies_read_like_libpq() {
+    let env = Env::new();
+    for reply in [
+        &b"R\0\0\x10\0\0\0\0\0"[..],
+        b"E\0\0\xff\xffold server says no\0",
+        b"E\0\0\0\x02no\n\0",
+        b"N\0\0\0\x08abcd",
+        b"v\0\0\0\x08\0\0\0\0",
+        b"R\0\0\0\x08\0\0\0\0C\0\0\0\x0bSELECT\0",
+        b"R\0\0\0\x08\0\0\0\0S\0\x01\0\0",
+    ] {
+        let reply = reply.to_vec();
+        let port = peer(move |s| {
+            let _ = s.write_all(&reply);
+            std::thread::sleep(Duration::from_millis(300));
+        });
+        let a = args(port, "sslmode=disable");
+        assert_eq!(our_error(&env, &a).to_string(), stock_error(&env, &a));
+    }
+}
+
 /// A peer that trickles a well-formed but endless start-up, one byte at a time: the
 /// whole attempt ends at `connect_timeout`, not a fresh timeout per read.
 #[test]
