@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use postgres_protocol::message::frontend;
 
 use crate::cancel::CancelTarget;
-use crate::conn::Connection;
+use crate::conn::{Connection, QueryError};
 use crate::error::{strerror, ConnError};
 use crate::options::{parse_int, ConnectOptions, HostEntry, HostKind, SslMode, TargetSessionAttrs};
 use crate::stream::Stream;
@@ -238,22 +238,12 @@ fn attempt(
     for &use_ssl in plan {
         log.push_str(&identity(host, addr));
         match attempt_once(opts, host, addr, use_ssl, deadline) {
-            Ok(mut conn) => match check_target(&mut conn, want) {
-                Ok(()) => {
-                    conn.host = host.reported_name().to_string();
-                    conn.port = if host.port.is_empty() {
-                        "5432".into()
-                    } else {
-                        host.port.clone()
-                    };
-                    return Ok(conn);
-                }
-                Err(reason) => {
-                    log.push_str(&reason);
+            Ok(conn) => {
+                return established(conn, host, want, deadline).inspect_err(|f| {
+                    log.push_str(&f.text);
                     log.push('\n');
-                    return Err(Failure::new(reason, Next::SkipHost));
-                }
-            },
+                })
+            }
             Err(f) => {
                 log.push_str(&f.text);
                 log.push('\n');
@@ -366,9 +356,28 @@ fn attempt_once(
         }
         f
     })?;
+    Ok(conn)
+}
+
+/// After start-up: libpq's target_session_attrs check, still under the attempt's
+/// deadline, then the connection as the caller gets it (no timeouts, host and port).
+fn established(
+    mut conn: Connection,
+    host: &HostEntry,
+    want: TargetSessionAttrs,
+    deadline: Option<Instant>,
+) -> Result<Connection, Failure> {
+    arm(&conn.stream, deadline)?;
+    check_target(&mut conn, want)?;
     conn.stream
         .set_timeouts(None)
         .map_err(|e| Failure::new(strerror(&e), Next::Stop))?;
+    conn.host = host.reported_name().to_string();
+    conn.port = if host.port.is_empty() {
+        "5432".into()
+    } else {
+        host.port.clone()
+    };
     Ok(conn)
 }
 
@@ -465,13 +474,21 @@ fn negotiate_tls(
     }
 }
 
-/// libpq's CONNECTION_CHECK_TARGET: Err(reason) when this server does not qualify.
-fn check_target(conn: &mut Connection, want: TargetSessionAttrs) -> Result<(), String> {
-    let flag = |conn: &mut Connection, param: &str, sql: &str| -> Result<bool, String> {
+fn not_target(reason: &str) -> Failure {
+    Failure::new(reason, Next::SkipHost)
+}
+
+/// libpq's CONNECTION_CHECK_TARGET: Err when this server does not qualify (the next
+/// host is tried) or the check ran out of time (the next address).
+fn check_target(conn: &mut Connection, want: TargetSessionAttrs) -> Result<(), Failure> {
+    let flag = |conn: &mut Connection, param: &str, sql: &str| -> Result<bool, Failure> {
         if let Some(v) = conn.parameter(param) {
             return Ok(v == "on");
         }
-        let rows = conn.query_rows(sql).map_err(|e| e.to_string())?;
+        let rows = conn.query_rows(sql).map_err(|e| match e {
+            QueryError::Conn(ConnError::Receive(io)) if is_timeout(&io) => timed_out(),
+            e => Failure::new(e.to_string(), Next::SkipHost),
+        })?;
         Ok(matches!(rows.first().and_then(|r| r.first()), Some(Some(v)) if v == "on" || v == "t"))
     };
     match want {
@@ -486,8 +503,10 @@ fn check_target(conn: &mut Connection, want: TargetSessionAttrs) -> Result<(), S
                 flag(conn, "__none__", "SHOW transaction_read_only")?
             };
             match (want, read_only) {
-                (TargetSessionAttrs::ReadWrite, true) => Err("session is read-only".into()),
-                (TargetSessionAttrs::ReadOnly, false) => Err("session is not read-only".into()),
+                (TargetSessionAttrs::ReadWrite, true) => Err(not_target("session is read-only")),
+                (TargetSessionAttrs::ReadOnly, false) => {
+                    Err(not_target("session is not read-only"))
+                }
                 _ => Ok(()),
             }
         }
@@ -498,9 +517,11 @@ fn check_target(conn: &mut Connection, want: TargetSessionAttrs) -> Result<(), S
                 "SELECT pg_catalog.pg_is_in_recovery()",
             )?;
             match (want, standby) {
-                (TargetSessionAttrs::Primary, true) => Err("server is in hot standby mode".into()),
+                (TargetSessionAttrs::Primary, true) => {
+                    Err(not_target("server is in hot standby mode"))
+                }
                 (TargetSessionAttrs::Standby, false) => {
-                    Err("server is not in hot standby mode".into())
+                    Err(not_target("server is not in hot standby mode"))
                 }
                 _ => Ok(()),
             }

@@ -154,6 +154,27 @@ fn connect_timeout_is_one_deadline_for_the_attempt() {
     assert_eq!(ours, stock_error(&env, &a));
 }
 
+/// A server that completes start-up but never answers target_session_attrs's
+/// query: the check is still under `connect_timeout`, as in libpq.
+#[test]
+fn connect_timeout_covers_the_target_session_check() {
+    let port = peer(|s| {
+        let _ = s.write_all(b"R\0\0\0\x08\0\0\0\0Z\0\0\0\x05I");
+        std::thread::sleep(Duration::from_secs(10));
+    });
+    let env = Env::new();
+    let a = args(
+        port,
+        "sslmode=disable connect_timeout=2 target_session_attrs=read-write",
+    );
+    let started = Instant::now();
+    let ours = our_error(&env, &a).to_string();
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(2150), "{took:?}");
+    assert!(ours.ends_with("failed: timeout expired"), "{ours}");
+    assert_eq!(ours, stock_error(&env, &a));
+}
+
 /// What `bytes` from the peer make the client do: the connection attempt (and, if
 /// the bytes complete a start-up, a query's results) on a thread of its own, which
 /// must finish within a few seconds; the peak of its live heap bytes.
