@@ -133,38 +133,11 @@ pub fn stderr_is_tty() -> bool {
     io::stderr().is_terminal()
 }
 
-/// pgbench's `simple_prompt`: asks on the terminal with echo off; `None` when there
-/// is no terminal.
+/// pgbench's `simple_prompt`: asks on the terminal with echo off, or on stderr
+/// reading stdin when there is no terminal (`echo pw | setsid pgbench ...`); always
+/// a line, empty when nothing could be read, as stock pgbench then tries it.
 pub fn prompt_password(prompt: &str) -> Option<String> {
-    use std::io::{BufRead, Write};
-    use std::os::fd::AsRawFd;
-    let tty = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/tty")
-        .ok()?;
-    let fd = tty.as_raw_fd();
-    let mut term: libc::termios = unsafe { std::mem::zeroed() };
-    // SAFETY: fd is an open terminal; term is ours.
-    let have_term = unsafe { libc::tcgetattr(fd, &mut term) } == 0;
-    let saved = term;
-    if have_term {
-        term.c_lflag &= !libc::ECHO;
-        // SAFETY: as above.
-        unsafe { libc::tcsetattr(fd, libc::TCSAFLUSH, &term) };
-    }
-    let mut writer = &tty;
-    let _ = writer.write_all(prompt.as_bytes());
-    let _ = writer.flush();
-    let mut line = String::new();
-    let read = std::io::BufReader::new(&tty).read_line(&mut line);
-    if have_term {
-        // SAFETY: restores the settings read above.
-        unsafe { libc::tcsetattr(fd, libc::TCSAFLUSH, &saved) };
-        let _ = writer.write_all(b"\n");
-    }
-    read.ok()?;
-    Some(line.trim_end_matches(['\n', '\r']).to_string())
+    Some(pgbench_wire::prompt_password(prompt))
 }
 
 /// The C library's message for an I/O error, as `%m` prints it (no "(os error N)").

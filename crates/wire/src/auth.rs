@@ -9,9 +9,10 @@ use postgres_protocol::authentication::sasl::{ChannelBinding as ScramBinding, Sc
 use postgres_protocol::message::frontend;
 
 use crate::conn::Connection;
-use crate::connect::{arm, read_failure, Failure, Next};
+use crate::connect::{Failure, Next};
 use crate::error::DbError;
 use crate::options::{ChannelBinding, ConnectOptions, HostEntry};
+use crate::startup_read::Phase;
 use crate::tls;
 
 fn send(conn: &mut Connection) -> Result<(), Failure> {
@@ -51,172 +52,21 @@ pub(crate) fn startup(
         .map_err(|e| Failure::new(format!("could not send startup packet: {e}"), Next::Stop))?;
     send(conn)?;
 
-    let password = opts.password.clone().or_else(|| host.password.clone());
+    let mut auth = Auth {
+        opts,
+        password: opts.password.clone().or_else(|| host.password.clone()),
+        scram: None,
+        bound: false,
+    };
     let from_file = opts.password.is_none() && host.password.is_some();
-    let mut scram: Option<ScramSha256> = None;
-    let mut bound = false;
-    let require_binding = opts.channel_binding == ChannelBinding::Require;
+    let mut phase = Phase::Authenticating;
     loop {
-        arm(&conn.stream, deadline)?;
-        let (tag, start, end) = conn.next_message().map_err(read_failure)?;
+        let (tag, start, end) = conn.startup_message(phase, deadline)?;
         let body = conn.rbuf[start..end].to_vec();
         match tag {
-            b'R' => {
-                let code =
-                    i32::from_be_bytes(body.get(..4).and_then(|b| b.try_into().ok()).ok_or_else(
-                        || Failure::new("invalid authentication request", Next::Stop),
-                    )?);
-                let data = &body[4..];
-                if require_binding && !matches!(code, 0 | 10 | 11 | 12) {
-                    return Err(Failure::new(
-                        "channel binding required but not supported by server's authentication request",
-                        Next::Stop,
-                    ));
-                }
-                let need_password = || -> Result<&str, Failure> {
-                    match password.as_deref().filter(|p| !p.is_empty()) {
-                        Some(p) => Ok(p),
-                        None => Err(Failure {
-                            text: "fe_sendauth: no password supplied".into(),
-                            next: Next::Stop,
-                            needs_password: true,
-                            from_server: false,
-                        }),
-                    }
-                };
-                match code {
-                    0 => {
-                        if require_binding && !bound {
-                            return Err(Failure::new(
-                                "channel binding required, but server authenticated client without channel binding",
-                                Next::Stop,
-                            ));
-                        }
-                    }
-                    3 => {
-                        let pw = need_password()?;
-                        frontend::password_message(pw.as_bytes(), &mut conn.wbuf)
-                            .map_err(|e| Failure::new(e.to_string(), Next::Stop))?;
-                        send(conn)?;
-                    }
-                    5 => {
-                        let pw = need_password()?;
-                        let salt: [u8; 4] = data
-                            .get(..4)
-                            .and_then(|s| s.try_into().ok())
-                            .ok_or_else(|| Failure::new("invalid MD5 salt", Next::Stop))?;
-                        let hash = postgres_protocol::authentication::md5_hash(
-                            opts.user.as_bytes(),
-                            pw.as_bytes(),
-                            salt,
-                        );
-                        frontend::password_message(hash.as_bytes(), &mut conn.wbuf)
-                            .map_err(|e| Failure::new(e.to_string(), Next::Stop))?;
-                        send(conn)?;
-                    }
-                    10 => {
-                        if require_binding && !conn.stream.is_tls() {
-                            return Err(Failure::new(
-                                "channel binding required, but SSL not in use",
-                                Next::Stop,
-                            ));
-                        }
-                        let mut plus = false;
-                        let mut plain = false;
-                        for m in data.split(|&b| b == 0).take_while(|m| !m.is_empty()) {
-                            match m {
-                                b"SCRAM-SHA-256-PLUS" => plus = true,
-                                b"SCRAM-SHA-256" => plain = true,
-                                _ => {}
-                            }
-                        }
-                        let tls = conn.stream.is_tls();
-                        if plus && !tls {
-                            return Err(Failure::new(
-                                "server offered SCRAM-SHA-256-PLUS authentication over a non-SSL connection",
-                                Next::Stop,
-                            ));
-                        }
-                        let use_plus = plus && opts.channel_binding != ChannelBinding::Disable;
-                        if !use_plus && !plain {
-                            return Err(Failure::new(
-                                "none of the server's SASL authentication mechanisms are supported",
-                                Next::Stop,
-                            ));
-                        }
-                        if require_binding && !use_plus {
-                            return Err(Failure::new(
-                                "channel binding is required, but server did not offer an authentication method that supports channel binding",
-                                Next::Stop,
-                            ));
-                        }
-                        let pw = need_password()?;
-                        let (mech, binding) = if use_plus {
-                            let cert = conn.stream.peer_certificate().unwrap_or_default();
-                            (
-                                "SCRAM-SHA-256-PLUS",
-                                ScramBinding::tls_server_end_point(tls::server_end_point(&cert)),
-                            )
-                        } else if tls && opts.channel_binding != ChannelBinding::Disable {
-                            ("SCRAM-SHA-256", ScramBinding::unrequested())
-                        } else {
-                            ("SCRAM-SHA-256", ScramBinding::unsupported())
-                        };
-                        bound = use_plus;
-                        let s = ScramSha256::new(pw.as_bytes(), binding);
-                        frontend::sasl_initial_response(mech, s.message(), &mut conn.wbuf)
-                            .map_err(|e| Failure::new(e.to_string(), Next::Stop))?;
-                        scram = Some(s);
-                        send(conn)?;
-                    }
-                    11 => {
-                        let s = scram.as_mut().ok_or_else(|| {
-                            Failure::new("malformed SCRAM message (empty message)", Next::Stop)
-                        })?;
-                        s.update(data).map_err(|e| {
-                            Failure::new(format!("malformed SCRAM message ({e})"), Next::Stop)
-                        })?;
-                        frontend::sasl_response(s.message(), &mut conn.wbuf)
-                            .map_err(|e| Failure::new(e.to_string(), Next::Stop))?;
-                        send(conn)?;
-                    }
-                    12 => {
-                        let s = scram.as_mut().ok_or_else(|| {
-                            Failure::new("malformed SCRAM message (empty message)", Next::Stop)
-                        })?;
-                        s.finish(data)
-                            .map_err(|_| Failure::new("incorrect server signature", Next::Stop))?;
-                    }
-                    2 => {
-                        return Err(Failure::new(
-                            "Kerberos 5 authentication not supported",
-                            Next::Stop,
-                        ))
-                    }
-                    6 => {
-                        return Err(Failure::new(
-                            "SCM_CRED authentication method not supported",
-                            Next::Stop,
-                        ))
-                    }
-                    7 | 8 => {
-                        return Err(Failure::new(
-                            "GSSAPI authentication not supported",
-                            Next::Stop,
-                        ))
-                    }
-                    9 => {
-                        return Err(Failure::new(
-                            "SSPI authentication not supported",
-                            Next::Stop,
-                        ))
-                    }
-                    other => {
-                        return Err(Failure::new(
-                            format!("authentication method {other} not supported"),
-                            Next::Stop,
-                        ))
-                    }
+            b'R' if phase == Phase::Authenticating => {
+                if auth.answer(conn, &body)? {
+                    phase = Phase::Authenticated;
                 }
             }
             b'E' => {
@@ -230,9 +80,19 @@ pub(crate) fn startup(
                         ));
                     }
                 }
+                // "cannot connect now" (a standby starting up): the next host is
+                // tried, as libpq does.
+                let next = if err.code == "57P03" {
+                    Next::SkipHost
+                } else {
+                    Next::Stop
+                };
+                // Only an error before authentication completes may be retried with
+                // the other SSL choice (libpq's CONNECTION_AWAITING_RESPONSE); one
+                // after it (no such database, bad options) is final.
                 return Err(Failure {
-                    from_server: true,
-                    ..Failure::new(text, Next::Stop)
+                    rejected_before_auth: phase == Phase::Authenticating,
+                    ..Failure::new(text, next)
                 });
             }
             b'N' => {
@@ -246,17 +106,171 @@ pub(crate) fn startup(
                     conn.secret_key = i32::from_be_bytes([body[4], body[5], body[6], body[7]]);
                 }
             }
-            b'v' => {}
             b'Z' => return Ok(()),
-            other => {
+            _ => {
                 return Err(Failure::new(
-                    format!(
-                        "expected authentication request from server, but received {}",
-                        other as char
-                    ),
+                    "unexpected message from server during startup",
                     Next::Stop,
                 ))
             }
         }
+    }
+}
+
+/// The authentication exchange's state: the password to answer with and the SCRAM
+/// conversation under way.
+struct Auth<'a> {
+    opts: &'a ConnectOptions,
+    password: Option<String>,
+    scram: Option<ScramSha256>,
+    /// SCRAM with channel binding was used.
+    bound: bool,
+}
+
+fn stop(text: impl Into<String>) -> Failure {
+    Failure::new(text, Next::Stop)
+}
+
+impl Auth<'_> {
+    fn require_binding(&self) -> bool {
+        self.opts.channel_binding == ChannelBinding::Require
+    }
+
+    fn need_password(&self) -> Result<&str, Failure> {
+        match self.password.as_deref().filter(|p| !p.is_empty()) {
+            Some(p) => Ok(p),
+            None => Err(Failure {
+                needs_password: true,
+                ..stop("fe_sendauth: no password supplied")
+            }),
+        }
+    }
+
+    /// Answers one authentication request (`body` of an `R` message); true once the
+    /// server says AuthenticationOk.
+    fn answer(&mut self, conn: &mut Connection, body: &[u8]) -> Result<bool, Failure> {
+        let code = body
+            .get(..4)
+            .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+            .ok_or_else(|| stop("invalid authentication request"))?;
+        let data = &body[4..];
+        if self.require_binding() && !matches!(code, 0 | 10 | 11 | 12) {
+            return Err(stop(
+                "channel binding required but not supported by server's authentication request",
+            ));
+        }
+        match code {
+            0 => {
+                if self.require_binding() && !self.bound {
+                    return Err(stop(
+                        "channel binding required, but server authenticated client without channel binding",
+                    ));
+                }
+                return Ok(true);
+            }
+            3 => {
+                let pw = self.need_password()?;
+                frontend::password_message(pw.as_bytes(), &mut conn.wbuf)
+                    .map_err(|e| stop(e.to_string()))?;
+                send(conn)?;
+            }
+            5 => {
+                let pw = self.need_password()?;
+                let salt: [u8; 4] = data
+                    .get(..4)
+                    .and_then(|s| s.try_into().ok())
+                    .ok_or_else(|| stop("invalid MD5 salt"))?;
+                let hash = postgres_protocol::authentication::md5_hash(
+                    self.opts.user.as_bytes(),
+                    pw.as_bytes(),
+                    salt,
+                );
+                frontend::password_message(hash.as_bytes(), &mut conn.wbuf)
+                    .map_err(|e| stop(e.to_string()))?;
+                send(conn)?;
+            }
+            10 => self.sasl_start(conn, data)?,
+            11 => {
+                let s = self
+                    .scram
+                    .as_mut()
+                    .ok_or_else(|| stop("malformed SCRAM message (empty message)"))?;
+                s.update(data)
+                    .map_err(|e| stop(format!("malformed SCRAM message ({e})")))?;
+                frontend::sasl_response(s.message(), &mut conn.wbuf)
+                    .map_err(|e| stop(e.to_string()))?;
+                send(conn)?;
+            }
+            12 => {
+                let s = self
+                    .scram
+                    .as_mut()
+                    .ok_or_else(|| stop("malformed SCRAM message (empty message)"))?;
+                s.finish(data)
+                    .map_err(|_| stop("incorrect server signature"))?;
+            }
+            2 => return Err(stop("Kerberos 5 authentication not supported")),
+            6 => return Err(stop("SCM_CRED authentication method not supported")),
+            7 | 8 => return Err(stop("GSSAPI authentication not supported")),
+            9 => return Err(stop("SSPI authentication not supported")),
+            other => return Err(stop(format!("authentication method {other} not supported"))),
+        }
+        Ok(false)
+    }
+
+    /// AuthenticationSASL: picks the mechanism by libpq's `channel_binding` rules and
+    /// sends the SCRAM client-first message.
+    fn sasl_start(&mut self, conn: &mut Connection, data: &[u8]) -> Result<(), Failure> {
+        let tls = conn.stream.is_tls();
+        if self.require_binding() && !tls {
+            return Err(stop("channel binding required, but SSL not in use"));
+        }
+        let mut plus = false;
+        let mut plain = false;
+        for m in data.split(|&b| b == 0).take_while(|m| !m.is_empty()) {
+            match m {
+                b"SCRAM-SHA-256-PLUS" => plus = true,
+                b"SCRAM-SHA-256" => plain = true,
+                _ => {}
+            }
+        }
+        if plus && !tls {
+            return Err(stop(
+                "server offered SCRAM-SHA-256-PLUS authentication over a non-SSL connection",
+            ));
+        }
+        let use_plus = plus && self.opts.channel_binding != ChannelBinding::Disable;
+        if !use_plus && !plain {
+            return Err(stop(
+                "none of the server's SASL authentication mechanisms are supported",
+            ));
+        }
+        if self.require_binding() && !use_plus {
+            return Err(stop(
+                "channel binding is required, but server did not offer an authentication method that supports channel binding",
+            ));
+        }
+        let pw = self.need_password()?;
+        let (mech, binding) = if use_plus {
+            let cert = conn
+                .stream
+                .peer_certificate()
+                .ok_or_else(|| stop("could not get server certificate"))?;
+            let hash = tls::server_end_point(&cert).map_err(stop)?;
+            (
+                "SCRAM-SHA-256-PLUS",
+                ScramBinding::tls_server_end_point(hash),
+            )
+        } else if tls && self.opts.channel_binding != ChannelBinding::Disable {
+            ("SCRAM-SHA-256", ScramBinding::unrequested())
+        } else {
+            ("SCRAM-SHA-256", ScramBinding::unsupported())
+        };
+        let s = ScramSha256::new(pw.as_bytes(), binding);
+        frontend::sasl_initial_response(mech, s.message(), &mut conn.wbuf)
+            .map_err(|e| stop(e.to_string()))?;
+        self.scram = Some(s);
+        self.bound = use_plus;
+        send(conn)
     }
 }

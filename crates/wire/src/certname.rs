@@ -1,144 +1,17 @@
-//! libpq's host-name check of a server certificate (`fe-secure-common.c`
-//! `pq_verify_peer_name_matches_certificate_name`), for the certificates webpki alone
-//! would refuse: the subject alternative names (dNSName, iPAddress) are checked, and
-//! when there are none, the subject's common name, as libpq does. PostgreSQL's own
-//! documentation makes server certificates with a CN only
-//! (`openssl req -new -x509 ... -subj "/CN=dbhost"`), so `verify-full` must accept them.
-//!
-//! Only the few DER structures needed are read; anything malformed means "no match".
+//! libpq's host-name check of the server certificate under `verify-full`
+//! (`pq_verify_peer_name_matches_certificate` and its OpenSSL half): subject
+//! alternative names of the host's type (dNSName for a name, iPAddress for an
+//! address) decide; when there is none of that type, the first common name does.
+//! The mismatch message names the first name examined and counts the others.
 
 use std::net::IpAddr;
 
-/// One DER element: tag, contents, and the rest of the input after it.
-fn element(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
-    let (&tag, rest) = input.split_first()?;
-    let (&first, rest) = rest.split_first()?;
-    let (len, rest) = if first < 0x80 {
-        (usize::from(first), rest)
-    } else {
-        let n = usize::from(first & 0x7f);
-        if n == 0 || n > 4 || rest.len() < n {
-            return None;
-        }
-        let len = rest[..n]
-            .iter()
-            .fold(0usize, |acc, b| (acc << 8) | usize::from(*b));
-        (len, &rest[n..])
-    };
-    if rest.len() < len {
-        return None;
-    }
-    Some((tag, &rest[..len], &rest[len..]))
-}
-
-/// The elements of a constructed value's contents.
-fn children(mut contents: &[u8]) -> Vec<(u8, &[u8])> {
-    let mut out = Vec::new();
-    while !contents.is_empty() {
-        match element(contents) {
-            Some((tag, value, rest)) => {
-                out.push((tag, value));
-                contents = rest;
-            }
-            None => break,
-        }
-    }
-    out
-}
-
-const OID_COMMON_NAME: &[u8] = &[0x55, 0x04, 0x03];
-const OID_SUBJECT_ALT_NAME: &[u8] = &[0x55, 0x1d, 0x11];
-
-/// The names a certificate is issued for.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct CertNames {
-    pub dns: Vec<String>,
-    pub ips: Vec<IpAddr>,
-    pub common_names: Vec<String>,
-}
-
-/// Reads the subject alternative names and subject common names of a DER certificate.
-pub fn cert_names(der: &[u8]) -> Option<CertNames> {
-    let (_, cert, _) = element(der)?;
-    let (_, tbs, _) = element(cert)?;
-    let fields = children(tbs);
-    // version [0] is optional; then serial, signature, issuer, validity, subject, spki.
-    let skip = usize::from(fields.first()?.0 == 0xa0);
-    let subject = fields.get(skip + 4)?.1;
-    let mut names = CertNames::default();
-    for (_, rdn) in children(subject) {
-        for (_, atv) in children(rdn) {
-            let parts = children(atv);
-            if let [(0x06, oid), (_, value)] = parts.as_slice() {
-                if *oid == OID_COMMON_NAME {
-                    names
-                        .common_names
-                        .push(String::from_utf8_lossy(value).into_owned());
-                }
-            }
-        }
-    }
-    if let Some((_, exts)) = fields.iter().find(|(tag, _)| *tag == 0xa3) {
-        let (_, list, _) = element(exts)?;
-        for (_, ext) in children(list) {
-            let parts = children(ext);
-            let Some((0x06, oid)) = parts.first() else {
-                continue;
-            };
-            if *oid != OID_SUBJECT_ALT_NAME {
-                continue;
-            }
-            // extnValue is the last part (criticality may come between).
-            let Some((0x04, value)) = parts.last() else {
-                continue;
-            };
-            let (_, general_names, _) = element(value)?;
-            for (tag, name) in children(general_names) {
-                match tag {
-                    0x82 => names.dns.push(String::from_utf8_lossy(name).into_owned()),
-                    0x87 => match name.len() {
-                        4 => names
-                            .ips
-                            .push(IpAddr::from(<[u8; 4]>::try_from(name).ok()?)),
-                        16 => names
-                            .ips
-                            .push(IpAddr::from(<[u8; 16]>::try_from(name).ok()?)),
-                        _ => {}
-                    },
-                    _ => {}
-                }
-            }
-        }
-    }
-    Some(names)
-}
-
-/// Whether the certificate has subject alternative names (then only they count).
-pub fn has_alt_names(der: &[u8]) -> bool {
-    cert_names(der).is_some_and(|n| !n.dns.is_empty() || !n.ips.is_empty())
-}
-
-/// The names libpq checked, for its error message: the alternative names, or else
-/// the common names.
-pub fn presented_names(der: &[u8]) -> Vec<String> {
-    let Some(n) = cert_names(der) else {
-        return Vec::new();
-    };
-    if n.dns.is_empty() && n.ips.is_empty() {
-        return n.common_names;
-    }
-    n.dns
-        .into_iter()
-        .chain(n.ips.iter().map(|ip| ip.to_string()))
-        .collect()
-}
+use openssl::nid::Nid;
+use openssl::x509::X509Ref;
 
 /// libpq's `wildcard_certificate_match`: case-insensitive, and a leading `*.` stands
 /// for exactly one label of the host name.
 fn name_matches(pattern: &str, host: &str) -> bool {
-    if pattern.contains('\0') {
-        return false;
-    }
     if let Some(suffix) = pattern.strip_prefix('*') {
         if !suffix.starts_with('.') || host.len() <= suffix.len() {
             return false;
@@ -149,22 +22,95 @@ fn name_matches(pattern: &str, host: &str) -> bool {
     pattern.eq_ignore_ascii_case(host)
 }
 
-/// Whether the certificate is issued for `host` by libpq's rules: subject alternative
-/// names if there are any, else the common name.
-pub fn matches_host(der: &[u8], host: &str) -> bool {
-    let Some(names) = cert_names(der) else {
-        return false;
-    };
-    let host_ip: Option<IpAddr> = host.parse().ok();
-    let examined = names.dns.len() + names.ips.len();
-    let san_match = match host_ip {
-        Some(ip) => names.ips.contains(&ip),
-        None => names.dns.iter().any(|d| name_matches(d, host)),
-    };
-    if san_match {
-        return true;
+/// One name of the certificate checked against the host: whether it matched.
+fn dns_name_matches(name: &[u8], host: &str) -> Result<bool, String> {
+    // A NUL inside the name could make "a.example\0.evil" pass as "a.example".
+    if name.contains(&0) {
+        return Err("SSL certificate's name contains embedded null".into());
     }
-    examined == 0 && names.common_names.iter().any(|cn| name_matches(cn, host))
+    Ok(name_matches(&String::from_utf8_lossy(name), host))
+}
+
+/// libpq's `is_ip_address` (`inet_aton` also takes forms like `127.1`).
+fn host_address(host: &str) -> Option<IpAddr> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Some(ip);
+    }
+    let c = std::ffi::CString::new(host).ok()?;
+    crate::sys::ipv4_address(&c).map(IpAddr::from)
+}
+
+/// The result of examining a certificate's names.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Examined {
+    pub matched: bool,
+    pub count: usize,
+    pub first: Option<String>,
+}
+
+/// Examines the certificate's names against `host` in libpq's order.
+pub(crate) fn examine(cert: &X509Ref, host: &str) -> Result<Examined, String> {
+    let ip = host_address(host);
+    let mut out = Examined::default();
+    let mut check_cn = true;
+    for name in cert.subject_alt_names().iter().flatten() {
+        let (text, matched) = if let Some(dns) = name.dnsname() {
+            if ip.is_none() {
+                check_cn = false;
+            }
+            (dns.to_string(), dns_name_matches(dns.as_bytes(), host)?)
+        } else if let Some(bytes) = name.ipaddress() {
+            if ip.is_some() {
+                check_cn = false;
+            }
+            let presented = match bytes.len() {
+                4 => IpAddr::from(<[u8; 4]>::try_from(bytes).unwrap_or_default()),
+                16 => IpAddr::from(<[u8; 16]>::try_from(bytes).unwrap_or_default()),
+                _ => return Err("SSL certificate's address entry is missing".into()),
+            };
+            (presented.to_string(), ip == Some(presented))
+        } else {
+            continue;
+        };
+        out.count += 1;
+        out.first.get_or_insert(text);
+        if matched {
+            out.matched = true;
+            return Ok(out);
+        }
+    }
+    if check_cn {
+        if let Some(cn) = cert.subject_name().entries_by_nid(Nid::COMMONNAME).next() {
+            let value = cn.data().as_slice();
+            out.count += 1;
+            out.first
+                .get_or_insert_with(|| String::from_utf8_lossy(value).into_owned());
+            out.matched = dns_name_matches(value, host)?;
+        }
+    }
+    Ok(out)
+}
+
+/// `verify-full`'s check after the handshake; `host` is the `host` option of the
+/// entry connected to (never `hostaddr`). Err is libpq's text.
+pub(crate) fn verify_peer_name(cert: &X509Ref, host: &str) -> Result<(), String> {
+    if host.is_empty() {
+        return Err("host name must be specified for a verified SSL connection".into());
+    }
+    let e = examine(cert, host)?;
+    if e.matched {
+        return Ok(());
+    }
+    let first = e.first.unwrap_or_default();
+    Err(match e.count {
+        0 => "could not get server's host name from server certificate".into(),
+        1 => format!("server certificate for \"{first}\" does not match host name \"{host}\""),
+        n => format!(
+            "server certificate for \"{first}\" (and {} other name{}) does not match host name \"{host}\"",
+            n - 1,
+            if n == 2 { "" } else { "s" }
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -182,9 +128,18 @@ mod tests {
     }
 
     #[test]
-    fn malformed_input_matches_nothing() {
-        assert!(!matches_host(&[], "localhost"));
-        assert!(!matches_host(&[0x30, 0x82, 0xff], "localhost"));
-        assert!(cert_names(&[0x30, 0x03, 0x30, 0x01, 0x00]).is_none());
+    fn embedded_nul_is_refused() {
+        assert!(dns_name_matches(b"a.example\0.evil", "a.example").is_err());
+    }
+
+    #[test]
+    fn addresses_as_inet_aton_reads_them() {
+        assert_eq!(
+            host_address("127.0.0.1"),
+            Some(IpAddr::from([127, 0, 0, 1]))
+        );
+        assert_eq!(host_address("127.1"), Some(IpAddr::from([127, 0, 0, 1])));
+        assert_eq!(host_address("::1"), "::1".parse().ok());
+        assert_eq!(host_address("localhost"), None);
     }
 }

@@ -1,7 +1,9 @@
-//! `Connection`: one established session and libpq's asynchronous query API on top of
-//! blocking I/O — `send_*` write requests, `get_result` reads replies and hands out
-//! results one at a time with `PQgetResult`'s semantics (including pipeline mode), and
-//! the current result is inspected in place (`ntuples`, `field_name`, `last_row_value`).
+//! `Connection`: one established session — its state, buffers and low-level I/O
+//! (flushing, reading messages), the information libpq's status functions give, and
+//! closing. libpq's asynchronous query API is built on it: `send_*` write requests
+//! (`send`), `get_result` reads replies and hands out results one at a time with
+//! `PQgetResult`'s semantics (`receive`), and the current result is inspected in
+//! place (`ntuples`, `field_name`, `last_row_value`).
 //!
 //! The hot path allocates nothing once warmed up: the write buffer, the read buffer, the
 //! row description, the last row and the queue of outstanding requests are all reused.
@@ -10,12 +12,12 @@ use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 use postgres_protocol::message::frontend;
-use postgres_protocol::IsNull;
 
 use crate::cancel::{CancelTarget, CancelToken};
 use crate::error::{ConnError, DbError};
+use crate::startup_read::{may_be_long, sync_lost, MAX_SHORT_LEN};
 use crate::stream::Stream;
 
 /// One reply to a request, like libpq's `PGresult` status.
@@ -91,9 +93,6 @@ pub(crate) struct Pending {
     pub(crate) query: Option<String>,
 }
 
-/// Send pipeline data once this much is buffered, like libpq's OUTBUFFER_THRESHOLD.
-const OUTBUFFER_THRESHOLD: usize = 65536;
-
 /// Handler for server notices (NoticeResponse).
 pub type NoticeHandler = Box<dyn FnMut(&DbError) + Send>;
 
@@ -125,6 +124,9 @@ pub struct Connection {
     pub(crate) row_cols: Vec<Option<(usize, usize)>>,
     pub(crate) tag: Vec<u8>,
     pub(crate) collect: Option<Vec<Vec<Option<String>>>>,
+    /// The host and port connected to, as libpq's `PQhost` and `PQport` give them.
+    pub(crate) host: String,
+    pub(crate) port: String,
 }
 
 pub(crate) fn default_notice_handler() -> NoticeHandler {
@@ -172,6 +174,8 @@ impl Connection {
             row_cols: Vec::with_capacity(16),
             tag: Vec::with_capacity(32),
             collect: None,
+            host: String::new(),
+            port: String::new(),
         }
     }
 
@@ -343,17 +347,17 @@ impl Connection {
             if avail >= 5 {
                 let at = self.rstart;
                 let (tag, len) = self.header_at(at);
-                if len < 4 {
-                    return Err(self.fail_protocol(format!(
-                        "invalid message length: {len} (message type 0x{tag:02x})"
-                    )));
+                if len < 4 || (len > MAX_SHORT_LEN && !may_be_long(tag)) {
+                    return Err(self.fail_protocol(sync_lost(tag, len)));
                 }
                 if avail > len {
                     self.rstart = at + 1 + len;
                     return Ok((tag, at + 5, at + 1 + len));
                 }
-                if self.rbuf.len() - at < len + 1 {
-                    self.make_room(len + 1);
+                // Make room by moving the message to the front, never by trusting its
+                // length: `fill` grows the buffer only once what arrived fills it.
+                if at > 0 && self.rbuf.len() - at < len + 1 {
+                    self.make_room(0);
                 }
             }
             self.fill()?;
@@ -377,7 +381,7 @@ impl Connection {
     }
 
     #[inline]
-    fn fill(&mut self) -> Result<(), ConnError> {
+    pub(crate) fn fill(&mut self) -> Result<(), ConnError> {
         if self.rstart == self.rend {
             self.rstart = 0;
             self.rend = 0;
@@ -455,6 +459,19 @@ impl Connection {
         self.broken
     }
 
+    /// The host connected to, after failover (libpq's `PQhost`): the `host` value of
+    /// the entry that accepted (a name, an address or a socket directory), or with
+    /// only `hostaddr` the default socket directory, as libpq 15 reports it.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// The port connected to, after failover (libpq's `PQport`): as given, or
+    /// `5432` when none was.
+    pub fn port(&self) -> &str {
+        &self.port
+    }
+
     /// The server process id (libpq's `PQbackendPID`).
     pub fn backend_pid(&self) -> i32 {
         self.backend_pid
@@ -472,241 +489,6 @@ impl Connection {
     /// Replaces the notice handler (default: print `NOTICE:  msg` to stderr like libpq).
     pub fn set_notice_handler(&mut self, handler: NoticeHandler) {
         self.notice_handler = handler;
-    }
-
-    // ----- sending -----
-
-    fn check_can_send(&self) -> Result<(), ConnError> {
-        if self.broken {
-            return Err(ConnError::Usage("no connection to the server".into()));
-        }
-        match (self.pipeline, self.state) {
-            (PipelineStatus::Off, AsyncState::Idle) => Ok(()),
-            (PipelineStatus::Off, _) => Err(ConnError::Usage(
-                "another command is already in progress".into(),
-            )),
-            (_, AsyncState::CopyIn | AsyncState::CopyOut) => {
-                Err(ConnError::Usage("cannot queue commands during COPY".into()))
-            }
-            _ => Ok(()),
-        }
-    }
-
-    fn push_pending(&mut self, class: QueryClass, query: Option<&str>) {
-        let query = query.map(|q| {
-            let mut s = self.spare.pop().unwrap_or_default();
-            s.clear();
-            s.push_str(q);
-            s
-        });
-        self.queue.push_back(Pending { class, query });
-        match self.pipeline {
-            PipelineStatus::Off | PipelineStatus::On => {
-                if self.state == AsyncState::Idle {
-                    self.state = AsyncState::Busy;
-                }
-            }
-            PipelineStatus::Aborted => {
-                if matches!(self.state, AsyncState::Idle | AsyncState::PipelineIdle) {
-                    self.process_queue();
-                }
-            }
-        }
-    }
-
-    /// Flush now unless pipelining (libpq's `pqPipelineFlush`).
-    fn pipeline_flush(&mut self) -> Result<(), ConnError> {
-        if self.pipeline != PipelineStatus::On || self.wbuf.len() >= OUTBUFFER_THRESHOLD {
-            self.flush()
-        } else {
-            Ok(())
-        }
-    }
-
-    /// Runs `encode` on the write buffer, undoing a partial message on failure.
-    fn encode(
-        &mut self,
-        encode: impl FnOnce(&mut BytesMut) -> std::io::Result<()>,
-    ) -> Result<(), ConnError> {
-        let mark = self.wbuf.len();
-        encode(&mut self.wbuf).map_err(|e| {
-            self.wbuf.truncate(mark);
-            ConnError::Usage(format!("could not encode message: {e}"))
-        })
-    }
-
-    /// `PQsendQuery`: a simple Query message (all statements of `sql`). In pipeline mode
-    /// libpq 15 sends it with the extended protocol instead, and so does this.
-    pub fn send_query(&mut self, sql: &str) -> Result<(), ConnError> {
-        if self.pipeline != PipelineStatus::Off {
-            return self.send_query_params(sql, &[]);
-        }
-        self.check_can_send()?;
-        self.encode(|b| frontend::query(sql, b))?;
-        self.push_pending(QueryClass::Simple, Some(sql));
-        self.flush()
-    }
-
-    fn encode_bind_execute(
-        &mut self,
-        name: &str,
-        params: &[Option<&[u8]>],
-    ) -> Result<(), ConnError> {
-        let sync = self.pipeline == PipelineStatus::Off;
-        self.encode(|b| {
-            frontend::bind(
-                "",
-                name,
-                std::iter::empty(),
-                params.iter(),
-                |v, buf| match v {
-                    Some(bytes) => {
-                        buf.put_slice(bytes);
-                        Ok(IsNull::No)
-                    }
-                    None => Ok(IsNull::Yes),
-                },
-                std::iter::once(0),
-                b,
-            )
-            .map_err(|e| match e {
-                frontend::BindError::Serialization(e) => e,
-                frontend::BindError::Conversion(e) => {
-                    std::io::Error::new(std::io::ErrorKind::InvalidInput, e)
-                }
-            })?;
-            frontend::describe(b'P', "", b)?;
-            frontend::execute("", 0, b)?;
-            if sync {
-                frontend::sync(b);
-            }
-            Ok(())
-        })
-    }
-
-    /// `PQsendQueryParams` with text parameters of unspecified type: Parse (unnamed, one
-    /// type 0 per parameter), Bind, Describe portal, Execute, Sync (no Sync in pipeline
-    /// mode).
-    pub fn send_query_params(
-        &mut self,
-        sql: &str,
-        params: &[Option<&[u8]>],
-    ) -> Result<(), ConnError> {
-        self.check_can_send()?;
-        let mark = self.wbuf.len();
-        self.encode(|b| frontend::parse("", sql, std::iter::repeat_n(0, params.len()), b))?;
-        if let Err(e) = self.encode_bind_execute("", params) {
-            self.wbuf.truncate(mark);
-            return Err(e);
-        }
-        self.push_pending(QueryClass::Extended, Some(sql));
-        self.pipeline_flush()
-    }
-
-    /// `PQsendPrepare` with `nparams` parameters of unspecified type: Parse (named), Sync
-    /// (no Sync in pipeline mode).
-    pub fn send_prepare(&mut self, name: &str, sql: &str, nparams: usize) -> Result<(), ConnError> {
-        self.check_can_send()?;
-        let sync = self.pipeline == PipelineStatus::Off;
-        self.encode(|b| {
-            frontend::parse(name, sql, std::iter::repeat_n(0, nparams), b)?;
-            if sync {
-                frontend::sync(b);
-            }
-            Ok(())
-        })?;
-        self.push_pending(QueryClass::Prepare, Some(sql));
-        self.pipeline_flush()
-    }
-
-    /// `PQsendQueryPrepared` with text parameters: Bind, Describe portal, Execute, Sync
-    /// (no Sync in pipeline mode).
-    pub fn send_query_prepared(
-        &mut self,
-        name: &str,
-        params: &[Option<&[u8]>],
-    ) -> Result<(), ConnError> {
-        self.check_can_send()?;
-        self.encode_bind_execute(name, params)?;
-        self.push_pending(QueryClass::Extended, None);
-        self.pipeline_flush()
-    }
-
-    /// `PQenterPipelineMode`.
-    pub fn enter_pipeline_mode(&mut self) -> Result<(), ConnError> {
-        if self.pipeline != PipelineStatus::Off {
-            return Ok(());
-        }
-        if self.state != AsyncState::Idle {
-            return Err(ConnError::Usage(
-                "cannot enter pipeline mode, connection not idle".into(),
-            ));
-        }
-        self.pipeline = PipelineStatus::On;
-        Ok(())
-    }
-
-    /// `PQexitPipelineMode`: only once every result has been collected.
-    pub fn exit_pipeline_mode(&mut self) -> Result<(), ConnError> {
-        if self.pipeline == PipelineStatus::Off {
-            return Ok(());
-        }
-        match self.state {
-            AsyncState::Ready => {
-                return Err(ConnError::Usage(
-                    "cannot exit pipeline mode with uncollected results".into(),
-                ))
-            }
-            AsyncState::Busy => {
-                return Err(ConnError::Usage(
-                    "cannot exit pipeline mode while busy".into(),
-                ))
-            }
-            AsyncState::CopyIn | AsyncState::CopyOut => {
-                return Err(ConnError::Usage(
-                    "cannot exit pipeline mode while in COPY".into(),
-                ))
-            }
-            AsyncState::Idle | AsyncState::PipelineIdle => {}
-        }
-        if !self.queue.is_empty() {
-            return Err(ConnError::Usage(
-                "cannot exit pipeline mode with uncollected results".into(),
-            ));
-        }
-        self.pipeline = PipelineStatus::Off;
-        self.state = AsyncState::Idle;
-        self.flush()
-    }
-
-    fn queue_sync(&mut self) -> Result<(), ConnError> {
-        if self.pipeline == PipelineStatus::Off {
-            return Err(ConnError::Usage(
-                "cannot send pipeline when not in pipeline mode".into(),
-            ));
-        }
-        if matches!(self.state, AsyncState::CopyIn | AsyncState::CopyOut) {
-            return Err(ConnError::Usage(
-                "internal error: cannot send pipeline while in COPY mode".into(),
-            ));
-        }
-        frontend::sync(&mut self.wbuf);
-        Ok(())
-    }
-
-    /// `PQpipelineSync`: a Sync, then flush.
-    pub fn pipeline_sync(&mut self) -> Result<(), ConnError> {
-        self.queue_sync()?;
-        self.flush()?;
-        self.push_pending(QueryClass::Sync, None);
-        Ok(())
-    }
-
-    /// `PQsendPipelineSync` (libpq 17): a Sync without flushing.
-    pub fn send_pipeline_sync(&mut self) -> Result<(), ConnError> {
-        self.queue_sync()?;
-        self.push_pending(QueryClass::Sync, None);
-        self.pipeline_flush()
     }
 }
 

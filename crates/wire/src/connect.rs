@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use postgres_protocol::message::frontend;
 
 use crate::cancel::CancelTarget;
-use crate::conn::Connection;
+use crate::conn::{Connection, QueryError};
 use crate::error::{strerror, ConnError};
 use crate::options::{parse_int, ConnectOptions, HostEntry, HostKind, SslMode, TargetSessionAttrs};
 use crate::stream::Stream;
@@ -35,8 +35,9 @@ pub(crate) struct Failure {
     pub(crate) text: String,
     pub(crate) next: Next,
     pub(crate) needs_password: bool,
-    /// The server sent an ErrorResponse (which `allow`/`prefer` answer with a retry).
-    pub(crate) from_server: bool,
+    /// The server sent an ErrorResponse before authentication completed (which
+    /// `allow`/`prefer` answer with a retry).
+    pub(crate) rejected_before_auth: bool,
 }
 
 impl Failure {
@@ -45,7 +46,7 @@ impl Failure {
             text: text.into(),
             next,
             needs_password: false,
-            from_server: false,
+            rejected_before_auth: false,
         }
     }
 }
@@ -232,17 +233,17 @@ fn attempt(
         _ => &[true],
     };
     let mut last = Failure::new("", Next::Stop);
+    // libpq restarts the connect_timeout clock per address, not per SSL retry.
+    let deadline = timeout.map(|t| Instant::now() + t);
     for &use_ssl in plan {
         log.push_str(&identity(host, addr));
-        match attempt_once(opts, host, addr, use_ssl, timeout) {
-            Ok(mut conn) => match check_target(&mut conn, want) {
-                Ok(()) => return Ok(conn),
-                Err(reason) => {
-                    log.push_str(&reason);
+        match attempt_once(opts, host, addr, use_ssl, deadline) {
+            Ok(conn) => {
+                return established(conn, host, want, deadline).inspect_err(|f| {
+                    log.push_str(&f.text);
                     log.push('\n');
-                    return Err(Failure::new(reason, Next::SkipHost));
-                }
-            },
+                })
+            }
             Err(f) => {
                 log.push_str(&f.text);
                 log.push('\n');
@@ -313,16 +314,25 @@ fn attempt_once(
     host: &HostEntry,
     addr: &Addr,
     use_ssl: bool,
-    timeout: Option<Duration>,
+    deadline: Option<Instant>,
 ) -> Result<Connection, Failure> {
     let (stream, target) = match addr {
         Addr::Unix(path) => {
             let s = UnixStream::connect(path).map_err(|e| io_failure(e, true))?;
+            if let Some(user) = opts.value("requirepeer") {
+                check_peer(&s, user)?;
+            }
             (Stream::Unix(s), CancelTarget::Unix(path.into()))
         }
         Addr::Tcp(sa) => {
-            let s = match timeout {
-                Some(t) => TcpStream::connect_timeout(sa, t),
+            let s = match deadline {
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(timed_out());
+                    }
+                    TcpStream::connect_timeout(sa, left)
+                }
                 None => TcpStream::connect(sa),
             }
             .map_err(|e| io_failure(e, false))?;
@@ -330,7 +340,6 @@ fn attempt_once(
             (Stream::Tcp(s), CancelTarget::Tcp(*sa))
         }
     };
-    let deadline = timeout.map(|t| Instant::now() + t);
     arm(&stream, deadline)?;
     let stream = match stream {
         Stream::Tcp(tcp) if use_ssl => negotiate_tls(opts, host, tcp, deadline)?,
@@ -339,23 +348,79 @@ fn attempt_once(
     let mut conn = Connection::new(stream, target);
     crate::auth::startup(&mut conn, opts, host, deadline).map_err(|mut f| {
         // prefer: a TLS connection the server rejected is retried without TLS;
-        // allow: a plain one is retried with TLS.
-        if matches!(f.next, Next::Stop) && f.is_server_error(opts, use_ssl) {
+        // allow: a plain one is retried with TLS. What counts is whether TLS is in
+        // use, not whether it was asked for: a server that refused TLS under prefer
+        // has already had its plain attempt.
+        if matches!(f.next, Next::Stop) && f.is_retried_rejection(opts, conn.stream.is_tls()) {
             f.next = Next::RetrySsl;
         }
         f
     })?;
-    conn.stream
-        .set_timeouts(None)
-        .map_err(|e| Failure::new(strerror(&e), Next::Stop))?;
     Ok(conn)
 }
 
+/// After start-up: libpq's target_session_attrs check, still under the attempt's
+/// deadline, then the connection as the caller gets it (no timeouts, host and port).
+fn established(
+    mut conn: Connection,
+    host: &HostEntry,
+    want: TargetSessionAttrs,
+    deadline: Option<Instant>,
+) -> Result<Connection, Failure> {
+    arm(&conn.stream, deadline)?;
+    check_target(&mut conn, want)?;
+    conn.stream
+        .set_timeouts(None)
+        .map_err(|e| Failure::new(strerror(&e), Next::Stop))?;
+    conn.host = host.reported_name().to_string();
+    conn.port = if host.port.is_empty() {
+        "5432".into()
+    } else {
+        host.port.clone()
+    };
+    Ok(conn)
+}
+
+/// `requirepeer`: the server process at the other end of the socket must run as
+/// `user` (libpq checks before sending anything, and a mismatch ends the attempt).
+fn check_peer(s: &UnixStream, user: &str) -> Result<(), Failure> {
+    use std::os::fd::AsRawFd;
+    let uid = crate::sys::peer_uid(s.as_raw_fd()).map_err(|e| {
+        Failure::new(
+            format!("could not get peer credentials: {}", strerror(&e)),
+            Next::Stop,
+        )
+    })?;
+    let name = match crate::sys::user_name(uid) {
+        Ok(Some(name)) => name,
+        Ok(None) => {
+            return Err(Failure::new(
+                format!("local user with ID {uid} does not exist"),
+                Next::Stop,
+            ))
+        }
+        Err(errno) => {
+            let e = std::io::Error::from_raw_os_error(errno);
+            return Err(Failure::new(
+                format!("could not look up local user ID {uid}: {}", strerror(&e)),
+                Next::Stop,
+            ));
+        }
+    };
+    if name != user {
+        return Err(Failure::new(
+            format!("requirepeer specifies \"{user}\", but actual peer user name is \"{name}\""),
+            Next::Stop,
+        ));
+    }
+    Ok(())
+}
+
 impl Failure {
-    fn is_server_error(&self, opts: &ConnectOptions, used_ssl: bool) -> bool {
-        self.from_server
-            && ((opts.sslmode == SslMode::Prefer && used_ssl)
-                || (opts.sslmode == SslMode::Allow && !used_ssl))
+    fn is_retried_rejection(&self, opts: &ConnectOptions, tls_in_use: bool) -> bool {
+        self.rejected_before_auth
+            && ((opts.sslmode == SslMode::Prefer && tls_in_use)
+                || (opts.sslmode == SslMode::Allow && !tls_in_use))
     }
 }
 
@@ -396,63 +461,34 @@ fn negotiate_tls(
             ))
         }
     }
-    let name = if host.host.is_empty() {
-        host.hostaddr.clone().unwrap_or_default()
+    // prefer: any TLS failure (set-up, handshake, host name) is retried without TLS.
+    let next = if may_fall_back {
+        Next::RetrySsl
     } else {
-        host.host.clone()
+        Next::Stop
     };
-    // prefer: any TLS failure is retried without TLS.
-    let on_failure = || {
-        if may_fall_back {
-            Next::RetrySsl
-        } else {
-            Next::Stop
-        }
-    };
-    let setup = tls::setup(opts, &name).map_err(|t| Failure::new(t, on_failure()))?;
-    let client = rustls::ClientConnection::new(setup.config, setup.server_name)
-        .map_err(|e| Failure::new(format!("SSL error: {e}"), on_failure()))?;
-    let mut tls_stream = rustls::StreamOwned::new(client, tcp);
-    while tls_stream.conn.is_handshaking() {
-        if let Some(deadline) = deadline {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(timed_out());
-            }
-            let _ = tls_stream.sock.set_read_timeout(Some(left));
-        }
-        if let Err(e) = tls_stream.conn.complete_io(&mut tls_stream.sock) {
-            if is_timeout(&e) {
-                return Err(timed_out());
-            }
-            let text = match e
-                .get_ref()
-                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-            {
-                Some(tls_err) => tls::describe_error(tls_err, &name),
-                None if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                    "SSL SYSCALL error: EOF detected".to_string()
-                }
-                None => format!("SSL SYSCALL error: {}", strerror(&e)),
-            };
-            let next = if may_fall_back {
-                Next::RetrySsl
-            } else {
-                Next::Stop
-            };
-            return Err(Failure::new(text, next));
-        }
+    match tls::open(opts, host, tcp, deadline) {
+        Ok(s) => Ok(Stream::Tls(Box::new(s))),
+        Err(tls::TlsFailure::TimedOut) => Err(timed_out()),
+        Err(tls::TlsFailure::Refused(text)) => Err(Failure::new(text, next)),
     }
-    Ok(Stream::Tls(Box::new(tls_stream)))
 }
 
-/// libpq's CONNECTION_CHECK_TARGET: Err(reason) when this server does not qualify.
-fn check_target(conn: &mut Connection, want: TargetSessionAttrs) -> Result<(), String> {
-    let flag = |conn: &mut Connection, param: &str, sql: &str| -> Result<bool, String> {
+fn not_target(reason: &str) -> Failure {
+    Failure::new(reason, Next::SkipHost)
+}
+
+/// libpq's CONNECTION_CHECK_TARGET: Err when this server does not qualify (the next
+/// host is tried) or the check ran out of time (the next address).
+fn check_target(conn: &mut Connection, want: TargetSessionAttrs) -> Result<(), Failure> {
+    let flag = |conn: &mut Connection, param: &str, sql: &str| -> Result<bool, Failure> {
         if let Some(v) = conn.parameter(param) {
             return Ok(v == "on");
         }
-        let rows = conn.query_rows(sql).map_err(|e| e.to_string())?;
+        let rows = conn.query_rows(sql).map_err(|e| match e {
+            QueryError::Conn(ConnError::Receive(io)) if is_timeout(&io) => timed_out(),
+            e => Failure::new(e.to_string(), Next::SkipHost),
+        })?;
         Ok(matches!(rows.first().and_then(|r| r.first()), Some(Some(v)) if v == "on" || v == "t"))
     };
     match want {
@@ -467,8 +503,10 @@ fn check_target(conn: &mut Connection, want: TargetSessionAttrs) -> Result<(), S
                 flag(conn, "__none__", "SHOW transaction_read_only")?
             };
             match (want, read_only) {
-                (TargetSessionAttrs::ReadWrite, true) => Err("session is read-only".into()),
-                (TargetSessionAttrs::ReadOnly, false) => Err("session is not read-only".into()),
+                (TargetSessionAttrs::ReadWrite, true) => Err(not_target("session is read-only")),
+                (TargetSessionAttrs::ReadOnly, false) => {
+                    Err(not_target("session is not read-only"))
+                }
                 _ => Ok(()),
             }
         }
@@ -479,9 +517,11 @@ fn check_target(conn: &mut Connection, want: TargetSessionAttrs) -> Result<(), S
                 "SELECT pg_catalog.pg_is_in_recovery()",
             )?;
             match (want, standby) {
-                (TargetSessionAttrs::Primary, true) => Err("server is in hot standby mode".into()),
+                (TargetSessionAttrs::Primary, true) => {
+                    Err(not_target("server is in hot standby mode"))
+                }
                 (TargetSessionAttrs::Standby, false) => {
-                    Err("server is not in hot standby mode".into())
+                    Err(not_target("server is not in hot standby mode"))
                 }
                 _ => Ok(()),
             }

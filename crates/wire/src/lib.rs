@@ -17,8 +17,11 @@ mod error;
 mod options;
 mod passfile;
 mod position;
+mod prompt;
 mod receive;
+mod send;
 mod simple;
+mod startup_read;
 mod stream;
 mod sys;
 mod tls;
@@ -30,3 +33,4 @@ pub use conn::{
 pub use copy::CopyIn;
 pub use error::{strerror, ConnError, DbError};
 pub use options::{ChannelBinding, ConnectArgs, ConnectOptions, SslMode, TargetSessionAttrs};
+pub use prompt::prompt_password;

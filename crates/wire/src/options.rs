@@ -120,6 +120,17 @@ pub(crate) struct HostEntry {
     pub password: Option<String>,
 }
 
+impl HostEntry {
+    /// The entry's host name as libpq 15 keeps it: `host`, or with only `hostaddr`
+    /// the default socket directory (what `PQhost`, SNI and verify-full see).
+    pub(crate) fn reported_name(&self) -> &str {
+        match (&self.kind, self.host.as_str()) {
+            (HostKind::Address, "") => DEFAULT_SOCKET_DIR,
+            (_, name) => name,
+        }
+    }
+}
+
 /// Fully resolved connection options. Build once, connect many times.
 #[derive(Clone)]
 pub struct ConnectOptions {
@@ -134,6 +145,8 @@ pub struct ConnectOptions {
     pub(crate) target: TargetSessionAttrs,
     pub(crate) load_balance: bool,
     pub(crate) home: Option<PathBuf>,
+    /// The TLS context built from these options, shared by clones.
+    pub(crate) tls_context: crate::tls::ContextCache,
 }
 
 impl fmt::Debug for ConnectOptions {
@@ -331,11 +344,24 @@ impl ConnectOptions {
             "verify-full" => SslMode::VerifyFull,
             other => return Err(invalid("sslmode", other)),
         };
-        for name in ["ssl_min_protocol_version", "ssl_max_protocol_version"] {
-            if let Some(v) = nonempty(values.get(name)) {
-                if !matches!(v, "TLSv1" | "TLSv1.1" | "TLSv1.2" | "TLSv1.3") {
-                    return Err(invalid(name, v));
-                }
+        let min = nonempty(values.get("ssl_min_protocol_version"));
+        let max = nonempty(values.get("ssl_max_protocol_version"));
+        for (name, v) in [
+            ("ssl_min_protocol_version", min),
+            ("ssl_max_protocol_version", max),
+        ] {
+            if let Some(v) = v.filter(|v| tls_version_rank(v).is_none()) {
+                return Err(invalid(name, v));
+            }
+        }
+        if let (Some(min), Some(max)) = (
+            min.and_then(tls_version_rank),
+            max.and_then(tls_version_rank),
+        ) {
+            if min > max {
+                return Err(ConnError::Options(
+                    "invalid SSL protocol version range".into(),
+                ));
             }
         }
         match values.get("gssencmode").unwrap_or("prefer") {
@@ -374,6 +400,7 @@ impl ConnectOptions {
             target,
             load_balance,
             home,
+            tls_context: Default::default(),
         })
     }
 
@@ -451,6 +478,15 @@ impl ConnectOptions {
     pub(crate) fn value(&self, keyword: &str) -> Option<&str> {
         nonempty(self.values.get(keyword))
     }
+}
+
+/// The order of a TLS protocol version name as libpq accepts it (case-insensitive):
+/// 0 for TLSv1 up to 3 for TLSv1.3.
+pub(crate) fn tls_version_rank(name: &str) -> Option<u8> {
+    ["tlsv1", "tlsv1.1", "tlsv1.2", "tlsv1.3"]
+        .iter()
+        .position(|v| v.eq_ignore_ascii_case(name))
+        .map(|i| i as u8)
 }
 
 /// libpq's `parse_int_param`: optional surrounding spaces, decimal, fits in an int.

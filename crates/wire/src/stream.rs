@@ -11,7 +11,7 @@ use std::time::Duration;
 pub(crate) enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+    Tls(Box<crate::tls::TlsStream>),
 }
 
 impl Stream {
@@ -26,8 +26,8 @@ impl Stream {
                 s.set_write_timeout(t)
             }
             Stream::Tls(s) => {
-                s.sock.set_read_timeout(t)?;
-                s.sock.set_write_timeout(t)
+                s.get_ref().set_read_timeout(t)?;
+                s.get_ref().set_write_timeout(t)
             }
         }
     }
@@ -36,7 +36,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_nonblocking(on),
             Stream::Unix(s) => s.set_nonblocking(on),
-            Stream::Tls(s) => s.sock.set_nonblocking(on),
+            Stream::Tls(s) => s.get_ref().set_nonblocking(on),
         }
     }
 
@@ -45,11 +45,9 @@ impl Stream {
         let r = match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
-            Stream::Tls(s) => {
-                let n = s.conn.writer().write(buf)?;
-                drain_tls(s)?;
-                Ok(n)
-            }
+            // OpenSSL writes its records straight to the socket; a blocked write is
+            // retried with the same bytes, as SSL_write requires.
+            Stream::Tls(s) => s.write(buf),
         };
         match r {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
@@ -57,15 +55,10 @@ impl Stream {
         }
     }
 
-    /// Non-blocking: sends pending TLS records; true once nothing is pending.
+    /// Non-blocking: sends pending TLS records; true once nothing is pending (OpenSSL
+    /// keeps none: a write either went to the socket or is retried).
     pub fn try_flush(&mut self) -> io::Result<bool> {
-        match self {
-            Stream::Tcp(_) | Stream::Unix(_) => Ok(true),
-            Stream::Tls(s) => {
-                drain_tls(s)?;
-                Ok(!s.conn.wants_write())
-            }
-        }
+        Ok(true)
     }
 
     /// Non-blocking read: `None` if nothing is available, `Some(0)` at end of stream.
@@ -73,22 +66,7 @@ impl Stream {
         let r = match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
-            Stream::Tls(s) => loop {
-                match s.conn.reader().read(buf) {
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break Ok(0),
-                    other => break other,
-                }
-                match s.conn.read_tls(&mut s.sock) {
-                    Ok(0) => break Ok(0),
-                    Ok(_) => {
-                        s.conn
-                            .process_new_packets()
-                            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-                    }
-                    Err(e) => break Err(e),
-                }
-            },
+            Stream::Tls(s) => s.read(buf),
         };
         match r {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
@@ -96,14 +74,10 @@ impl Stream {
         }
     }
 
-    /// The server's end-entity certificate, when on TLS.
-    pub fn peer_certificate(&self) -> Option<Vec<u8>> {
+    /// The server's certificate, when on TLS.
+    pub fn peer_certificate(&self) -> Option<openssl::x509::X509> {
         match self {
-            Stream::Tls(s) => s
-                .conn
-                .peer_certificates()
-                .and_then(|c| c.first())
-                .map(|c| c.as_ref().to_vec()),
+            Stream::Tls(s) => s.ssl().peer_certificate(),
             _ => None,
         }
     }
@@ -113,30 +87,14 @@ impl Stream {
     }
 }
 
-/// Writes TLS records until done or the socket would block.
-fn drain_tls(s: &mut rustls::StreamOwned<rustls::ClientConnection, TcpStream>) -> io::Result<()> {
-    while s.conn.wants_write() {
-        match s.conn.write_tls(&mut s.sock) {
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
 impl Read for Stream {
     #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
-            Stream::Tls(s) => match s.read(buf) {
-                // A peer that closes without close_notify is a lost connection too.
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(0),
-                other => other,
-            },
+            // OpenSSL reads a peer that closes without close_notify as end of stream.
+            Stream::Tls(s) => s.read(buf),
         }
     }
 }
@@ -165,7 +123,7 @@ impl AsRawFd for Stream {
         match self {
             Stream::Tcp(s) => s.as_raw_fd(),
             Stream::Unix(s) => s.as_raw_fd(),
-            Stream::Tls(s) => s.sock.as_raw_fd(),
+            Stream::Tls(s) => s.get_ref().as_raw_fd(),
         }
     }
 }

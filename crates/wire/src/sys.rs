@@ -1,28 +1,28 @@
-//! The two things libpq asks the C library for that Rust's standard library does not
-//! offer: the effective user's login name (default `user`) and home directory (for
-//! `~/.pgpass`, `~/.pg_service.conf`, `~/.postgresql/`), both via `getpwuid_r`.
+//! What libpq asks the C library for that Rust's standard library does not offer:
+//! the effective user's login name (default `user`) and home directory (for
+//! `~/.pgpass`, `~/.pg_service.conf`, `~/.postgresql/`) and a peer's user name
+//! (`requirepeer`), via `getpwuid_r` and `SO_PEERCRED`; `poll` on one socket;
+//! `inet_aton`; terminal echo for the password prompt.
 #![allow(unsafe_code)]
 
 use std::ffi::CStr;
 use std::path::PathBuf;
 
-/// (login name, home directory) of the effective user, if the password database knows it.
-fn passwd_entry() -> Option<(String, PathBuf)> {
+/// (login name, home directory) of user `uid` from the password database: `Ok(None)`
+/// if it has no such user, `Err` with the error number if the look-up failed.
+fn passwd_entry_of(uid: libc::uid_t) -> Result<Option<(String, PathBuf)>, i32> {
     let mut buf = vec![0 as libc::c_char; 16384];
     // SAFETY: `pwd` and `buf` outlive the call, `buf.len()` is its true size, and the
     // returned pointers (into `buf`) are read only while `buf` is alive.
     unsafe {
         let mut pwd: libc::passwd = std::mem::zeroed();
         let mut result: *mut libc::passwd = std::ptr::null_mut();
-        let rc = libc::getpwuid_r(
-            libc::geteuid(),
-            &mut pwd,
-            buf.as_mut_ptr(),
-            buf.len(),
-            &mut result,
-        );
-        if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
-            return None;
+        let rc = libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result);
+        if rc != 0 {
+            return Err(rc);
+        }
+        if result.is_null() || pwd.pw_name.is_null() {
+            return Ok(None);
         }
         let name = CStr::from_ptr(pwd.pw_name).to_string_lossy().into_owned();
         let home = if pwd.pw_dir.is_null() {
@@ -30,8 +30,45 @@ fn passwd_entry() -> Option<(String, PathBuf)> {
         } else {
             PathBuf::from(CStr::from_ptr(pwd.pw_dir).to_string_lossy().into_owned())
         };
-        Some((name, home))
+        Ok(Some((name, home)))
     }
+}
+
+/// (login name, home directory) of the effective user, if the password database knows it.
+fn passwd_entry() -> Option<(String, PathBuf)> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    passwd_entry_of(unsafe { libc::geteuid() }).ok().flatten()
+}
+
+/// The login name of user `uid`: `Ok(None)` if there is no such user, `Err` with the
+/// error number if the look-up failed.
+pub(crate) fn user_name(uid: u32) -> Result<Option<String>, i32> {
+    passwd_entry_of(uid).map(|e| e.map(|(name, _)| name))
+}
+
+/// The user id of the process at the other end of a Unix-domain socket
+/// (`SO_PEERCRED`, what libpq's `getpeereid` reads on Linux).
+pub(crate) fn peer_uid(fd: std::os::fd::RawFd) -> std::io::Result<u32> {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred` and `len` are valid for writes and `len` is `cred`'s size.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(cred.uid)
 }
 
 /// The effective user's login name (libpq's `pg_fe_getauthname`).
@@ -45,12 +82,6 @@ pub(crate) fn home_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> 
         Some(h) if !h.is_empty() => Some(PathBuf::from(h)),
         _ => passwd_entry().map(|(_, home)| home),
     }
-}
-
-/// The effective user id (for private-key permission rules).
-pub(crate) fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
 }
 
 /// Waits until `fd` is readable or writable; returns (readable, writable). Errors and
@@ -84,4 +115,41 @@ fn poll_one(fd: std::os::fd::RawFd, events: libc::c_short) -> std::io::Result<li
             return Err(e);
         }
     }
+}
+
+extern "C" {
+    // In the C library, not bound by the libc crate.
+    fn inet_aton(cp: *const libc::c_char, inp: *mut libc::in_addr) -> libc::c_int;
+}
+
+/// `inet_aton`: the IPv4 address `host` spells in any of its classic forms
+/// (`127.1` too), in network byte order.
+pub(crate) fn ipv4_address(host: &std::ffi::CStr) -> Option<[u8; 4]> {
+    let mut addr = libc::in_addr { s_addr: 0 };
+    // SAFETY: `host` is NUL-terminated and `addr` is a valid, exclusively borrowed
+    // in_addr for the call.
+    let ok = unsafe { inet_aton(host.as_ptr(), &mut addr) } != 0;
+    ok.then(|| addr.s_addr.to_ne_bytes())
+}
+
+/// Turns off echo on terminal `fd`; the settings to restore, or `None` if `fd` is
+/// not a terminal.
+pub(crate) fn echo_off(fd: std::os::fd::RawFd) -> Option<libc::termios> {
+    // SAFETY: an all-zero termios is a valid value to be overwritten by tcgetattr.
+    let mut term: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: `term` is a valid, exclusively borrowed termios.
+    if unsafe { libc::tcgetattr(fd, &mut term) } != 0 {
+        return None;
+    }
+    let saved = term;
+    term.c_lflag &= !libc::ECHO;
+    // SAFETY: `term` holds settings read from this terminal.
+    unsafe { libc::tcsetattr(fd, libc::TCSAFLUSH, &term) };
+    Some(saved)
+}
+
+/// Restores terminal settings saved by `echo_off`.
+pub(crate) fn restore_terminal(fd: std::os::fd::RawFd, saved: &libc::termios) {
+    // SAFETY: `saved` holds settings read from this terminal.
+    unsafe { libc::tcsetattr(fd, libc::TCSAFLUSH, saved) };
 }

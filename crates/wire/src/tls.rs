@@ -1,420 +1,423 @@
-//! TLS with rustls (ring provider) following libpq's `sslmode` rules: which root
-//! certificate file is used (`sslrootcert` or `~/.postgresql/root.crt`), when the chain
-//! and the host name are verified, client certificates (`sslcert`/`sslkey` or
-//! `~/.postgresql/postgresql.{crt,key}`), SNI, protocol-version bounds, and the
+//! TLS with OpenSSL, the library libpq itself uses, set up the way libpq's
+//! `initialize_SSL` and `open_client_SSL` (fe-secure-openssl.c) set it up: protocol
+//! bounds, the root certificate file (`sslrootcert` or `~/.postgresql/root.crt`) and
+//! certificate revocation lists (`sslcrl`, `sslcrldir`, `~/.postgresql/root.crl`), when
+//! the chain is verified, the client certificate and key (`sslcert`/`sslkey`, encrypted
+//! keys with `sslpassword`), SNI, the handshake under the connection deadline, libpq's
+//! error texts, the host-name check of `verify-full` (in `certname`), and the
 //! `tls-server-end-point` channel-binding hash.
+//!
+//! Being libpq's library, OpenSSL accepts and refuses the certificates libpq does (X.509
+//! v1 certificates from PostgreSQL's documented `openssl x509 -req` recipe, revoked
+//! ones, a self-signed server certificate listed as its own root) without re-implementing
+//! any of its checks. Nothing outside this module and `stream` names OpenSSL.
 
 use std::fs;
-use std::io::BufReader;
+use std::io;
+use std::net::TcpStream;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::WebPkiServerVerifier;
-use rustls::crypto::{ring, CryptoProvider};
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{
-    CertificateError, DigitallySignedStruct, Error as TlsError, RootCertStore, SignatureScheme,
+use openssl::error::ErrorStack;
+use openssl::hash::MessageDigest;
+use openssl::nid::Nid;
+use openssl::pkey::{PKey, Private};
+use openssl::ssl::{
+    ErrorCode, HandshakeError, Ssl, SslContext, SslContextBuilder, SslFiletype, SslMethod,
+    SslMode as OpensslMode, SslOptions, SslStream, SslVerifyMode, SslVersion,
 };
-
-use ring_crate::digest as ring_digest;
+use openssl::x509::store::X509Lookup;
+use openssl::x509::verify::X509VerifyFlags;
+use openssl::x509::X509Ref;
 
 use crate::error::strerror;
-use crate::options::{ConnectOptions, SslMode};
+use crate::options::{ConnectOptions, HostEntry, SslMode};
 
-/// Everything needed to start a TLS session to one host.
-pub(crate) struct TlsSetup {
-    pub config: Arc<rustls::ClientConfig>,
-    pub server_name: ServerName<'static>,
-}
+/// An established TLS session over TCP.
+pub(crate) type TlsStream = SslStream<TcpStream>;
 
-/// How the server certificate is checked.
-#[derive(Debug)]
-struct Verifier {
-    /// `None`: no root certificate, accept any certificate (libpq without root.crt).
-    webpki: Option<Arc<WebPkiServerVerifier>>,
-    /// The root certificates as given: a self-signed server certificate listed there
-    /// is trusted as it is, as OpenSSL trusts it (webpki will not use a CA certificate
-    /// as an end entity, which is what PostgreSQL's documented quick set-up makes).
-    roots: Vec<CertificateDer<'static>>,
-    check_name: bool,
-    provider: Arc<CryptoProvider>,
-}
+/// The context built for one set of options, kept for its later connections (and
+/// its clones'): building one (OpenSSL 3's SSL_CTX_new, the root file, the key) costs
+/// more client CPU than the handshake itself, which `pgbench -C` pays per
+/// transaction. libpq builds one per connection; the only difference is that files
+/// changed during a run are not re-read. A failed build is not kept.
+#[derive(Clone, Default)]
+pub(crate) struct ContextCache(Arc<Mutex<Option<SslContext>>>);
 
-fn server_name_text(name: &ServerName<'_>) -> String {
-    match name {
-        ServerName::DnsName(d) => d.as_ref().to_string(),
-        ServerName::IpAddress(ip) => std::net::IpAddr::from(*ip).to_string(),
-        _ => String::new(),
-    }
-}
-
-impl ServerCertVerifier for Verifier {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, TlsError> {
-        let Some(webpki) = &self.webpki else {
-            return Ok(ServerCertVerified::assertion());
-        };
-        let name_ok = || {
-            !self.check_name
-                || crate::certname::matches_host(end_entity, &server_name_text(server_name))
-        };
-        // What libpq lists in its "server certificate for ..." message.
-        let mismatch = || {
-            TlsError::InvalidCertificate(CertificateError::NotValidForNameContext {
-                expected: server_name.to_owned(),
-                presented: crate::certname::presented_names(end_entity)
-                    .into_iter()
-                    .map(|n| format!("DnsName({n:?})"))
-                    .collect(),
-            })
-        };
-        if self.roots.iter().any(|r| r.as_ref() == end_entity.as_ref()) {
-            return if name_ok() {
-                Ok(ServerCertVerified::assertion())
-            } else {
-                Err(mismatch())
-            };
+impl ContextCache {
+    fn get(&self, opts: &ConnectOptions) -> Result<SslContext, String> {
+        let mut slot = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(ctx) = slot.as_ref() {
+            return Ok(ctx.clone());
         }
-        match webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
-            // The chain is good and only the name failed webpki's check (which knows
-            // no common names): verify-ca takes any name, verify-full libpq's rules.
-            Err(
-                e @ TlsError::InvalidCertificate(
-                    CertificateError::NotValidForName
-                    | CertificateError::NotValidForNameContext { .. },
-                ),
-            ) => {
-                if name_ok() {
-                    Ok(ServerCertVerified::assertion())
-                } else if crate::certname::has_alt_names(end_entity) {
-                    Err(e)
-                } else {
-                    Err(mismatch())
-                }
-            }
-            other => other,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, TlsError> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, TlsError> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
+        let ctx = context(opts)?;
+        *slot = Some(ctx.clone());
+        Ok(ctx)
     }
 }
 
-fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, std::io::Error> {
-    let file = fs::File::open(path)?;
-    rustls_pemfile::certs(&mut BufReader::new(file)).collect()
+/// Why a TLS session could not be established.
+pub(crate) enum TlsFailure {
+    /// libpq's text for the failure.
+    Refused(String),
+    /// `connect_timeout` ran out during the handshake.
+    TimedOut,
+}
+
+impl From<String> for TlsFailure {
+    fn from(text: String) -> TlsFailure {
+        TlsFailure::Refused(text)
+    }
+}
+
+/// OpenSSL's reason for the earliest queued error, as libpq's `SSLerrmessage` words it.
+fn reason(stack: &ErrorStack) -> String {
+    match stack.errors().first() {
+        None => "no SSL error reported".into(),
+        Some(e) => match e.reason() {
+            Some(r) => r.to_string(),
+            None => format!("SSL error code {}", e.code()),
+        },
+    }
 }
 
 fn postgresql_dir(opts: &ConnectOptions) -> Option<PathBuf> {
     opts.home.as_ref().map(|h| h.join(".postgresql"))
 }
 
-/// Builds the client configuration for `host` (the name used for verification and SNI).
-/// Errors are libpq's texts.
-pub(crate) fn setup(opts: &ConnectOptions, host: &str) -> Result<TlsSetup, String> {
-    let provider = Arc::new(ring::default_provider());
-    let versions: Vec<&'static rustls::SupportedProtocolVersion> = {
-        let min = opts.value("ssl_min_protocol_version").unwrap_or("TLSv1.2");
-        let max = opts.value("ssl_max_protocol_version");
-        let mut v = Vec::new();
-        if min != "TLSv1.3" && max != Some("TLSv1") && max != Some("TLSv1.1") {
-            v.push(&rustls::version::TLS12);
-        }
-        if !matches!(max, Some("TLSv1" | "TLSv1.1" | "TLSv1.2")) {
-            v.push(&rustls::version::TLS13);
-        }
-        if v.is_empty() {
-            return Err("invalid SSL protocol version range".into());
-        }
-        v
-    };
-
-    let root_file = match opts.value("sslrootcert") {
+/// A connection option naming a file, or its default in `~/.postgresql`.
+fn file_option(opts: &ConnectOptions, keyword: &str, default: &str) -> Option<PathBuf> {
+    match opts.value(keyword) {
         Some(f) => Some(PathBuf::from(f)),
-        None => postgresql_dir(opts).map(|d| d.join("root.crt")),
-    };
-    let verify = matches!(opts.sslmode, SslMode::VerifyCa | SslMode::VerifyFull);
-    let mut root_ders = Vec::new();
-    let webpki = match root_file.as_ref().filter(|f| f.exists()) {
-        Some(file) => {
-            let certs = read_certs(file).map_err(|e| {
-                format!(
-                    "could not read root certificate file \"{}\": {}",
-                    file.display(),
-                    strerror(&e)
-                )
-            })?;
-            let mut roots = RootCertStore::empty();
-            for cert in certs {
-                root_ders.push(cert.clone());
-                roots.add(cert).map_err(|e| {
-                    format!(
-                        "could not read root certificate file \"{}\": {e}",
-                        file.display()
-                    )
-                })?;
-            }
-            if roots.is_empty() {
-                return Err(format!(
-                    "could not read root certificate file \"{}\": no certificate found",
-                    file.display()
-                ));
-            }
-            let v = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-                .build()
-                .map_err(|e| {
-                    format!(
-                        "could not read root certificate file \"{}\": {e}",
-                        file.display()
-                    )
-                })?;
-            Some(v)
-        }
-        None if verify => {
-            return Err(match root_file {
-                Some(f) => format!("root certificate file \"{}\" does not exist\nEither provide the file or change sslmode to disable server certificate verification.", f.display()),
-                None => "could not get home directory to locate root certificate file\nEither provide the file or change sslmode to disable server certificate verification.".into(),
-            });
-        }
-        None => None,
-    };
-    let verifier = Arc::new(Verifier {
-        webpki,
-        roots: root_ders,
-        check_name: opts.sslmode == SslMode::VerifyFull,
-        provider: provider.clone(),
-    });
-    let builder = rustls::ClientConfig::builder_with_provider(provider)
-        .with_protocol_versions(&versions)
-        .map_err(|e| format!("SSL error: {e}"))?
-        .dangerous()
-        .with_custom_certificate_verifier(verifier);
-    let mut config = match client_certificate(opts)? {
-        Some((certs, key)) => builder
-            .with_client_auth_cert(certs, key)
-            .map_err(|e| format!("SSL error: {e}"))?,
-        None => builder.with_no_client_auth(),
-    };
-    let is_ip = host.parse::<std::net::IpAddr>().is_ok();
-    config.enable_sni = !is_ip && opts.value("sslsni").unwrap_or("1") != "0";
-    let server_name = ServerName::try_from(host.to_string())
-        .unwrap_or_else(|_| ServerName::try_from("localhost").expect("valid name"));
-    Ok(TlsSetup {
-        config: Arc::new(config),
-        server_name,
-    })
+        None => postgresql_dir(opts).map(|d| d.join(default)),
+    }
 }
 
-type ClientCert = (
-    Vec<CertificateDer<'static>>,
-    rustls::pki_types::PrivateKeyDer<'static>,
-);
-
-/// The client certificate and key, if a certificate file exists (libpq silently goes
-/// without one when the file is missing).
-fn client_certificate(opts: &ConnectOptions) -> Result<Option<ClientCert>, String> {
-    let dir = postgresql_dir(opts);
-    let cert_file = match opts.value("sslcert") {
-        Some(f) => PathBuf::from(f),
-        None => match &dir {
-            Some(d) => d.join("postgresql.crt"),
-            None => return Ok(None),
-        },
-    };
-    if !cert_file.exists() {
-        return Ok(None);
+fn protocol_version(name: &str) -> Option<SslVersion> {
+    match crate::options::tls_version_rank(name)? {
+        0 => Some(SslVersion::TLS1),
+        1 => Some(SslVersion::TLS1_1),
+        2 => Some(SslVersion::TLS1_2),
+        _ => Some(SslVersion::TLS1_3),
     }
-    let certs = read_certs(&cert_file).map_err(|e| {
+}
+
+/// The per-connection context: protocol bounds, root certificates and CRLs, the
+/// client certificate and key. libpq builds one per connection too, so a changed file
+/// is seen by the next connection.
+fn context(opts: &ConnectOptions) -> Result<SslContext, String> {
+    let mut ctx = SslContextBuilder::new(SslMethod::tls_client())
+        .map_err(|e| format!("could not create SSL context: {}", reason(&e)))?;
+    ctx.set_options(SslOptions::NO_SSLV2 | SslOptions::NO_SSLV3);
+    // Options were validated when parsed; the values are libpq's four names.
+    if let Some(v) = opts.value("ssl_min_protocol_version") {
+        ctx.set_min_proto_version(protocol_version(v))
+            .map_err(|e| format!("could not set minimum SSL protocol version: {}", reason(&e)))?;
+    }
+    if let Some(v) = opts.value("ssl_max_protocol_version") {
+        ctx.set_max_proto_version(protocol_version(v))
+            .map_err(|e| format!("could not set maximum SSL protocol version: {}", reason(&e)))?;
+    }
+    // A non-blocking write that must be retried may see the buffer moved.
+    ctx.set_mode(OpensslMode::ACCEPT_MOVING_WRITE_BUFFER);
+    let have_root = root_certificates(&mut ctx, opts)?;
+    ctx.set_verify(if have_root {
+        SslVerifyMode::PEER
+    } else {
+        SslVerifyMode::NONE
+    });
+    if client_certificate(&mut ctx, opts)? {
+        client_key(&mut ctx, opts)?;
+    }
+    if opts.value("sslcompression") == Some("0") || opts.value("sslcompression").is_none() {
+        ctx.set_options(SslOptions::NO_COMPRESSION);
+    } else {
+        ctx.clear_options(SslOptions::NO_COMPRESSION);
+    }
+    Ok(ctx.build())
+}
+
+/// Loads the root certificate file and the CRLs if it exists; whether it does.
+fn root_certificates(ctx: &mut SslContextBuilder, opts: &ConnectOptions) -> Result<bool, String> {
+    let verify = matches!(opts.sslmode, SslMode::VerifyCa | SslMode::VerifyFull);
+    let root = file_option(opts, "sslrootcert", "root.crt");
+    let Some(file) = root.as_ref().filter(|f| fs::metadata(f).is_ok()) else {
+        if !verify {
+            return Ok(false);
+        }
+        return Err(match root {
+            Some(f) => format!("root certificate file \"{}\" does not exist\nEither provide the file or change sslmode to disable server certificate verification.", f.display()),
+            None => "could not get home directory to locate root certificate file\nEither provide the file or change sslmode to disable server certificate verification.".into(),
+        });
+    };
+    ctx.set_ca_file(file).map_err(|e| {
         format!(
-            "could not open certificate file \"{}\": {}",
-            cert_file.display(),
-            strerror(&e)
+            "could not read root certificate file \"{}\": {}",
+            file.display(),
+            reason(&e)
         )
     })?;
-    if certs.is_empty() {
+    let crl_file = opts.value("sslcrl").map(PathBuf::from);
+    let crl_dir = opts.value("sslcrldir");
+    let crl_file = match (crl_file, crl_dir) {
+        (None, None) => postgresql_dir(opts).map(|d| d.join("root.crl")),
+        (f, _) => f,
+    };
+    // As X509_STORE_load_locations: every location given must load; a missing CRL is
+    // silently ignored (libpq does not require one), but once one loads, every
+    // certificate of the chain must be covered by a CRL.
+    let store = ctx.cert_store_mut();
+    let mut loaded = crl_file.is_some() || crl_dir.is_some();
+    if let Some(f) = &crl_file {
+        let lookup = store
+            .add_lookup(X509Lookup::file())
+            .map_err(|e| reason(&e))?;
+        loaded &= lookup.load_crl_file(f, SslFiletype::PEM).is_ok()
+            || lookup.load_cert_file(f, SslFiletype::PEM).is_ok();
+    }
+    if let Some(d) = crl_dir.filter(|_| loaded) {
+        let lookup = store
+            .add_lookup(X509Lookup::hash_dir())
+            .map_err(|e| reason(&e))?;
+        loaded &= lookup.add_dir(d, SslFiletype::PEM).is_ok();
+    }
+    if loaded {
+        store
+            .set_flags(X509VerifyFlags::CRL_CHECK | X509VerifyFlags::CRL_CHECK_ALL)
+            .map_err(|e| reason(&e))?;
+    }
+    Ok(true)
+}
+
+/// Loads the client certificate chain if its file exists (libpq goes without one when
+/// it does not); whether it was loaded.
+fn client_certificate(ctx: &mut SslContextBuilder, opts: &ConnectOptions) -> Result<bool, String> {
+    let Some(file) = file_option(opts, "sslcert", "postgresql.crt") else {
+        return Ok(false);
+    };
+    if let Err(e) = fs::metadata(&file) {
+        if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) {
+            return Ok(false);
+        }
         return Err(format!(
-            "could not read certificate file \"{}\": no certificate found",
-            cert_file.display()
+            "could not open certificate file \"{}\": {}",
+            file.display(),
+            strerror(&e)
         ));
     }
-    let key_file = match opts.value("sslkey") {
-        Some(f) => PathBuf::from(f),
-        None => match &dir {
-            Some(d) => d.join("postgresql.key"),
-            None => return Ok(None),
-        },
-    };
-    let meta = fs::metadata(&key_file).map_err(|_| {
+    ctx.set_certificate_chain_file(&file).map_err(|e| {
         format!(
-            "certificate present, but not private key file \"{}\"",
-            key_file.display()
+            "could not read certificate file \"{}\": {}",
+            file.display(),
+            reason(&e)
         )
+    })?;
+    Ok(true)
+}
+
+/// Loads the private key of the client certificate and checks that they match.
+fn client_key(ctx: &mut SslContextBuilder, opts: &ConnectOptions) -> Result<(), String> {
+    let Some(file) = file_option(opts, "sslkey", "postgresql.key") else {
+        return Ok(());
+    };
+    let shown = file.display();
+    let meta = fs::metadata(&file).map_err(|e| {
+        if e.kind() == io::ErrorKind::NotFound {
+            format!("certificate present, but not private key file \"{shown}\"")
+        } else {
+            format!(
+                "could not stat private key file \"{shown}\": {}",
+                strerror(&e)
+            )
+        }
     })?;
     if !meta.is_file() {
         return Err(format!(
-            "private key file \"{}\" is not a regular file",
-            key_file.display()
+            "private key file \"{shown}\" is not a regular file"
         ));
     }
+    // Root-owned keys may be group-readable (system-wide keys); others 0600 or less.
     let mode = meta.permissions().mode();
-    let too_open = if meta.uid() == crate::sys::euid() {
-        mode & 0o077 != 0
+    let too_open = if meta.uid() == 0 {
+        mode & 0o037 != 0
     } else {
-        meta.uid() == 0 && mode & 0o037 != 0
+        mode & 0o077 != 0
     };
     if too_open {
-        return Err(format!("private key file \"{}\" has group or world access; file must have permissions u=rw (0600) or less if owned by the current user, or permissions u=rw,g=r (0640) or less if owned by root", key_file.display()));
+        return Err(format!("private key file \"{shown}\" has group or world access; file must have permissions u=rw (0600) or less if owned by the current user, or permissions u=rw,g=r (0640) or less if owned by root"));
     }
-    let file = fs::File::open(&key_file).map_err(|e| {
+    // Loading checks the key against the certificate already loaded, so a key of
+    // another certificate is "could not load ...: key values mismatch", as in libpq.
+    read_private_key(&file, opts.value("sslpassword"))
+        .and_then(|key| ctx.set_private_key(&key).map_err(|e| reason(&e)))
+        .map_err(|e| format!("could not load private key file \"{shown}\": {e}"))?;
+    ctx.check_private_key().map_err(|e| {
         format!(
-            "could not load private key file \"{}\": {}",
-            key_file.display(),
-            strerror(&e)
+            "certificate does not match private key file \"{shown}\": {}",
+            reason(&e)
         )
-    })?;
-    let key = rustls_pemfile::private_key(&mut BufReader::new(file))
-        .ok()
-        .flatten()
-        .ok_or_else(|| {
-            format!(
-                "could not load private key file \"{}\": no private key found",
-                key_file.display()
-            )
-        })?;
-    Ok(Some((certs, key)))
+    })
 }
 
-/// A name from webpki's list (`DnsName("x")`, `IpAddress(1.2.3.4)`) as libpq shows it.
-fn presented_name(debug: &str) -> Option<&str> {
-    if let Some(rest) = debug.strip_prefix("DnsName(\"") {
-        return rest.strip_suffix("\")");
+/// Reads a private key as `SSL_use_PrivateKey_file` does for libpq: PEM (decrypted
+/// with `sslpassword`, PKCS#8 or traditional OpenSSL encryption), else DER; the PEM
+/// attempt's error if both fail.
+fn read_private_key(file: &Path, password: Option<&str>) -> Result<PKey<Private>, String> {
+    let data = fs::read(file).map_err(|e| strerror(&e))?;
+    let pem = match password {
+        Some(pw) => PKey::private_key_from_pem_passphrase(&data, pw.as_bytes()),
+        // libpq installs no callback then, so OpenSSL's own prompt asks for the pass
+        // phrase ("Enter PEM pass phrase:" on the terminal, else stderr and stdin).
+        None => PKey::private_key_from_pem(&data),
+    };
+    match pem {
+        Ok(k) => Ok(k),
+        Err(pem_error) => PKey::private_key_from_der(&data).map_err(|_| reason(&pem_error)),
     }
-    debug.strip_prefix("IpAddress(")?.strip_suffix(')')
 }
 
-/// libpq's wording for a failed handshake.
-pub(crate) fn describe_error(err: &TlsError, host: &str) -> String {
-    match err {
-        TlsError::InvalidCertificate(CertificateError::NotValidForNameContext {
-            presented,
-            ..
-        }) => {
-            let names: Vec<&str> = presented.iter().filter_map(|p| presented_name(p)).collect();
-            match names.as_slice() {
-                [] => "could not get server's host name from server certificate".into(),
-                [one] => format!(
-                    "server certificate for \"{one}\" does not match host name \"{host}\""
-                ),
-                [first, rest @ ..] => format!(
-                    "server certificate for \"{first}\" (and {} other name{}) does not match host name \"{host}\"",
-                    rest.len(),
-                    if rest.len() == 1 { "" } else { "s" }
-                ),
+/// libpq's rule for SNI: the host name, unless it is empty or a literal address.
+fn sni_name(host: &str) -> Option<&str> {
+    let literal = host.bytes().all(|b| b.is_ascii_digit() || b == b'.') || host.contains(':');
+    (!host.is_empty() && !literal).then_some(host)
+}
+
+/// Establishes TLS on `tcp` for `host` (libpq's `pgtls_open_client`), every wait
+/// ending at `deadline`, then checks the host name under `verify-full`.
+pub(crate) fn open(
+    opts: &ConnectOptions,
+    host: &HostEntry,
+    tcp: TcpStream,
+    deadline: Option<Instant>,
+) -> Result<TlsStream, TlsFailure> {
+    let ctx = opts.tls_context.get(opts)?;
+    let mut ssl = Ssl::new(&ctx)
+        .map_err(|e| format!("could not establish SSL connection: {}", reason(&e)))?;
+    // libpq 15 gives an entry with only `hostaddr` the default socket directory as
+    // its host name, and uses that for SNI and the verify-full check.
+    let name = host.reported_name();
+    if opts.value("sslsni").unwrap_or("1") == "1" {
+        if let Some(name) = sni_name(name) {
+            ssl.set_hostname(name).map_err(|e| {
+                format!(
+                    "could not set SSL Server Name Indication (SNI): {}",
+                    reason(&e)
+                )
+            })?;
+        }
+    }
+    let stream = handshake(opts, ssl, tcp, deadline)?;
+    let cert = stream
+        .ssl()
+        .peer_certificate()
+        .ok_or_else(|| "certificate could not be obtained: no SSL error reported".to_string())?;
+    if opts.sslmode == SslMode::VerifyFull {
+        crate::certname::verify_peer_name(&cert, name)?;
+    }
+    Ok(stream)
+}
+
+/// `SSL_connect`, resumed while the socket times out before `deadline`.
+fn handshake(
+    opts: &ConnectOptions,
+    ssl: Ssl,
+    tcp: TcpStream,
+    deadline: Option<Instant>,
+) -> Result<TlsStream, TlsFailure> {
+    let arm = |tcp: &TcpStream| -> Result<(), TlsFailure> {
+        if let Some(deadline) = deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(TlsFailure::TimedOut);
             }
+            let _ = tcp.set_read_timeout(Some(left));
+            let _ = tcp.set_write_timeout(Some(left));
         }
-        TlsError::InvalidCertificate(CertificateError::NotValidForName) => {
-            format!("server certificate does not match host name \"{host}\"")
-        }
-        TlsError::InvalidCertificate(_) => "SSL error: certificate verify failed".into(),
-        other => format!("SSL error: {other}"),
-    }
-}
-
-/// The `tls-server-end-point` channel-binding data: the server certificate's hash with
-/// the certificate's signature hash (SHA-256 for MD5/SHA-1/SHA-256, else SHA-384/512).
-pub(crate) fn server_end_point(cert: &[u8]) -> Vec<u8> {
-    let alg = match signature_hash(cert) {
-        SigHash::Sha384 => &ring_digest::SHA384,
-        SigHash::Sha512 => &ring_digest::SHA512,
-        SigHash::Sha256 => &ring_digest::SHA256,
+        Ok(())
     };
-    ring_digest::digest(alg, cert).as_ref().to_vec()
-}
-
-enum SigHash {
-    Sha256,
-    Sha384,
-    Sha512,
-}
-
-/// Reads the certificate's outer signatureAlgorithm OID (RFC 5929: MD5 and SHA-1 map to
-/// SHA-256).
-fn signature_hash(cert: &[u8]) -> SigHash {
-    // DER: SEQUENCE { tbsCertificate SEQUENCE, signatureAlgorithm SEQUENCE { OID ... } }
-    fn header(b: &[u8]) -> Option<(u8, usize, usize)> {
-        let tag = *b.first()?;
-        let first = *b.get(1)? as usize;
-        if first < 0x80 {
-            return Some((tag, 2, first));
+    arm(&tcp)?;
+    let mut attempt = ssl.connect(tcp);
+    loop {
+        match attempt {
+            Ok(s) => return Ok(s),
+            Err(HandshakeError::WouldBlock(mid)) => {
+                arm(mid.get_ref())?;
+                attempt = mid.handshake();
+            }
+            Err(HandshakeError::SetupFailure(e)) => {
+                return Err(format!("could not establish SSL connection: {}", reason(&e)).into())
+            }
+            Err(HandshakeError::Failure(mid)) => return Err(describe(opts, mid.error()).into()),
         }
-        let n = first & 0x7f;
-        if n == 0 || n > 4 {
-            return None;
-        }
-        let mut len = 0usize;
-        for i in 0..n {
-            len = (len << 8) | *b.get(2 + i)? as usize;
-        }
-        Some((tag, 2 + n, len))
     }
-    let inner = || -> Option<Vec<u8>> {
-        let (_, hl, _) = header(cert)?;
-        let body = cert.get(hl..)?;
-        let (_, tbs_hl, tbs_len) = header(body)?;
-        let alg = body.get(tbs_hl + tbs_len..)?;
-        let (_, alg_hl, _) = header(alg)?;
-        let oid = alg.get(alg_hl..)?;
-        let (tag, oid_hl, oid_len) = header(oid)?;
-        (tag == 0x06).then(|| oid.get(oid_hl..oid_hl + oid_len).map(<[u8]>::to_vec))?
+}
+
+/// libpq's wording of a failed `SSL_connect`.
+fn describe(opts: &ConnectOptions, e: &openssl::ssl::Error) -> String {
+    match e.code() {
+        ErrorCode::SYSCALL => match e.io_error() {
+            Some(io) => format!("SSL SYSCALL error: {}", strerror(io)),
+            None => "SSL SYSCALL error: EOF detected".into(),
+        },
+        ErrorCode::SSL => {
+            let Some(stack) = e.ssl_error() else {
+                return "SSL error: no SSL error reported".into();
+            };
+            let why = reason(stack);
+            let mut text = format!("SSL error: {why}");
+            // The reasons after which libpq hints at disjoint protocol ranges.
+            if matches!(
+                why.as_str(),
+                "no protocols available"
+                    | "unsupported protocol"
+                    | "bad protocol version number"
+                    | "unknown protocol"
+                    | "unknown ssl version"
+                    | "unsupported ssl version"
+                    | "wrong ssl version"
+                    | "wrong version number"
+                    | "tlsv1 alert protocol version"
+                    | "version too high"
+                    | "version too low"
+            ) {
+                text.push_str(&format!(
+                    "\nThis may indicate that the server does not support any SSL protocol version between {} and {}.",
+                    opts.value("ssl_min_protocol_version").unwrap_or("TLSv1"),
+                    opts.value("ssl_max_protocol_version").unwrap_or("TLSv1.3"),
+                ));
+            }
+            text
+        }
+        other => format!("unrecognized SSL error code: {}", other.as_raw()),
+    }
+}
+
+/// The `tls-server-end-point` channel-binding data: the server certificate's hash
+/// with its signature's digest (SHA-256 for MD5 and SHA-1, RFC 5929).
+pub(crate) fn server_end_point(cert: &X509Ref) -> Result<Vec<u8>, String> {
+    let algorithms = cert
+        .signature_algorithm()
+        .object()
+        .nid()
+        .signature_algorithms()
+        .ok_or("could not determine server certificate signature algorithm")?;
+    let digest = match algorithms.digest {
+        Nid::MD5 | Nid::SHA1 => MessageDigest::sha256(),
+        nid => MessageDigest::from_nid(nid).ok_or_else(|| {
+            format!(
+                "could not find digest for NID {}",
+                nid.short_name().unwrap_or("UNDEF")
+            )
+        })?,
     };
-    const SHA384_RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0c];
-    const SHA512_RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0d];
-    const ECDSA_SHA384: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x03];
-    const ECDSA_SHA512: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x04];
-    match inner().as_deref() {
-        Some(SHA384_RSA | ECDSA_SHA384) => SigHash::Sha384,
-        Some(SHA512_RSA | ECDSA_SHA512) => SigHash::Sha512,
-        _ => SigHash::Sha256,
-    }
+    cert.digest(digest)
+        .map(|d| d.to_vec())
+        .map_err(|_| "could not generate peer certificate hash".into())
 }
 
 #[cfg(test)]
@@ -433,38 +436,75 @@ mod tests {
 
     #[test]
     fn sni_for_host_names_only() {
-        let sni =
-            |conninfo: &str, host: &str| setup(&options(conninfo), host).unwrap().config.enable_sni;
-        assert!(sni("sslmode=require", "db.example"));
-        assert!(!sni("sslmode=require", "127.0.0.1"));
-        assert!(!sni("sslmode=require", "::1"));
-        assert!(!sni("sslmode=require sslsni=0", "db.example"));
+        assert_eq!(sni_name("db.example"), Some("db.example"));
+        assert_eq!(sni_name("127.0.0.1"), None);
+        assert_eq!(sni_name("::1"), None);
+        assert_eq!(sni_name(""), None);
     }
 
     #[test]
     fn verify_modes_need_a_root_certificate() {
-        let e = setup(&options("sslmode=verify-ca"), "h").err().unwrap();
+        let e = context(&options("sslmode=verify-ca")).err().unwrap();
         assert_eq!(e, "root certificate file \"/nonexistent/.postgresql/root.crt\" does not exist\nEither provide the file or change sslmode to disable server certificate verification.");
-        assert!(setup(&options("sslmode=require"), "h").is_ok());
+        assert!(context(&options("sslmode=require")).is_ok());
+    }
+}
+
+#[cfg(test)]
+mod key_tests {
+    use super::*;
+
+    /// An RSA key encrypted with `openssl` in `format` ("pkcs8" or "traditional").
+    fn encrypted_key(dir: &Path, format: &str) -> PathBuf {
+        let plain = dir.join("plain.key");
+        let out = dir.join(format!("{format}.key"));
+        let run = |args: &[&str]| {
+            let ok = std::process::Command::new("openssl")
+                .args(args)
+                .output()
+                .expect("the openssl tool")
+                .status
+                .success();
+            assert!(ok, "openssl {args:?}");
+        };
+        run(&["genrsa", "-out", plain.to_str().unwrap(), "2048"]);
+        let (p, o) = (plain.to_str().unwrap(), out.to_str().unwrap());
+        match format {
+            "pkcs8" => run(&[
+                "pkcs8",
+                "-topk8",
+                "-in",
+                p,
+                "-out",
+                o,
+                "-v2",
+                "aes-256-cbc",
+                "-passout",
+                "pass:right",
+            ]),
+            _ => run(&[
+                "rsa",
+                "-in",
+                p,
+                "-out",
+                o,
+                "-aes256",
+                "-traditional",
+                "-passout",
+                "pass:right",
+            ]),
+        }
+        out
     }
 
     #[test]
-    fn protocol_version_bounds() {
-        let e = setup(
-            &options(
-                "sslmode=require ssl_min_protocol_version=TLSv1.3 ssl_max_protocol_version=TLSv1.2",
-            ),
-            "h",
-        )
-        .err()
-        .unwrap();
-        assert_eq!(e, "invalid SSL protocol version range");
-    }
-
-    #[test]
-    fn names_from_webpki() {
-        assert_eq!(presented_name("DnsName(\"a.example\")"), Some("a.example"));
-        assert_eq!(presented_name("IpAddress(127.0.0.1)"), Some("127.0.0.1"));
-        assert_eq!(presented_name("DirectoryName"), None);
+    fn wrong_key_passwords_are_openssls_bad_decrypt() {
+        let dir = tempfile::tempdir().unwrap();
+        for format in ["pkcs8", "traditional"] {
+            let key = encrypted_key(dir.path(), format);
+            assert!(read_private_key(&key, Some("right")).is_ok(), "{format}");
+            let e = read_private_key(&key, Some("wrong")).err().unwrap();
+            assert_eq!(e, "bad decrypt", "{format}");
+        }
     }
 }

@@ -20,6 +20,7 @@ local all u_md5 md5
 host all u_md5 127.0.0.1/32 md5
 local all u_scram scram-sha-256
 host all u_scram 127.0.0.1/32 scram-sha-256
+host all u_lockout 127.0.0.1/32 md5
 ";
 
 const ROLES: &[(&str, &str)] = &[
@@ -42,6 +43,7 @@ fn cluster() -> &'static Cluster {
             "set password_encryption = 'md5';
              create role u_md5 login password 'pw md5';
              create role u_password login password 'pw plain';
+             create role u_lockout login password 'pw lockout';
              set password_encryption = 'scram-sha-256';
              create role u_scram login password 'pw: scr@m/é';",
         )
@@ -238,5 +240,40 @@ fn server_without_tls() {
                 assert_eq!(e.to_string(), stock_error(&env, &a), "{mode}");
             }
         }
+    }
+}
+
+/// A wrong password is one failed login in the server's log, as with libpq: under the
+/// default sslmode (prefer) a server without TLS has already had its plain attempt,
+/// so nothing is retried (account lock-out policies count every attempt).
+#[test]
+fn a_wrong_password_is_one_login_attempt() {
+    let c = cluster();
+    let env = Env::new();
+    let failures = || {
+        // The server writes its log asynchronously.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        c.server_log()
+            .matches("password authentication failed for user \"u_lockout\"")
+            .count()
+    };
+    for mode in ["prefer", "allow"] {
+        let a = ConnectArgs {
+            dbname: Some(format!("dbname=postgres sslmode={mode}")),
+            ..role_args(c, true, "u_lockout", Some("wrong"))
+        };
+        let before = failures();
+        let ours = our_error(&env, &a).to_string();
+        let after_ours = failures();
+        let stock = stock_error(&env, &a);
+        let after_stock = failures();
+        assert_eq!(ours, stock, "{mode}");
+        assert_eq!(
+            after_stock - after_ours,
+            after_ours - before,
+            "{mode}: stock vs ours"
+        );
+        let expected = if mode == "allow" { 2 } else { 1 };
+        assert_eq!(after_ours - before, expected, "{mode}");
     }
 }

@@ -60,9 +60,23 @@ fn option_errors_read_like_libpq() {
         "postgresql://[::1",
         "postgresql://h/?foo=bar",
         "service=nosuch",
+        "host=/tmp ssl_min_protocol_version=TLSv9",
+        "host=/tmp ssl_min_protocol_version=TLSv1.3 ssl_max_protocol_version=TLSv1.2",
+        "host=/tmp ssl_max_protocol_version=tlsv1.1",
     ] {
         same_error_as_libpq(&env, &args(bad));
     }
+    let e = our_error(&env, &args("host=/tmp ssl_max_protocol_version=TLSv1.1"));
+    assert_eq!(e.to_string(), "invalid SSL protocol version range");
+    // Names are case-insensitive, as in libpq.
+    env.options(&args("host=/tmp ssl_min_protocol_version=tlsv1.3"))
+        .unwrap();
+    // Stock libpq here is built with GSSAPI; without it (as we are) libpq says this.
+    let e = our_error(&env, &args("host=/tmp gssencmode=require"));
+    assert_eq!(
+        e.to_string(),
+        "gssencmode value \"require\" invalid when GSSAPI support is not compiled in"
+    );
 }
 
 #[test]
@@ -191,7 +205,12 @@ fn several_hosts_are_tried_in_order() {
         user: Some("postgres".into()),
         ..args(&db)
     };
-    env.connect(&a).expect("third host works");
+    let conn = env.connect(&a).expect("third host works");
+    // The host and port actually connected to (libpq's PQhost, PQport).
+    assert_eq!(
+        (conn.host(), conn.port()),
+        (dir.as_str(), c.port().to_string().as_str())
+    );
     // Load balancing still reaches the one working host.
     let s = format!(
         "host=/nonexistent,{dir} port=1,{} load_balance_hosts=random user=postgres dbname={db}",
@@ -329,4 +348,73 @@ fn connect_timeout_moves_on_to_the_next_host() {
         e,
         stock_error(&env, &args("host=127.0.0.1 connect_timeout=x"))
     );
+}
+
+/// `requirepeer` on a Unix socket: the server must run as the named user, checked
+/// with the socket's peer credentials before anything is sent; libpq's words.
+#[test]
+fn requirepeer_checks_the_server_user() {
+    use std::os::unix::fs::MetadataExt;
+    let c = pgbench_cluster::shared();
+    let env = Env::new();
+    let owner = std::fs::metadata(c.data_dir()).unwrap().uid();
+    let out = std::process::Command::new("id")
+        .args(["-nu", &owner.to_string()])
+        .output()
+        .unwrap();
+    let server_user = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let at = |peer: &str| ConnectArgs {
+        user: Some(c.user().to_string()),
+        ..socket_args_with(c, &format!("dbname=postgres requirepeer={peer}"))
+    };
+    env.connect(&at(&server_user))
+        .expect("the server's own user passes");
+    let e = same_error_as_libpq(&env, &at("no_such_server_user"));
+    assert!(
+        e.ends_with(&format!(
+            "requirepeer specifies \"no_such_server_user\", but actual peer user name is \"{server_user}\""
+        )),
+        "{e}"
+    );
+    // Over TCP libpq ignores it.
+    let tcp = ConnectArgs {
+        host: Some("127.0.0.1".into()),
+        ..at("no_such_server_user")
+    };
+    if c.has_tcp() {
+        env.connect(&tcp)
+            .expect("requirepeer is for Unix sockets only");
+    }
+}
+
+fn socket_args_with(c: &pgbench_cluster::Cluster, dbname: &str) -> ConnectArgs {
+    ConnectArgs {
+        dbname: Some(dbname.to_string()),
+        ..socket_args(c, "postgres")
+    }
+}
+
+/// With only `hostaddr`, libpq 15's PQhost is the default socket directory (what
+/// pgbench's `-d` line prints; checked with stock pgbench 15.18).
+#[test]
+fn host_and_port_as_libpq_reports_them() {
+    let port = common::peer(|s| {
+        use std::io::Write;
+        let _ = s.write_all(b"R\0\0\0\x08\0\0\0\0Z\0\0\0\x05I");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    });
+    let env = Env::new();
+    let conn = env
+        .connect(&args(&format!(
+            "hostaddr=127.0.0.1 port={port} sslmode=disable"
+        )))
+        .unwrap();
+    assert_eq!(conn.host(), "/var/run/postgresql");
+    assert_eq!(conn.port(), port.to_string());
+    let conn = env
+        .connect(&args(&format!(
+            "host=127.0.0.1 port={port} sslmode=disable"
+        )))
+        .unwrap();
+    assert_eq!(conn.host(), "127.0.0.1");
 }

@@ -5,11 +5,10 @@
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use common::{our_error, stock_error, Env};
+use common::{openssl, our_error, stock_error, Env};
 use pgbench_cluster::{Cluster, ClusterOptions};
 use pgbench_wire::{ConnectArgs, Connection};
 
@@ -28,19 +27,6 @@ struct Pki {
     other_ca: PathBuf,
     client_crt: PathBuf,
     client_key: PathBuf,
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("the openssl command line tool");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// A CA, a server certificate for localhost/127.0.0.1, a client certificate for
@@ -342,6 +328,39 @@ fn scram_channel_binding_over_tls() {
     let e = our_error(&env, &a).to_string();
     assert!(!e.contains("not-the-pw-123"));
     check(&env, &a, None);
+}
+
+/// Errors after authentication (no such database, a bad `options` setting) are final
+/// under prefer and allow: libpq retries with the other SSL choice only a rejection
+/// before authentication completes, so the error is shown once.
+#[test]
+fn errors_after_authentication_are_not_retried() {
+    let (c, _) = setup();
+    let env = Env::new();
+    for mode in ["prefer", "allow"] {
+        for extra in [
+            "dbname=no_such_db",
+            "options='-c no_such.setting_x=1 -c work_mem=-5'",
+        ] {
+            let a = tcp_args(c, "postgres", &format!("sslmode={mode} {extra}"));
+            let e = our_error(&env, &a).to_string();
+            assert_eq!(
+                e.lines().filter(|l| l.starts_with("connection to")).count(),
+                1,
+                "{e}"
+            );
+            check(&env, &a, None);
+        }
+        // A rejection before authentication (no pg_hba.conf entry) is retried.
+        let a = tcp_args(c, "u_nobody", &format!("sslmode={mode}"));
+        let e = our_error(&env, &a).to_string();
+        assert_eq!(
+            e.lines().filter(|l| l.starts_with("connection to")).count(),
+            2,
+            "{e}"
+        );
+        check(&env, &a, None);
+    }
 }
 
 #[test]

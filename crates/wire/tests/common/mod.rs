@@ -124,3 +124,58 @@ pub fn long_pipeline(conn: &mut Connection, sql: &str, n: usize) -> usize {
     conn.exit_pipeline_mode().unwrap();
     rows
 }
+
+/// Runs the `openssl` command line tool in `dir`; panics with its stderr on failure.
+pub fn openssl(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("the openssl command line tool");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Whether stock libpq (psql) connects with these arguments over TLS: `Some(true)`
+/// on TLS, `Some(false)` in plain text, `None` if it could not connect.
+pub fn stock_uses_tls(env: &Env, args: &ConnectArgs) -> Option<bool> {
+    let mut cmd = std::process::Command::new("psql");
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(&env.vars)
+        .args(["-X", "-w", "-At", "-c"])
+        .arg("select ssl from pg_stat_ssl where pid = pg_backend_pid()");
+    if let Some(pw) = &args.password {
+        cmd.env("PGPASSWORD", pw);
+    }
+    if let Some(d) = &args.dbname {
+        cmd.arg("-d").arg(d);
+    }
+    let out = cmd.output().expect("run psql");
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim() == "t")
+}
+
+/// A TCP peer on a free loopback port that answers every connection with `serve`
+/// (after reading what the client sent first); runs until the test process ends.
+pub fn peer(serve: impl Fn(&mut std::net::TcpStream) + Send + Sync + 'static) -> u16 {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let serve = std::sync::Arc::new(serve);
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let serve = serve.clone();
+            std::thread::spawn(move || {
+                let mut first = [0u8; 1024];
+                let _ = s.read(&mut first);
+                serve(&mut s);
+            });
+        }
+    });
+    port
+}
