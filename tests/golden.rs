@@ -433,3 +433,19 @@ fn a_refused_thread_is_fatal_as_in_pgbench() {
     );
     assert_eq!(normalize(&ours.stdout), normalize(&stock.stdout));
 }
+
+/// Issue #14: `-d` names the host and port connected to, as pgbench's PQhost/PQport
+/// do, not the first one listed (here the first is a socket directory with no server).
+#[test]
+fn debug_line_names_the_host_reached_after_failover() {
+    let db = fresh_db("golden_debug_failover");
+    let dir = tempfile::tempdir().unwrap();
+    let f = script_file(&dir, "one.sql", "SELECT 1;\n");
+    let socket = db.cluster.socket_dir().display().to_string();
+    let hosts = format!("/nonexistent-pgbench-rs-socket,{socket}");
+    let (_, stderr) = same_as_stock(&db, &["-n", "-d", "-t", "1", "-h", &hosts, "-f", &f]);
+    assert!(
+        stderr.contains(&format!("pghost: {socket} pgport: ")),
+        "{stderr}"
+    );
+}

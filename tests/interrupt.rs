@@ -63,7 +63,7 @@ fn signal(pid: u32, sig: &str) {
 /// them to go.
 fn our_backends_left(db: &crate::support::Db) -> String {
     let sql = "select count(*) from pg_stat_activity \
-               where application_name = 'pgbench' and datname = current_database() \
+               where application_name = 'pgbench-rs' and datname = current_database() \
                and pid <> pg_backend_pid()";
     let start = Instant::now();
     loop {
@@ -137,7 +137,7 @@ fn a_stopped_backend_does_not_hold_a_timed_run() {
     let child = spawn_ours(&db, &["-n", "-c", "2", "-j", "2", "-T", "3", "-f", &script]);
     std::thread::sleep(Duration::from_millis(1000));
     let pid = db.value(
-        "select pid from pg_stat_activity where application_name = 'pgbench' \
+        "select pid from pg_stat_activity where application_name = 'pgbench-rs' \
          and datname = current_database() and pid <> pg_backend_pid() order by pid limit 1",
     );
     signal(pid.parse().unwrap(), "-STOP");

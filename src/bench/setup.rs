@@ -26,7 +26,8 @@ pub fn prepare(
     let (mut conn, opts) = crate::connect::connect_with_prompt(args)
         .map_err(|source| RunError::SetupConnect { source })?;
     if plan.debug {
-        let (host, port) = opts.hosts().into_iter().next().unwrap_or_default();
+        // The host and port connected to (after failover), as pgbench's PQhost/PQport.
+        let (host, port) = (conn.host().to_string(), conn.port().to_string());
         let (what, n) = match plan.settings.limit {
             Limit::Transactions(n) => ("nxacts", i64::from(n)),
             Limit::Duration(s) => ("duration", s),

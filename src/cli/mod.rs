@@ -57,15 +57,15 @@ pub fn main() -> i32 {
             crate::init::interrupt::install();
             // pgbench's doConnect: prompt for a password if the server wants one.
             let mut args = conn.connect_args();
-            let opts = match crate::connect::connect_with_prompt(&mut args) {
-                Ok((_probe, opts)) => opts,
+            let (main, opts) = match crate::connect::connect_with_prompt(&mut args) {
+                Ok(made) => made,
                 Err(e) => {
                     logging::error(&e.to_string());
                     logging::error("could not create connection for initialization");
                     return 1;
                 }
             };
-            match crate::init::run(&opts, &init, logging::progname()) {
+            match crate::init::run_on(main, &opts, &init, logging::progname()) {
                 Ok(()) => 0,
                 Err(e) => {
                     logging::raw(&e.render(logging::progname()));

@@ -101,7 +101,20 @@ impl InitOptions {
 /// and progress go to stderr as with pgbench; on failure nothing more is printed, the
 /// caller prints [`InitError::render`] (which takes the program name) and exits with
 /// status 1. Every line printed here is unprefixed, so `_progname` is not needed yet.
-pub fn run(conn: &ConnectOptions, opts: &InitOptions, _progname: &str) -> Result<(), InitError> {
+pub fn run(conn: &ConnectOptions, opts: &InitOptions, progname: &str) -> Result<(), InitError> {
+    let main = connect(conn)?;
+    run_on(main, conn, opts, progname)
+}
+
+/// [`run`] on a connection already made (the one pgbench's prompt made), so `-i`
+/// connects once where pgbench does.
+pub fn run_on(
+    main: Connection,
+    conn: &ConnectOptions,
+    opts: &InitOptions,
+    _progname: &str,
+) -> Result<(), InitError> {
+    interrupt::register(&main);
     let mut opts = opts.normalized();
     if let Some(jobs) = opts.parallel_jobs() {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -112,7 +125,6 @@ pub fn run(conn: &ConnectOptions, opts: &InitOptions, _progname: &str) -> Result
             opts.jobs = None;
         }
     }
-    let main = connect(conn)?;
     let mut init = Init {
         opts,
         connect: conn,

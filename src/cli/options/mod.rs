@@ -57,7 +57,8 @@ pub struct ConnArgs {
 
 impl ConnArgs {
     /// What pgbench passes to `PQconnectdbParams`: `-h -p -U`, DBNAME (expanded when
-    /// it is a conninfo string or URI) and `pgbench` as the fallback application name.
+    /// it is a conninfo string or URI) and the program's name as the fallback
+    /// application name.
     pub fn connect_args(&self) -> pgbench_wire::ConnectArgs {
         pgbench_wire::ConnectArgs {
             host: self.host.clone(),
@@ -65,7 +66,9 @@ impl ConnArgs {
             user: self.user.clone(),
             password: None,
             dbname: Some(self.dbname.clone()),
-            fallback_application_name: Some("pgbench".to_string()),
+            // pgbench's doConnect passes its progname: invoked as pgbench-rs, the
+            // server sees `pgbench-rs`; through a symlink named pgbench, `pgbench`.
+            fallback_application_name: Some(crate::logging::progname().to_string()),
         }
     }
 }
