@@ -29,6 +29,27 @@ fn conn_on(cluster: &Cluster) -> ConnArgs {
         port: Some(cluster.port().to_string()),
         user: Some(cluster.user().to_string()),
         dbname: "postgres".to_string(),
+        dbname_given: false,
+    }
+}
+
+/// The connection options of the command line that the throwaway cluster ignores,
+/// each named once so a user who meant a real server notices.
+pub fn warn_ignored(conn: &ConnArgs) {
+    let ignored: Vec<&str> = [
+        (conn.host.is_some(), "-h"),
+        (conn.port.is_some(), "-p"),
+        (conn.user.is_some(), "-U"),
+        (conn.dbname_given, "the database name"),
+    ]
+    .iter()
+    .filter_map(|&(given, what)| given.then_some(what))
+    .collect();
+    if !ignored.is_empty() {
+        logging::warning(&format!(
+            "--temp-instance ignores {}: the run uses its own throwaway server",
+            ignored.join(", ")
+        ));
     }
 }
 

@@ -52,6 +52,7 @@ pub fn main() -> i32 {
             temp_instance,
         } => {
             if temp_instance {
+                crate::temp_instance::warn_ignored(&conn);
                 return crate::temp_instance::run_init(&init);
             }
             crate::init::interrupt::install();
@@ -79,6 +80,7 @@ pub fn main() -> i32 {
             temp_instance,
         } => {
             if temp_instance {
+                crate::temp_instance::warn_ignored(&conn);
                 return crate::temp_instance::run_bench(&plan, &argv);
             }
             let outcome = crate::bench::run(conn.connect_args(), &plan);

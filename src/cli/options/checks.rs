@@ -66,7 +66,10 @@ fn database_name(
 ) -> Result<(), ConfigError> {
     let mut positionals = positionals.into_iter();
     d.conn.dbname = match positionals.next() {
-        Some(db) => db,
+        Some(db) => {
+            d.conn.dbname_given = true;
+            db
+        }
         None => env
             .var("PGDATABASE")
             .filter(|s| !s.is_empty())

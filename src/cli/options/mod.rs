@@ -53,6 +53,8 @@ pub struct ConnArgs {
     pub port: Option<String>,
     pub user: Option<String>,
     pub dbname: String,
+    /// DBNAME was on the command line (not from `PGDATABASE`, `PGUSER` or the login).
+    pub dbname_given: bool,
 }
 
 impl ConnArgs {
