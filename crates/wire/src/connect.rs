@@ -337,6 +337,8 @@ fn attempt_once(
             }
             .map_err(|e| io_failure(e, false))?;
             let _ = s.set_nodelay(true);
+            // libpq: a socket option it cannot set fails this address; the next is tried.
+            tcp_options(&s, opts).map_err(|text| Failure::new(text, Next::OtherHost))?;
             (Stream::Tcp(s), CancelTarget::Tcp(*sa))
         }
     };
@@ -526,5 +528,96 @@ fn check_target(conn: &mut Connection, want: TargetSessionAttrs) -> Result<(), F
                 _ => Ok(()),
             }
         }
+    }
+}
+
+/// libpq's TCP options: `keepalives` (on unless 0), `keepalives_idle`,
+/// `keepalives_interval`, `keepalives_count` (seconds, count) and `tcp_user_timeout`
+/// (ms), so a dead peer is noticed. Errors read as libpq's.
+pub(crate) fn tcp_options(s: &TcpStream, opts: &ConnectOptions) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    let fd = s.as_raw_fd();
+    let int = |keyword: &str| -> Result<Option<i32>, String> {
+        match opts.value(keyword) {
+            None => Ok(None),
+            Some(v) => crate::options::parse_int(v)
+                .map(|n| Some(n.max(0) as i32))
+                .ok_or_else(|| {
+                    format!("invalid integer value \"{v}\" for connection option \"{keyword}\"")
+                }),
+        }
+    };
+    let set = |level, name, label: &str, value: i32| {
+        crate::sys::set_int_option(fd, level, name, value)
+            .map_err(|e| format!("setsockopt({label}) failed: {}", crate::strerror(&e)))
+    };
+    if int("keepalives")? != Some(0) {
+        set(libc::SOL_SOCKET, libc::SO_KEEPALIVE, "SO_KEEPALIVE", 1)?;
+        for (keyword, name, label) in [
+            ("keepalives_idle", libc::TCP_KEEPIDLE, "TCP_KEEPIDLE"),
+            ("keepalives_interval", libc::TCP_KEEPINTVL, "TCP_KEEPINTVL"),
+            ("keepalives_count", libc::TCP_KEEPCNT, "TCP_KEEPCNT"),
+        ] {
+            if let Some(v) = int(keyword)?.filter(|v| *v > 0) {
+                set(libc::IPPROTO_TCP, name, label, v)?;
+            }
+        }
+    }
+    if let Some(ms) = int("tcp_user_timeout")? {
+        set(
+            libc::IPPROTO_TCP,
+            libc::TCP_USER_TIMEOUT,
+            "TCP_USER_TIMEOUT",
+            ms,
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tcp_option_tests {
+    use super::*;
+    use crate::sys::int_option;
+    use std::os::fd::AsRawFd;
+
+    fn pair() -> TcpStream {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let s = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let _ = l.accept().unwrap();
+        s
+    }
+
+    fn options(conninfo: &str) -> ConnectOptions {
+        let args = crate::ConnectArgs {
+            dbname: Some(conninfo.to_string()),
+            ..Default::default()
+        };
+        ConnectOptions::from_env_and_args(&|_| None, &args).unwrap()
+    }
+
+    #[test]
+    fn keepalives_and_user_timeout_reach_the_socket_as_libpq_sets_them() {
+        let s = pair();
+        let o = options("host=127.0.0.1 keepalives_idle=7 keepalives_interval=3 keepalives_count=4 tcp_user_timeout=2500");
+        tcp_options(&s, &o).unwrap();
+        let fd = s.as_raw_fd();
+        assert_eq!(int_option(fd, libc::SOL_SOCKET, libc::SO_KEEPALIVE), 1);
+        assert_eq!(int_option(fd, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE), 7);
+        assert_eq!(int_option(fd, libc::IPPROTO_TCP, libc::TCP_KEEPINTVL), 3);
+        assert_eq!(int_option(fd, libc::IPPROTO_TCP, libc::TCP_KEEPCNT), 4);
+        assert_eq!(
+            int_option(fd, libc::IPPROTO_TCP, libc::TCP_USER_TIMEOUT),
+            2500
+        );
+        let off = pair();
+        tcp_options(&off, &options("host=127.0.0.1 keepalives=0")).unwrap();
+        assert_eq!(
+            int_option(off.as_raw_fd(), libc::SOL_SOCKET, libc::SO_KEEPALIVE),
+            0
+        );
+        assert_eq!(
+            tcp_options(&off, &options("host=127.0.0.1 keepalives_idle=x")).unwrap_err(),
+            "invalid integer value \"x\" for connection option \"keepalives_idle\""
+        );
     }
 }

@@ -2,7 +2,8 @@
 //! the effective user's login name (default `user`) and home directory (for
 //! `~/.pgpass`, `~/.pg_service.conf`, `~/.postgresql/`) and a peer's user name
 //! (`requirepeer`), via `getpwuid_r` and `SO_PEERCRED`; `poll` on one socket;
-//! `inet_aton`; terminal echo for the password prompt.
+//! `inet_aton`; terminal echo for the password prompt; TCP keepalive and user-timeout
+//! socket options.
 #![allow(unsafe_code)]
 
 use std::ffi::CStr;
@@ -152,4 +153,46 @@ pub(crate) fn echo_off(fd: std::os::fd::RawFd) -> Option<libc::termios> {
 pub(crate) fn restore_terminal(fd: std::os::fd::RawFd, saved: &libc::termios) {
     // SAFETY: `saved` holds settings read from this terminal.
     unsafe { libc::tcsetattr(fd, libc::TCSAFLUSH, saved) };
+}
+
+/// `setsockopt(fd, level, name, &value)` for an `int` option.
+pub(crate) fn set_int_option(
+    fd: std::os::fd::RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> std::io::Result<()> {
+    // SAFETY: the option value is an int that outlives the call, and its size is given.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (&value as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// `getsockopt` of an `int` option (tests check what was set).
+#[cfg(test)]
+pub(crate) fn int_option(fd: std::os::fd::RawFd, level: libc::c_int, name: libc::c_int) -> i32 {
+    let mut value: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: value and len are ours and sized for an int.
+    unsafe {
+        libc::getsockopt(
+            fd,
+            level,
+            name,
+            (&mut value as *mut libc::c_int).cast(),
+            &mut len,
+        );
+    }
+    value
 }
