@@ -155,14 +155,8 @@ impl SplitMix {
     }
 }
 
-/// Runs the simulation.
-pub fn run(spec: &Spec) -> RunResult {
-    let mut rng = SplitMix::new(spec.seed);
-    let throttled = spec.settings.throttled();
-    let mut total = StatsData::default();
-    let mut hist = LatencyHistogram::new();
-    let mut scripts: Vec<ScriptResult> = spec
-        .scripts
+fn empty_scripts(spec: &Spec) -> Vec<ScriptResult> {
+    spec.scripts
         .iter()
         .map(|(name, weight, commands)| ScriptResult {
             desc: name.clone(),
@@ -177,7 +171,31 @@ pub fn run(spec: &Spec) -> RunResult {
                 .collect(),
             histogram: Some(LatencyHistogram::new()),
         })
-        .collect();
+        .collect()
+}
+
+/// `-r`: the commands share the latency; the last one fails or is retried.
+fn count_commands(script: &mut ScriptResult, latency: f64, ok: bool, tries: u32) {
+    let last = script.commands.len().saturating_sub(1);
+    let share = latency / 1e6 / (last + 1) as f64;
+    for (ci, c) in script.commands.iter_mut().enumerate() {
+        c.stats.elapsed.add(share);
+        if !ok && ci == last {
+            c.stats.failures += 1;
+        }
+        if tries > 1 && ci == last {
+            c.stats.retries += 1;
+        }
+    }
+}
+
+/// Runs the simulation.
+pub fn run(spec: &Spec) -> RunResult {
+    let mut rng = SplitMix::new(spec.seed);
+    let throttled = spec.settings.throttled();
+    let mut total = StatsData::default();
+    let mut hist = LatencyHistogram::new();
+    let mut scripts = empty_scripts(spec);
     let total_weight: i64 = spec.scripts.iter().map(|s| s.1).sum();
     let mut series = SeriesRecorder::new(0);
     let mut late = 0;
@@ -231,17 +249,7 @@ pub fn run(spec: &Spec) -> RunResult {
             }
             series.record(&one, ok.then_some(latency));
             if spec.settings.report_per_command {
-                let last = script.commands.len().saturating_sub(1);
-                let share = latency / 1e6 / (last + 1) as f64;
-                for (ci, c) in script.commands.iter_mut().enumerate() {
-                    c.stats.elapsed.add(share);
-                    if !ok && ci == last {
-                        c.stats.failures += 1;
-                    }
-                    if tries > 1 && ci == last {
-                        c.stats.retries += 1;
-                    }
-                }
+                count_commands(script, latency, ok, tries);
             }
         }
     }

@@ -9,8 +9,9 @@
 //!   consecutive batches at least twice the series' autocorrelation time long
 //!   (`(1 + r1) / (1 - r1)` seconds, `r1` the lag-1 autocorrelation), whose means are
 //!   close to independent; each side's mean then has the standard error of its batch
-//!   means, the ratio's half-width follows by the delta method with Student's t at
-//!   the Welch-Satterthwaite degrees of freedom, around the figure's own change. A
+//!   means, the interval of the log of the ratio follows by the delta method with
+//!   Student's t at the Welch-Satterthwaite degrees of freedom, around the figure's
+//!   own change. A
 //!   side with fewer than [`MIN_BATCHES`] batches is too short to tell. Percentiles
 //!   use the per-second percentiles' mean for the width (a proxy: percentiles of
 //!   seconds do not add up to the run's).
@@ -71,7 +72,7 @@ pub fn over_runs(a: &[f64], b: &[f64]) -> Option<Interval> {
 pub type Series = Vec<(f64, f64)>;
 
 /// Batches a single run's series needs for an interval.
-pub const MIN_BATCHES: usize = 5;
+pub const MIN_BATCHES: usize = 3;
 
 /// The lag-`k` autocorrelation of `x`.
 fn autocorrelation(x: &[f64], k: usize) -> f64 {
@@ -146,11 +147,12 @@ pub fn over_seconds(a: &Series, b: &Series, center: f64) -> Result<Interval, NoI
     }
     let (ra, rb) = ((sa / ma).powi(2), (sb / mb).powi(2));
     let df = (ra + rb).powi(2) / (ra * ra / (ka - 1) as f64 + rb * rb / (kb - 1) as f64);
-    let ratio = mb / ma;
-    let half = t975(if df.is_finite() { df } else { 1e9 }) * ratio * (ra + rb).sqrt();
+    // On the log of the ratio, where the delta method is symmetric: the interval of
+    // `b / a` then stays above 0.
+    let half = t975(if df.is_finite() { df } else { 1e9 }) * (ra + rb).sqrt();
     Ok(Interval {
-        low: center - half,
-        high: center + half,
+        low: (1.0 + center) * (-half).exp() - 1.0,
+        high: (1.0 + center) * half.exp() - 1.0,
     })
 }
 

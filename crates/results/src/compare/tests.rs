@@ -43,6 +43,13 @@ fn a_ten_percent_faster_single_run_is_beyond_noise_and_better() {
         row(&c, &Figure::LatencyMax).changes[0].verdict,
         Verdict::NoInterval
     );
+    for seed in 10..20 {
+        let a = Spec::tpcb(seed, 120, 500.0, 2000.0);
+        let b = Spec::tpcb(seed + 100, 120, 550.0, 2000.0);
+        let c = compare(&[side("a", &[a]), side("b", &[b])]).unwrap();
+        let ch = &row(&c, &Figure::Tps).changes[0];
+        assert_eq!(ch.verdict, Verdict::Better, "seed {seed}: {ch:?}");
+    }
 }
 
 #[test]

@@ -123,9 +123,11 @@ fn assert_figures_printed(case: &str, s: &Summary) {
 
 #[test]
 fn every_recorded_case_imports_with_the_figures_stock_printed() {
+    let schema = crate::document::tests::validator();
     for case in CASES {
         let doc = import_files(&paths(case)).unwrap_or_else(|e| panic!("{case}: {e}"));
         assert_figures_printed(case, &doc.summary);
+        crate::document::tests::assert_valid(&schema, case, &doc.to_json());
         assert!(doc.run.is_none());
         assert_eq!(
             doc.client_version
