@@ -121,8 +121,7 @@ pub fn every_mode() -> Vec<(&'static str, Spec)> {
     ]
 }
 
-/// splitmix64: small, seedable, good enough for simulated noise and for bootstrap
-/// resampling.
+/// splitmix64: small, seedable, good enough for simulated noise.
 pub struct SplitMix(u64);
 
 impl SplitMix {
@@ -136,11 +135,6 @@ impl SplitMix {
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * n as f64) as usize % n
     }
 
     /// Uniform in (0, 1).

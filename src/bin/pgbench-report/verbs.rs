@@ -60,9 +60,10 @@ pgbench-report compare --a A1.json A2.json... --b B1.json B2.json... [--c ...] [
 Prints each figure of every side (tps, latency average, stddev, percentiles and
 maximum, failures, retries, schedule lag, per script, per statement), each later
 side's change against the first, its 95% confidence interval, and whether the change
-is within or beyond noise. Intervals: bootstrap over the runs of each side when every
+is within or beyond noise. Intervals: Welch's t over the runs of each side when every
 side has 3 or more runs; batch means over the per-second series when every side has
-one run (too short to tell when a run has fewer than 3 batches of seconds).
+one run (too short to tell when a run has fewer than 3 batches of seconds). See
+docs/comparing.md.
 
 Options:
   --a FILE... --b FILE...  groups of repeated runs (also --c ... --f)
