@@ -6,7 +6,9 @@
 //! failures, retries and schedule lag at chosen rates. Deterministic for a seed.
 
 use crate::histogram::LatencyHistogram;
-use crate::run::{CommandResult, Limit, MaxTries, QueryMode, RunResult, RunSettings, ScriptResult};
+use crate::run::{
+    CommandResult, Limit, MaxTries, Partitions, QueryMode, RunResult, RunSettings, ScriptResult,
+};
 use crate::series::SeriesRecorder;
 use crate::stats::{CommandStats, StatsData, TxOutcome};
 
@@ -29,6 +31,8 @@ pub struct Spec {
     /// `(name, weight, commands)` per script; commands share the latency.
     pub scripts: Vec<(String, i64, Vec<String>)>,
     pub settings: RunSettings,
+    /// `--partitions` as the setup phase found them.
+    pub partitions: Option<Partitions>,
 }
 
 impl Spec {
@@ -68,6 +72,7 @@ impl Spec {
                 report_per_command: false,
                 percentiles: Some(vec![50.0, 90.0, 99.0, 99.9, 99.99]),
             },
+            partitions: None,
         }
     }
 }
@@ -83,6 +88,9 @@ pub fn every_mode() -> Vec<(&'static str, Spec)> {
     rate.settings.progress_s = Some(1);
     let mut late = rate.clone();
     late.settings.latency_limit_us = Some(2500);
+    let mut limit_only = base();
+    limit_only.settings.latency_limit_us = Some(2000);
+    limit_only.settings.query_mode = QueryMode::Prepared;
     let mut tries = base();
     tries.settings.max_tries = MaxTries::Limited(5);
     tries.settings.failures_detailed = true;
@@ -105,6 +113,11 @@ pub fn every_mode() -> Vec<(&'static str, Spec)> {
     per_command.retry_rate = 0.05;
     let mut connect = base();
     connect.settings.reconnect = true;
+    let mut partitioned = base();
+    partitioned.partitions = Some(Partitions {
+        method: "range".to_string(),
+        count: 4,
+    });
     let mut no_percentiles = base();
     no_percentiles.settings.percentiles = None;
     vec![
@@ -112,11 +125,13 @@ pub fn every_mode() -> Vec<(&'static str, Spec)> {
         ("-t", t),
         ("-R -P", rate),
         ("-R -L", late),
+        ("-L -M prepared", limit_only),
         ("--max-tries --failures-detailed", tries),
         ("--max-tries=0", unlimited),
         ("several scripts", scripts),
         ("several scripts -r", per_command),
         ("-C", connect),
+        ("--partitions", partitioned),
         ("no --latency-percentiles", no_percentiles),
     ]
 }
@@ -251,7 +266,7 @@ pub fn run(spec: &Spec) -> RunResult {
     RunResult {
         settings: spec.settings.clone(),
         scale: 1,
-        partitions: None,
+        partitions: spec.partitions.clone(),
         total,
         scripts,
         bench_duration_us: spec.seconds as f64 * 1e6 + 1234.5,
