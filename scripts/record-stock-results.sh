@@ -18,21 +18,12 @@ bindir=${PG_BINDIR:-$(pg_config --bindir)}
 pgbench=${PGBENCH:-$bindir/pgbench}
 "$pgbench" --version | grep -q ' 15\.' || { echo "need stock pgbench 15" >&2; exit 1; }
 
+# shellcheck source=../benches/cluster.sh
+. benches/cluster.sh
 tmp=$(mktemp -d)
-as_pg=()
-if [ "$(id -u)" = 0 ]; then
-  chown postgres "$tmp"
-  as_pg=(runuser -u postgres --)
-fi
-stop() {
-  "${as_pg[@]}" "$bindir/pg_ctl" -D "$tmp/data" -m immediate stop >/dev/null 2>&1 || true
-  rm -rf "$tmp"
-}
-trap stop EXIT
-"${as_pg[@]}" "$bindir/initdb" -D "$tmp/data" -U postgres >/dev/null
-"${as_pg[@]}" "$bindir/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w \
-  -o "-k $tmp -c listen_addresses='' -c fsync=off -c max_connections=20" start >/dev/null
-export PGHOST=$tmp PGUSER=postgres PGDATABASE=postgres
+trap 'stop_throwaway_cluster "$bindir" "$tmp"' EXIT
+throwaway_cluster "$bindir" "$tmp" 5433 fsync=off max_connections=20
+export PGHOST=$tmp PGPORT=5433 PGUSER=postgres PGDATABASE=postgres
 "$pgbench" -i -s 2 -q >/dev/null 2>&1
 
 scripts=$out/scripts

@@ -186,7 +186,7 @@ fn compare_gates_on_a_regression_and_passes_an_a_a_pair() {
     };
     let out = groups("slower");
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
-    assert!(text(&out.stdout).contains("bootstrap over the repeated runs"));
+    assert!(text(&out.stdout).contains("Welch's t over each side's runs"));
     assert_eq!(groups("same").status.code(), Some(0));
 }
 

@@ -277,4 +277,4 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -38,4 +38,6 @@ pub use run::{
     CommandResult, Limit, MaxTries, Micros, Partitions, QueryMode, RunResult, RunSettings,
     ScriptResult, Secs,
 };
+/// For building [`RunMeta::options`] values without a dependency of one's own.
+pub use serde_json;
 pub use stats::{CommandStats, SimpleStats, StatsData, TxOutcome};

@@ -125,6 +125,11 @@ pub fn render_summary(s: &Summary, out: &mut String) {
         ms(s.average_connection_time_ms),
     );
     line(out, "tps = ", s.tps.map(|t| fmt_f(t, 6)));
+    script_lines(s, out);
+}
+
+/// Each script's block, then the percentiles.
+fn script_lines(s: &Summary, out: &mut String) {
     let several = s.scripts.len() > 1;
     for (i, sc) in s.scripts.iter().enumerate() {
         if several {

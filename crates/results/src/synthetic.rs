@@ -6,7 +6,9 @@
 //! failures, retries and schedule lag at chosen rates. Deterministic for a seed.
 
 use crate::histogram::LatencyHistogram;
-use crate::run::{CommandResult, Limit, MaxTries, QueryMode, RunResult, RunSettings, ScriptResult};
+use crate::run::{
+    CommandResult, Limit, MaxTries, Partitions, QueryMode, RunResult, RunSettings, ScriptResult,
+};
 use crate::series::SeriesRecorder;
 use crate::stats::{CommandStats, StatsData, TxOutcome};
 
@@ -29,6 +31,8 @@ pub struct Spec {
     /// `(name, weight, commands)` per script; commands share the latency.
     pub scripts: Vec<(String, i64, Vec<String>)>,
     pub settings: RunSettings,
+    /// `--partitions` as the setup phase found them.
+    pub partitions: Option<Partitions>,
 }
 
 impl Spec {
@@ -68,6 +72,7 @@ impl Spec {
                 report_per_command: false,
                 percentiles: Some(vec![50.0, 90.0, 99.0, 99.9, 99.99]),
             },
+            partitions: None,
         }
     }
 }
@@ -83,6 +88,9 @@ pub fn every_mode() -> Vec<(&'static str, Spec)> {
     rate.settings.progress_s = Some(1);
     let mut late = rate.clone();
     late.settings.latency_limit_us = Some(2500);
+    let mut limit_only = base();
+    limit_only.settings.latency_limit_us = Some(2000);
+    limit_only.settings.query_mode = QueryMode::Prepared;
     let mut tries = base();
     tries.settings.max_tries = MaxTries::Limited(5);
     tries.settings.failures_detailed = true;
@@ -105,6 +113,11 @@ pub fn every_mode() -> Vec<(&'static str, Spec)> {
     per_command.retry_rate = 0.05;
     let mut connect = base();
     connect.settings.reconnect = true;
+    let mut partitioned = base();
+    partitioned.partitions = Some(Partitions {
+        method: "range".to_string(),
+        count: 4,
+    });
     let mut no_percentiles = base();
     no_percentiles.settings.percentiles = None;
     vec![
@@ -112,17 +125,18 @@ pub fn every_mode() -> Vec<(&'static str, Spec)> {
         ("-t", t),
         ("-R -P", rate),
         ("-R -L", late),
+        ("-L -M prepared", limit_only),
         ("--max-tries --failures-detailed", tries),
         ("--max-tries=0", unlimited),
         ("several scripts", scripts),
         ("several scripts -r", per_command),
         ("-C", connect),
+        ("--partitions", partitioned),
         ("no --latency-percentiles", no_percentiles),
     ]
 }
 
-/// splitmix64: small, seedable, good enough for simulated noise and for bootstrap
-/// resampling.
+/// splitmix64: small, seedable, good enough for simulated noise.
 pub struct SplitMix(u64);
 
 impl SplitMix {
@@ -138,11 +152,6 @@ impl SplitMix {
         z ^ (z >> 31)
     }
 
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * n as f64) as usize % n
-    }
-
     /// Uniform in (0, 1).
     pub fn unit(&mut self) -> f64 {
         ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
@@ -155,14 +164,8 @@ impl SplitMix {
     }
 }
 
-/// Runs the simulation.
-pub fn run(spec: &Spec) -> RunResult {
-    let mut rng = SplitMix::new(spec.seed);
-    let throttled = spec.settings.throttled();
-    let mut total = StatsData::default();
-    let mut hist = LatencyHistogram::new();
-    let mut scripts: Vec<ScriptResult> = spec
-        .scripts
+fn empty_scripts(spec: &Spec) -> Vec<ScriptResult> {
+    spec.scripts
         .iter()
         .map(|(name, weight, commands)| ScriptResult {
             desc: name.clone(),
@@ -177,7 +180,31 @@ pub fn run(spec: &Spec) -> RunResult {
                 .collect(),
             histogram: Some(LatencyHistogram::new()),
         })
-        .collect();
+        .collect()
+}
+
+/// `-r`: the commands share the latency; the last one fails or is retried.
+fn count_commands(script: &mut ScriptResult, latency: f64, ok: bool, tries: u32) {
+    let last = script.commands.len().saturating_sub(1);
+    let share = latency / 1e6 / (last + 1) as f64;
+    for (ci, c) in script.commands.iter_mut().enumerate() {
+        c.stats.elapsed.add(share);
+        if !ok && ci == last {
+            c.stats.failures += 1;
+        }
+        if tries > 1 && ci == last {
+            c.stats.retries += 1;
+        }
+    }
+}
+
+/// Runs the simulation.
+pub fn run(spec: &Spec) -> RunResult {
+    let mut rng = SplitMix::new(spec.seed);
+    let throttled = spec.settings.throttled();
+    let mut total = StatsData::default();
+    let mut hist = LatencyHistogram::new();
+    let mut scripts = empty_scripts(spec);
     let total_weight: i64 = spec.scripts.iter().map(|s| s.1).sum();
     let mut series = SeriesRecorder::new(0);
     let mut late = 0;
@@ -231,17 +258,7 @@ pub fn run(spec: &Spec) -> RunResult {
             }
             series.record(end_us, outcome, latency, lag, tries, throttled);
             if spec.settings.report_per_command {
-                let last = script.commands.len().saturating_sub(1);
-                let share = latency / 1e6 / (last + 1) as f64;
-                for (ci, c) in script.commands.iter_mut().enumerate() {
-                    c.stats.elapsed.add(share);
-                    if !ok && ci == last {
-                        c.stats.failures += 1;
-                    }
-                    if tries > 1 && ci == last {
-                        c.stats.retries += 1;
-                    }
-                }
+                count_commands(script, latency, ok, tries);
             }
         }
     }
@@ -249,7 +266,7 @@ pub fn run(spec: &Spec) -> RunResult {
     RunResult {
         settings: spec.settings.clone(),
         scale: 1,
-        partitions: None,
+        partitions: spec.partitions.clone(),
         total,
         scripts,
         bench_duration_us: spec.seconds as f64 * 1e6 + 1234.5,

@@ -60,9 +60,10 @@ pgbench-report compare --a A1.json A2.json... --b B1.json B2.json... [--c ...] [
 Prints each figure of every side (tps, latency average, stddev, percentiles and
 maximum, failures, retries, schedule lag, per script, per statement), each later
 side's change against the first, its 95% confidence interval, and whether the change
-is within or beyond noise. Intervals: bootstrap over the runs of each side when every
+is within or beyond noise. Intervals: Welch's t over the runs of each side when every
 side has 3 or more runs; batch means over the per-second series when every side has
-one run (too short to tell when a run has fewer than 5 batches of seconds).
+one run (too short to tell when a run has fewer than 3 batches of seconds). See
+docs/comparing.md.
 
 Options:
   --a FILE... --b FILE...  groups of repeated runs (also --c ... --f)
@@ -284,7 +285,7 @@ fn file_name(path: &str) -> String {
 
 fn compare_verb(args: &[String]) -> Result<u8, VerbError> {
     let mut singles: Vec<&str> = Vec::new();
-    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut groups: Vec<Vec<&str>> = Vec::new();
     let mut gates = Vec::new();
     let mut opts = Options::new(args);
     while let Some((name, value)) = opts.next() {
@@ -293,7 +294,7 @@ fn compare_verb(args: &[String]) -> Result<u8, VerbError> {
             Some("--fail-if") => gates.push(Gate::parse(opts.value("--fail-if", value)?)?),
             Some(g) if g.len() == 3 && ("--a"..="--f").contains(&g) => {
                 let files = opts.values(g, value)?;
-                groups.push((g[2..].to_string(), files));
+                groups.push(files);
             }
             Some(other) => return Err(usage(format!("compare: unknown option \"{other}\""))),
         }
@@ -316,20 +317,14 @@ fn compare_verb(args: &[String]) -> Result<u8, VerbError> {
     } else {
         groups
             .iter()
-            .map(|(label, files)| {
+            .map(|files| {
                 let runs = files
                     .iter()
                     .map(|f| read_doc(f))
                     .collect::<Result<_, _>>()?;
+                let names: Vec<String> = files.iter().map(|f| file_name(f)).collect();
                 Ok(Side {
-                    label: format!(
-                        "{label}: {}",
-                        files
-                            .iter()
-                            .map(|f| file_name(f))
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                    ),
+                    label: names.join(", "),
                     runs,
                 })
             })

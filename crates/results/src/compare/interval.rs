@@ -1,26 +1,24 @@
 //! Confidence intervals for the relative difference `b / a - 1` of a figure between
-//! two sides, 95 %:
+//! two sides, 95 %, both by the delta method on the log of the ratio with Student's t
+//! at the Welch-Satterthwaite degrees of freedom (so an interval never reaches -100 %
+//! and is wide, not wrong, when there is little data):
 //!
-//! - **repeated runs** (3 or more per side): percentile bootstrap, 2000 resamples with
-//!   a fixed seed (the same files always give the same table); each resample draws
-//!   each side's runs with replacement and takes the mean of the figure over them;
+//! - **repeated runs** (3 or more per side): from each side's runs, their mean and the
+//!   variance of that mean (Welch's interval). A percentile bootstrap over the runs was
+//!   tried first and rejected: with the 3 to 10 runs a side that benchmarks have, its
+//!   intervals are too narrow (A/A groups of 3 synthetic runs: a third of the pairs
+//!   called different);
 //! - **single runs**: batch means over the per-second series. Neighbouring seconds are
 //!   correlated (a checkpoint slows several in a row), so the seconds are cut into
 //!   consecutive batches at least twice the series' autocorrelation time long
 //!   (`(1 + r1) / (1 - r1)` seconds, `r1` the lag-1 autocorrelation), whose means are
 //!   close to independent; each side's mean then has the standard error of its batch
-//!   means, the ratio's half-width follows by the delta method with Student's t at
-//!   the Welch-Satterthwaite degrees of freedom, around the figure's own change. A
-//!   side with fewer than [`MIN_BATCHES`] batches is too short to tell. Percentiles
-//!   use the per-second percentiles' mean for the width (a proxy: percentiles of
-//!   seconds do not add up to the run's).
+//!   means, around the figure's own change. A side with fewer than [`MIN_BATCHES`]
+//!   batches is too short to tell. Percentiles use the per-second percentiles' mean
+//!   for the width (a proxy: percentiles of seconds do not add up to the run's).
 
-use crate::synthetic::SplitMix;
-
-pub const RESAMPLES: usize = 2000;
 /// Runs each side needs for a run-level interval.
 pub const MIN_RUNS: usize = 3;
-const SEED: u64 = 0x5EED_F00D_C0DE;
 
 /// A 95 % interval for `b / a - 1`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -35,19 +33,6 @@ impl Interval {
     }
 }
 
-fn percentile_interval(mut ratios: Vec<f64>) -> Option<Interval> {
-    ratios.retain(|r| r.is_finite());
-    if ratios.len() < RESAMPLES / 2 {
-        return None;
-    }
-    ratios.sort_by(f64::total_cmp);
-    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
-    Some(Interval {
-        low: at(0.025),
-        high: at(0.975),
-    })
-}
-
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
@@ -57,13 +42,34 @@ pub fn over_runs(a: &[f64], b: &[f64]) -> Option<Interval> {
     if a.len() < MIN_RUNS || b.len() < MIN_RUNS {
         return None;
     }
-    let mut rng = SplitMix::new(SEED);
-    let mut draw = |v: &[f64]| {
-        let picked: Vec<f64> = (0..v.len()).map(|_| v[rng.below(v.len())]).collect();
-        mean(&picked)
+    welch(a, b)
+}
+
+/// Welch's interval for the ratio of two means, on the log scale (delta method).
+fn welch(a: &[f64], b: &[f64]) -> Option<Interval> {
+    let stats = |v: &[f64]| {
+        let m = mean(v);
+        let var = v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() - 1) as f64;
+        (m, var / v.len() as f64, v.len())
     };
-    let ratios = (0..RESAMPLES).map(|_| draw(b) / draw(a) - 1.0).collect();
-    percentile_interval(ratios)
+    let ((ma, va, na), (mb, vb, nb)) = (stats(a), stats(b));
+    if ma == 0.0 || mb == 0.0 {
+        return None;
+    }
+    log_interval(mb / ma - 1.0, (ma, va, na), (mb, vb, nb))
+}
+
+/// The interval of `b / a` around `center + 1` from each side's mean, variance of
+/// the mean and degrees of freedom + 1, by the delta method on the log of the ratio
+/// with Student's t at the Welch-Satterthwaite degrees of freedom.
+fn log_interval(center: f64, a: (f64, f64, usize), b: (f64, f64, usize)) -> Option<Interval> {
+    let (ra, rb) = (a.1 / (a.0 * a.0), b.1 / (b.0 * b.0));
+    let df = (ra + rb).powi(2) / (ra * ra / (a.2 - 1) as f64 + rb * rb / (b.2 - 1) as f64);
+    let half = t975(if df.is_finite() { df } else { 1e9 }) * (ra + rb).sqrt();
+    Some(Interval {
+        low: (1.0 + center) * (-half).exp() - 1.0,
+        high: (1.0 + center) * half.exp() - 1.0,
+    })
 }
 
 /// A per-second series: each second's value and its weight (1 for tps, the
@@ -71,7 +77,7 @@ pub fn over_runs(a: &[f64], b: &[f64]) -> Option<Interval> {
 pub type Series = Vec<(f64, f64)>;
 
 /// Batches a single run's series needs for an interval.
-pub const MIN_BATCHES: usize = 5;
+pub const MIN_BATCHES: usize = 3;
 
 /// The lag-`k` autocorrelation of `x`.
 fn autocorrelation(x: &[f64], k: usize) -> f64 {
@@ -144,19 +150,13 @@ pub fn over_seconds(a: &Series, b: &Series, center: f64) -> Result<Interval, NoI
     if ma == 0.0 || mb == 0.0 {
         return Err(NoInterval::NoSeries);
     }
-    let (ra, rb) = ((sa / ma).powi(2), (sb / mb).powi(2));
-    let df = (ra + rb).powi(2) / (ra * ra / (ka - 1) as f64 + rb * rb / (kb - 1) as f64);
-    let ratio = mb / ma;
-    let half = t975(if df.is_finite() { df } else { 1e9 }) * ratio * (ra + rb).sqrt();
-    Ok(Interval {
-        low: center - half,
-        high: center + half,
-    })
+    log_interval(center, (ma, sa * sa, ka), (mb, sb * sb, kb)).ok_or(NoInterval::NoSeries)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::synthetic::SplitMix;
 
     #[test]
     fn batches_grow_with_autocorrelation() {

@@ -206,9 +206,9 @@ pub struct Row {
 /// How intervals were computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
-    /// Bootstrap over repeated runs.
+    /// Welch's interval over repeated runs.
     Runs,
-    /// Block bootstrap over per-second series of single runs.
+    /// Batch means over the per-second series of single runs.
     Seconds,
     /// Groups too small for either.
     None,

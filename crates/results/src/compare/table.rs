@@ -28,15 +28,9 @@ fn value(v: Option<f64>) -> String {
 
 fn method_line(c: &Comparison) -> &'static str {
     match c.method {
-        Method::Runs => {
-            "95% intervals: bootstrap over the repeated runs of each side (mean of each side's runs)"
-        }
-        Method::Seconds => {
-            "95% intervals: batch means over each run's per-second series (batches twice as long as the seconds stay correlated), Student's t"
-        }
-        Method::None => {
-            "no intervals: groups need 3 runs a side (or give one run a side for per-second intervals)"
-        }
+        Method::Runs => "95% intervals: Welch's t over each side's runs",
+        Method::Seconds => "95% intervals: batch means over each run's per-second series",
+        Method::None => "no intervals: groups need 3 runs a side (or one run a side)",
     }
 }
 

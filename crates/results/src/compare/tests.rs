@@ -43,6 +43,13 @@ fn a_ten_percent_faster_single_run_is_beyond_noise_and_better() {
         row(&c, &Figure::LatencyMax).changes[0].verdict,
         Verdict::NoInterval
     );
+    for seed in 10..20 {
+        let a = Spec::tpcb(seed, 120, 500.0, 2000.0);
+        let b = Spec::tpcb(seed + 100, 120, 550.0, 2000.0);
+        let c = compare(&[side("a", &[a]), side("b", &[b])]).unwrap();
+        let ch = &row(&c, &Figure::Tps).changes[0];
+        assert_eq!(ch.verdict, Verdict::Better, "seed {seed}: {ch:?}");
+    }
 }
 
 #[test]
@@ -80,7 +87,7 @@ fn short_runs_are_too_short_to_tell() {
 }
 
 #[test]
-fn groups_of_repeated_runs_compare_by_run_bootstrap() {
+fn groups_of_repeated_runs_compare_by_welchs_interval() {
     let group = |base: u64, tps: f64| -> Vec<Spec> {
         (0..4)
             .map(|i| Spec::tpcb(base + i, 20, tps * (1.0 + 0.01 * i as f64), 2000.0))
@@ -162,4 +169,43 @@ fn the_table_lists_scripts_and_statements_of_every_side() {
         assert!(text.contains(wanted), "{wanted:?} not in\n{text}");
     }
     assert!(compare(&[side("a", &[Spec::tpcb(1, 3, 10.0, 100.0)])]).is_err());
+}
+
+#[test]
+fn a_a_groups_are_within_noise_at_about_the_nominal_rate() {
+    let figures = [
+        Figure::Tps,
+        Figure::LatencyAvg,
+        Figure::Percentile(99.0),
+        Figure::Percentile(99.99),
+        Figure::LatencyMax,
+    ];
+    let pairs = 40;
+    for runs in [3, 5] {
+        let mut flagged = [0; 5];
+        for pair in 0..pairs {
+            let group = |base: u64| -> Vec<Spec> {
+                (0..runs)
+                    .map(|i| Spec::tpcb(base + i, 20, 500.0, 2000.0))
+                    .collect()
+            };
+            let c = compare(&[
+                side("a", &group(1000 + 20 * pair)),
+                side("b", &group(5000 + 20 * pair)),
+            ])
+            .unwrap();
+            for (f, n) in figures.iter().zip(&mut flagged) {
+                if row(&c, f).changes[0].verdict != Verdict::WithinNoise {
+                    *n += 1;
+                }
+            }
+        }
+        eprintln!(
+            "A/A groups of {runs} runs called different, of {pairs}: {flagged:?} (tps, latency, p99, p99.99, max)"
+        );
+        assert!(
+            flagged.iter().all(|&n| n <= 6),
+            "{runs} runs: {flagged:?} of {pairs}"
+        );
+    }
 }

@@ -92,29 +92,37 @@ fn num(v: Option<f64>, prec: usize) -> String {
     v.map_or("&ndash;".to_string(), |v| fmt_f(v, prec))
 }
 
+/// The main figures of each file; the lag and start columns only when some file
+/// has them.
 fn summary_table(files: &[(String, ResultsFile)], out: &mut String) {
-    let _ = writeln!(
-        out,
+    let lag = files.iter().any(|(_, d)| d.summary.lag_avg_ms.is_some());
+    let started = files.iter().any(|(_, d)| d.started_at.is_some());
+    out.push_str(
         "<table id=\"summary\"><thead><tr><th>run</th><th>source</th><th>tps</th>\
          <th>latency avg (ms)</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th>\
-         <th>max</th><th>failed</th><th>retries</th><th>lag avg (ms)</th><th>clients</th>\
-         <th>started</th></tr></thead><tbody>"
+         <th>max</th><th>failed</th><th>retries</th><th>clients</th>",
     );
+    if lag {
+        out.push_str("<th>lag avg (ms)</th>");
+    }
+    if started {
+        out.push_str("<th>started</th>");
+    }
+    out.push_str("</tr></thead><tbody>\n");
     for (label, doc) in files {
         let s = &doc.summary;
         let p = |q: f64| num(s.percentiles.as_ref().and_then(|p| p.at(q)), 3);
         let source = match &doc.origin {
-            Origin::PgbenchRs => "pgbench-rs run".to_string(),
-            Origin::StockImport { .. } => "stock pgbench, imported".to_string(),
+            Origin::PgbenchRs => "pgbench-rs run",
+            Origin::StockImport { .. } => "stock pgbench, imported",
         };
-        let client = doc.client_version.as_deref().unwrap_or("");
-        let _ = writeln!(
+        let count = |v: Option<i64>| v.map_or("&ndash;".into(), |v| v.to_string());
+        let _ = write!(
             out,
-            "<tr><td>{}</td><td title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td title=\"{}\">{source}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
             esc(label),
-            esc(client),
-            source,
+            esc(doc.client_version.as_deref().unwrap_or("")),
             num(s.tps, 1),
             num(s.latency_avg_ms, 3),
             p(50.0),
@@ -122,14 +130,23 @@ fn summary_table(files: &[(String, ResultsFile)], out: &mut String) {
             p(99.0),
             p(99.9),
             num(s.percentiles.as_ref().map(|p| p.max_ms), 3),
-            s.failures.map_or("&ndash;".into(), |f| f.total.to_string()),
-            s.retries.map_or("&ndash;".into(), |r| r.to_string()),
-            num(s.lag_avg_ms, 3),
-            s.clients.map_or("&ndash;".into(), |c| c.to_string()),
-            esc(doc.started_at.as_deref().unwrap_or("")),
+            count(s.failures.map(|f| f.total)),
+            count(s.retries),
+            count(s.clients),
         );
+        if lag {
+            let _ = write!(out, "<td>{}</td>", num(s.lag_avg_ms, 3));
+        }
+        if started {
+            let _ = write!(
+                out,
+                "<td>{}</td>",
+                esc(doc.started_at.as_deref().unwrap_or(""))
+            );
+        }
+        out.push_str("</tr>\n");
     }
-    let _ = writeln!(out, "</tbody></table>");
+    out.push_str("</tbody></table>\n");
 }
 
 /// Statement latencies of every file, one row per statement of the first file that
@@ -206,9 +223,14 @@ pub fn render_page(files: &[(String, ResultsFile)]) -> String {
     );
     summary_table(files, &mut out);
     out.push_str(
-        "<h2>Throughput</h2><div class=\"chart\" id=\"chart-tps\"></div>\n\
-         <h2>Latency over time</h2><div class=\"chart\" id=\"chart-latency\"></div>\n\
-         <h2>Latency distribution</h2><div class=\"chart\" id=\"chart-spectrum\"></div>\n",
+        "<h2>Throughput</h2><p class=\"note\">Successful transactions per second of each \
+         interval.</p><div class=\"chart\" id=\"chart-tps\"></div>\n\
+         <h2>Latency over time</h2><p class=\"note\">Each interval's median (solid) and 99th \
+         percentile (dashed), or its average where the file has no percentiles.</p>\
+         <div class=\"chart\" id=\"chart-latency\"></div>\n\
+         <h2>Latency distribution</h2><p class=\"note\">The latency under which each share \
+         of the run's transactions completed; each line ends at the run's maximum.</p>\
+         <div class=\"chart\" id=\"chart-spectrum\"></div>\n",
     );
     if any_failures {
         out.push_str(

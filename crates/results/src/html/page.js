@@ -16,7 +16,7 @@
   }
 
   // tables: one [xs, ys...] per run, aligned on a common x by uPlot.join.
-  function draw(id, tables, series, xAxis, yAxis, scales, empty) {
+  function draw(id, tables, series, xAxis, yAxis, scales, empty, padding) {
     var el = document.getElementById(id);
     if (!el) return;
     if (tables.length === 0) {
@@ -31,6 +31,7 @@
       series: [{ label: xAxis.label }].concat(series),
       axes: [xAxis, yAxis],
       legend: { live: false },
+      padding: padding || [12, 12, 0, 0],
       cursor: { drag: { x: true, y: false } }
     };
     var u = new uPlot(opts, aligned, el);
@@ -76,10 +77,11 @@
     for (var v = 1; v <= max * 1.0001; v *= 10) if (v >= min / 1.0001) out.push(v);
     return out;
   };
+  // 1 / (1 - q) = 10^k is the percentile with k - 2 decimals of nines: 99.9% at 1000.
   var pct = function (u, vals) {
     return vals.map(function (v) {
-      var p = 100 * (1 - 1 / v);
-      return (p === 0 ? "0" : String(Math.round(p * 10000) / 10000)) + "%";
+      var decimals = Math.max(0, Math.round(Math.log10(v)) - 2);
+      return (v <= 1 ? "0" : (100 * (1 - 1 / v)).toFixed(decimals)) + "%";
     });
   };
   draw("chart-spectrum",
@@ -88,7 +90,8 @@
     { label: "percentile (log scale of 1 / (1 - percentile))", splits: decades, values: pct, space: 60 },
     { label: "latency (ms, log scale)", size: 70 },
     { x: { time: false, distr: 3, log: 10 }, y: { distr: 3, log: 10 } },
-    "No latency histogram in these files (for stock pgbench, import its -l logs).");
+    "No latency histogram in these files (for stock pgbench, import its -l logs).",
+    [12, 36, 0, 0]);
 
   if (data.failures) {
     var fTables = [], fSeries = [];

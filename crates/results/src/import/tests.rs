@@ -123,9 +123,11 @@ fn assert_figures_printed(case: &str, s: &Summary) {
 
 #[test]
 fn every_recorded_case_imports_with_the_figures_stock_printed() {
+    let schema = crate::document::tests::validator();
     for case in CASES {
         let doc = import_files(&paths(case)).unwrap_or_else(|e| panic!("{case}: {e}"));
         assert_figures_printed(case, &doc.summary);
+        crate::document::tests::assert_valid(&schema, case, &doc.to_json());
         assert!(doc.run.is_none());
         assert_eq!(
             doc.client_version
@@ -302,4 +304,35 @@ fn bad_input_is_named_with_its_line() {
     .unwrap_err()
     .to_string()
     .starts_with("/nonexistent/out.txt: No such file"));
+}
+
+#[test]
+fn progress_timestamps_and_aborted_runs() {
+    let err = "pgbench: setting random seed to 42\n\
+               progress: 1796114957.000 s, 100.0 tps, lat 1.000 ms stddev 0.100, 0 failed\n\
+               progress: 1796114959.000 s, 50.0 tps, lat 2.000 ms stddev 0.200, 3 failed, lag 0.5 ms, 1 skipped\n\
+               pgbench: error: client 1 aborted in command 2 (SQL) of script 0; ...\n\
+               pgbench: error: Run was aborted; the above results are incomplete.\n";
+    let s = progress::parse("err", err).unwrap();
+    assert!(s.aborted);
+    assert_eq!(s.random_seed, Some(42));
+    let t = s.timeline.unwrap();
+    // With --progress-timestamp the first interval is taken as long as the next.
+    assert_eq!((t.points[0].t_s, t.points[0].length_s), (0.0, 2.0));
+    assert_eq!((t.points[1].t_s, t.points[1].length_s), (2.0, 2.0));
+    assert_eq!(
+        (t.points[1].failures, t.points[1].skipped),
+        (Some(3), Some(1))
+    );
+    assert_eq!(t.points[1].lag_avg_ms, Some(0.5));
+    let doc = import(&Inputs {
+        report: ("out".into(), stdout("connect")),
+        progress: Some(("err".into(), err.into())),
+        ..Inputs::default()
+    })
+    .unwrap();
+    assert_eq!(
+        doc.summary.aborted_clients, None,
+        "aborted: how many is not printed"
+    );
 }

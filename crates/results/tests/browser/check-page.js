@@ -32,15 +32,26 @@ const browser = spawn(chromium, [
 let stderr = "";
 browser.stdio[2].on("data", (d) => { stderr += d; });
 
+let done = false, exited = false;
+// Ends chromium, then removes its profile (once it has stopped writing there).
 function finish(code, message) {
+  done = true;
   if (message) process.stderr.write(message + "\n" + stderr.slice(-2000) + "\n");
-  try { browser.kill("SIGKILL"); } catch (e) { /* already gone */ }
-  fs.rmSync(profile, { recursive: true, force: true });
-  process.exit(code);
+  const cleanup = () => {
+    try {
+      fs.rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+    } catch (e) { /* a leftover temporary directory is not a failure */ }
+    process.exit(code);
+  };
+  if (exited) return cleanup();
+  browser.once("exit", cleanup);
+  try { browser.kill("SIGKILL"); } catch (e) { cleanup(); }
 }
 setTimeout(() => finish(3, "timed out after 60 s"), 60000).unref();
-browser.on("exit", (code) => { if (!done) finish(4, "chromium exited early with status " + code); });
-let done = false;
+browser.on("exit", (code) => {
+  exited = true;
+  if (!done) finish(4, "chromium exited early with status " + code);
+});
 
 let nextId = 0;
 const pending = new Map();
@@ -172,8 +183,6 @@ function count(img, rect, test) {
       " dark_bottom=" + count(img, bottom, darkText) + " colours=" + colours.join(","));
   }
   say("drawn " + (await evaluate("document.body.getAttribute('data-charts-drawn')")));
-  done = true;
-  await send("Browser.close").catch(() => {});
   process.stdout.write(out.join("\n") + "\n");
   finish(0);
 })().catch((e) => finish(2, "check-page: " + e.stack));
