@@ -26,7 +26,8 @@ pub enum Expr {
     Func { func: Func, args: Vec<Expr> },
 }
 
-/// Every function and operator of pgbench's expression language.
+/// Every function and operator of pgbench's expression language. Each has a row in
+/// [`crate::functions::FUNCTIONS`], which gives its name and arity.
 ///
 /// The compilation rules of exprparse.y apply: `a > b` is `Lt(b, a)`, `a >= b` is
 /// `Le(b, a)`, `-x` is `Sub(0, x)`, `~x` is `BitXor(-1, x)`, `x IS NOT NULL` is

@@ -7,11 +7,13 @@
 
 pub mod ast;
 pub mod builtin;
+pub mod cnum;
 pub mod error;
 pub mod eval;
 pub mod functions;
 pub mod parser;
 pub mod prng;
+mod seed_sources;
 pub mod value;
 pub mod variables;
 

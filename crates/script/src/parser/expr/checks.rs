@@ -3,15 +3,14 @@
 //! unknown function names and argument counts (reported as the name or `)` is
 //! shifted), and a parser stack deeper than bison's 10000 states.
 
-use super::build::{find_function, FunctionDef};
 use super::lexer::{Tok, Token};
+use super::precedence::{binary_level, left_assoc, non_associative_infix, prefix_level};
 use crate::error::SyntaxMessage;
+use crate::functions::{find_function, FunctionDef};
 
+/// The operators of `%nonassoc '<' '>' '=' LE_OP GE_OP NE_OP`.
 fn is_comparison(kind: Tok) -> bool {
-    matches!(
-        kind,
-        Tok::Eq | Tok::Ne | Tok::Le | Tok::Ge | Tok::Lt | Tok::Gt
-    )
+    non_associative_infix(kind)
 }
 
 /// `%nonassoc '<' '>' '=' LE_OP GE_OP NE_OP`: a comparison whose left operand is an
@@ -112,7 +111,7 @@ pub(super) fn semantic_error(
                     continue;
                 };
                 let nargs = paren.commas + 1 - usize::from(paren.empty_first);
-                if let Some(message) = function.arity.check(nargs) {
+                if let Some(message) = function.arity.check_call(nargs) {
                     return Some((i, message, function.name.to_string()));
                 }
             }
@@ -154,25 +153,6 @@ enum Sym {
     Else,
     /// IS, the NOT of IS NOT, and anything else waiting for its rule to complete.
     Other,
-}
-
-/// Precedence level (exprparse.y, lowest 1) of a binary operator token.
-fn binary_level(kind: Tok) -> Option<u8> {
-    Some(match kind {
-        Tok::Or => 1,
-        Tok::And => 2,
-        Tok::Is | Tok::IsNull | Tok::NotNull => 4,
-        k if is_comparison(k) => 5,
-        Tok::BitOr | Tok::BitAnd | Tok::Hash | Tok::LShift | Tok::RShift => 6,
-        Tok::Plus | Tok::Minus => 7,
-        Tok::Star | Tok::Slash | Tok::Percent => 8,
-        _ => return None,
-    })
-}
-
-/// Whether operators of this level are left-associative (so `a op b op` reduces).
-fn left_assoc(level: u8) -> bool {
-    matches!(level, 1 | 2 | 6 | 7 | 8)
 }
 
 /// Replays bison's shifts and reductions on the token stream to follow the depth of
@@ -273,9 +253,13 @@ pub(super) fn bison_stack(tokens: &[Token]) -> BisonStack {
             // the function name (already on the stack) is followed by Call
             Tok::LParen if previous == Some(Tok::Function) => push(&mut stack, Sym::Call, at),
             Tok::LParen => push(&mut stack, Sym::Group, at),
-            Tok::Minus | Tok::Plus if !operand_before => push(&mut stack, Sym::Prefix(9), at),
-            Tok::Tilde => push(&mut stack, Sym::Prefix(6), at),
-            Tok::Not => push(&mut stack, Sym::Prefix(3), at),
+            // `-` and `+` are binary right after an operand
+            kind if prefix_level(kind).is_some()
+                && !(operand_before && binary_level(kind).is_some()) =>
+            {
+                let level = prefix_level(kind).unwrap_or(0);
+                push(&mut stack, Sym::Prefix(level), at);
+            }
             Tok::Is => {
                 reduce(&mut stack, 4);
                 push(&mut stack, Sym::Other, at);

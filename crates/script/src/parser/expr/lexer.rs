@@ -2,6 +2,7 @@
 //! case-insensitive keywords, `9223372036854775808` as a token of its own, and the
 //! constant range checks of `strtoint64()` / `strtodouble()`.
 
+use crate::cnum;
 use crate::error::SyntaxMessage;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,21 +252,13 @@ pub(super) fn lex(src: &[u8], from: usize) -> Lexed {
 
 /// `strtoint64()` on a run of digits: `None` when beyond the bigint range.
 fn parse_int(digits: &[u8]) -> Option<i64> {
-    digits.iter().try_fold(0i64, |acc, &d| {
-        acc.checked_mul(10)?.checked_add(i64::from(d - b'0'))
-    })
+    cnum::strtoint64(std::str::from_utf8(digits).ok()?).ok()
 }
 
 /// `strtodouble()`: `None` where `strtod` sets `ERANGE`, i.e. on overflow and on
 /// underflow (a non-zero constant that comes out as zero or subnormal).
-pub(super) fn parse_double(text: &[u8]) -> Option<f64> {
-    let value: f64 = std::str::from_utf8(text).ok()?.parse().ok()?;
-    let mantissa_nonzero = text
-        .iter()
-        .take_while(|&&c| c != b'e' && c != b'E')
-        .any(|&c| (b'1'..=b'9').contains(&c));
-    let underflow = mantissa_nonzero && (value == 0.0 || value.is_subnormal());
-    (value.is_finite() && !underflow).then_some(value)
+fn parse_double(text: &[u8]) -> Option<f64> {
+    cnum::strtod(std::str::from_utf8(text).ok()?).ok()
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@
 mod build;
 mod checks;
 mod lexer;
+mod precedence;
 
 use pest::error::InputLocation;
 use pest::Parser;
