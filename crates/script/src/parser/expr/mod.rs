@@ -69,14 +69,18 @@ pub(crate) fn parse_expr(
         return Err(error(e.message, Some(e.text.clone()), e.end));
     }
     let tokens = &lexed.tokens;
-    let end_of_line = tokens.last().map_or(src.len(), |t| t.start);
     let stack = bison_stack(tokens);
+    // Where bison's stack fills, only a syntax error before that token can win, so pest
+    // reads no further: past the limit it would recurse once per level, without bound.
+    let end = match stack.exhausted_at {
+        Some(at) => tokens[at].end,
+        None => tokens.last().map_or(src.len(), |t| t.start),
+    };
+    let input = &src[from..end];
     // pest and the tree builder recurse once per nesting level, bison does not: deep
     // expressions (stock accepts nearly 10000 levels) get a stack of their own
-    let input = &src[from..end_of_line];
     let (syntax_at, expr) = if stack.max_depth > DEEP_EXPRESSION {
-        // beyond bison's limit pest may give up (its stack guard) anywhere past it
-        let levels = stack.max_depth.min(BISON_MAX_DEPTH + DEEP_EXPRESSION);
+        let levels = stack.max_depth.min(BISON_MAX_DEPTH);
         with_stack(levels * STACK_PER_LEVEL, || {
             structure(input, from, tokens, &stack)
         })

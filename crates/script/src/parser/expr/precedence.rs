@@ -68,13 +68,7 @@ pub(super) const LEVELS: &[Operator] = &[
     op(Rule::op_or, &[Tok::Or], 1, Assoc::Left, Fixity::Infix),
     op(Rule::op_and, &[Tok::And], 2, Assoc::Left, Fixity::Infix),
     op(Rule::not, &[Tok::Not], 3, Assoc::Right, Fixity::Prefix),
-    op(
-        Rule::is_test,
-        &[Tok::Is],
-        4,
-        Assoc::None,
-        Fixity::Postfix,
-    ),
+    op(Rule::is_test, &[Tok::Is], 4, Assoc::None, Fixity::Postfix),
     op(
         Rule::isnull,
         &[Tok::IsNull],
@@ -141,9 +135,9 @@ pub(super) fn prefix_level(kind: Tok) -> Option<u8> {
 /// Whether a token is a non-associative infix operator (a comparison), of which an
 /// unparenthesised chain is a syntax error.
 pub(super) fn non_associative_infix(kind: Tok) -> bool {
-    LEVELS.iter().any(|o| {
-        o.fixity == Fixity::Infix && o.assoc == Assoc::None && o.tokens.contains(&kind)
-    })
+    LEVELS
+        .iter()
+        .any(|o| o.fixity == Fixity::Infix && o.assoc == Assoc::None && o.tokens.contains(&kind))
 }
 
 /// Whether a level is left-associative, so that `a op b` is reduced before a next
