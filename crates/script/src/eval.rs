@@ -10,40 +10,23 @@
 //!
 //! Trees may be as deep as a script line is long (`1+1+...+1` is a left-deep chain),
 //! so recursion stops at [`RECURSION_LIMIT`] levels and deeper subtrees are evaluated
-//! by the same rules with an explicit stack on the heap ([`deep`]). Stock pgbench
+//! by the same rules with an explicit stack on the heap (`eval/deep.rs`). Stock pgbench
 //! recurses all the way and crashes on such chains.
 
 mod deep;
+mod rules;
 
 use crate::ast::{Expr, Func, Value};
 pub use crate::error::EvalError;
-use crate::functions::apply;
-use crate::prng::Prng;
-use crate::variables::Variables;
-
-/// pgbench's `MAX_FARGS`: a call evaluates at most this many arguments at run time.
-pub const MAX_FARGS: usize = 16;
-
-/// What one evaluation needs from the client running it.
-pub struct EvalContext<'a> {
-    /// The client's variables (read by `:name`, converted lazily).
-    pub vars: &'a mut Variables,
-    /// The client's `cs_func_rs`, drawn by `random*()`.
-    pub rng: &'a mut Prng,
-    /// 0-based index of the running script, as `debug()` prints it.
-    pub script_index: usize,
-    /// 1-based index of the running command, as `debug()` prints it.
-    pub command_index: usize,
-    /// Where `debug()` writes its lines (stderr in pgbench).
-    pub debug_out: &'a mut dyn std::io::Write,
-}
+use rules::{finish, logical_result, logical_short_cut};
+pub use rules::{EvalContext, MAX_FARGS};
 
 /// Evaluates an expression for one client.
 pub fn evaluate(expr: &Expr, ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
     eval(expr, ctx, RECURSION_LIMIT).map_err(|e| *e)
 }
 
-/// How deep the recursive evaluator goes before it hands a subtree to [`deep`]; far
+/// How deep the recursive evaluator goes before it hands a subtree to the heap-stack walker; far
 /// beyond any hand-written expression, and a few KiB of native stack.
 pub const RECURSION_LIMIT: usize = 64;
 
@@ -65,26 +48,6 @@ fn eval(expr: &Expr, ctx: &mut EvalContext<'_>, depth: usize) -> Evaluated {
                 _ => standard(*func, args, ctx, depth - 1),
             }
         }
-    }
-}
-
-/// Lazy `AND` / `OR` once the first operand is known: the result, if the second
-/// operand is not needed (NULL gives NULL, so `NULL OR TRUE` is NULL; AND stops on
-/// false, OR on true). Operands must be booleans.
-#[inline]
-fn logical_short_cut(is_and: bool, first: Value) -> Result<Option<Value>, EvalError> {
-    if matches!(first, Value::Null) {
-        return Ok(Some(Value::Null));
-    }
-    Ok((first.to_bool()? != is_and).then_some(Value::Bool(!is_and)))
-}
-
-/// Lazy `AND` / `OR` from the second operand's value.
-#[inline]
-fn logical_result(second: Value) -> Result<Value, EvalError> {
-    match second {
-        Value::Null => Ok(Value::Null),
-        b => Ok(Value::Bool(b.to_bool()?)),
     }
 }
 
@@ -140,28 +103,4 @@ fn standard(func: Func, args: &[Expr], ctx: &mut EvalContext<'_>, depth: usize) 
             Ok(finish(func, &vals[..args.len()], ctx)?)
         }
     }
-}
-
-/// NULL propagation (not for `IS` and `debug()`), then the function itself.
-#[inline]
-fn finish(func: Func, vals: &[Value], ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
-    if func == Func::Debug {
-        debug(ctx, vals[0]);
-    } else if func != Func::Is && vals.iter().any(|v| matches!(v, Value::Null)) {
-        return Ok(Value::Null);
-    }
-    apply(func, vals, ctx.rng)
-}
-
-/// `debug()`: one line on the debug stream; write errors are ignored as pgbench's
-/// `fprintf(stderr)` ignores them.
-#[cold]
-fn debug(ctx: &mut EvalContext<'_>, v: Value) {
-    let mut line = format!(
-        "debug(script={},command={}): ",
-        ctx.script_index, ctx.command_index
-    );
-    v.write_debug(&mut line);
-    line.push('\n');
-    let _ = ctx.debug_out.write_all(line.as_bytes());
 }

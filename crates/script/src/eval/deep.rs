@@ -1,10 +1,10 @@
 //! The evaluator for subtrees deeper than the recursion allows: the same rules as
-//! [`super`] (argument order, laziness, the 16-argument limit, NULL propagation, the
-//! helpers that decide them are shared), walked with two explicit stacks on the heap,
+//! [`super`] (argument order, laziness, the 16-argument limit, NULL propagation; the
+//! helpers that decide them are shared in `rules.rs`), walked with two explicit stacks on the heap,
 //! one of pending steps and one of computed values, so that native stack use does
 //! not grow with the depth of the tree.
 
-use super::{finish, logical_result, logical_short_cut, EvalContext, MAX_FARGS};
+use super::rules::{finish, logical_result, logical_short_cut, EvalContext, MAX_FARGS};
 use crate::ast::{Expr, Func, Value};
 use crate::error::EvalError;
 
@@ -26,7 +26,7 @@ enum Step<'e> {
     Case { args: &'e [Expr], pair: usize },
 }
 
-/// Evaluates `expr` for one client, as [`super::evaluate`] does.
+/// Evaluates `expr` for one client, as `eval::evaluate` does.
 pub(super) fn evaluate(expr: &Expr, ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
     let mut steps = vec![Step::Eval(expr)];
     let mut values: Vec<Value> = Vec::new();

@@ -5,7 +5,7 @@
 use pest::Parser;
 
 use super::expr::{chomp, parse_expr, ExprSite};
-use super::{Grammar, Rule};
+use super::grammar::{Grammar, Rule};
 use crate::ast::{MetaCommand, ResultTarget, ShellArg, SleepArg};
 use crate::error::{ScriptError, SyntaxError, SyntaxMessage};
 

@@ -14,7 +14,7 @@ use pest::pratt_parser::PrattParser;
 use crate::ast::{Expr, Func, Value};
 use crate::cnum::strtod;
 use crate::functions::find_function;
-use crate::parser::Rule;
+use crate::parser::grammar::Rule;
 
 /// exprparse.y's precedence table, from [`super::precedence::LEVELS`].
 static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(super::precedence::pratt);

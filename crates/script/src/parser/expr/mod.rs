@@ -27,7 +27,7 @@ mod precedence;
 use pest::error::InputLocation;
 use pest::Parser;
 
-use super::{Grammar, Rule};
+use super::grammar::{Grammar, Rule};
 use crate::ast::Expr;
 use crate::error::{ScriptError, SyntaxError, SyntaxMessage};
 use build::build;

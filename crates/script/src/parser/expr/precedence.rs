@@ -8,7 +8,7 @@
 use pest::pratt_parser::{Assoc as PrattAssoc, Op, PrattParser};
 
 use super::lexer::Tok;
-use crate::parser::Rule;
+use crate::parser::grammar::Rule;
 
 /// A bison precedence declaration's associativity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,7 +190,7 @@ mod tests {
 
     use super::*;
     use crate::parser::expr::lexer::lex;
-    use crate::parser::Grammar;
+    use crate::parser::grammar::Grammar;
 
     const GRAMMAR: &str = include_str!("../../script.pest");
 
