@@ -18,7 +18,8 @@ mod rules;
 
 use crate::ast::{Expr, Func, Value};
 pub use crate::error::EvalError;
-use rules::{finish, logical_result, logical_short_cut};
+use crate::functions::apply;
+use rules::{finish, logical_result, logical_short_cut, Evaluated};
 pub use rules::{EvalContext, MAX_FARGS};
 
 /// Evaluates an expression for one client.
@@ -30,38 +31,36 @@ pub fn evaluate(expr: &Expr, ctx: &mut EvalContext<'_>) -> Result<Value, EvalErr
 /// beyond any hand-written expression, and a few KiB of native stack.
 pub const RECURSION_LIMIT: usize = 64;
 
-/// The recursion keeps its error boxed so that a result fits in two registers.
-type Evaluated = Result<Value, Box<EvalError>>;
-
 fn eval(expr: &Expr, ctx: &mut EvalContext<'_>, depth: usize) -> Evaluated {
     match expr {
         Expr::Const(v) => Ok(*v),
         Expr::Var(name) => Ok(ctx.vars.value(name)?),
-        Expr::Func { .. } if depth == 0 => Ok(deep::evaluate(expr, ctx)?),
-        Expr::Func { func, args } => {
-            if !func.arity().accepts(args.len()) {
-                return Err(EvalError::ArgumentCount(func.name()).into());
-            }
-            match func {
-                Func::And | Func::Or => logical(*func == Func::And, args, ctx, depth - 1),
-                Func::Case => case(args, ctx, depth - 1),
-                _ => standard(*func, args, ctx, depth - 1),
-            }
-        }
+        Expr::Func { .. } if depth == 0 => deep::evaluate(expr, ctx),
+        Expr::Func { func, args } => match func {
+            Func::And | Func::Or => logical(*func, args, ctx, depth - 1),
+            Func::Case => case(args, ctx, depth - 1),
+            _ => standard(*func, args, ctx, depth - 1),
+        },
     }
 }
 
-fn logical(is_and: bool, args: &[Expr], ctx: &mut EvalContext<'_>, depth: usize) -> Evaluated {
-    let first = eval(&args[0], ctx, depth)?;
-    if let Some(v) = logical_short_cut(is_and, first)? {
+fn logical(func: Func, args: &[Expr], ctx: &mut EvalContext<'_>, depth: usize) -> Evaluated {
+    let [first, second] = args else {
+        return Err(EvalError::ArgumentCount(func.name()).into());
+    };
+    let first = eval(first, ctx, depth)?;
+    if let Some(v) = logical_short_cut(func == Func::And, first)? {
         return Ok(v);
     }
-    Ok(logical_result(eval(&args[1], ctx, depth)?)?)
+    logical_result(eval(second, ctx, depth)?)
 }
 
 /// `CASE WHEN c1 THEN v1 ... ELSE e END` as `Case(c1, v1, ..., e)`: conditions by
 /// truthiness, only the chosen branch evaluated.
 fn case(args: &[Expr], ctx: &mut EvalContext<'_>, depth: usize) -> Evaluated {
+    if !Func::Case.arity().accepts(args.len()) {
+        return Err(EvalError::ArgumentCount(Func::Case.name()).into());
+    }
     let (pairs, else_branch) = args.split_at(args.len() - 1);
     for pair in pairs.chunks_exact(2) {
         if eval(&pair[0], ctx, depth)?.truth() {
@@ -74,23 +73,27 @@ fn case(args: &[Expr], ctx: &mut EvalContext<'_>, depth: usize) -> Evaluated {
 /// Every other function: evaluate up to 16 arguments left to right, fail if more
 /// remain, propagate NULL, then apply.
 fn standard(func: Func, args: &[Expr], ctx: &mut EvalContext<'_>, depth: usize) -> Evaluated {
+    if !func.arity().accepts(args.len()) {
+        return Err(EvalError::ArgumentCount(func.name()).into());
+    }
     // Small calls (all but greatest/least) avoid preparing a 16-slot array.
     match args {
-        [] => Ok(finish(func, &[], ctx)?),
+        // nothing to propagate, and `apply` folds to `pi()` here
+        [] => Ok(apply(func, &[], ctx.rng)?),
         [a] => {
             let a = eval(a, ctx, depth)?;
-            Ok(finish(func, &[a], ctx)?)
+            finish(func, &[a], ctx)
         }
         [a, b] => {
             let a = eval(a, ctx, depth)?;
             let b = eval(b, ctx, depth)?;
-            Ok(finish(func, &[a, b], ctx)?)
+            finish(func, &[a, b], ctx)
         }
         [a, b, c] => {
             let a = eval(a, ctx, depth)?;
             let b = eval(b, ctx, depth)?;
             let c = eval(c, ctx, depth)?;
-            Ok(finish(func, &[a, b, c], ctx)?)
+            finish(func, &[a, b, c], ctx)
         }
         _ => {
             let mut vals = [Value::Null; MAX_FARGS];
@@ -100,7 +103,7 @@ fn standard(func: Func, args: &[Expr], ctx: &mut EvalContext<'_>, depth: usize) 
             if args.len() > MAX_FARGS {
                 return Err(EvalError::TooManyArguments.into());
             }
-            Ok(finish(func, &vals[..args.len()], ctx)?)
+            finish(func, &vals[..args.len()], ctx)
         }
     }
 }

@@ -154,8 +154,7 @@ const FUNC_COUNT: usize = {
     count
 };
 
-/// The row naming each `Func` (its first), by discriminant; evaluation reads the
-/// arity on every call, so it is an index, not a search.
+/// The row naming each `Func` (its first), by discriminant.
 const ROW_OF: [usize; FUNC_COUNT] = {
     let mut rows = [usize::MAX; FUNC_COUNT];
     let mut i = FUNCTIONS.len();
@@ -171,9 +170,20 @@ const ROW_OF: [usize; FUNC_COUNT] = {
     rows
 };
 
+/// Each `Func`'s arity, by discriminant: evaluation checks it on every call, so it is
+/// one load, not a search.
+const ARITY_OF: [Arity; FUNC_COUNT] = {
+    let mut arities = [Arity::Exact(0); FUNC_COUNT];
+    let mut f = 0;
+    while f < FUNC_COUNT {
+        arities[f] = FUNCTIONS[ROW_OF[f]].arity;
+        f += 1;
+    }
+    arities
+};
+
 impl Func {
     /// The row of [`FUNCTIONS`] that names this function.
-    #[inline]
     pub fn def(self) -> &'static FunctionDef {
         &FUNCTIONS[ROW_OF[self as usize]]
     }
@@ -187,7 +197,7 @@ impl Func {
     /// How many arguments a node of this function has.
     #[inline]
     pub fn arity(self) -> Arity {
-        self.def().arity
+        ARITY_OF[self as usize]
     }
 }
 
@@ -195,8 +205,9 @@ impl Func {
 /// the argument loop), drawing from `rng` for `random*()`. NULL arguments must already
 /// have been handled by the caller except for `IS` and `debug()`, and the arity must
 /// satisfy [`Func::arity`]. `debug()` is the identity here: its line goes to the
-/// client's debug stream, which the evaluator owns.
-#[inline]
+/// client's debug stream, which the evaluator owns. Always inlined: the evaluator's
+/// few call sites then dispatch on `func` once, with the arguments in registers.
+#[inline(always)]
 pub fn apply(func: Func, args: &[Value], rng: &mut Prng) -> Result<Value, EvalError> {
     match func {
         Func::Add

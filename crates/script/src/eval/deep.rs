@@ -4,7 +4,7 @@
 //! one of pending steps and one of computed values, so that native stack use does
 //! not grow with the depth of the tree.
 
-use super::rules::{finish, logical_result, logical_short_cut, EvalContext, MAX_FARGS};
+use super::rules::{finish, logical_result, logical_short_cut, EvalContext, Evaluated, MAX_FARGS};
 use crate::ast::{Expr, Func, Value};
 use crate::error::EvalError;
 
@@ -27,7 +27,7 @@ enum Step<'e> {
 }
 
 /// Evaluates `expr` for one client, as `eval::evaluate` does.
-pub(super) fn evaluate(expr: &Expr, ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
+pub(super) fn evaluate(expr: &Expr, ctx: &mut EvalContext<'_>) -> Evaluated {
     let mut steps = vec![Step::Eval(expr)];
     let mut values: Vec<Value> = Vec::new();
     while let Some(step) = steps.pop() {
@@ -36,7 +36,7 @@ pub(super) fn evaluate(expr: &Expr, ctx: &mut EvalContext<'_>) -> Result<Value, 
             Step::Eval(Expr::Var(name)) => values.push(ctx.vars.value(name)?),
             Step::Eval(Expr::Func { func, args }) => {
                 if !func.arity().accepts(args.len()) {
-                    return Err(EvalError::ArgumentCount(func.name()));
+                    return Err(EvalError::ArgumentCount(func.name()).into());
                 }
                 match func {
                     Func::And | Func::Or => steps.push(Step::Logical {
@@ -68,7 +68,7 @@ pub(super) fn evaluate(expr: &Expr, ctx: &mut EvalContext<'_>) -> Result<Value, 
                     continue;
                 }
                 if args.len() > MAX_FARGS {
-                    return Err(EvalError::TooManyArguments);
+                    return Err(EvalError::TooManyArguments.into());
                 }
                 let base = values.len() - args.len();
                 let v = finish(func, &values[base..], ctx)?;

@@ -25,11 +25,18 @@ pub struct EvalContext<'a> {
     pub debug_out: &'a mut dyn std::io::Write,
 }
 
+/// An evaluation's result. The error is boxed so that a result fits in two
+/// registers, which the recursion passes up at every level.
+pub(super) type Evaluated = Result<Value, Box<EvalError>>;
+
 /// Lazy `AND` / `OR` once the first operand is known: the result, if the second
 /// operand is not needed (NULL gives NULL, so `NULL OR TRUE` is NULL; AND stops on
 /// false, OR on true). Operands must be booleans.
 #[inline]
-pub(super) fn logical_short_cut(is_and: bool, first: Value) -> Result<Option<Value>, EvalError> {
+pub(super) fn logical_short_cut(
+    is_and: bool,
+    first: Value,
+) -> Result<Option<Value>, Box<EvalError>> {
     if matches!(first, Value::Null) {
         return Ok(Some(Value::Null));
     }
@@ -38,7 +45,7 @@ pub(super) fn logical_short_cut(is_and: bool, first: Value) -> Result<Option<Val
 
 /// Lazy `AND` / `OR` from the second operand's value.
 #[inline]
-pub(super) fn logical_result(second: Value) -> Result<Value, EvalError> {
+pub(super) fn logical_result(second: Value) -> Evaluated {
     match second {
         Value::Null => Ok(Value::Null),
         b => Ok(Value::Bool(b.to_bool()?)),
@@ -47,17 +54,13 @@ pub(super) fn logical_result(second: Value) -> Result<Value, EvalError> {
 
 /// NULL propagation (not for `IS` and `debug()`), then the function itself.
 #[inline]
-pub(super) fn finish(
-    func: Func,
-    vals: &[Value],
-    ctx: &mut EvalContext<'_>,
-) -> Result<Value, EvalError> {
+pub(super) fn finish(func: Func, vals: &[Value], ctx: &mut EvalContext<'_>) -> Evaluated {
     if func == Func::Debug {
         debug(ctx, vals[0]);
     } else if func != Func::Is && vals.iter().any(|v| matches!(v, Value::Null)) {
         return Ok(Value::Null);
     }
-    apply(func, vals, ctx.rng)
+    Ok(apply(func, vals, ctx.rng)?)
 }
 
 /// `debug()`: one line on the debug stream; write errors are ignored as pgbench's
