@@ -1,8 +1,8 @@
 //! The evaluator for subtrees deeper than the recursion allows: the same rules as
 //! [`super`] (argument order, laziness, the 16-argument limit, NULL propagation; the
-//! helpers that decide them are shared in `rules.rs`), walked with two explicit stacks on the heap,
-//! one of pending steps and one of computed values, so that native stack use does
-//! not grow with the depth of the tree.
+//! helpers that decide them are shared in `rules.rs`), walked with two explicit
+//! stacks on the heap, one of pending steps and one of computed values, so that
+//! native stack use does not grow with the depth of the tree.
 
 use super::rules::{finish, logical_result, logical_short_cut, EvalContext, Evaluated, MAX_FARGS};
 use crate::ast::{Expr, Func, Value};
