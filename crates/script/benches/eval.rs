@@ -10,7 +10,8 @@ use pgbench_script::parser::{parse_expression, parse_script};
 use pgbench_script::prng::{Prng, SeedPlan};
 use pgbench_script::variables::Variables;
 
-/// The four `\set` commands of /work/shared/reference/index-inserts-only.sql.
+/// The four `\set` commands of the repository's `examples/index-inserts-only.sql`
+/// (the workload of the README's first run and of `benches/compare.sh`).
 const INDEX_INSERTS_ONLY: &str = "\\set aid random(1, 1000000000)
 \\set bid random(1, 1000000000)
 \\set tid random(1, 1000000000)

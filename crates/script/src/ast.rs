@@ -5,6 +5,8 @@
 //! operator is compiled to a function node, as pgbench does, so evaluation order and
 //! NULL handling follow one code path.
 
+use std::fmt;
+
 /// A typed value of pgbench's expression language. There are no string values.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Value {
@@ -15,7 +17,10 @@ pub enum Value {
 }
 
 /// An expression node. Operators are `Func` nodes, as in pgbench's `exprparse.y`.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// A tree can be as deep as its line is long (`1+1+...+1` nests to the left), so
+/// `Clone`, `PartialEq`, `Debug` and `Drop` walk it with a heap stack instead of
+/// recursing (see the bottom of this module), and so does the evaluator.
 pub enum Expr {
     /// A constant (integer, double, boolean or NULL).
     Const(Value),
@@ -26,7 +31,8 @@ pub enum Expr {
     Func { func: Func, args: Vec<Expr> },
 }
 
-/// Every function and operator of pgbench's expression language.
+/// Every function and operator of pgbench's expression language. Each has a row in
+/// [`crate::functions::FUNCTIONS`], which gives its name and arity.
 ///
 /// The compilation rules of exprparse.y apply: `a > b` is `Lt(b, a)`, `a >= b` is
 /// `Le(b, a)`, `-x` is `Sub(0, x)`, `~x` is `BitXor(-1, x)`, `x IS NOT NULL` is
@@ -233,4 +239,192 @@ pub struct Script {
     /// for a file, `<builtin: TPC-B (sort of)>` for a builtin.
     pub desc: String,
     pub commands: Vec<Command>,
+}
+
+// ---------------------------------------------------------------------------------------
+// Expression trees without recursion. A node whose children are leaves or parents of
+// leaves is handled by the ordinary (shallow) recursion; deeper ones by a heap stack.
+
+impl Expr {
+    /// Whether every child is a leaf or has only leaves below it, so that recursing
+    /// over this node goes at most three levels down.
+    fn is_shallow(&self) -> bool {
+        let Expr::Func { args, .. } = self else {
+            return true;
+        };
+        args.iter().all(|a| match a {
+            Expr::Func { args, .. } => args
+                .iter()
+                .all(|b| !matches!(b, Expr::Func { args, .. } if !args.is_empty())),
+            _ => true,
+        })
+    }
+}
+
+impl Drop for Expr {
+    fn drop(&mut self) {
+        if self.is_shallow() {
+            return;
+        }
+        let Expr::Func { args, .. } = self else {
+            return;
+        };
+        // Children are moved out before they drop, so each drops with no children.
+        let mut pending = std::mem::take(args);
+        while let Some(mut node) = pending.pop() {
+            if let Expr::Func { args, .. } = &mut node {
+                pending.append(args);
+            }
+        }
+    }
+}
+
+impl Clone for Expr {
+    fn clone(&self) -> Self {
+        match self {
+            Expr::Const(v) => Expr::Const(*v),
+            Expr::Var(name) => Expr::Var(name.clone()),
+            Expr::Func { func, args } if self.is_shallow() => Expr::Func {
+                func: *func,
+                args: args.clone(),
+            },
+            Expr::Func { .. } => clone_deep(self),
+        }
+    }
+}
+
+/// Post-order copy: children are built onto `built`, then gathered by their parent.
+fn clone_deep(root: &Expr) -> Expr {
+    enum Step<'a> {
+        Enter(&'a Expr),
+        Gather(Func, usize),
+    }
+    let mut steps = vec![Step::Enter(root)];
+    let mut built: Vec<Expr> = Vec::new();
+    while let Some(step) = steps.pop() {
+        match step {
+            Step::Enter(Expr::Func { func, args }) => {
+                steps.push(Step::Gather(*func, args.len()));
+                steps.extend(args.iter().rev().map(Step::Enter));
+            }
+            Step::Enter(leaf) => built.push(leaf.clone()),
+            Step::Gather(func, n) => {
+                let args = built.split_off(built.len() - n);
+                built.push(Expr::Func { func, args });
+            }
+        }
+    }
+    // The root's Gather (or leaf) always leaves exactly one tree.
+    built.pop().unwrap_or(Expr::Const(Value::Null))
+}
+
+impl PartialEq for Expr {
+    fn eq(&self, other: &Self) -> bool {
+        let mut pending: Vec<(&Expr, &Expr)> = Vec::new();
+        let (mut a, mut b) = (self, other);
+        loop {
+            match (a, b) {
+                (Expr::Const(x), Expr::Const(y)) if x == y => {}
+                (Expr::Var(x), Expr::Var(y)) if x == y => {}
+                (Expr::Func { func: f, args: x }, Expr::Func { func: g, args: y })
+                    if f == g && x.len() == y.len() =>
+                {
+                    pending.extend(x.iter().zip(y).rev());
+                }
+                _ => return false,
+            }
+            match pending.pop() {
+                Some((x, y)) => (a, b) = (x, y),
+                None => return true,
+            }
+        }
+    }
+}
+
+/// The derived format (`Func { func: Add, args: [Const(Int(1)), Var("x")] }`),
+/// written without recursion; `{:#?}` prints the same single line.
+impl fmt::Debug for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        enum Step<'a> {
+            Node(&'a Expr),
+            Text(&'static str),
+        }
+        let mut steps = vec![Step::Node(self)];
+        while let Some(step) = steps.pop() {
+            match step {
+                Step::Text(text) => f.write_str(text)?,
+                Step::Node(Expr::Const(v)) => write!(f, "Const({v:?})")?,
+                Step::Node(Expr::Var(name)) => write!(f, "Var({name:?})")?,
+                Step::Node(Expr::Func { func, args }) => {
+                    write!(f, "Func {{ func: {func:?}, args: [")?;
+                    steps.push(Step::Text("] }"));
+                    for (i, arg) in args.iter().enumerate().rev() {
+                        steps.push(Step::Node(arg));
+                        if i > 0 {
+                            steps.push(Step::Text(", "));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain(n: usize) -> Expr {
+        let mut e = Expr::Const(Value::Int(1));
+        for i in 0..n {
+            let leaf = Expr::Var(format!("v{i}"));
+            e = Expr::Func {
+                func: Func::Add,
+                args: if i % 2 == 0 {
+                    vec![e, leaf]
+                } else {
+                    vec![leaf, e]
+                },
+            };
+        }
+        e
+    }
+
+    #[test]
+    fn deep_trees_clone_compare_print_and_drop_on_a_small_stack() {
+        let run = || {
+            let tree = chain(200_000);
+            let copy = tree.clone();
+            assert!(copy == tree);
+            assert!(chain(199_999) != tree);
+            let printed = format!("{:?}", chain(3));
+            assert_eq!(
+                printed,
+                "Func { func: Add, args: [Func { func: Add, args: [Var(\"v1\"), Func { func: \
+                 Add, args: [Const(Int(1)), Var(\"v0\")] }] }, Var(\"v2\")] }"
+            );
+            assert!(format!("{tree:?}").len() > 200_000);
+            drop(tree);
+            drop(copy);
+        };
+        std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(run)
+            .expect("thread")
+            .join()
+            .expect("no overflow");
+    }
+
+    #[test]
+    fn shallow_trees_compare_as_derived() {
+        let a = chain(3);
+        assert_eq!(a, a.clone());
+        let Expr::Func { args, .. } = &a else {
+            panic!()
+        };
+        assert_ne!(args[0], args[1]);
+        assert_ne!(Expr::Const(Value::Int(1)), Expr::Const(Value::Double(1.0)));
+        assert_ne!(Expr::Var("x".into()), Expr::Const(Value::Null));
+    }
 }

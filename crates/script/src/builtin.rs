@@ -70,10 +70,12 @@ pub fn find(prefix: &str) -> Result<&'static Builtin, ScriptError> {
         (Some(found), 0) => Ok(found),
         (None, _) => Err(ScriptError::BuiltinNotFound {
             name: prefix.to_string(),
+            available: list_text(),
         }),
         (Some(_), others) => Err(ScriptError::BuiltinAmbiguous {
             count: others + 1,
             prefix: prefix.to_string(),
+            available: list_text(),
         }),
     }
 }

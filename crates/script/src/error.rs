@@ -1,14 +1,15 @@
-//! Load-time errors of scripts: everything pgbench reports while reading a script or
-//! choosing a builtin, before any connection is made.
+//! The crate's errors, one enum per stage, whose messages are pgbench's text:
+//! [`ScriptError`] (load time: everything pgbench reports while reading a script or
+//! choosing a builtin, before any connection is made) and [`EvalError`] (run time:
+//! evaluating an expression or assigning a variable).
 //!
 //! `Display` gives the text pgbench passes to `pg_log_error` (without the
 //! `pgbench: error: ` prefix); [`ScriptError::render`] gives every line stock pgbench
-//! writes to stderr for the error, prefix, source line and caret included. Run-time
-//! errors of expressions belong to the evaluator, not here.
+//! writes to stderr for the error, prefix, source line and caret included.
 
 use std::fmt;
 
-use crate::builtin;
+use crate::cnum::FixedF;
 
 /// The largest number of `:name` parameters an SQL command may have in extended and
 /// prepared mode (pgbench's `MAX_ARGS - 1`).
@@ -34,12 +35,17 @@ pub enum ScriptError {
     /// More than 255 `:name` references in one SQL command (extended/prepared mode only).
     #[error("statement has too many arguments (maximum is {MAX_SQL_PARAMETERS}): {sql}")]
     TooManyParameters { sql: String },
-    /// `-b NAME` / `--show-script=NAME` matched no builtin script.
+    /// `-b NAME` / `--show-script=NAME` matched no builtin script. `available` is the
+    /// list pgbench prints after the message (`listAvailableScripts`).
     #[error("no builtin script found for name \"{name}\"")]
-    BuiltinNotFound { name: String },
+    BuiltinNotFound { name: String, available: String },
     /// `-b NAME` / `--show-script=NAME` is a prefix of several builtin scripts.
     #[error("ambiguous builtin name: {count} builtin scripts found for prefix \"{prefix}\"")]
-    BuiltinAmbiguous { count: usize, prefix: String },
+    BuiltinAmbiguous {
+        count: usize,
+        prefix: String,
+        available: String,
+    },
 }
 
 impl ScriptError {
@@ -61,9 +67,8 @@ impl ScriptError {
                     }
                 }
             }
-            ScriptError::BuiltinNotFound { .. } | ScriptError::BuiltinAmbiguous { .. } => {
-                out.push_str(&builtin::list_text());
-            }
+            ScriptError::BuiltinNotFound { available, .. }
+            | ScriptError::BuiltinAmbiguous { available, .. } => out.push_str(available),
             ScriptError::Condition { .. }
             | ScriptError::EmptyCommandList { .. }
             | ScriptError::TooManyParameters { .. } => {}
@@ -189,5 +194,73 @@ impl fmt::Display for ConditionMessage {
             ConditionMessage::EndifWithoutIf => "\\endif without matching \\if",
             ConditionMessage::IfWithoutEndif => "\\if without matching \\endif",
         })
+    }
+}
+
+/// Why an evaluation (or a variable assignment) failed. `Display` is pgbench's
+/// message, which the runner prints as `pgbench: error: <message>` before the
+/// `client %d aborted in command ...` line.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EvalError {
+    #[error("undefined variable \"{0}\"")]
+    UndefinedVariable(String),
+    /// A variable holding the empty string: pgbench prints no message at all (see
+    /// [`EvalError::is_silent`]).
+    #[error("")]
+    EmptyValue(String),
+    #[error("malformed variable \"{name}\" value: \"{value}\"")]
+    MalformedVariable { name: String, value: String },
+    #[error("value \"{0}\" is out of range for type bigint")]
+    ValueOutOfRange(String),
+    #[error("invalid input syntax for type bigint: \"{0}\"")]
+    InvalidBigint(String),
+    #[error("{context}: invalid variable name: \"{name}\"")]
+    InvalidVariableName { context: String, name: String },
+    /// `from`/`to` are pgbench's type names (`none,null,int,double,boolean`).
+    #[error("cannot coerce {from} to {to}")]
+    CannotCoerce {
+        from: &'static str,
+        to: &'static str,
+    },
+    /// Holds the value after `rint`.
+    #[error("double to int overflow for {}", f6(.0))]
+    DoubleToIntOverflow(f64),
+    /// `add`, `sub`, `mul` or `div`.
+    #[error("bigint {0} out of range")]
+    BigintOutOfRange(&'static str),
+    #[error("division by zero")]
+    DivisionByZero,
+    #[error("empty range given to random")]
+    EmptyRange,
+    #[error("random range is too large")]
+    RangeTooLarge,
+    #[error("gaussian parameter must be at least 2.000000 (not {})", f6(.0))]
+    GaussianParameter(f64),
+    #[error("zipfian parameter must be in range [1.001, 1000] (not {})", f6(.0))]
+    ZipfianParameter(f64),
+    #[error("exponential parameter must be greater than zero (not {})", f6(.0))]
+    ExponentialParameter(f64),
+    #[error("permute size parameter must be greater than zero")]
+    PermuteSize,
+    #[error("too many function arguments, maximum is 16")]
+    TooManyArguments,
+    /// Only for trees the parser would not build (it checks arity at load time).
+    #[error("unexpected number of arguments ({0})")]
+    ArgumentCount(&'static str),
+}
+
+/// `%f`, as pgbench prints doubles in these messages.
+fn f6(d: &f64) -> FixedF {
+    FixedF {
+        value: *d,
+        decimals: 6,
+    }
+}
+
+impl EvalError {
+    /// Whether pgbench prints nothing for this error (a variable holding `""`); the
+    /// client is still aborted.
+    pub fn is_silent(&self) -> bool {
+        matches!(self, EvalError::EmptyValue(_))
     }
 }

@@ -1,15 +1,18 @@
-//! Every non-lazy operator and built-in function of pgbench's expression language,
-//! applied to already evaluated arguments, with pgbench's exact semantics and error
-//! messages (`evalStandardFunc`), plus the pure algorithms behind them: the random
-//! distributions, `permute`, and the two hash functions.
+//! The functions and operators of pgbench's expression language, written down once:
+//! [`FUNCTIONS`] (pgbench's `PGBENCH_FUNCTIONS[]`: name, [`Func`], [`Arity`]), which the
+//! parser reads to resolve and check calls and the evaluator reads for arities and
+//! names; then every non-lazy function applied to already evaluated arguments, with
+//! pgbench's exact semantics and error messages (`evalStandardFunc`), and the pure
+//! algorithms behind them: the random distributions, `permute`, and the two hashes.
 //!
-//! Argument evaluation, the 16-argument limit, NULL propagation and the lazy
-//! `AND`/`OR`/`CASE` belong to [`crate::eval`]. Transcendental functions go through
+//! Argument evaluation, the 16-argument limit, NULL propagation, the lazy
+//! `AND`/`OR`/`CASE` and `debug()`'s output belong to [`crate::eval`]. Transcendental functions go through
 //! Rust's `f64` methods, which call the platform libm (glibc's `exp`, `log`, `pow`,
 //! `sin`) exactly as pgbench does, so results are bit-identical.
 
 use crate::ast::{Func, Value};
-use crate::eval::{EvalContext, EvalError};
+use crate::cnum::trunc_to_i64;
+use crate::error::{EvalError, SyntaxMessage};
 use crate::prng::Prng;
 
 /// pgbench's `MIN_GAUSSIAN_PARAM`.
@@ -19,98 +22,193 @@ pub const MIN_ZIPFIAN_PARAM: f64 = 1.001;
 /// pgbench's `MAX_ZIPFIAN_PARAM`.
 pub const MAX_ZIPFIAN_PARAM: f64 = 1000.0;
 
-/// The name pgbench gives a function in `PGBENCH_FUNCTIONS[]` (operators by symbol,
-/// internal ones with a `!`), used in `unexpected number of arguments (%s)`.
-pub fn func_name(func: Func) -> &'static str {
-    match func {
-        Func::Add => "+",
-        Func::Sub => "-",
-        Func::Mul => "*",
-        Func::Div => "/",
-        Func::Mod => "mod",
-        Func::Eq => "=",
-        Func::Ne => "<>",
-        Func::Lt => "<",
-        Func::Le => "<=",
-        Func::And => "!and",
-        Func::Or => "!or",
-        Func::Not => "!not",
-        Func::BitAnd => "&",
-        Func::BitOr => "|",
-        Func::BitXor => "#",
-        Func::LShift => "<<",
-        Func::RShift => ">>",
-        Func::Is => "!is",
-        Func::Case => "!case_end",
-        Func::Abs => "abs",
-        Func::Debug => "debug",
-        Func::Double => "double",
-        Func::Exp => "exp",
-        Func::Greatest => "greatest",
-        Func::Least => "least",
-        Func::HashFnv1a => "hash_fnv1a",
-        Func::HashMurmur2 => "hash_murmur2",
-        Func::Int => "int",
-        Func::Ln => "ln",
-        Func::Pi => "pi",
-        Func::Pow => "pow",
-        Func::Sqrt => "sqrt",
-        Func::Random => "random",
-        Func::RandomExponential => "random_exponential",
-        Func::RandomGaussian => "random_gaussian",
-        Func::RandomZipfian => "random_zipfian",
-        Func::Permute => "permute",
+/// How many arguments a function takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arity {
+    Exact(usize),
+    /// `least`, `greatest`: one or more.
+    AtLeastOne,
+    /// `hash*(v [, seed])`, `permute(i, size [, seed])`: this many once the parser has
+    /// appended `:default_seed` to a call written without the last one.
+    OptionalSeed(usize),
+    /// `CASE`: WHEN/THEN pairs and the ELSE value, an odd number of at least 3.
+    Case,
+}
+
+impl Arity {
+    /// Whether a node with `nargs` arguments fits (after the parser's rewrites). The
+    /// parser guarantees it; the evaluator checks it so that a hand-built tree never
+    /// indexes out of bounds.
+    #[inline]
+    pub fn accepts(self, nargs: usize) -> bool {
+        match self {
+            Arity::Exact(n) | Arity::OptionalSeed(n) => nargs == n,
+            Arity::AtLeastOne => nargs >= 1,
+            Arity::Case => nargs >= 3 && nargs % 2 == 1,
+        }
+    }
+
+    /// What exprparse.y's `make_func` says of a call written with `nargs` arguments,
+    /// if it refuses it.
+    pub fn check_call(self, nargs: usize) -> Option<SyntaxMessage> {
+        let ok = match self {
+            Arity::AtLeastOne => {
+                return (nargs == 0).then_some(SyntaxMessage::AtLeastOneArgumentExpected);
+            }
+            Arity::OptionalSeed(n) => nargs + 1 == n || nargs == n,
+            Arity::Exact(n) => nargs == n,
+            Arity::Case => self.accepts(nargs),
+        };
+        (!ok).then_some(SyntaxMessage::UnexpectedNumberOfArguments)
+    }
+
+    /// Whether a call written with `nargs` arguments gets `:default_seed` appended.
+    pub fn takes_default_seed(self, nargs: usize) -> bool {
+        matches!(self, Arity::OptionalSeed(n) if nargs + 1 == n)
     }
 }
 
-/// Whether `nargs` evaluated arguments fit `func` (after the parser's rewrites, e.g.
-/// `hash(v)` already carries `:default_seed`). The parser guarantees it; this guards
-/// hand-built trees so that evaluation never indexes out of bounds.
-pub fn arity_ok(func: Func, nargs: usize) -> bool {
-    match func {
-        Func::Pi => nargs == 0,
-        Func::Not
-        | Func::Abs
-        | Func::Debug
-        | Func::Double
-        | Func::Exp
-        | Func::Int
-        | Func::Ln
-        | Func::Sqrt => nargs == 1,
-        Func::Greatest | Func::Least => nargs >= 1,
-        Func::Case => nargs >= 3 && nargs % 2 == 1,
-        Func::RandomExponential | Func::RandomGaussian | Func::RandomZipfian | Func::Permute => {
-            nargs == 3
+/// One row of pgbench's `PGBENCH_FUNCTIONS[]`.
+#[derive(Debug, Clone, Copy)]
+pub struct FunctionDef {
+    /// What scripts call it (matched without regard to ASCII case), and the name
+    /// `unexpected number of arguments (%s)` gives. Operators go by their symbol and
+    /// internal functions by a `!` name, which no script can write.
+    pub name: &'static str,
+    pub func: Func,
+    pub arity: Arity,
+}
+
+const fn def(name: &'static str, func: Func, arity: Arity) -> FunctionDef {
+    FunctionDef { name, func, arity }
+}
+
+/// Every function and operator, in pgbench's order except that the first row of a
+/// [`Func`] is the one that names it (`pow` before `power`, `hash_murmur2` before
+/// `hash`). The parser looks names up here ([`find_function`]) and the evaluator
+/// takes arities and names from here ([`Func::arity`], [`Func::name`]).
+pub const FUNCTIONS: &[FunctionDef] = &[
+    def("+", Func::Add, Arity::Exact(2)),
+    def("-", Func::Sub, Arity::Exact(2)),
+    def("*", Func::Mul, Arity::Exact(2)),
+    def("/", Func::Div, Arity::Exact(2)),
+    def("mod", Func::Mod, Arity::Exact(2)),
+    def("abs", Func::Abs, Arity::Exact(1)),
+    def("least", Func::Least, Arity::AtLeastOne),
+    def("greatest", Func::Greatest, Arity::AtLeastOne),
+    def("debug", Func::Debug, Arity::Exact(1)),
+    def("pi", Func::Pi, Arity::Exact(0)),
+    def("sqrt", Func::Sqrt, Arity::Exact(1)),
+    def("ln", Func::Ln, Arity::Exact(1)),
+    def("exp", Func::Exp, Arity::Exact(1)),
+    def("int", Func::Int, Arity::Exact(1)),
+    def("double", Func::Double, Arity::Exact(1)),
+    def("random", Func::Random, Arity::Exact(2)),
+    def("random_gaussian", Func::RandomGaussian, Arity::Exact(3)),
+    def(
+        "random_exponential",
+        Func::RandomExponential,
+        Arity::Exact(3),
+    ),
+    def("random_zipfian", Func::RandomZipfian, Arity::Exact(3)),
+    def("pow", Func::Pow, Arity::Exact(2)),
+    def("power", Func::Pow, Arity::Exact(2)),
+    def("!and", Func::And, Arity::Exact(2)),
+    def("!or", Func::Or, Arity::Exact(2)),
+    def("!not", Func::Not, Arity::Exact(1)),
+    def("&", Func::BitAnd, Arity::Exact(2)),
+    def("|", Func::BitOr, Arity::Exact(2)),
+    def("#", Func::BitXor, Arity::Exact(2)),
+    def("<<", Func::LShift, Arity::Exact(2)),
+    def(">>", Func::RShift, Arity::Exact(2)),
+    def("=", Func::Eq, Arity::Exact(2)),
+    def("<>", Func::Ne, Arity::Exact(2)),
+    def("<=", Func::Le, Arity::Exact(2)),
+    def("<", Func::Lt, Arity::Exact(2)),
+    def("!is", Func::Is, Arity::Exact(2)),
+    def("!case_end", Func::Case, Arity::Case),
+    def("hash_murmur2", Func::HashMurmur2, Arity::OptionalSeed(2)),
+    def("hash", Func::HashMurmur2, Arity::OptionalSeed(2)),
+    def("hash_fnv1a", Func::HashFnv1a, Arity::OptionalSeed(2)),
+    def("permute", Func::Permute, Arity::OptionalSeed(3)),
+];
+
+/// A function callable by name in a script (`pg_strcasecmp`, so ASCII case is
+/// ignored); operators and internal functions are not found.
+pub fn find_function(name: &str) -> Option<&'static FunctionDef> {
+    FUNCTIONS
+        .iter()
+        .find(|f| f.name.as_bytes()[0].is_ascii_alphabetic() && f.name.eq_ignore_ascii_case(name))
+}
+
+/// One more than the largest `Func` discriminant in [`FUNCTIONS`].
+const FUNC_COUNT: usize = {
+    let mut count = 0;
+    let mut i = 0;
+    while i < FUNCTIONS.len() {
+        if FUNCTIONS[i].func as usize >= count {
+            count = FUNCTIONS[i].func as usize + 1;
         }
-        Func::Add
-        | Func::Sub
-        | Func::Mul
-        | Func::Div
-        | Func::Mod
-        | Func::Eq
-        | Func::Ne
-        | Func::Lt
-        | Func::Le
-        | Func::And
-        | Func::Or
-        | Func::BitAnd
-        | Func::BitOr
-        | Func::BitXor
-        | Func::LShift
-        | Func::RShift
-        | Func::Is
-        | Func::HashFnv1a
-        | Func::HashMurmur2
-        | Func::Pow
-        | Func::Random => nargs == 2,
+        i += 1;
+    }
+    count
+};
+
+/// The row naming each `Func` (its first), by discriminant.
+const ROW_OF: [usize; FUNC_COUNT] = {
+    let mut rows = [usize::MAX; FUNC_COUNT];
+    let mut i = FUNCTIONS.len();
+    while i > 0 {
+        i -= 1;
+        rows[FUNCTIONS[i].func as usize] = i;
+    }
+    let mut f = 0;
+    while f < FUNC_COUNT {
+        assert!(rows[f] != usize::MAX, "a Func has no row in FUNCTIONS");
+        f += 1;
+    }
+    rows
+};
+
+/// Each `Func`'s arity, by discriminant: evaluation checks it on every call, so it is
+/// one load, not a search.
+const ARITY_OF: [Arity; FUNC_COUNT] = {
+    let mut arities = [Arity::Exact(0); FUNC_COUNT];
+    let mut f = 0;
+    while f < FUNC_COUNT {
+        arities[f] = FUNCTIONS[ROW_OF[f]].arity;
+        f += 1;
+    }
+    arities
+};
+
+impl Func {
+    /// The row of [`FUNCTIONS`] that names this function.
+    pub fn def(self) -> &'static FunctionDef {
+        &FUNCTIONS[ROW_OF[self as usize]]
+    }
+
+    /// The name pgbench's `PGBENCH_FUNCTIONS[]` gives it (operators by symbol,
+    /// internal ones with a `!`), as in `unexpected number of arguments (%s)`.
+    pub fn name(self) -> &'static str {
+        self.def().name
+    }
+
+    /// How many arguments a node of this function has.
+    #[inline]
+    pub fn arity(self) -> Arity {
+        ARITY_OF[self as usize]
     }
 }
 
 /// Applies a non-lazy function to its evaluated arguments (`evalStandardFunc` after
-/// the argument loop). NULL arguments must already have been handled by the caller
-/// except for `IS` and `debug()`, and the arity must satisfy [`arity_ok`].
-#[inline]
-pub fn apply(func: Func, args: &[Value], ctx: &mut EvalContext<'_>) -> Result<Value, EvalError> {
+/// the argument loop), drawing from `rng` for `random*()`. NULL arguments must already
+/// have been handled by the caller except for `IS` and `debug()`, and the arity must
+/// satisfy [`Func::arity`]. `debug()` is the identity here: its line goes to the
+/// client's debug stream, which the evaluator owns. Always inlined: the evaluator's
+/// few call sites then dispatch on `func` once, with the arguments in registers.
+#[inline(always)]
+pub fn apply(func: Func, args: &[Value], rng: &mut Prng) -> Result<Value, EvalError> {
     match func {
         Func::Add
         | Func::Sub
@@ -136,10 +234,7 @@ pub fn apply(func: Func, args: &[Value], ctx: &mut EvalContext<'_>) -> Result<Va
         Func::Is => Ok(Value::Bool(is(args[0], args[1]))),
         Func::Pi => Ok(Value::Double(std::f64::consts::PI)),
         Func::Abs => Ok(abs(args[0])),
-        Func::Debug => {
-            debug(ctx, args[0]);
-            Ok(args[0])
-        }
+        Func::Debug => Ok(args[0]),
         Func::Double => Ok(Value::Double(args[0].to_double()?)),
         Func::Sqrt => Ok(Value::Double(args[0].to_double()?.sqrt())),
         Func::Ln => Ok(Value::Double(args[0].to_double()?.ln())),
@@ -150,7 +245,7 @@ pub fn apply(func: Func, args: &[Value], ctx: &mut EvalContext<'_>) -> Result<Va
         )),
         Func::Greatest | Func::Least => extremum(func == Func::Least, args),
         Func::Random | Func::RandomExponential | Func::RandomGaussian | Func::RandomZipfian => {
-            random(func, args, ctx.rng)
+            random(func, args, rng)
         }
         Func::HashFnv1a | Func::HashMurmur2 => {
             let (val, seed) = (args[0].to_int()?, args[1].to_int()?);
@@ -168,7 +263,7 @@ pub fn apply(func: Func, args: &[Value], ctx: &mut EvalContext<'_>) -> Result<Va
             Ok(Value::Int(permute(val, size, seed)))
         }
         // Lazy functions never reach here; answer as pgbench's arity check would.
-        Func::And | Func::Or | Func::Case => Err(EvalError::ArgumentCount(func_name(func))),
+        Func::And | Func::Or | Func::Case => Err(EvalError::ArgumentCount(func.name())),
     }
 }
 
@@ -245,19 +340,6 @@ fn abs(v: Value) -> Value {
     }
 }
 
-/// `debug()`: one line on the debug stream; write errors are ignored as pgbench's
-/// `fprintf(stderr)` ignores them.
-#[cold]
-fn debug(ctx: &mut EvalContext<'_>, v: Value) {
-    let mut line = format!(
-        "debug(script={},command={}): ",
-        ctx.script_index, ctx.command_index
-    );
-    v.write_debug(&mut line);
-    line.push('\n');
-    let _ = ctx.debug_out.write_all(line.as_bytes());
-}
-
 /// `greatest()` / `least()`: double if any argument is double, else int; C's
 /// `Min`/`Max` macros decide NaN cases.
 fn extremum(least: bool, args: &[Value]) -> Result<Value, EvalError> {
@@ -329,25 +411,13 @@ fn random(func: Func, args: &[Value], rng: &mut Prng) -> Result<Value, EvalError
     }))
 }
 
-/// C's `(int64) x` on x86-64: out-of-range values and NaN become `INT64_MIN`
-/// (`cvttsd2si`'s "integer indefinite"), which pgbench reaches with NaN or infinite
-/// distribution parameters.
-#[inline]
-fn c_trunc(x: f64) -> i64 {
-    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
-        x as i64
-    } else {
-        i64::MIN
-    }
-}
-
 /// `getExponentialRand`: one draw.
 pub fn exponential(rng: &mut Prng, min: i64, max: i64, param: f64) -> i64 {
     let cut = (-param).exp();
     let uniform = 1.0 - rng.double();
     let rand = -(cut + (1.0 - cut) * uniform).ln() / param;
     let n = max.wrapping_sub(min).wrapping_add(1) as f64;
-    min.wrapping_add(c_trunc(n * rand))
+    min.wrapping_add(trunc_to_i64(n * rand))
 }
 
 /// `getGaussianRand`: Box-Muller draws until one falls in `[-param, param)`.
@@ -360,7 +430,7 @@ pub fn gaussian(rng: &mut Prng, min: i64, max: i64, param: f64) -> i64 {
     };
     let rand = (stdev + param) / (param * 2.0);
     let n = max.wrapping_sub(min).wrapping_add(1) as f64;
-    min.wrapping_add(c_trunc(n * rand))
+    min.wrapping_add(trunc_to_i64(n * rand))
 }
 
 /// `getZipfianRand` (Devroye's rejection method, `computeIterativeZipfian`): two
@@ -380,7 +450,7 @@ pub fn zipfian(rng: &mut Prng, min: i64, max: i64, s: f64) -> i64 {
             break x;
         }
     };
-    min.wrapping_sub(1).wrapping_add(c_trunc(x))
+    min.wrapping_sub(1).wrapping_add(trunc_to_i64(x))
 }
 
 /// FNV-1a over the 8 bytes of `val`, least significant first (`getHashFnv1a`).

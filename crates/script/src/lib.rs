@@ -1,17 +1,21 @@
-//! pgbench's script language, with no database: the grammar and parser of scripts and
-//! expressions, the evaluator with every built-in function, pgbench's random number
-//! generator (bit for bit), client variables, and the builtin scripts.
+//! pgbench's script language, with no database, no clock and (but for the transitional
+//! seed wrappers in [`prng`]) no I/O: the grammar and parser of scripts and
+//! expressions, the evaluator with every built-in function ([`functions`]), pgbench's
+//! random number generator (bit for bit), client variables, the C library's number
+//! parsing and formatting as pgbench relies on it ([`cnum`]), and the builtin scripts.
 //!
 //! The runner parses scripts with [`parser`], evaluates `\set`/`\if` expressions with
 //! [`eval`], and substitutes variables into SQL from [`variables`].
 
 pub mod ast;
 pub mod builtin;
+pub mod cnum;
 pub mod error;
 pub mod eval;
 pub mod functions;
 pub mod parser;
 pub mod prng;
+mod seed_sources;
 pub mod value;
 pub mod variables;
 

@@ -3,12 +3,16 @@
 //! `--random-seed` option, and the order in which pgbench derives every client's and
 //! thread's generator from the base seed ([`SeedPlan`]).
 //!
-//! The distributions built on top (`random_gaussian` etc.) live in
-//! [`crate::functions`]; when and with which state they are drawn is the runner's
-//! business.
+//! Pure: a `time` or `rand` seed is a [`SeedSpec`] that the caller resolves with its
+//! own clock and random source. The distributions built on top (`random_gaussian`
+//! etc.) live in [`crate::functions`]; when and with which state they are drawn is the
+//! runner's business.
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoroshiro128StarStar;
+
+use crate::cnum::scan_unsigned;
+pub use crate::seed_sources::monotonic_micros;
 
 /// One `pg_prng_state`: xoroshiro128** 1.0, as pgbench 15+ uses for everything random.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -200,77 +204,52 @@ impl SeedError {
     }
 }
 
-/// Parses a `--random-seed` value (pgbench's `set_random_seed`): `time` (the
-/// monotonic clock in µs, as `pg_time_now`), `rand` (8 bytes of `/dev/urandom`), or
-/// one unsigned integer with `sscanf("%lu%c")` rules: leading white space and a sign
-/// are accepted (`-1` wraps), nothing may follow, overflow saturates.
-pub fn parse_seed(s: &str) -> Result<u64, SeedError> {
-    match s {
-        "time" => Ok(monotonic_micros()),
-        "rand" => random_bytes_seed(),
-        _ => scan_unsigned(s).ok_or_else(|| SeedError::Unrecognized(s.to_owned())),
-    }
+/// What a `--random-seed` value (or `PGBENCH_RANDOM_SEED`) asks for. Resolving `Time`
+/// and `Rand` reads the clock or the system's random source, which is the binary's
+/// business; [`SeedSpec::resolve`] does it given those two readings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeedSpec {
+    /// `time`: the monotonic clock in µs, as pgbench's `pg_time_now()`.
+    Time,
+    /// `rand`: 8 bytes of the system's strong random source.
+    Rand,
+    /// An unsigned integer.
+    Value(u64),
 }
 
-/// `sscanf(s, "%lu%c", ...) == 1`: one `strtoul` number (C white space, optional
-/// sign, decimal digits) filling the whole string.
-fn scan_unsigned(s: &str) -> Option<u64> {
-    let rest = s.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
-    let (negative, digits) = match rest.as_bytes().first() {
-        Some(b'-') => (true, &rest[1..]),
-        Some(b'+') => (false, &rest[1..]),
-        _ => (false, rest),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let mut value: u64 = 0;
-    let mut overflow = false;
-    for b in digits.bytes() {
-        match value
-            .checked_mul(10)
-            .and_then(|v| v.checked_add(u64::from(b - b'0')))
-        {
-            Some(v) => value = v,
-            None => overflow = true,
+impl SeedSpec {
+    /// Parses a seed option as pgbench's `set_random_seed` does: `time`, `rand`, or one
+    /// unsigned integer with `sscanf("%lu%c")` rules (leading white space and a sign
+    /// are accepted, `-1` wraps, nothing may follow, overflow saturates).
+    pub fn parse(s: &str) -> Result<SeedSpec, SeedError> {
+        match s {
+            "time" => Ok(SeedSpec::Time),
+            "rand" => Ok(SeedSpec::Rand),
+            _ => scan_unsigned(s)
+                .map(SeedSpec::Value)
+                .ok_or_else(|| SeedError::Unrecognized(s.to_owned())),
         }
     }
-    Some(if overflow {
-        u64::MAX
-    } else if negative {
-        value.wrapping_neg()
-    } else {
-        value
-    })
-}
 
-fn random_bytes_seed() -> Result<u64, SeedError> {
-    use std::io::Read;
-    let mut bytes = [0u8; 8];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .map_err(|_| SeedError::CouldNotGenerate)?;
-    Ok(u64::from_ne_bytes(bytes))
-}
-
-/// `pg_time_now()`: CLOCK_MONOTONIC in microseconds (not the Unix epoch), which is
-/// what `:random_seed` shows for `--random-seed=time`.
-pub fn monotonic_micros() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the duration of the call, and
-    // CLOCK_MONOTONIC is always supported on Linux; std offers no way to read the
-    // clock's absolute value.
-    #[allow(unsafe_code)]
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    if rc != 0 {
-        return 0;
+    /// The seed, reading the clock (µs of CLOCK_MONOTONIC) or the random source (`None`
+    /// when it cannot be read) only when the spec asks for it.
+    pub fn resolve(
+        self,
+        monotonic_micros: impl FnOnce() -> u64,
+        random_u64: impl FnOnce() -> Option<u64>,
+    ) -> Result<u64, SeedError> {
+        match self {
+            SeedSpec::Time => Ok(monotonic_micros()),
+            SeedSpec::Rand => random_u64().ok_or(SeedError::CouldNotGenerate),
+            SeedSpec::Value(seed) => Ok(seed),
+        }
     }
-    (ts.tv_sec as u64)
-        .wrapping_mul(1_000_000)
-        .wrapping_add(ts.tv_nsec as u64 / 1000)
+}
+
+/// TRANSITIONAL (see `seed_sources.rs`): parses and resolves a `--random-seed` value
+/// with the monotonic clock and `/dev/urandom`.
+pub fn parse_seed(s: &str) -> Result<u64, SeedError> {
+    SeedSpec::parse(s)?.resolve(monotonic_micros, crate::seed_sources::urandom_u64)
 }
 
 #[cfg(test)]
@@ -278,16 +257,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn scan_unsigned_follows_sscanf_lu() {
-        assert_eq!(scan_unsigned("42"), Some(42));
-        assert_eq!(scan_unsigned("  42"), Some(42));
-        assert_eq!(scan_unsigned("+42"), Some(42));
-        assert_eq!(scan_unsigned("-1"), Some(u64::MAX));
-        assert_eq!(scan_unsigned("42 "), None);
-        assert_eq!(scan_unsigned("0x10"), None);
-        assert_eq!(scan_unsigned(""), None);
-        assert_eq!(scan_unsigned("-"), None);
-        assert_eq!(scan_unsigned("99999999999999999999"), Some(u64::MAX));
+    fn seed_specs_resolve_only_what_they_name() {
+        let clock = || 7;
+        let urandom = || Some(9);
+        let spec = |s| SeedSpec::parse(s).and_then(|spec| spec.resolve(clock, urandom));
+        assert_eq!(spec("time"), Ok(7));
+        assert_eq!(spec("rand"), Ok(9));
+        assert_eq!(spec(" 42"), Ok(42));
+        assert_eq!(
+            SeedSpec::Rand.resolve(|| unreachable!(), || None),
+            Err(SeedError::CouldNotGenerate)
+        );
+        assert_eq!(
+            SeedSpec::Value(3).resolve(|| unreachable!(), || unreachable!()),
+            Ok(3)
+        );
+        assert_eq!(
+            SeedSpec::parse("Time"),
+            Err(SeedError::Unrecognized("Time".into()))
+        );
     }
 
     #[test]

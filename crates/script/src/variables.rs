@@ -14,7 +14,8 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::ast::Value;
-use crate::eval::EvalError;
+use crate::cnum::{self, is_c_space, strtod, Strtoint64Error};
+use crate::error::EvalError;
 
 /// One named variable.
 #[derive(Debug, Clone, PartialEq)]
@@ -224,11 +225,6 @@ pub fn parse_variable_value(name: &str, text: &str) -> Result<Value, EvalError> 
     }
 }
 
-/// C `isspace` in the C locale.
-fn is_c_space(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r')
-}
-
 /// pgbench's `is_an_int`: `^\s*[-+]?[0-9]*$` (it lets "no digit" through).
 fn is_an_int(s: &str) -> bool {
     let s = s.trim_start_matches(is_c_space);
@@ -236,225 +232,12 @@ fn is_an_int(s: &str) -> bool {
     s.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// pgbench's `strtoint64` with errors reported: `strtoll` that must consume all.
+/// pgbench's `strtoint64` with its errors reported.
 fn strtoint64(s: &str) -> Result<i64, EvalError> {
-    let body = s.trim_start_matches(is_c_space);
-    let (negative, digits) = match body.as_bytes().first() {
-        Some(b'-') => (true, &body[1..]),
-        Some(b'+') => (false, &body[1..]),
-        _ => (false, body),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(EvalError::InvalidBigint(s.to_owned()));
-    }
-    let mut acc: i64 = 0;
-    for b in digits.bytes() {
-        let d = i64::from(b - b'0');
-        // Accumulate negatively so that INT64_MIN parses.
-        acc = acc
-            .checked_mul(10)
-            .and_then(|a| {
-                if negative {
-                    a.checked_sub(d)
-                } else {
-                    a.checked_add(d)
-                }
-            })
-            .ok_or_else(|| EvalError::ValueOutOfRange(s.to_owned()))?;
-    }
-    Ok(acc)
-}
-
-/// Why C's `strtod` would not give a usable double for a whole string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StrtodError {
-    /// Not a number, or characters left over (`end == str || *end != '\0'`).
-    Syntax,
-    /// `errno == ERANGE`: overflow, or an inexact result that is zero or subnormal.
-    Range,
-}
-
-/// C's `strtod` (glibc) on a whole string: leading white space, a sign, then a
-/// decimal or `0x` hexadecimal number, `inf`/`infinity`, or `nan`/`nan(chars)`.
-pub fn strtod(s: &str) -> Result<f64, StrtodError> {
-    let body = s.trim_start_matches(is_c_space);
-    let (negative, rest) = match body.as_bytes().first() {
-        Some(b'-') => (true, &body[1..]),
-        Some(b'+') => (false, &body[1..]),
-        _ => (false, body),
-    };
-    let sign = if negative { -1.0 } else { 1.0 };
-    if rest.eq_ignore_ascii_case("inf") || rest.eq_ignore_ascii_case("infinity") {
-        return Ok(sign * f64::INFINITY);
-    }
-    if rest.len() >= 3 && rest.as_bytes()[..3].eq_ignore_ascii_case(b"nan") {
-        let tail = &rest[3..];
-        let nchars = tail
-            .strip_prefix('(')
-            .and_then(|t| t.strip_suffix(')'))
-            .is_some_and(|t| t.bytes().all(|b| b == b'_' || b.is_ascii_alphanumeric()));
-        return if tail.is_empty() || nchars {
-            Ok(f64::NAN)
-        } else {
-            Err(StrtodError::Syntax)
-        };
-    }
-    let bytes = rest.as_bytes();
-    if bytes.len() > 2 && bytes[0] == b'0' && (bytes[1] | 0x20) == b'x' {
-        if let Some(v) = hex_float(&rest[2..]) {
-            return v.map(|v| sign * v);
-        }
-        // "0x" without hex digits: strtod reads just the "0".
-        return Err(StrtodError::Syntax);
-    }
-    if !is_decimal_float(rest) {
-        return Err(StrtodError::Syntax);
-    }
-    let v: f64 = rest.parse().map_err(|_| StrtodError::Syntax)?;
-    let nonzero_mantissa = rest
-        .bytes()
-        .take_while(|&b| b != b'e' && b != b'E')
-        .any(|b| (b'1'..=b'9').contains(&b));
-    if v.is_infinite() || (nonzero_mantissa && v < f64::MIN_POSITIVE) {
-        return Err(StrtodError::Range);
-    }
-    Ok(sign * v)
-}
-
-/// `digits [. digits] [e [sign] digits]` with at least one mantissa digit.
-fn is_decimal_float(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = 0;
-    let int_digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
-    i += int_digits;
-    let mut frac_digits = 0;
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        frac_digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
-        i += frac_digits;
-    }
-    if int_digits + frac_digits == 0 {
-        return false;
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        let exp_digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
-        if exp_digits == 0 {
-            return false;
-        }
-        i += exp_digits;
-    }
-    i == b.len()
-}
-
-/// The part of a hexadecimal float after `0x`, rounded to nearest even like glibc.
-/// `None` when there is no hex digit at all.
-fn hex_float(s: &str) -> Option<Result<f64, StrtodError>> {
-    let b = s.as_bytes();
-    let mut i = 0;
-    let mut mant: u128 = 0;
-    let mut sticky = false;
-    let mut exp2: i64 = 0;
-    let mut ndigits = 0;
-    let mut seen_point = false;
-    while i < b.len() {
-        let c = b[i];
-        if c == b'.' && !seen_point {
-            seen_point = true;
-        } else if let Some(d) = (c as char).to_digit(16) {
-            ndigits += 1;
-            if mant >> 120 == 0 {
-                mant = (mant << 4) | u128::from(d);
-                if seen_point {
-                    exp2 -= 4;
-                }
-            } else {
-                sticky |= d != 0;
-                if !seen_point {
-                    exp2 += 4;
-                }
-            }
-        } else {
-            break;
-        }
-        i += 1;
-    }
-    if ndigits == 0 {
-        return None;
-    }
-    if i < b.len() {
-        if (b[i] | 0x20) != b'p' {
-            return Some(Err(StrtodError::Syntax));
-        }
-        i += 1;
-        let negative = match b.get(i) {
-            Some(b'-') => {
-                i += 1;
-                true
-            }
-            Some(b'+') => {
-                i += 1;
-                false
-            }
-            _ => false,
-        };
-        let digits = &s[i..];
-        if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
-            return Some(Err(StrtodError::Syntax));
-        }
-        let e: i64 = digits.parse().unwrap_or(i64::MAX / 4).min(i64::MAX / 4);
-        exp2 += if negative { -e } else { e };
-    }
-    if mant == 0 {
-        return Some(Ok(0.0));
-    }
-    Some(round_binary(mant, sticky, exp2))
-}
-
-/// `mant * 2^exp2` (plus a sticky bit below `mant`) rounded to a double.
-fn round_binary(mant: u128, sticky: bool, exp2: i64) -> Result<f64, StrtodError> {
-    let top = 127 - i64::from(mant.leading_zeros());
-    // Exponent of the leading bit of the value.
-    let lead = top + exp2;
-    if lead > 1023 {
-        return Err(StrtodError::Range);
-    }
-    // Position (as a power of two) of the last bit the double can keep.
-    let lsb = (lead - 52).max(-1074);
-    let drop = lsb - exp2;
-    let (mut kept, inexact) = if drop <= 0 {
-        (mant << (-drop) as u32, sticky)
-    } else if drop >= 128 {
-        (0, true)
-    } else {
-        let kept = mant >> drop as u32;
-        let rest = mant & ((1u128 << drop as u32) - 1);
-        let half = 1u128 << (drop as u32 - 1);
-        let round_up = rest > half || (rest == half && (sticky || kept & 1 == 1));
-        let inexact = rest != 0 || sticky;
-        (kept + u128::from(round_up), inexact)
-    };
-    let mut lsb = lsb;
-    if kept >> 53 != 0 {
-        kept >>= 1;
-        lsb += 1;
-    }
-    if lsb + 52 > 1023 && kept >> 52 != 0 {
-        return Err(StrtodError::Range);
-    }
-    let scale = if lsb >= -1022 {
-        f64::from_bits(((lsb + 1023) as u64) << 52)
-    } else {
-        f64::from_bits(1u64 << (lsb + 1074))
-    };
-    let v = kept as f64 * scale;
-    if v.is_infinite() || (inexact && v < f64::MIN_POSITIVE) {
-        return Err(StrtodError::Range);
-    }
-    Ok(v)
+    cnum::strtoint64(s).map_err(|e| match e {
+        Strtoint64Error::Syntax => EvalError::InvalidBigint(s.to_owned()),
+        Strtoint64Error::Range => EvalError::ValueOutOfRange(s.to_owned()),
+    })
 }
 
 /// FNV-1a for the name index: names are short, so a simple byte hash beats SipHash.
@@ -482,29 +265,6 @@ impl Hasher for Fnv1a {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn strtod_follows_glibc() {
-        assert_eq!(strtod("1.5"), Ok(1.5));
-        assert_eq!(strtod("  -2e3"), Ok(-2000.0));
-        assert_eq!(strtod(".5"), Ok(0.5));
-        assert_eq!(strtod("5."), Ok(5.0));
-        assert_eq!(strtod("0x10"), Ok(16.0));
-        assert_eq!(strtod("0x1.8p1"), Ok(3.0));
-        assert_eq!(strtod("0x1p-1074"), Ok(5e-324));
-        assert_eq!(strtod("0x1.8p-1074"), Err(StrtodError::Range));
-        assert_eq!(strtod("0x1p1024"), Err(StrtodError::Range));
-        assert_eq!(strtod("-InFiNiTy"), Ok(f64::NEG_INFINITY));
-        assert!(strtod("nan(abc_1)").unwrap().is_nan());
-        assert_eq!(strtod("nan("), Err(StrtodError::Syntax));
-        assert_eq!(strtod("1e-310"), Err(StrtodError::Range));
-        assert_eq!(strtod("0e-400"), Ok(0.0));
-        assert_eq!(strtod("1e400"), Err(StrtodError::Range));
-        assert_eq!(strtod("1e"), Err(StrtodError::Syntax));
-        assert_eq!(strtod("12 "), Err(StrtodError::Syntax));
-        assert_eq!(strtod("."), Err(StrtodError::Syntax));
-        assert_eq!(strtod("0x"), Err(StrtodError::Syntax));
-    }
 
     #[test]
     fn names_follow_valid_variable_name() {

@@ -8,8 +8,8 @@
 
 use std::ffi::CStr;
 
-use pgbench_script::value::{write_double, PrintfF};
-use pgbench_script::variables::{strtod, StrtodError};
+use pgbench_script::cnum::{fmt_f, strtod, StrtodError};
+use pgbench_script::value::write_double;
 use proptest::prelude::*;
 
 fn c_format(fmt: &CStr, d: f64) -> String {
@@ -37,7 +37,7 @@ fn check(d: f64) {
             d.to_bits()
         );
         if d.abs() < 1e30 {
-            assert_eq!(PrintfF(d).to_string(), c_format(c"%f", d), "%f of {d:e}");
+            assert_eq!(fmt_f(d, 6), c_format(c"%f", d), "%f of {d:e}");
         }
     }
 }

@@ -2,10 +2,9 @@
 //! are evaluated (and so which random numbers are drawn), the debug() line's indexes,
 //! error texts, and trees the parser would never build.
 
-#[path = "eval_common.rs"]
 mod common;
 
-use common::{build, eval_in, Client};
+use common::{eval_in, parse, Client};
 use pgbench_script::ast::{Expr, Func, Value};
 use pgbench_script::eval::EvalError;
 use pgbench_script::prng::Prng;
@@ -21,7 +20,7 @@ fn client(seed: u64) -> Client {
 }
 
 fn eval(text: &str, c: &mut Client) -> Result<Value, EvalError> {
-    eval_in(&build(text).unwrap(), c, 0, 1).0
+    eval_in(&parse(text).unwrap(), c, 0, 1).0
 }
 
 #[test]
@@ -84,7 +83,7 @@ fn the_sixteen_argument_limit_applies_after_evaluating_sixteen() {
 #[test]
 fn debug_prints_script_and_command_indexes() {
     let mut c = client(1);
-    let e = build("debug(1.5) + debug(null is null)").unwrap();
+    let e = parse("debug(1.5) + debug(null is null)").unwrap();
     let (r, out) = eval_in(&e, &mut c, 2, 7);
     assert_eq!(
         r,

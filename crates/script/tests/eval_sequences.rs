@@ -4,13 +4,12 @@
 //! expressions are evaluated, and every `\shell echo` line must equal what stock
 //! printed (recorded by `scripts/record-stock-eval.sh`).
 
-#[path = "eval_common.rs"]
 mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{build, clients, eval_in, RunOptions};
+use common::{clients, eval_in, parse, RunOptions};
 use pgbench_script::ast::{CommandKind, Expr, MetaCommand, ShellArg};
 use pgbench_script::parser;
 use pgbench_script::prng::choose_script;
@@ -57,7 +56,7 @@ fn load_script(file: &str, reader: Reader) -> Vec<Step> {
         .map(|l| {
             if let Some(rest) = l.strip_prefix("\\set ") {
                 let (name, expr) = rest.split_once(' ').expect("\\set NAME EXPR");
-                Step::Set(name.to_string(), build(expr).expect(expr))
+                Step::Set(name.to_string(), parse(expr).expect(expr))
             } else if let Some(rest) = l.strip_prefix("\\shell echo ") {
                 let words = rest.split_whitespace().filter(|w| *w != ">&2");
                 Step::Echo(words.map(str::to_string).collect())

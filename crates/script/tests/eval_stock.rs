@@ -2,10 +2,9 @@
 //! did for `\set x debug(EXPR)` (recorded by `scripts/record-stock-eval.sh` into
 //! `expected.txt`): the same `debug(...)` lines and the same error message.
 
-#[path = "eval_common.rs"]
 mod common;
 
-use common::{build, clients, stock_lines, RunOptions};
+use common::{clients, parse, stock_lines, RunOptions};
 
 const EXPECTED: &str = include_str!("data/eval/expected.txt");
 const EXPRESSIONS: &str = include_str!("data/eval/expressions.txt");
@@ -68,7 +67,8 @@ fn recordings_cover_every_listed_expression() {
     assert!(recorded.len() > 350);
 }
 
-fn check_all(parse: impl Fn(&str) -> Result<pgbench_script::ast::Expr, String>) {
+#[test]
+fn every_expression_matches_stock() {
     let mut failures = Vec::new();
     for (line, expr, opts, outputs) in cases() {
         let parsed = parse(expr);
@@ -98,37 +98,4 @@ fn check_all(parse: impl Fn(&str) -> Result<pgbench_script::ast::Expr, String>) 
         failures.len(),
         failures.join("\n")
     );
-}
-
-#[test]
-fn every_expression_matches_stock_through_the_test_builder() {
-    check_all(build);
-}
-
-fn parse(text: &str) -> Result<pgbench_script::ast::Expr, String> {
-    pgbench_script::parser::parse_expression(text).map_err(|e| e.to_string())
-}
-
-#[test]
-fn every_expression_matches_stock_through_the_parser() {
-    check_all(parse);
-}
-
-/// The real parser and the test builder compile every expression to the same tree
-/// (both follow exprparse.y), so the two tests above check the same thing.
-#[test]
-fn parser_and_test_builder_agree() {
-    let mut differ = Vec::new();
-    for (line, expr, _, outputs) in cases() {
-        match (parse(expr), build(expr)) {
-            (Ok(p), Ok(b)) if p != b => {
-                differ.push(format!("{line}\n  parser:  {p:?}\n  builder: {b:?}"))
-            }
-            (Err(_), Err(_)) | (Ok(_), Ok(_)) => {}
-            (p, b) => differ.push(format!(
-                "{line} (stock: {outputs:?})\n  parser:  {p:?}\n  builder: {b:?}"
-            )),
-        }
-    }
-    assert!(differ.is_empty(), "{}", differ.join("\n"));
 }

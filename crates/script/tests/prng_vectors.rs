@@ -5,7 +5,7 @@
 use pgbench_script::functions::{
     exponential, gaussian, hash_fnv1a, hash_murmur2, permute, zipfian,
 };
-use pgbench_script::prng::{choose_script, parse_seed, Prng, SeedError, SeedPlan};
+use pgbench_script::prng::{choose_script, parse_seed, Prng, SeedError, SeedPlan, SeedSpec};
 
 #[test]
 fn raw_output_for_seed_42_and_0() {
@@ -202,20 +202,30 @@ fn poisson_delay_follows_get_poisson_rand() {
 
 #[test]
 fn seed_option_values() {
-    assert_eq!(parse_seed("42"), Ok(42));
-    assert_eq!(parse_seed(" 5"), Ok(5));
-    assert_eq!(parse_seed("-1"), Ok(u64::MAX));
-    assert_eq!(parse_seed("99999999999999999999"), Ok(u64::MAX));
-    let err = parse_seed("5 ").unwrap_err();
+    let parse = |s| SeedSpec::parse(s);
+    assert_eq!(parse("42"), Ok(SeedSpec::Value(42)));
+    assert_eq!(parse(" 5"), Ok(SeedSpec::Value(5)));
+    assert_eq!(parse("-1"), Ok(SeedSpec::Value(u64::MAX)));
+    assert_eq!(parse("99999999999999999999"), Ok(SeedSpec::Value(u64::MAX)));
+    assert_eq!(parse("time"), Ok(SeedSpec::Time));
+    assert_eq!(parse("rand"), Ok(SeedSpec::Rand));
+    let err = parse("5 ").unwrap_err();
     assert_eq!(err.to_string(), "unrecognized random seed option \"5 \"");
     assert_eq!(
         err.detail(),
         Some("Expecting an unsigned integer, \"time\" or \"rand\".")
     );
+    assert_eq!(parse("Time"), Err(SeedError::Unrecognized("Time".into())));
     assert_eq!(
-        parse_seed("Time"),
-        Err(SeedError::Unrecognized("Time".into()))
+        SeedError::CouldNotGenerate.to_string(),
+        "could not generate random seed"
     );
+}
+
+/// The transitional wrapper that still reads the clock and /dev/urandom itself.
+#[test]
+fn seed_option_values_resolved_by_the_wrapper() {
+    assert_eq!(parse_seed("42"), Ok(42));
     // `time` is the monotonic clock in µs: small (uptime), not the Unix epoch.
     let t = parse_seed("time").unwrap();
     let epoch_us = std::time::SystemTime::now()

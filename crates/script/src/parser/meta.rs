@@ -5,7 +5,7 @@
 use pest::Parser;
 
 use super::expr::{chomp, parse_expr, ExprSite};
-use super::{Grammar, Rule};
+use super::grammar::{Grammar, Rule};
 use crate::ast::{MetaCommand, ResultTarget, ShellArg, SleepArg};
 use crate::error::{ScriptError, SyntaxError, SyntaxMessage};
 
@@ -77,64 +77,75 @@ pub(crate) fn parse_backslash(
         first_line: &first_line,
         command: command.text,
     };
-    let error = |message, line, detail, at| site.error(message, line, detail, at);
     let word = command.text.to_ascii_lowercase();
-
-    if matches!(word.as_str(), "set" | "if" | "elif") {
+    let (parsed, resume) = if matches!(word.as_str(), "set" | "if" | "elif") {
         // the words stop here: the rest of the line is the expression
-        let var = if word == "set" {
-            match next_word(src, command.end, content_end) {
-                Some(var) => Some(var),
-                None => return Err(error(SyntaxMessage::MissingArgument, false, None, None)),
-            }
-        } else {
-            None
-        };
-        let expr_start = var.as_ref().map_or(command.end, |v| v.end);
-        let site = ExprSite {
-            source,
-            line_no,
-            line_start: backslash,
-            command: Some(command.text),
-        };
-        let (expr, end) = parse_expr(src, expr_start, &site)?;
-        let parsed = match word.as_str() {
-            "set" => MetaCommand::Set {
-                var: var.map_or_else(String::new, |v| v.text.to_string()),
-                expr,
-            },
-            "if" => MetaCommand::If(expr),
-            _ => MetaCommand::Elif(expr),
-        };
-        return Ok((
-            Some(Backslash {
-                parsed: Parsed::Command(parsed),
-                first_line,
-            }),
-            end,
-        ));
-    }
+        let (meta, end) = expression_command(src, &word, &command, content_end, &site)?;
+        (Parsed::Command(meta), end)
+    } else {
+        let args = split_words(src, command.end, content_end);
+        if args.len() >= MAX_ARGS {
+            return Err(site.error(SyntaxMessage::TooManyArguments, false, None, None));
+        }
+        (word_command(&word, &args, &site)?, line_end)
+    };
+    Ok((Some(Backslash { parsed, first_line }), resume))
+}
 
-    let args = split_words(src, command.end, content_end);
-    if args.len() >= MAX_ARGS {
-        return Err(error(SyntaxMessage::TooManyArguments, false, None, None));
-    }
-    let args = &args[..];
-    let unexpected_argument = || {
+/// `\set var expr`, `\if expr`, `\elif expr`: the command and where its expression's
+/// line ends.
+fn expression_command(
+    src: &str,
+    word: &str,
+    command: &Word<'_>,
+    content_end: usize,
+    site: &Site<'_>,
+) -> Result<(MetaCommand, usize), ScriptError> {
+    let var = if word == "set" {
+        match next_word(src, command.end, content_end) {
+            Some(var) => Some(var),
+            None => return Err(site.error(SyntaxMessage::MissingArgument, false, None, None)),
+        }
+    } else {
+        None
+    };
+    let expr_start = var.as_ref().map_or(command.end, |v| v.end);
+    let expr_site = ExprSite {
+        source: site.source,
+        line_no: site.line_no,
+        line_start: site.backslash,
+        command: Some(command.text),
+    };
+    let (expr, end) = parse_expr(src, expr_start, &expr_site)?;
+    let meta = match word {
+        "set" => MetaCommand::Set {
+            var: var.map_or_else(String::new, |v| v.text.to_string()),
+            expr,
+        },
+        "if" => MetaCommand::If(expr),
+        _ => MetaCommand::Elif(expr),
+    };
+    Ok((meta, end))
+}
+
+/// Every other command, from its (lower-cased) word and its arguments.
+fn word_command(word: &str, args: &[Word<'_>], site: &Site<'_>) -> Result<Parsed, ScriptError> {
+    let error = |message| site.error(message, true, None, None);
+    let no_argument = |meta| {
         if args.is_empty() {
-            Ok(())
+            Ok(Parsed::Command(meta))
         } else {
-            Err(error(SyntaxMessage::UnexpectedArgument, true, None, None))
+            Err(error(SyntaxMessage::UnexpectedArgument))
         }
     };
-    let parsed = match word.as_str() {
+    Ok(match word {
         "sleep" => {
-            let (duration, unit_us) = sleep(args, &site)?;
+            let (duration, unit_us) = sleep(args, site)?;
             Parsed::Command(MetaCommand::Sleep { duration, unit_us })
         }
         "setshell" => {
             if args.len() < 2 {
-                return Err(error(SyntaxMessage::MissingArgument, true, None, None));
+                return Err(error(SyntaxMessage::MissingArgument));
             }
             Parsed::Command(MetaCommand::SetShell {
                 var: args[0].text.to_string(),
@@ -144,28 +155,22 @@ pub(crate) fn parse_backslash(
         }
         "shell" => {
             if args.is_empty() {
-                return Err(error(SyntaxMessage::MissingCommand, true, None, None));
+                return Err(error(SyntaxMessage::MissingCommand));
             }
             Parsed::Command(MetaCommand::Shell {
                 command: args[0].text.to_string(),
                 args: args[1..].iter().map(|w| shell_arg(w.text)).collect(),
             })
         }
-        "else" => unexpected_argument().map(|()| Parsed::Command(MetaCommand::Else))?,
-        "endif" => unexpected_argument().map(|()| Parsed::Command(MetaCommand::Endif))?,
-        "startpipeline" => {
-            unexpected_argument().map(|()| Parsed::Command(MetaCommand::StartPipeline))?
-        }
+        "else" => no_argument(MetaCommand::Else)?,
+        "endif" => no_argument(MetaCommand::Endif)?,
+        "startpipeline" => no_argument(MetaCommand::StartPipeline)?,
         // pgbench 17's \syncpipeline; pgbench 15 calls it an invalid command
-        "syncpipeline" => {
-            unexpected_argument().map(|()| Parsed::Command(MetaCommand::SyncPipeline))?
-        }
-        "endpipeline" => {
-            unexpected_argument().map(|()| Parsed::Command(MetaCommand::EndPipeline))?
-        }
+        "syncpipeline" => no_argument(MetaCommand::SyncPipeline)?,
+        "endpipeline" => no_argument(MetaCommand::EndPipeline)?,
         "gset" | "aset" => {
             if args.len() > 1 {
-                return Err(error(SyntaxMessage::TooManyArguments, true, None, None));
+                return Err(error(SyntaxMessage::TooManyArguments));
             }
             let prefix = args
                 .first()
@@ -176,9 +181,8 @@ pub(crate) fn parse_backslash(
                 ResultTarget::Aset { prefix }
             })
         }
-        _ => return Err(error(SyntaxMessage::InvalidCommand, true, None, None)),
-    };
-    Ok((Some(Backslash { parsed, first_line }), line_end))
+        _ => return Err(error(SyntaxMessage::InvalidCommand)),
+    })
 }
 
 /// A backslash command's place in the script, for its error messages.

@@ -8,6 +8,7 @@
 //! script is read (empty script, `\if` nesting).
 
 mod expr;
+mod grammar;
 mod meta;
 mod sql;
 
@@ -15,11 +16,6 @@ use crate::ast::{self, Command, CommandKind, MetaCommand, ResultTarget, Script, 
 use crate::error::{ConditionMessage, ScriptError, SyntaxError, SyntaxMessage, MAX_SQL_PARAMETERS};
 use meta::Parsed;
 use sql::{ScanStop, SqlBuffer, SqlScanner};
-
-/// The pest grammar of backslash lines and expressions.
-#[derive(pest_derive::Parser)]
-#[grammar = "script.pest"]
-pub(crate) struct Grammar;
 
 /// pgbench's `first_line` of an SQL command: at most 127 bytes, up to the first newline.
 const FIRST_LINE_MAX: usize = 127;

@@ -1,184 +1,23 @@
 //! The tree: pest's Pratt parser folds the operators with exprparse.y's precedence
-//! table into [`Expr`] nodes the way `exprparse.y` builds them, and the table of
-//! functions callable by name (`PGBENCH_FUNCTIONS`).
+//! table (`precedence.rs`) into [`Expr`] nodes the way `exprparse.y` builds them,
+//! resolving calls with the function table ([`crate::functions::FUNCTIONS`]).
+//!
+//! Chains of infix and postfix operators fold in a loop, so a flat `1+1+...+1` costs
+//! no native stack; prefix operators, parentheses, calls and `CASE` recurse once per
+//! level, which bison's stack limit bounds (see `mod.rs`).
 
 use std::sync::LazyLock;
 
 use pest::iterators::Pair;
-use pest::pratt_parser::{Assoc, Op, PrattParser};
+use pest::pratt_parser::PrattParser;
 
-use super::lexer::parse_double;
 use crate::ast::{Expr, Func, Value};
-use crate::error::SyntaxMessage;
-use crate::parser::Rule;
+use crate::cnum::strtod;
+use crate::functions::find_function;
+use crate::parser::grammar::Rule;
 
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Arity {
-    Exact(usize),
-    /// `least`, `greatest`
-    AtLeastOne,
-    /// `hash*(v [, seed])`
-    Hash,
-    /// `permute(i, size [, seed])`
-    Permute,
-}
-
-impl Arity {
-    pub(super) fn check(self, nargs: usize) -> Option<SyntaxMessage> {
-        let ok = match self {
-            Arity::Exact(n) => nargs == n,
-            Arity::AtLeastOne => {
-                return (nargs == 0).then_some(SyntaxMessage::AtLeastOneArgumentExpected);
-            }
-            Arity::Hash => (1..=2).contains(&nargs),
-            Arity::Permute => (2..=3).contains(&nargs),
-        };
-        (!ok).then_some(SyntaxMessage::UnexpectedNumberOfArguments)
-    }
-
-    /// How many arguments the call has once `:default_seed` is appended.
-    fn with_default_seed(self, nargs: usize) -> bool {
-        matches!((self, nargs), (Arity::Hash, 1) | (Arity::Permute, 2))
-    }
-}
-
-pub(super) struct FunctionDef {
-    pub name: &'static str,
-    func: Func,
-    pub arity: Arity,
-}
-
-const FUNCTIONS: &[FunctionDef] = &[
-    FunctionDef {
-        name: "mod",
-        func: Func::Mod,
-        arity: Arity::Exact(2),
-    },
-    FunctionDef {
-        name: "abs",
-        func: Func::Abs,
-        arity: Arity::Exact(1),
-    },
-    FunctionDef {
-        name: "least",
-        func: Func::Least,
-        arity: Arity::AtLeastOne,
-    },
-    FunctionDef {
-        name: "greatest",
-        func: Func::Greatest,
-        arity: Arity::AtLeastOne,
-    },
-    FunctionDef {
-        name: "debug",
-        func: Func::Debug,
-        arity: Arity::Exact(1),
-    },
-    FunctionDef {
-        name: "pi",
-        func: Func::Pi,
-        arity: Arity::Exact(0),
-    },
-    FunctionDef {
-        name: "sqrt",
-        func: Func::Sqrt,
-        arity: Arity::Exact(1),
-    },
-    FunctionDef {
-        name: "ln",
-        func: Func::Ln,
-        arity: Arity::Exact(1),
-    },
-    FunctionDef {
-        name: "exp",
-        func: Func::Exp,
-        arity: Arity::Exact(1),
-    },
-    FunctionDef {
-        name: "int",
-        func: Func::Int,
-        arity: Arity::Exact(1),
-    },
-    FunctionDef {
-        name: "double",
-        func: Func::Double,
-        arity: Arity::Exact(1),
-    },
-    FunctionDef {
-        name: "random",
-        func: Func::Random,
-        arity: Arity::Exact(2),
-    },
-    FunctionDef {
-        name: "random_gaussian",
-        func: Func::RandomGaussian,
-        arity: Arity::Exact(3),
-    },
-    FunctionDef {
-        name: "random_exponential",
-        func: Func::RandomExponential,
-        arity: Arity::Exact(3),
-    },
-    FunctionDef {
-        name: "random_zipfian",
-        func: Func::RandomZipfian,
-        arity: Arity::Exact(3),
-    },
-    FunctionDef {
-        name: "pow",
-        func: Func::Pow,
-        arity: Arity::Exact(2),
-    },
-    FunctionDef {
-        name: "power",
-        func: Func::Pow,
-        arity: Arity::Exact(2),
-    },
-    FunctionDef {
-        name: "hash",
-        func: Func::HashMurmur2,
-        arity: Arity::Hash,
-    },
-    FunctionDef {
-        name: "hash_murmur2",
-        func: Func::HashMurmur2,
-        arity: Arity::Hash,
-    },
-    FunctionDef {
-        name: "hash_fnv1a",
-        func: Func::HashFnv1a,
-        arity: Arity::Hash,
-    },
-    FunctionDef {
-        name: "permute",
-        func: Func::Permute,
-        arity: Arity::Permute,
-    },
-];
-
-/// Function names are matched without regard to (ASCII) case, like `pg_strcasecmp`.
-pub(super) fn find_function(name: &str) -> Option<&'static FunctionDef> {
-    FUNCTIONS.iter().find(|f| f.name.eq_ignore_ascii_case(name))
-}
-
-/// exprparse.y's precedence declarations, lowest first. `~` is declared at the level of
-/// `| # & << >>` there (left-associative), which makes its operand swallow `+ - * / %`
-/// but not the bit operators; a prefix level of its own just above them does the same
-/// in a Pratt parser. Comparisons are non-associative in bison; chains are rejected
-/// before folding, so `Left` here never matters.
-static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(|| {
-    PrattParser::new()
-        .op(Op::infix(Rule::op_or, Assoc::Left))
-        .op(Op::infix(Rule::op_and, Assoc::Left))
-        .op(Op::prefix(Rule::not))
-        .op(Op::postfix(Rule::is_test) | Op::postfix(Rule::isnull) | Op::postfix(Rule::notnull))
-        .op(Op::infix(Rule::op_cmp, Assoc::Left))
-        .op(Op::infix(Rule::op_bit, Assoc::Left))
-        .op(Op::prefix(Rule::bitnot))
-        .op(Op::infix(Rule::op_add, Assoc::Left))
-        .op(Op::infix(Rule::op_mul, Assoc::Left))
-        .op(Op::prefix(Rule::neg) | Op::prefix(Rule::pos))
-});
+/// exprparse.y's precedence table, from [`super::precedence::LEVELS`].
+static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(super::precedence::pratt);
 
 /// The input broke an invariant the checks above guarantee.
 #[derive(Debug)]
@@ -299,9 +138,7 @@ fn primary(pair: Pair<'_, Rule>) -> Result<Operand, Unexpected> {
                 maxint: true,
             })
         }
-        Rule::double => constant(Value::Double(
-            parse_double(text.as_bytes()).ok_or(Unexpected)?,
-        )),
+        Rule::double => constant(Value::Double(strtod(text).map_err(|_| Unexpected)?)),
         Rule::null_lit => constant(Value::Null),
         Rule::true_lit => constant(Value::Bool(true)),
         Rule::false_lit => constant(Value::Bool(false)),
@@ -311,7 +148,7 @@ fn primary(pair: Pair<'_, Rule>) -> Result<Operand, Unexpected> {
             let name = pair.clone().into_inner().next().ok_or(Unexpected)?;
             let def = find_function(name.as_str()).ok_or(Unexpected)?;
             let mut args = inner_exprs(pair)?;
-            if def.arity.with_default_seed(args.len()) {
+            if def.arity.takes_default_seed(args.len()) {
                 args.push(Expr::Var("default_seed".to_string()));
             }
             func(def.func, args)

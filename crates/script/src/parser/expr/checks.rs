@@ -3,15 +3,14 @@
 //! unknown function names and argument counts (reported as the name or `)` is
 //! shifted), and a parser stack deeper than bison's 10000 states.
 
-use super::build::{find_function, FunctionDef};
 use super::lexer::{Tok, Token};
+use super::precedence::{binary_level, left_assoc, non_associative_infix, prefix_level};
 use crate::error::SyntaxMessage;
+use crate::functions::{find_function, FunctionDef};
 
+/// The operators of `%nonassoc '<' '>' '=' LE_OP GE_OP NE_OP`.
 fn is_comparison(kind: Tok) -> bool {
-    matches!(
-        kind,
-        Tok::Eq | Tok::Ne | Tok::Le | Tok::Ge | Tok::Lt | Tok::Gt
-    )
+    non_associative_infix(kind)
 }
 
 /// `%nonassoc '<' '>' '=' LE_OP GE_OP NE_OP`: a comparison whose left operand is an
@@ -112,7 +111,7 @@ pub(super) fn semantic_error(
                     continue;
                 };
                 let nargs = paren.commas + 1 - usize::from(paren.empty_first);
-                if let Some(message) = function.arity.check(nargs) {
+                if let Some(message) = function.arity.check_call(nargs) {
                     return Some((i, message, function.name.to_string()));
                 }
             }
@@ -156,198 +155,209 @@ enum Sym {
     Other,
 }
 
-/// Precedence level (exprparse.y, lowest 1) of a binary operator token.
-fn binary_level(kind: Tok) -> Option<u8> {
-    Some(match kind {
-        Tok::Or => 1,
-        Tok::And => 2,
-        Tok::Is | Tok::IsNull | Tok::NotNull => 4,
-        k if is_comparison(k) => 5,
-        Tok::BitOr | Tok::BitAnd | Tok::Hash | Tok::LShift | Tok::RShift => 6,
-        Tok::Plus | Tok::Minus => 7,
-        Tok::Star | Tok::Slash | Tok::Percent => 8,
-        _ => return None,
-    })
-}
-
-/// Whether operators of this level are left-associative (so `a op b op` reduces).
-fn left_assoc(level: u8) -> bool {
-    matches!(level, 1 | 2 | 6 | 7 | 8)
-}
-
 /// Replays bison's shifts and reductions on the token stream to follow the depth of
 /// its stack, which it checks at every push. Meaningful up to the first syntax error;
 /// past it the replay only has to stay panic-free.
 pub(super) fn bison_stack(tokens: &[Token]) -> BisonStack {
-    let mut stack: Vec<Sym> = Vec::new();
-    let mut result = BisonStack {
-        exhausted_at: None,
-        max_depth: 1,
-    };
-    let mut push = |stack: &mut Vec<Sym>, sym: Sym, at: usize| {
-        stack.push(sym);
-        // the state stack holds one more entry than the symbol stack
-        result.max_depth = result.max_depth.max(stack.len() + 1);
-        if stack.len() + 1 >= BISON_MAX_DEPTH && result.exhausted_at.is_none() {
-            result.exhausted_at = Some(at);
-        }
-    };
-    let ends = |stack: &[Sym], tail: &[Sym]| stack.ends_with(tail);
-    // reduce operators that bind tighter than a lookahead of `level` (0: a closer)
-    let reduce = |stack: &mut Vec<Sym>, level: u8| loop {
-        match stack[..] {
-            [.., Sym::Expr, Sym::Infix(l), Sym::Expr]
-                if l > level || (l == level && left_assoc(l)) =>
-            {
-                stack.truncate(stack.len() - 3);
-                stack.push(Sym::Expr);
-            }
-            [.., Sym::Prefix(l), Sym::Expr] if l > level || (l == level && left_assoc(l)) => {
-                stack.truncate(stack.len() - 2);
-                stack.push(Sym::Expr);
-            }
-            _ => return,
-        }
-    };
-    // `elist: expr | elist ',' expr` once the argument before `,` or `)` is complete
-    let close_argument = |stack: &mut Vec<Sym>| {
-        if ends(stack, &[Sym::Elist, Sym::Comma, Sym::Expr]) {
-            stack.truncate(stack.len() - 3);
-            stack.push(Sym::Elist);
-        } else if ends(stack, &[Sym::Call, Sym::Expr]) {
-            stack.pop();
-            stack.push(Sym::Elist);
-        }
-    };
-    let close_when = |stack: &mut Vec<Sym>| {
-        if ends(
-            stack,
-            &[
-                Sym::WhenThenList,
-                Sym::When,
-                Sym::Expr,
-                Sym::Then,
-                Sym::Expr,
-            ],
-        ) {
-            stack.truncate(stack.len() - 5);
-            stack.push(Sym::WhenThenList);
-        } else if ends(stack, &[Sym::When, Sym::Expr, Sym::Then, Sym::Expr]) {
-            stack.truncate(stack.len() - 4);
-            stack.push(Sym::WhenThenList);
-        }
+    let mut replay = Replay {
+        stack: Vec::new(),
+        result: BisonStack {
+            exhausted_at: None,
+            max_depth: 1,
+        },
     };
     let mut previous: Option<Tok> = None;
     for (at, token) in tokens.iter().enumerate() {
+        replay.token(token.kind, previous, at);
+        previous = Some(token.kind);
+    }
+    replay.result
+}
+
+/// bison's symbol stack during [`bison_stack`].
+struct Replay {
+    stack: Vec<Sym>,
+    result: BisonStack,
+}
+
+impl Replay {
+    /// Shift or reduce for one token; `previous` is the token before it.
+    fn token(&mut self, kind: Tok, previous: Option<Tok>, at: usize) {
         let operand_before = previous.is_some_and(ends_operand);
         let after_is = matches!(previous, Some(Tok::Is))
-            || (previous == Some(Tok::Not) && stack.last() == Some(&Sym::Other));
-        match token.kind {
+            || (previous == Some(Tok::Not) && self.stack.last() == Some(&Sym::Other));
+        match kind {
             Tok::Null | Tok::True | Tok::False if after_is => {
                 // expr IS [NOT] NULL|TRUE|FALSE, reduced at once
-                push(&mut stack, Sym::Other, at);
-                while stack.last() == Some(&Sym::Other) {
-                    stack.pop();
+                self.push(Sym::Other, at);
+                while self.stack.last() == Some(&Sym::Other) {
+                    self.stack.pop();
                 }
-                if stack.last() == Some(&Sym::Expr) {
-                    stack.pop();
+                if self.stack.last() == Some(&Sym::Expr) {
+                    self.stack.pop();
                 }
-                stack.push(Sym::Expr);
+                self.stack.push(Sym::Expr);
             }
-            Tok::Not if after_is => push(&mut stack, Sym::Other, at),
+            Tok::Not if after_is => self.push(Sym::Other, at),
             Tok::Integer | Tok::Double | Tok::Variable | Tok::Null | Tok::True | Tok::False => {
-                push(&mut stack, Sym::Other, at);
-                stack.pop();
-                stack.push(Sym::Expr);
+                self.push(Sym::Other, at);
+                self.stack.pop();
+                self.stack.push(Sym::Expr);
             }
             Tok::MaxInt => {
                 // '-' MAXINT_PLUS_ONE_CONST, reduced at once
-                push(&mut stack, Sym::Other, at);
-                stack.pop();
-                if matches!(stack.last(), Some(Sym::Prefix(_))) {
-                    stack.pop();
+                self.push(Sym::Other, at);
+                self.stack.pop();
+                if matches!(self.stack.last(), Some(Sym::Prefix(_))) {
+                    self.stack.pop();
                 }
-                stack.push(Sym::Expr);
+                self.stack.push(Sym::Expr);
             }
-            Tok::Function => push(&mut stack, Sym::Other, at),
+            Tok::Function => self.push(Sym::Other, at),
             // the function name (already on the stack) is followed by Call
-            Tok::LParen if previous == Some(Tok::Function) => push(&mut stack, Sym::Call, at),
-            Tok::LParen => push(&mut stack, Sym::Group, at),
-            Tok::Minus | Tok::Plus if !operand_before => push(&mut stack, Sym::Prefix(9), at),
-            Tok::Tilde => push(&mut stack, Sym::Prefix(6), at),
-            Tok::Not => push(&mut stack, Sym::Prefix(3), at),
+            Tok::LParen if previous == Some(Tok::Function) => self.push(Sym::Call, at),
+            Tok::LParen => self.push(Sym::Group, at),
+            // `-` and `+` are binary right after an operand
+            kind if prefix_level(kind).is_some()
+                && !(operand_before && binary_level(kind).is_some()) =>
+            {
+                let level = prefix_level(kind).unwrap_or(0);
+                self.push(Sym::Prefix(level), at);
+            }
             Tok::Is => {
-                reduce(&mut stack, 4);
-                push(&mut stack, Sym::Other, at);
+                self.reduce(4);
+                self.push(Sym::Other, at);
             }
             Tok::IsNull | Tok::NotNull => {
-                reduce(&mut stack, 4);
-                push(&mut stack, Sym::Other, at);
-                stack.pop();
+                self.reduce(4);
+                self.push(Sym::Other, at);
+                self.stack.pop();
             }
             kind if binary_level(kind).is_some() => {
                 let level = binary_level(kind).unwrap_or(0);
-                reduce(&mut stack, level);
-                push(&mut stack, Sym::Infix(level), at);
+                self.reduce(level);
+                self.push(Sym::Infix(level), at);
             }
-            Tok::Comma => {
-                reduce(&mut stack, 0);
-                if stack.last() == Some(&Sym::Call) {
-                    // an empty first argument: `elist: /* empty */`
-                    push(&mut stack, Sym::Elist, at);
-                } else {
-                    close_argument(&mut stack);
-                }
-                push(&mut stack, Sym::Comma, at);
+            Tok::Comma | Tok::RParen => self.close_list(kind, at),
+            Tok::Case | Tok::When | Tok::Then | Tok::Else | Tok::KwEnd => self.case(kind, at),
+            _ => {}
+        }
+    }
+
+    /// `,` and `)` of a call or a parenthesised expression.
+    fn close_list(&mut self, kind: Tok, at: usize) {
+        self.reduce(0);
+        if kind == Tok::Comma {
+            if self.stack.last() == Some(&Sym::Call) {
+                // an empty first argument: `elist: /* empty */`
+                self.push(Sym::Elist, at);
+            } else {
+                self.close_argument();
             }
-            Tok::RParen => {
-                reduce(&mut stack, 0);
-                if ends(&stack, &[Sym::Group, Sym::Expr]) {
-                    push(&mut stack, Sym::Other, at);
-                    stack.truncate(stack.len() - 3);
-                    stack.push(Sym::Expr);
-                } else {
-                    if stack.last() == Some(&Sym::Call) {
-                        push(&mut stack, Sym::Elist, at);
-                    } else {
-                        close_argument(&mut stack);
-                    }
-                    // function '(' elist ')'
-                    push(&mut stack, Sym::Other, at);
-                    stack.truncate(stack.len().saturating_sub(4));
-                    stack.push(Sym::Expr);
-                }
+            self.push(Sym::Comma, at);
+        } else if self.ends(&[Sym::Group, Sym::Expr]) {
+            self.push(Sym::Other, at);
+            self.stack.truncate(self.stack.len() - 3);
+            self.stack.push(Sym::Expr);
+        } else {
+            if self.stack.last() == Some(&Sym::Call) {
+                self.push(Sym::Elist, at);
+            } else {
+                self.close_argument();
             }
-            Tok::Case => push(&mut stack, Sym::Case, at),
+            // function '(' elist ')'
+            self.push(Sym::Other, at);
+            self.stack.truncate(self.stack.len().saturating_sub(4));
+            self.stack.push(Sym::Expr);
+        }
+    }
+
+    /// The keywords of `CASE WHEN c THEN v ... [ELSE e] END`.
+    fn case(&mut self, kind: Tok, at: usize) {
+        if kind == Tok::Case {
+            self.push(Sym::Case, at);
+            return;
+        }
+        self.reduce(0);
+        match kind {
             Tok::When => {
-                reduce(&mut stack, 0);
-                close_when(&mut stack);
-                push(&mut stack, Sym::When, at);
+                self.close_when();
+                self.push(Sym::When, at);
             }
-            Tok::Then => {
-                reduce(&mut stack, 0);
-                push(&mut stack, Sym::Then, at);
-            }
+            Tok::Then => self.push(Sym::Then, at),
             Tok::Else => {
-                reduce(&mut stack, 0);
-                close_when(&mut stack);
-                push(&mut stack, Sym::Else, at);
+                self.close_when();
+                self.push(Sym::Else, at);
             }
-            Tok::KwEnd => {
-                reduce(&mut stack, 0);
-                close_when(&mut stack);
-                push(&mut stack, Sym::Other, at);
-                let n = if ends(&stack, &[Sym::Else, Sym::Expr, Sym::Other]) {
+            _ => {
+                self.close_when();
+                self.push(Sym::Other, at);
+                let n = if self.ends(&[Sym::Else, Sym::Expr, Sym::Other]) {
                     5
                 } else {
                     3
                 };
-                stack.truncate(stack.len().saturating_sub(n));
-                stack.push(Sym::Expr);
+                self.stack.truncate(self.stack.len().saturating_sub(n));
+                self.stack.push(Sym::Expr);
             }
-            _ => {}
         }
-        previous = Some(token.kind);
     }
-    result
+
+    fn push(&mut self, sym: Sym, at: usize) {
+        self.stack.push(sym);
+        // the state stack holds one more entry than the symbol stack
+        let depth = self.stack.len() + 1;
+        self.result.max_depth = self.result.max_depth.max(depth);
+        if depth >= BISON_MAX_DEPTH && self.result.exhausted_at.is_none() {
+            self.result.exhausted_at = Some(at);
+        }
+    }
+
+    fn ends(&self, tail: &[Sym]) -> bool {
+        self.stack.ends_with(tail)
+    }
+
+    /// Reduce operators that bind tighter than a lookahead of `level` (0: a closer).
+    fn reduce(&mut self, level: u8) {
+        let binds_tighter = |l: u8| l > level || (l == level && left_assoc(l));
+        loop {
+            match self.stack[..] {
+                [.., Sym::Expr, Sym::Infix(l), Sym::Expr] if binds_tighter(l) => {
+                    self.stack.truncate(self.stack.len() - 3);
+                    self.stack.push(Sym::Expr);
+                }
+                [.., Sym::Prefix(l), Sym::Expr] if binds_tighter(l) => {
+                    self.stack.truncate(self.stack.len() - 2);
+                    self.stack.push(Sym::Expr);
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// `elist: expr | elist ',' expr` once the argument before `,` or `)` is complete.
+    fn close_argument(&mut self) {
+        if self.ends(&[Sym::Elist, Sym::Comma, Sym::Expr]) {
+            self.stack.truncate(self.stack.len() - 3);
+            self.stack.push(Sym::Elist);
+        } else if self.ends(&[Sym::Call, Sym::Expr]) {
+            self.stack.pop();
+            self.stack.push(Sym::Elist);
+        }
+    }
+
+    /// `when_then_list: when_then_list WHEN expr THEN expr | WHEN expr THEN expr`.
+    fn close_when(&mut self) {
+        let one = [Sym::When, Sym::Expr, Sym::Then, Sym::Expr];
+        if self.ends(&one) {
+            let n = if self.stack.len() > 4 && self.stack[self.stack.len() - 5] == Sym::WhenThenList
+            {
+                5
+            } else {
+                4
+            };
+            self.stack.truncate(self.stack.len() - n);
+            self.stack.push(Sym::WhenThenList);
+        }
+    }
 }

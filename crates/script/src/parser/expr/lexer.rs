@@ -2,6 +2,7 @@
 //! case-insensitive keywords, `9223372036854775808` as a token of its own, and the
 //! constant range checks of `strtoint64()` / `strtodouble()`.
 
+use crate::cnum;
 use crate::error::SyntaxMessage;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,139 +99,40 @@ fn is_alnum(b: u8) -> bool {
 
 /// Lex the logical line starting at `from` as exprscan.l's EXPR state does.
 pub(super) fn lex(src: &[u8], from: usize) -> Lexed {
-    let at = |i: usize| src.get(i).copied().unwrap_or(0);
-    let run = |mut i: usize, pred: fn(u8) -> bool| {
-        while i < src.len() && pred(src[i]) {
-            i += 1;
-        }
-        i
-    };
     let mut tokens = Vec::new();
     let mut last_error = None;
-    let mut i = from;
-    loop {
-        // {space}+ and {continuation} are skipped
-        loop {
-            match at(i) {
-                b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b' => i += 1,
-                b'\\' if at(i + 1) == b'\n' => i += 2,
-                b'\\' if at(i + 1) == b'\r' && at(i + 2) == b'\n' => i += 3,
-                _ => break,
-            }
-        }
-        if i >= src.len() {
-            tokens.push(Token {
-                kind: Tok::EndOfLine,
-                start: src.len(),
-                end: src.len(),
-            });
-            return Lexed {
-                tokens,
-                last_error,
-                line_end: src.len(),
-            };
-        }
+    let mut i = skip_blanks(src, from);
+    // ends at the newline that ends the line, or at the end of the script
+    while i < src.len() && src[i] != b'\n' {
         let start = i;
-        let b = src[i];
-        let simple = match b {
-            b'\n' => {
-                tokens.push(Token {
-                    kind: Tok::EndOfLine,
-                    start,
-                    end: start + 1,
-                });
-                return Lexed {
-                    tokens,
-                    last_error,
-                    line_end: start + 1,
-                };
-            }
-            b'+' => Some((Tok::Plus, 1)),
-            b'-' => Some((Tok::Minus, 1)),
-            b'*' => Some((Tok::Star, 1)),
-            b'/' => Some((Tok::Slash, 1)),
-            b'%' => Some((Tok::Percent, 1)),
-            b'=' => Some((Tok::Eq, 1)),
-            b'<' => Some(match at(i + 1) {
-                b'>' => (Tok::Ne, 2),
-                b'=' => (Tok::Le, 2),
-                b'<' => (Tok::LShift, 2),
-                _ => (Tok::Lt, 1),
-            }),
-            b'>' => Some(match at(i + 1) {
-                b'=' => (Tok::Ge, 2),
-                b'>' => (Tok::RShift, 2),
-                _ => (Tok::Gt, 1),
-            }),
-            b'!' if at(i + 1) == b'=' => Some((Tok::Ne, 2)),
-            b'|' => Some((Tok::BitOr, 1)),
-            b'&' => Some((Tok::BitAnd, 1)),
-            b'#' => Some((Tok::Hash, 1)),
-            b'~' => Some((Tok::Tilde, 1)),
-            b'(' => Some((Tok::LParen, 1)),
-            b')' => Some((Tok::RParen, 1)),
-            b',' => Some((Tok::Comma, 1)),
-            _ => None,
-        };
-        if let Some((kind, len)) = simple {
+        let kind = if let Some((kind, len)) = operator(src, i) {
             i += len;
-            tokens.push(Token {
-                kind,
-                start,
-                end: i,
-            });
-            continue;
-        }
-        let kind = if b == b':' && is_alnum(at(i + 1)) {
-            i = run(i + 1, is_alnum);
-            Tok::Variable
-        } else if b.is_ascii_digit() || (b == b'.' && at(i + 1).is_ascii_digit()) {
-            let mut double = b == b'.';
-            i = run(i, |c| c.is_ascii_digit());
-            if at(i) == b'.' {
-                double = true;
-                i = run(i + 1, |c| c.is_ascii_digit());
-            }
-            if matches!(at(i), b'e' | b'E') {
-                let sign = usize::from(matches!(at(i + 1), b'+' | b'-'));
-                if at(i + 1 + sign).is_ascii_digit() {
-                    double = true;
-                    i = run(i + 1 + sign, |c| c.is_ascii_digit());
-                }
-            }
-            let text = &src[start..i];
-            let (kind, overflow) = if double {
-                (
-                    Tok::Double,
-                    parse_double(text)
-                        .is_none()
-                        .then_some(SyntaxMessage::DoubleConstantOverflow),
-                )
-            } else if text == b"9223372036854775808" {
-                (Tok::MaxInt, None)
-            } else {
-                (
-                    Tok::Integer,
-                    parse_int(text)
-                        .is_none()
-                        .then_some(SyntaxMessage::BigintConstantOverflow),
-                )
-            };
+            Some(kind)
+        } else if src[i] == b':' && at(src, i + 1).is_some_and(is_alnum) {
+            i = run(src, i + 1, is_alnum);
+            Some(Tok::Variable)
+        } else if src[i].is_ascii_digit()
+            || (src[i] == b'.' && at(src, i + 1).is_some_and(|c| c.is_ascii_digit()))
+        {
+            let (kind, end, overflow) = number(src, i);
+            i = end;
             if let Some(message) = overflow {
                 last_error = Some(LexError {
                     message,
-                    text: String::from_utf8_lossy(text).into_owned(),
+                    text: String::from_utf8_lossy(&src[start..i]).into_owned(),
                     end: i,
                 });
             }
-            kind
-        } else if is_alpha(b) {
-            i = run(i, is_alnum);
+            Some(kind)
+        } else if is_alpha(src[i]) {
+            i = run(src, i, is_alnum);
             let word = &src[start..i];
-            KEYWORDS
-                .iter()
-                .find(|(kw, _)| word.eq_ignore_ascii_case(kw.as_bytes()))
-                .map_or(Tok::Function, |&(_, kind)| kind)
+            Some(
+                KEYWORDS
+                    .iter()
+                    .find(|(kw, _)| word.eq_ignore_ascii_case(kw.as_bytes()))
+                    .map_or(Tok::Function, |&(_, kind)| kind),
+            )
         } else {
             // any other single byte (all bytes >= 0x80 are letters, so this is ASCII)
             i += 1;
@@ -239,33 +141,134 @@ pub(super) fn lex(src: &[u8], from: usize) -> Lexed {
                 text: String::from_utf8_lossy(&src[start..i]).into_owned(),
                 end: i,
             });
-            continue;
+            None
         };
-        tokens.push(Token {
-            kind,
-            start,
-            end: i,
-        });
+        if let Some(kind) = kind {
+            tokens.push(Token {
+                kind,
+                start,
+                end: i,
+            });
+        }
+        i = skip_blanks(src, i);
+    }
+    let line_end = (i + 1).min(src.len());
+    tokens.push(Token {
+        kind: Tok::EndOfLine,
+        start: i,
+        end: line_end,
+    });
+    Lexed {
+        tokens,
+        last_error,
+        line_end,
+    }
+}
+
+fn at(src: &[u8], i: usize) -> Option<u8> {
+    src.get(i).copied()
+}
+
+/// The offset after the bytes from `i` that satisfy `pred`.
+fn run(src: &[u8], mut i: usize, pred: fn(u8) -> bool) -> usize {
+    while i < src.len() && pred(src[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// `{space}+` and `{continuation}` are skipped.
+fn skip_blanks(src: &[u8], mut i: usize) -> usize {
+    loop {
+        match (at(src, i), at(src, i + 1), at(src, i + 2)) {
+            (Some(b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b'), _, _) => i += 1,
+            (Some(b'\\'), Some(b'\n'), _) => i += 2,
+            (Some(b'\\'), Some(b'\r'), Some(b'\n')) => i += 3,
+            _ => return i,
+        }
+    }
+}
+
+/// An operator or punctuation token at `i`, and its length (flex's longest match).
+fn operator(src: &[u8], i: usize) -> Option<(Tok, usize)> {
+    let next = at(src, i + 1);
+    Some(match src[i] {
+        b'+' => (Tok::Plus, 1),
+        b'-' => (Tok::Minus, 1),
+        b'*' => (Tok::Star, 1),
+        b'/' => (Tok::Slash, 1),
+        b'%' => (Tok::Percent, 1),
+        b'=' => (Tok::Eq, 1),
+        b'<' => match next {
+            Some(b'>') => (Tok::Ne, 2),
+            Some(b'=') => (Tok::Le, 2),
+            Some(b'<') => (Tok::LShift, 2),
+            _ => (Tok::Lt, 1),
+        },
+        b'>' => match next {
+            Some(b'=') => (Tok::Ge, 2),
+            Some(b'>') => (Tok::RShift, 2),
+            _ => (Tok::Gt, 1),
+        },
+        b'!' if next == Some(b'=') => (Tok::Ne, 2),
+        b'|' => (Tok::BitOr, 1),
+        b'&' => (Tok::BitAnd, 1),
+        b'#' => (Tok::Hash, 1),
+        b'~' => (Tok::Tilde, 1),
+        b'(' => (Tok::LParen, 1),
+        b')' => (Tok::RParen, 1),
+        b',' => (Tok::Comma, 1),
+        _ => return None,
+    })
+}
+
+/// A numeric constant at `start` (a digit, or `.` and a digit): its kind, its end, and
+/// the overflow flex reports for it. "12" is an integer, "12." / "1e5" / ".5" are
+/// doubles, and 9223372036854775808 is a token of its own.
+fn number(src: &[u8], start: usize) -> (Tok, usize, Option<SyntaxMessage>) {
+    let digit = |c: u8| c.is_ascii_digit();
+    let mut double = src[start] == b'.';
+    let mut i = run(src, start, digit);
+    if at(src, i) == Some(b'.') {
+        double = true;
+        i = run(src, i + 1, digit);
+    }
+    if matches!(at(src, i), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(at(src, i + 1), Some(b'+' | b'-')));
+        if at(src, i + 1 + sign).is_some_and(digit) {
+            double = true;
+            i = run(src, i + 1 + sign, digit);
+        }
+    }
+    let text = &src[start..i];
+    if double {
+        let overflow = parse_double(text).is_none();
+        (
+            Tok::Double,
+            i,
+            overflow.then_some(SyntaxMessage::DoubleConstantOverflow),
+        )
+    } else if text == b"9223372036854775808" {
+        (Tok::MaxInt, i, None)
+    } else {
+        let overflow = parse_int(text).is_none();
+        (
+            Tok::Integer,
+            i,
+            overflow.then_some(SyntaxMessage::BigintConstantOverflow),
+        )
     }
 }
 
 /// `strtoint64()` on a run of digits: `None` when beyond the bigint range.
 fn parse_int(digits: &[u8]) -> Option<i64> {
-    digits.iter().try_fold(0i64, |acc, &d| {
-        acc.checked_mul(10)?.checked_add(i64::from(d - b'0'))
-    })
+    cnum::strtoint64(std::str::from_utf8(digits).ok()?).ok()
 }
 
 /// `strtodouble()`: `None` where `strtod` sets `ERANGE`, i.e. on overflow and on
 /// underflow (a non-zero constant that comes out as zero or subnormal).
-pub(super) fn parse_double(text: &[u8]) -> Option<f64> {
-    let value: f64 = std::str::from_utf8(text).ok()?.parse().ok()?;
-    let mantissa_nonzero = text
-        .iter()
-        .take_while(|&&c| c != b'e' && c != b'E')
-        .any(|&c| (b'1'..=b'9').contains(&c));
-    let underflow = mantissa_nonzero && (value == 0.0 || value.is_subnormal());
-    (value.is_finite() && !underflow).then_some(value)
+fn parse_double(text: &[u8]) -> Option<f64> {
+    cnum::strtod(std::str::from_utf8(text).ok()?).ok()
 }
 
 #[cfg(test)]

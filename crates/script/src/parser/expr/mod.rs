@@ -3,30 +3,38 @@
 //!
 //! Parsing happens in three steps, so that every error is the one bison and flex report,
 //! at the same column:
-//! 1. a flex-equivalent lexer reads the whole logical line. flex raises its errors
+//! 1. a flex-equivalent lexer (`lexer.rs`) reads the whole logical line. flex raises its errors
 //!    (`unexpected character`, constant overflows) as tokens are read and, while
 //!    reporting any error, reads the rest of the line, so the last lexer error of a line
 //!    always wins;
 //! 2. the pest grammar (`script.pest`) checks the operator/operand structure; its failure
 //!    position is the token bison stops at. What bison rejects beyond that structure
 //!    (a second comparison in a non-associative chain, `9223372036854775808` not right
-//!    after a unary minus) is found on the token stream, and unknown function names and
-//!    wrong argument counts, which bison reports as soon as the name or `)` is shifted;
-//! 3. pest's Pratt parser folds the operators with exprparse.y's precedence table.
+//!    after a unary minus) is found on the token stream (`checks.rs`), and so are unknown
+//!    function names and wrong argument counts, which bison reports as soon as the name
+//!    or `)` is shifted (from the function table, [`crate::functions::FUNCTIONS`]);
+//! 3. pest's Pratt parser folds the operators (`build.rs`) with exprparse.y's
+//!    precedence table (`precedence.rs`, which the bison replay of `checks.rs` reads
+//!    too).
 //!
 //! bison's own limit is replayed too: its stack holds 10000 states, and an expression
 //! nested deeper fails with `memory exhausted` at the token where the stack fills up.
-//! Deep expressions (which stock accepts up to that limit) are parsed on a thread whose
-//! stack is sized for them, since pest and the tree builder recurse per level.
+//! A flat chain of any length (`1+1+...+1`) costs neither bison nor us any stack: pest
+//! repeats and the Pratt parser folds in loops. Nesting (prefix operators, parentheses,
+//! calls, CASE) recurses in pest and the tree builder once per level, so expressions
+//! nested deeper than a few levels (stock accepts nearly 10000) are parsed on a thread
+//! whose stack is sized for them, and pest never reads past the token where bison's
+//! stack fills. The trees themselves are walked without recursion (see [`Expr`]).
 
 mod build;
 mod checks;
 mod lexer;
+mod precedence;
 
 use pest::error::InputLocation;
 use pest::Parser;
 
-use super::{Grammar, Rule};
+use super::grammar::{Grammar, Rule};
 use crate::ast::Expr;
 use crate::error::{ScriptError, SyntaxError, SyntaxMessage};
 use build::build;
@@ -68,14 +76,18 @@ pub(crate) fn parse_expr(
         return Err(error(e.message, Some(e.text.clone()), e.end));
     }
     let tokens = &lexed.tokens;
-    let end_of_line = tokens.last().map_or(src.len(), |t| t.start);
     let stack = bison_stack(tokens);
+    // Where bison's stack fills, only a syntax error before that token can win, so pest
+    // reads no further: past the limit it would recurse once per level, without bound.
+    let end = match stack.exhausted_at {
+        Some(at) => tokens[at].end,
+        None => tokens.last().map_or(src.len(), |t| t.start),
+    };
+    let input = &src[from..end];
     // pest and the tree builder recurse once per nesting level, bison does not: deep
     // expressions (stock accepts nearly 10000 levels) get a stack of their own
-    let input = &src[from..end_of_line];
     let (syntax_at, expr) = if stack.max_depth > DEEP_EXPRESSION {
-        // beyond bison's limit pest may give up (its stack guard) anywhere past it
-        let levels = stack.max_depth.min(BISON_MAX_DEPTH + DEEP_EXPRESSION);
+        let levels = stack.max_depth.min(BISON_MAX_DEPTH);
         with_stack(levels * STACK_PER_LEVEL, || {
             structure(input, from, tokens, &stack)
         })
