@@ -3,7 +3,6 @@
 //! server of `--temp-instance`. `main.rs` only calls [`cli::main`].
 
 pub mod bench;
-pub mod c_numbers;
 pub mod cli;
 pub mod connect;
 pub mod init;

@@ -115,6 +115,22 @@ pub fn shutdown_socket(fd: std::os::fd::RawFd) {
     }
 }
 
+/// 8 bytes of `/dev/urandom` (`--random-seed=rand`), or `None` if it cannot be read.
+pub fn urandom_u64() -> Option<u64> {
+    use std::io::Read;
+    let mut bytes = [0u8; 8];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .ok()?;
+    Some(u64::from_ne_bytes(bytes))
+}
+
+/// pgbench's `pg_time_now()` as a seed (`--random-seed=time`, the default): µs of
+/// CLOCK_MONOTONIC, which is what `:random_seed` then shows.
+pub fn time_seed() -> u64 {
+    monotonic_us() as u64
+}
+
 /// CLOCK_MONOTONIC in microseconds.
 #[inline]
 pub fn monotonic_us() -> i64 {
@@ -156,6 +172,19 @@ mod tests {
     #[test]
     fn os_user_is_known() {
         assert!(os_user_name().is_some_and(|n| !n.is_empty()));
+    }
+
+    #[test]
+    fn seeds_come_from_the_monotonic_clock_and_the_random_source() {
+        // `time` is the monotonic clock in µs: small (uptime), not the Unix epoch.
+        let t = time_seed();
+        let epoch_us = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_micros() as u64;
+        assert!(t > 0 && t < epoch_us / 2, "{t}");
+        assert!(time_seed() >= t);
+        assert_ne!(urandom_u64().unwrap(), urandom_u64().unwrap());
     }
 
     #[test]

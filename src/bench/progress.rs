@@ -1,8 +1,8 @@
 //! The `progress:` line of `-P` (pgbench.c `printProgressReport`): figures of the
 //! interval between two cumulative snapshots of all clients' counters. Pure.
 
-use pgbench_results::report::fmt_f;
 use pgbench_results::StatsData;
+use pgbench_script::cnum::fmt_f;
 
 /// What the progress line shows besides the counters.
 #[derive(Debug, Clone, Copy)]

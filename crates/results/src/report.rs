@@ -6,17 +6,7 @@ use crate::run::{Limit, MaxTries, RunResult, RunSettings, ScriptResult};
 use crate::stats::{SimpleStats, StatsData};
 use std::fmt::Write;
 
-/// Formats `v` like PostgreSQL's `snprintf` with `%.<prec>f`: `NaN`, `Infinity` and
-/// `-Infinity` spelled out, everything else as C prints it.
-pub fn fmt_f(v: f64, prec: usize) -> String {
-    if v.is_nan() {
-        "NaN".to_string()
-    } else if v.is_infinite() {
-        if v > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
-    } else {
-        format!("{v:.prec$}")
-    }
-}
+pub use pgbench_script::cnum::fmt_f;
 
 fn pct(part: i64, whole: i64) -> String {
     fmt_f(100.0 * part as f64 / whole as f64, 3)

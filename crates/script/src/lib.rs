@@ -15,7 +15,6 @@ pub mod eval;
 pub mod functions;
 pub mod parser;
 pub mod prng;
-mod seed_sources;
 pub mod value;
 pub mod variables;
 

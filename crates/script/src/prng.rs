@@ -12,7 +12,6 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoroshiro128StarStar;
 
 use crate::cnum::scan_unsigned;
-pub use crate::seed_sources::monotonic_micros;
 
 /// One `pg_prng_state`: xoroshiro128** 1.0, as pgbench 15+ uses for everything random.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -244,12 +243,6 @@ impl SeedSpec {
             SeedSpec::Value(seed) => Ok(seed),
         }
     }
-}
-
-/// TRANSITIONAL (see `seed_sources.rs`): parses and resolves a `--random-seed` value
-/// with the monotonic clock and `/dev/urandom`.
-pub fn parse_seed(s: &str) -> Result<u64, SeedError> {
-    SeedSpec::parse(s)?.resolve(monotonic_micros, crate::seed_sources::urandom_u64)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use pgbench_script::functions::{
     exponential, gaussian, hash_fnv1a, hash_murmur2, permute, zipfian,
 };
-use pgbench_script::prng::{choose_script, parse_seed, Prng, SeedError, SeedPlan, SeedSpec};
+use pgbench_script::prng::{choose_script, Prng, SeedError, SeedPlan, SeedSpec};
 
 #[test]
 fn raw_output_for_seed_42_and_0() {
@@ -220,20 +220,4 @@ fn seed_option_values() {
         SeedError::CouldNotGenerate.to_string(),
         "could not generate random seed"
     );
-}
-
-/// The transitional wrapper that still reads the clock and /dev/urandom itself.
-#[test]
-fn seed_option_values_resolved_by_the_wrapper() {
-    assert_eq!(parse_seed("42"), Ok(42));
-    // `time` is the monotonic clock in µs: small (uptime), not the Unix epoch.
-    let t = parse_seed("time").unwrap();
-    let epoch_us = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_micros() as u64;
-    assert!(t > 0 && t < epoch_us / 2, "{t}");
-    assert!(parse_seed("time").unwrap() >= t);
-    let (a, b) = (parse_seed("rand").unwrap(), parse_seed("rand").unwrap());
-    assert_ne!(a, b);
 }

@@ -143,7 +143,7 @@ impl Client<'_> {
         };
         let mut text = String::new();
         var.write_text(&mut text);
-        let n = i64::from(crate::c_numbers::atoi(&text));
+        let n = i64::from(pgbench_script::cnum::atoi(&text));
         if n == 0 && !text.starts_with(|c: char| c.is_ascii_digit()) {
             return Err(format!(
                 "sleep: invalid sleep time \"{text}\" for variable \"{name}\""
@@ -255,7 +255,7 @@ impl Client<'_> {
                 .then(|| format!("{word}: could not read result of shell command")));
         }
         let trimmed_start = res.trim_start_matches(|c: char| c.is_ascii_whitespace());
-        let (num, rest) = crate::c_numbers::strtol_prefix(trimmed_start);
+        let (num, rest) = pgbench_script::cnum::strtol_prefix(trimmed_start);
         // Without digits strtol leaves its end at the start: a blank line passes as 0.
         let rest = if num.is_some() { rest } else { res.as_str() };
         let valid = rest

@@ -397,7 +397,7 @@ impl<'a> Client<'a> {
             let used = 100.0 * (now_us() - txn_scheduled) as f64 / limit as f64;
             msg.push_str(&format!(
                 ", {}% of the maximum time of tries was used",
-                pgbench_results::report::fmt_f(used, 3)
+                pgbench_script::cnum::fmt_f(used, 3)
             ));
         }
         msg.push_str(")\n");

@@ -6,11 +6,11 @@ use super::error::{ConfigError, MAX_SCRIPTS};
 use super::values::{check_init_steps, parse_int, parse_positive, parse_script_weight};
 use super::{Action, ConnArgs, Env};
 use crate::bench::plan::WeightedScript;
-use crate::c_numbers::{atof, atoi};
 use crate::cli::args::Opt;
 use crate::init::{InitOptions, PartitionMethod};
 use pgbench_results::QueryMode;
 use pgbench_script::ast::Script;
+use pgbench_script::cnum::{atof, atoi};
 use pgbench_script::error::ScriptError;
 use pgbench_script::{builtin, parser, variables};
 

@@ -134,7 +134,7 @@ fn interpret_into(
     }
     // The seed is set from the environment first, then by each --random-seed.
     let seed = match env.var("PGBENCH_RANDOM_SEED") {
-        None => pgbench_script::prng::monotonic_micros(),
+        None => crate::sys::time_seed(),
         Some(s) => {
             let seed = values::parse_seed(&s, "PGBENCH_RANDOM_SEED environment variable")?;
             notices.push(format!("setting random seed to {seed}"));

@@ -2,7 +2,7 @@
 //! weights, `-I` steps, seeds, and pgbench-rs's percentile lists.
 
 use super::error::ConfigError;
-use crate::c_numbers::{is_c_space, strtol_prefix};
+use pgbench_script::cnum::{is_c_space, strtol_prefix};
 use pgbench_script::prng;
 
 /// C's `strtol`-based `option_parse_int` (fe_utils/option_utils.c): trailing white
@@ -78,7 +78,9 @@ pub fn check_init_steps(steps: &str) -> Result<(), ConfigError> {
 
 /// pgbench's `set_random_seed` for a given value; `source_name` says where it came from.
 pub fn parse_seed(value: &str, source_name: &'static str) -> Result<u64, ConfigError> {
-    prng::parse_seed(value).map_err(|e| ConfigError::Seed {
+    let seed = prng::SeedSpec::parse(value)
+        .and_then(|spec| spec.resolve(crate::sys::time_seed, crate::sys::urandom_u64));
+    seed.map_err(|e| ConfigError::Seed {
         message: e.to_string(),
         detail: e.detail().map(str::to_string),
         source_name,
