@@ -63,7 +63,7 @@ class Cluster:
 listen_addresses = ''
 unix_socket_directories = '{self.dir}'
 port = {self.port}
-max_connections = 600
+max_connections = 1100
 shared_buffers = 512MB
 fsync = off
 synchronous_commit = off
@@ -199,6 +199,10 @@ def workloads(seconds, only):
         ("SELECT 1 -c 2", ["-n", "-c", "2", "-j", "2", "-f", select1] + T),
         ("SELECT 1 -c 32", ["-n", "-c", "32", "-j", "32", "-f", select1] + T),
         ("select-only -R 2000", ["-n", "-S", "-R", "2000", "-c", "8", "-j", "8"] + T),
+        # More clients than threads, as users run pgbench (issues #15, #16): peak RSS.
+        ("select-only -c 1000 -j 10", ["-n", "-S", "-c", "1000", "-j", "10"] + T),
+        ("select-only -c 1000 -j 1000", ["-n", "-S", "-c", "1000", "-j", "1000"] + T),
+        ("tpcb-like -c 32 -j 2", ["-n", "-c", "32", "-j", "2"] + T),
     ]
     return [w for w in all_w if not only or any(o in w[0] for o in only)]
 

@@ -1,8 +1,8 @@
 //! Turning the tokenised command line into what to do, with pgbench 15's validation:
 //! the same checks in the same order, the same messages, exit status 1.
 //!
-//! Mirrors the option loop of pgbench.c's `main()` ([`draft`]) and the checks after it
-//! ([`checks`]). Options are acted on in command-line order, so a script's syntax error
+//! Mirrors the option loop of pgbench.c's `main()` (`draft`) and the checks after it
+//! (`checks`). Options are acted on in command-line order, so a script's syntax error
 //! is reported before a bad option that follows it, as pgbench does. Nothing here
 //! prints: what pgbench says while parsing comes back as notices.
 
