@@ -38,30 +38,9 @@ pub fn ensure_open_files(need: u64) -> Result<(), LimitError> {
     Ok(())
 }
 
-/// The effective user's login name (libpq's and pgbench's default user and database).
-pub fn os_user_name() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    let uid = unsafe { libc::geteuid() };
-    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut buf = vec![0u8; 16384];
-    let mut result: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: all pointers point to live buffers of the sizes given.
-    let rc = unsafe {
-        libc::getpwuid_r(
-            uid,
-            &mut pwd,
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            &mut result,
-        )
-    };
-    if rc != 0 || result.is_null() {
-        return None;
-    }
-    // SAFETY: on success pw_name points into `buf`, NUL-terminated.
-    let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
-    Some(name.to_string_lossy().into_owned())
-}
+/// The effective user's login name (libpq's and pgbench's default user and database),
+/// as the connection layer looks it up.
+pub use pgbench_wire::os_user_name;
 
 /// Caps glibc's malloc arenas. With one thread per client, glibc would give hundreds
 /// of threads their own arenas (up to 8 per core), each with heap pages of its own;

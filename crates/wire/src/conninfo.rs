@@ -279,60 +279,23 @@ pub(crate) fn parse_uri(uri: &str) -> Result<Values, String> {
         let raw = String::from_utf8_lossy(raw);
         values.store(name, &uri_decode(&raw)?)
     };
-    // Look ahead for a user-info part ending in '@' before any '/'.
-    let mut q = p;
-    while q < b.len() && b[q] != b'@' && b[q] != b'/' {
-        q += 1;
+    let info = uri_user_info(b, p);
+    if let Some(user) = info.user {
+        store_decoded(&mut values, "user", &b[user])?;
     }
-    if q < b.len() && b[q] == b'@' {
-        let user_start = p;
-        let mut r = p;
-        while b[r] != b':' && b[r] != b'@' {
-            r += 1;
-        }
-        if r > user_start {
-            store_decoded(&mut values, "user", &b[user_start..r])?;
-        }
-        if b[r] == b':' {
-            let pw_start = r + 1;
-            r = pw_start;
-            while b[r] != b'@' {
-                r += 1;
-            }
-            if r > pw_start {
-                store_decoded(&mut values, "password", &b[pw_start..r])?;
-            }
-        }
-        p = r + 1;
+    if let Some(password) = info.password {
+        store_decoded(&mut values, "password", &b[password])?;
     }
+    p = info.hosts_start;
     let mut hosts = String::new();
     let mut ports = String::new();
     let mut terminator: Option<u8>;
     loop {
         let host: &[u8];
         if p < b.len() && b[p] == b'[' {
-            let start = p + 1;
-            p = start;
-            while p < b.len() && b[p] != b']' {
-                p += 1;
-            }
-            if p >= b.len() {
-                return Err(format!("end of string reached when looking for matching \"]\" in IPv6 host address in URI: \"{uri}\""));
-            }
-            if p == start {
-                return Err(format!(
-                    "IPv6 host address may not be empty in URI: \"{uri}\""
-                ));
-            }
-            host = &b[start..p];
-            p += 1;
-            if p < b.len() && !matches!(b[p], b':' | b'/' | b'?' | b',') {
-                return Err(format!(
-                    "unexpected character \"{}\" at position {} in URI (expected \":\" or \"/\"): \"{uri}\"",
-                    b[p] as char,
-                    p + 1
-                ));
-            }
+            let (start, end) = uri_ipv6_host(uri, p)?;
+            host = &b[start..end];
+            p = end + 1;
         } else {
             let start = p;
             while p < b.len() && !matches!(b[p], b':' | b'/' | b'?' | b',') {
@@ -379,6 +342,74 @@ pub(crate) fn parse_uri(uri: &str) -> Result<Values, String> {
         parse_uri_params(&uri[p + 1..], &mut values)?;
     }
     Ok(values)
+}
+
+/// Where a URI's `user[:password]@` part puts things.
+struct UserInfo {
+    user: Option<std::ops::Range<usize>>,
+    password: Option<std::ops::Range<usize>>,
+    /// Where the host list starts.
+    hosts_start: usize,
+}
+
+/// The `user[:password]@` part, if there is an `@` before any `/` (byte ranges, still
+/// percent-encoded).
+fn uri_user_info(b: &[u8], start: usize) -> UserInfo {
+    let mut info = UserInfo {
+        user: None,
+        password: None,
+        hosts_start: start,
+    };
+    let mut q = start;
+    while q < b.len() && b[q] != b'@' && b[q] != b'/' {
+        q += 1;
+    }
+    if q >= b.len() || b[q] != b'@' {
+        return info;
+    }
+    let mut r = start;
+    while b[r] != b':' && b[r] != b'@' {
+        r += 1;
+    }
+    info.user = (r > start).then_some(start..r);
+    if b[r] == b':' {
+        let pw_start = r + 1;
+        r = pw_start;
+        while b[r] != b'@' {
+            r += 1;
+        }
+        info.password = (r > pw_start).then_some(pw_start..r);
+    }
+    info.hosts_start = r + 1;
+    info
+}
+
+/// A bracketed IPv6 host starting at `open` (the `[`): the address's byte range,
+/// with libpq's errors for a missing `]`, an empty address or what follows it.
+fn uri_ipv6_host(uri: &str, open: usize) -> Result<(usize, usize), String> {
+    let b = uri.as_bytes();
+    let start = open + 1;
+    let mut p = start;
+    while p < b.len() && b[p] != b']' {
+        p += 1;
+    }
+    if p >= b.len() {
+        return Err(format!("end of string reached when looking for matching \"]\" in IPv6 host address in URI: \"{uri}\""));
+    }
+    if p == start {
+        return Err(format!(
+            "IPv6 host address may not be empty in URI: \"{uri}\""
+        ));
+    }
+    let after = p + 1;
+    if after < b.len() && !matches!(b[after], b':' | b'/' | b'?' | b',') {
+        return Err(format!(
+            "unexpected character \"{}\" at position {} in URI (expected \":\" or \"/\"): \"{uri}\"",
+            b[after] as char,
+            after + 1
+        ));
+    }
+    Ok((start, p))
 }
 
 fn parse_uri_params(params: &str, values: &mut Values) -> Result<(), String> {

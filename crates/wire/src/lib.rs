@@ -34,3 +34,4 @@ pub use copy::CopyIn;
 pub use error::{strerror, ConnError, DbError};
 pub use options::{ChannelBinding, ConnectArgs, ConnectOptions, SslMode, TargetSessionAttrs};
 pub use prompt::prompt_password;
+pub use sys::os_user_name;

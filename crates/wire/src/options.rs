@@ -243,68 +243,7 @@ impl ConnectOptions {
     /// libpq's `connectOptions2`: host list, defaults that depend on others,
     /// password-file look-ups and validation, in libpq's order.
     fn finish(values: Values, home: Option<PathBuf>) -> Result<ConnectOptions, ConnError> {
-        let host_s = nonempty(values.get("host"));
-        let addr_s = nonempty(values.get("hostaddr"));
-        let count = match (addr_s, host_s) {
-            (Some(a), _) => split_list(a).len(),
-            (None, Some(h)) => split_list(h).len(),
-            (None, None) => 1,
-        };
-        let addrs: Vec<Option<String>> = match addr_s {
-            Some(a) => split_list(a).into_iter().map(Some).collect(),
-            None => vec![None; count],
-        };
-        let names: Vec<String> = match host_s {
-            Some(h) => {
-                let list = split_list(h);
-                if list.len() != count {
-                    return Err(ConnError::Options(format!(
-                        "could not match {} host names to {count} hostaddr values",
-                        list.len()
-                    )));
-                }
-                list
-            }
-            None => vec![String::new(); count],
-        };
-        let mut hosts: Vec<HostEntry> = names
-            .into_iter()
-            .zip(addrs)
-            .map(|(host, hostaddr)| {
-                let (host, kind) = if hostaddr.as_deref().is_some_and(|a| !a.is_empty()) {
-                    (host, HostKind::Address)
-                } else if !host.is_empty() {
-                    let kind = if host.starts_with('/') {
-                        HostKind::UnixSocket
-                    } else {
-                        HostKind::Name
-                    };
-                    (host, kind)
-                } else {
-                    (DEFAULT_SOCKET_DIR.to_string(), HostKind::UnixSocket)
-                };
-                HostEntry {
-                    host,
-                    hostaddr,
-                    kind,
-                    port: String::new(),
-                    password: None,
-                }
-            })
-            .collect();
-        if let Some(p) = nonempty(values.get("port")) {
-            let ports = split_list(p);
-            if ports.len() == 1 {
-                hosts.iter_mut().for_each(|h| h.port = ports[0].clone());
-            } else if ports.len() == count {
-                hosts.iter_mut().zip(ports).for_each(|(h, p)| h.port = p);
-            } else {
-                return Err(ConnError::Options(format!(
-                    "could not match {} port numbers to {count} hosts",
-                    ports.len()
-                )));
-            }
-        }
+        let mut hosts = host_entries(&values)?;
         let user = match nonempty(values.get("user")) {
             Some(u) => u.to_string(),
             None => sys::os_user_name()
@@ -312,23 +251,18 @@ impl ConnectOptions {
         };
         let dbname = nonempty(values.get("dbname")).unwrap_or(&user).to_string();
         let password = nonempty(values.get("password")).map(str::to_string);
-        let mut passfile = None;
-        if password.is_none() {
-            passfile = match nonempty(values.get("passfile")) {
+        let passfile = if password.is_none() {
+            let file = match nonempty(values.get("passfile")) {
                 Some(f) => Some(PathBuf::from(f)),
                 None => home.as_ref().map(|h| h.join(".pgpass")),
             };
-            if let Some(file) = &passfile {
-                for h in &mut hosts {
-                    let key = if h.host.is_empty() {
-                        h.hostaddr.as_deref().unwrap_or("")
-                    } else {
-                        &h.host
-                    };
-                    h.password = password_from_file(file, key, &h.port, &dbname, &user);
-                }
+            if let Some(file) = &file {
+                passwords_from_file(&mut hosts, file, &dbname, &user);
             }
-        }
+            file
+        } else {
+            None
+        };
         let channel_binding = match values.get("channel_binding").unwrap_or("prefer") {
             "disable" => ChannelBinding::Disable,
             "prefer" => ChannelBinding::Prefer,
@@ -344,36 +278,8 @@ impl ConnectOptions {
             "verify-full" => SslMode::VerifyFull,
             other => return Err(invalid("sslmode", other)),
         };
-        let min = nonempty(values.get("ssl_min_protocol_version"));
-        let max = nonempty(values.get("ssl_max_protocol_version"));
-        for (name, v) in [
-            ("ssl_min_protocol_version", min),
-            ("ssl_max_protocol_version", max),
-        ] {
-            if let Some(v) = v.filter(|v| tls_version_rank(v).is_none()) {
-                return Err(invalid(name, v));
-            }
-        }
-        if let (Some(min), Some(max)) = (
-            min.and_then(tls_version_rank),
-            max.and_then(tls_version_rank),
-        ) {
-            if min > max {
-                return Err(ConnError::Options(
-                    "invalid SSL protocol version range".into(),
-                ));
-            }
-        }
-        match values.get("gssencmode").unwrap_or("prefer") {
-            "disable" | "prefer" => {}
-            "require" => {
-                return Err(ConnError::Options(
-                    "gssencmode value \"require\" invalid when GSSAPI support is not compiled in"
-                        .into(),
-                ))
-            }
-            other => return Err(invalid("gssencmode", other)),
-        }
+        check_tls_versions(&values)?;
+        check_gssencmode(&values)?;
         let target = match values.get("target_session_attrs").unwrap_or("any") {
             "any" => TargetSessionAttrs::Any,
             "read-write" => TargetSessionAttrs::ReadWrite,
@@ -496,4 +402,126 @@ pub(crate) fn parse_int(s: &str) -> Option<i64> {
     (i32::MIN as i64..=i32::MAX as i64)
         .contains(&n)
         .then_some(n)
+}
+
+/// `host`, `hostaddr` and `port` as libpq pairs them up: one entry per host (or
+/// address), each with its port; the default socket directory when none is given.
+fn host_entries(values: &Values) -> Result<Vec<HostEntry>, ConnError> {
+    let host_s = nonempty(values.get("host"));
+    let addr_s = nonempty(values.get("hostaddr"));
+    let count = match (addr_s, host_s) {
+        (Some(a), _) => split_list(a).len(),
+        (None, Some(h)) => split_list(h).len(),
+        (None, None) => 1,
+    };
+    let addrs: Vec<Option<String>> = match addr_s {
+        Some(a) => split_list(a).into_iter().map(Some).collect(),
+        None => vec![None; count],
+    };
+    let names: Vec<String> = match host_s {
+        Some(h) => {
+            let list = split_list(h);
+            if list.len() != count {
+                return Err(ConnError::Options(format!(
+                    "could not match {} host names to {count} hostaddr values",
+                    list.len()
+                )));
+            }
+            list
+        }
+        None => vec![String::new(); count],
+    };
+    let mut hosts: Vec<HostEntry> = names
+        .into_iter()
+        .zip(addrs)
+        .map(|(host, hostaddr)| {
+            let (host, kind) = if hostaddr.as_deref().is_some_and(|a| !a.is_empty()) {
+                (host, HostKind::Address)
+            } else if !host.is_empty() {
+                let kind = if host.starts_with('/') {
+                    HostKind::UnixSocket
+                } else {
+                    HostKind::Name
+                };
+                (host, kind)
+            } else {
+                (DEFAULT_SOCKET_DIR.to_string(), HostKind::UnixSocket)
+            };
+            HostEntry {
+                host,
+                hostaddr,
+                kind,
+                port: String::new(),
+                password: None,
+            }
+        })
+        .collect();
+    if let Some(p) = nonempty(values.get("port")) {
+        let ports = split_list(p);
+        if ports.len() == 1 {
+            hosts.iter_mut().for_each(|h| h.port = ports[0].clone());
+        } else if ports.len() == count {
+            hosts.iter_mut().zip(ports).for_each(|(h, p)| h.port = p);
+        } else {
+            return Err(ConnError::Options(format!(
+                "could not match {} port numbers to {count} hosts",
+                ports.len()
+            )));
+        }
+    }
+    Ok(hosts)
+}
+
+/// Each host's password from the password file, keyed as libpq keys it (the host
+/// name, else the address).
+fn passwords_from_file(hosts: &mut [HostEntry], file: &std::path::Path, dbname: &str, user: &str) {
+    for h in hosts {
+        let key = if h.host.is_empty() {
+            h.hostaddr.as_deref().unwrap_or("")
+        } else {
+            &h.host
+        };
+        h.password = password_from_file(file, key, &h.port, dbname, user);
+    }
+}
+
+/// `ssl_min_protocol_version` and `ssl_max_protocol_version`: known names, and a
+/// range that is not empty.
+fn check_tls_versions(values: &Values) -> Result<(), ConnError> {
+    let min = nonempty(values.get("ssl_min_protocol_version"));
+    let max = nonempty(values.get("ssl_max_protocol_version"));
+    for (name, v) in [
+        ("ssl_min_protocol_version", min),
+        ("ssl_max_protocol_version", max),
+    ] {
+        if let Some(v) = v.filter(|v| tls_version_rank(v).is_none()) {
+            return Err(invalid(name, v));
+        }
+    }
+    if let (Some(min), Some(max)) = (
+        min.and_then(tls_version_rank),
+        max.and_then(tls_version_rank),
+    ) {
+        if min > max {
+            return Err(ConnError::Options(
+                "invalid SSL protocol version range".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `gssencmode`: this build has no GSSAPI, as a libpq built without it.
+fn check_gssencmode(values: &Values) -> Result<(), ConnError> {
+    match values.get("gssencmode").unwrap_or("prefer") {
+        "disable" | "prefer" => {}
+        "require" => {
+            return Err(ConnError::Options(
+                "gssencmode value \"require\" invalid when GSSAPI support is not compiled in"
+                    .into(),
+            ))
+        }
+        other => return Err(invalid("gssencmode", other)),
+    }
+    Ok(())
 }

@@ -73,7 +73,7 @@ pub(crate) fn peer_uid(fd: std::os::fd::RawFd) -> std::io::Result<u32> {
 }
 
 /// The effective user's login name (libpq's `pg_fe_getauthname`).
-pub(crate) fn os_user_name() -> Option<String> {
+pub fn os_user_name() -> Option<String> {
     passwd_entry().map(|(name, _)| name)
 }
 
