@@ -5,7 +5,6 @@
 //! removes the cluster.
 
 use crate::bench::plan::BenchPlan;
-use crate::cli::options::ConnArgs;
 use crate::init::InitOptions;
 use crate::logging;
 use pgbench_cluster::{Cluster, ClusterOptions};
@@ -23,38 +22,19 @@ fn start() -> Option<Cluster> {
 
 /// Where the throwaway cluster listens. Connection options given on the command line
 /// (`-h -p -U`, DBNAME) are for real servers and do not apply.
-fn conn_on(cluster: &Cluster) -> ConnArgs {
-    ConnArgs {
+fn connect_args(cluster: &Cluster) -> pgbench_wire::ConnectArgs {
+    pgbench_wire::ConnectArgs {
         host: Some(cluster.socket_dir().display().to_string()),
         port: Some(cluster.port().to_string()),
         user: Some(cluster.user().to_string()),
-        dbname: "postgres".to_string(),
-        dbname_given: false,
+        password: None,
+        dbname: Some("postgres".to_string()),
+        fallback_application_name: Some(logging::progname().to_string()),
     }
 }
 
-/// The connection options of the command line that the throwaway cluster ignores,
-/// each named once so a user who meant a real server notices.
-pub fn warn_ignored(conn: &ConnArgs) {
-    let ignored: Vec<&str> = [
-        (conn.host.is_some(), "-h"),
-        (conn.port.is_some(), "-p"),
-        (conn.user.is_some(), "-U"),
-        (conn.dbname_given, "the database name"),
-    ]
-    .iter()
-    .filter_map(|&(given, what)| given.then_some(what))
-    .collect();
-    if !ignored.is_empty() {
-        logging::warning(&format!(
-            "--temp-instance ignores {}: the run uses its own throwaway server",
-            ignored.join(", ")
-        ));
-    }
-}
-
-fn connect_options(conn: &ConnArgs) -> Option<pgbench_wire::ConnectOptions> {
-    match pgbench_wire::ConnectOptions::from_args(&conn.connect_args()) {
+fn connect_options(args: &pgbench_wire::ConnectArgs) -> Option<pgbench_wire::ConnectOptions> {
+    match pgbench_wire::ConnectOptions::from_args(args) {
         Ok(o) => Some(o),
         Err(e) => {
             logging::error(&e.to_string());
@@ -133,8 +113,8 @@ fn run_setup_files(opts: &pgbench_wire::ConnectOptions, bench: &BenchPlan) -> Re
 /// `-i --temp-instance`: initialise on a throwaway cluster (useful to time a load).
 pub fn run_init(init: &InitOptions) -> i32 {
     let Some(cluster) = start() else { return 1 };
-    let conn = conn_on(&cluster);
-    let Some(opts) = connect_options(&conn) else {
+    let args = connect_args(&cluster);
+    let Some(opts) = connect_options(&args) else {
         return 1;
     };
     match crate::init::run(&opts, init, logging::progname()) {
@@ -147,10 +127,15 @@ pub fn run_init(init: &InitOptions) -> i32 {
 }
 
 /// A benchmark on a throwaway cluster, initialised at scale `-s` first.
-pub fn run_bench(bench: &BenchPlan, argv: &[String]) -> i32 {
+/// `report` prints the run's outcome and picks the exit status (the caller's), before
+/// the cluster is removed.
+pub fn run_bench(
+    bench: &BenchPlan,
+    report: impl FnOnce(Result<crate::bench::RunOutcome, crate::bench::RunError>) -> i32,
+) -> i32 {
     let Some(cluster) = start() else { return 1 };
-    let conn = conn_on(&cluster);
-    let Some(opts) = connect_options(&conn) else {
+    let args = connect_args(&cluster);
+    let Some(opts) = connect_options(&args) else {
         return 1;
     };
     let init = InitOptions {
@@ -164,8 +149,7 @@ pub fn run_bench(bench: &BenchPlan, argv: &[String]) -> i32 {
     if let Err(code) = run_setup_files(&opts, bench) {
         return code;
     }
-    let outcome = crate::bench::run(conn.connect_args(), bench);
-    let code = crate::cli::bench_exit_status(outcome, bench, argv, &conn.dbname);
+    let code = report(crate::bench::run(args, bench));
     logging::info("removing the temporary instance");
     drop(cluster);
     code

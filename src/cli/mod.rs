@@ -52,7 +52,7 @@ pub fn main() -> i32 {
             temp_instance,
         } => {
             if temp_instance {
-                crate::temp_instance::warn_ignored(&conn);
+                warn_ignored_by_temp_instance(&conn);
                 return crate::temp_instance::run_init(&init);
             }
             crate::init::interrupt::install();
@@ -80,8 +80,10 @@ pub fn main() -> i32 {
             temp_instance,
         } => {
             if temp_instance {
-                crate::temp_instance::warn_ignored(&conn);
-                return crate::temp_instance::run_bench(&plan, &argv);
+                warn_ignored_by_temp_instance(&conn);
+                return crate::temp_instance::run_bench(&plan, |outcome| {
+                    bench_exit_status(outcome, &plan, &argv, "postgres")
+                });
             }
             let outcome = crate::bench::run(conn.connect_args(), &plan);
             bench_exit_status(outcome, &plan, &argv, &conn.dbname)
@@ -183,4 +185,24 @@ fn write_exports(
         export::write_whole(path, &page)?;
     }
     Ok(())
+}
+
+/// The connection options of the command line that the throwaway cluster ignores,
+/// each named once so a user who meant a real server notices.
+fn warn_ignored_by_temp_instance(conn: &options::ConnArgs) {
+    let ignored: Vec<&str> = [
+        (conn.host.is_some(), "-h"),
+        (conn.port.is_some(), "-p"),
+        (conn.user.is_some(), "-U"),
+        (conn.dbname_given, "the database name"),
+    ]
+    .iter()
+    .filter_map(|&(given, what)| given.then_some(what))
+    .collect();
+    if !ignored.is_empty() {
+        logging::warning(&format!(
+            "--temp-instance ignores {}: the run uses its own throwaway server",
+            ignored.join(", ")
+        ));
+    }
 }

@@ -8,8 +8,8 @@ use std::time::Instant;
 use postgres_protocol::authentication::sasl::{ChannelBinding as ScramBinding, ScramSha256};
 use postgres_protocol::message::frontend;
 
+use crate::attempt::{Failure, Next};
 use crate::conn::Connection;
-use crate::connect::{Failure, Next};
 use crate::error::DbError;
 use crate::options::{ChannelBinding, ConnectOptions, HostEntry};
 use crate::startup_read::Phase;

@@ -17,7 +17,7 @@ use postgres_protocol::message::frontend;
 
 use crate::cancel::{CancelTarget, CancelToken};
 use crate::error::{ConnError, DbError};
-use crate::startup_read::{may_be_long, sync_lost, MAX_SHORT_LEN};
+use crate::message_caps::{may_be_long, sync_lost, MAX_SHORT_LEN};
 use crate::stream::Stream;
 
 /// One reply to a request, like libpq's `PGresult` status.

@@ -6,6 +6,7 @@
 //!
 //! It does not know about scripts, variables or statistics; the runner does.
 
+mod attempt;
 mod auth;
 mod cancel;
 mod certname;
@@ -14,6 +15,7 @@ mod connect;
 mod conninfo;
 mod copy;
 mod error;
+mod message_caps;
 mod options;
 mod passfile;
 mod position;

@@ -146,7 +146,9 @@ pub struct ConnectOptions {
     pub(crate) load_balance: bool,
     pub(crate) home: Option<PathBuf>,
     /// The TLS context built from these options, shared by clones.
-    pub(crate) tls_context: crate::tls::ContextCache,
+    /// The TLS context built for these options (and their clones), filled by the TLS
+    /// module at the first TLS connection.
+    pub(crate) tls_context: std::sync::Arc<std::sync::Mutex<Option<openssl::ssl::SslContext>>>,
 }
 
 impl fmt::Debug for ConnectOptions {

@@ -6,8 +6,9 @@
 
 use std::time::Instant;
 
+use crate::attempt::{arm, read_failure, Failure, Next};
 use crate::conn::Connection;
-use crate::connect::{arm, read_failure, Failure, Next};
+use crate::message_caps::{may_be_long, sync_lost, MAX_SHORT_LEN};
 
 /// Where start-up is, which decides what the server may send.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -20,16 +21,6 @@ pub(crate) enum Phase {
 
 /// libpq's bound on an authentication request (GSS ones may not be that small).
 const MAX_AUTH_LEN: usize = 2000;
-/// libpq's bound on an error during authentication, and on every message type that
-/// is not allowed to be long (`VALID_LONG_MESSAGE_TYPE`).
-pub(crate) const MAX_SHORT_LEN: usize = 30000;
-
-/// Message types that may exceed `MAX_SHORT_LEN` (libpq's `VALID_LONG_MESSAGE_TYPE`).
-#[inline]
-pub(crate) fn may_be_long(tag: u8) -> bool {
-    matches!(tag, b'T' | b'D' | b'd' | b'V' | b'E' | b'N' | b'A')
-}
-
 fn refuse(text: String) -> Failure {
     Failure::new(text, Next::Stop)
 }
@@ -107,12 +98,4 @@ fn not_an_auth_request(tag: u8) -> Failure {
         "expected authentication request from server, but received {}",
         char::from(tag)
     ))
-}
-
-/// libpq's `handleSyncLoss` text.
-pub(crate) fn sync_lost(tag: u8, len: usize) -> String {
-    format!(
-        "lost synchronization with server: got message type \"{}\", length {len}",
-        char::from(tag)
-    )
 }

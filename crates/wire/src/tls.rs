@@ -17,7 +17,6 @@ use std::io;
 use std::net::TcpStream;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use openssl::error::ErrorStack;
@@ -43,22 +42,17 @@ pub(crate) type TlsStream = SslStream<TcpStream>;
 /// more client CPU than the handshake itself, which `pgbench -C` pays per
 /// transaction. libpq builds one per connection; the only difference is that files
 /// changed during a run are not re-read. A failed build is not kept.
-#[derive(Clone, Default)]
-pub(crate) struct ContextCache(Arc<Mutex<Option<SslContext>>>);
-
-impl ContextCache {
-    fn get(&self, opts: &ConnectOptions) -> Result<SslContext, String> {
-        let mut slot = self
-            .0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(ctx) = slot.as_ref() {
-            return Ok(ctx.clone());
-        }
-        let ctx = context(opts)?;
-        *slot = Some(ctx.clone());
-        Ok(ctx)
+fn cached_context(opts: &ConnectOptions) -> Result<SslContext, String> {
+    let mut slot = opts
+        .tls_context
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(ctx) = slot.as_ref() {
+        return Ok(ctx.clone());
     }
+    let ctx = context(opts)?;
+    *slot = Some(ctx.clone());
+    Ok(ctx)
 }
 
 /// Why a TLS session could not be established.
@@ -295,7 +289,7 @@ pub(crate) fn open(
     tcp: TcpStream,
     deadline: Option<Instant>,
 ) -> Result<TlsStream, TlsFailure> {
-    let ctx = opts.tls_context.get(opts)?;
+    let ctx = cached_context(opts)?;
     let mut ssl = Ssl::new(&ctx)
         .map_err(|e| format!("could not establish SSL connection: {}", reason(&e)))?;
     // libpq 15 gives an entry with only `hostaddr` the default socket directory as
