@@ -221,3 +221,75 @@ fn a_parallel_load_falls_back_to_one_session_where_it_cannot_pay() {
     );
     assert_eq!(db.value("select count(*) from pgbench_accounts"), "100000");
 }
+
+/// Issue #14: Ctrl-C during `-i` outside COPY (here the vacuum, held by a lock another
+/// session keeps) says `Cancel request sent` before the cancelled statement's error,
+/// as stock does; before, the run ended before the line was printed.
+#[test]
+fn ctrl_c_during_the_init_vacuum_says_cancel_request_sent_as_stock() {
+    let db = fresh_db("interrupt_init_vacuum");
+    db.init(1);
+    let mut outputs = Vec::new();
+    for ours in [false, true] {
+        let mut holder = std::process::Command::new("psql");
+        crate::support::aim(&mut holder, db.cluster, &db.name);
+        let mut holder = holder
+            .args(["-X", "-q", "-c", "begin; lock table pgbench_branches in share update exclusive mode; select pg_sleep(60)"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        let cmd = if ours { db.ours() } else { db.stock() };
+        let child = { cmd }
+            .args(["-i", "-I", "v"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(700));
+        signal(child.id(), "-INT");
+        let out = child.wait_with_output().unwrap();
+        let _ = holder.kill();
+        let _ = holder.wait();
+        let stderr = crate::support::normalize(&String::from_utf8_lossy(&out.stderr));
+        outputs.push((out.status.code(), stderr));
+    }
+    assert_eq!(outputs[1], outputs[0]);
+    assert!(
+        outputs[1].1.contains("Cancel request sent\n"),
+        "{}",
+        outputs[1].1
+    );
+    assert_eq!(outputs[1].0, Some(1));
+}
+
+/// Issue #15: a flat chain of 100,000 terms, skipped inside `\if 0` and evaluated on a
+/// client thread, runs (stock pgbench crashes from 50,000 terms when evaluating).
+#[test]
+fn a_100000_term_chain_runs_in_a_skipped_branch_and_on_a_client_thread() {
+    let db = fresh_db("interrupt_deep_chain");
+    let dir = tempfile::tempdir().unwrap();
+    let chain = format!("1{}", "+1".repeat(99_999));
+    let text = format!(
+        "\\if 0\n\\set x {chain}\n\\endif\n\\set y {chain}\n\\set z :y is not null{}\nSELECT :y, :z;\n",
+        " is not null".repeat(100_000)
+    );
+    let script = crate::support::script_file(&dir, "deep.sql", &text);
+    let out = db
+        .ours()
+        .args(["-n", "-d", "-t", "1", "-f", &script])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{}",
+        &stderr[..stderr.len().min(2000)]
+    );
+    assert!(
+        stderr.contains("client 0 sending SELECT 100000, true;"),
+        "{}",
+        &stderr[stderr.len().saturating_sub(2000)..]
+    );
+}

@@ -19,13 +19,17 @@ pub fn install() {
         // Cancel first, then stop the generation loops: stopped early, a COPY could
         // end before the server sees the cancel, and the process exit before the
         // "Cancel request sent" line (pgbench's handler runs before its loop resumes).
+        // stderr stays ours until the line is out: the cancelled statement's error,
+        // printed by the main thread, comes after it, as in pgbench (whose handler runs
+        // on the main thread before it resumes).
+        let mut err = std::io::stderr().lock();
         let tokens = TOKENS.lock().unwrap_or_else(|e| e.into_inner());
         let mut sent = false;
         for t in tokens.iter() {
             sent |= t.cancel().is_ok();
         }
         if sent {
-            crate::logging::raw("Cancel request sent\n");
+            let _ = std::io::Write::write_all(&mut err, b"Cancel request sent\n");
         }
         REQUESTED.store(true, Ordering::SeqCst);
     });

@@ -31,23 +31,22 @@ impl CancelToken {
     }
 
     /// Sends the cancel request and waits for the server to close that connection
-    /// (which means the request was processed).
+    /// (which means the request was processed). As libpq's `PQcancel`, only failing to
+    /// connect or to send is an error; how the server closes does not matter.
     pub fn cancel(&self) -> std::io::Result<()> {
         let mut msg = BytesMut::with_capacity(16);
         frontend::cancel_request(self.pid, self.key, &mut msg);
-        let mut sink = [0u8; 64];
         match &self.target {
-            CancelTarget::Tcp(addr) => {
-                let mut s = TcpStream::connect(addr)?;
-                s.write_all(&msg)?;
-                while s.read(&mut sink)? > 0 {}
-            }
-            CancelTarget::Unix(path) => {
-                let mut s = UnixStream::connect(path)?;
-                s.write_all(&msg)?;
-                while s.read(&mut sink)? > 0 {}
-            }
+            CancelTarget::Tcp(addr) => send_and_wait(TcpStream::connect(addr)?, &msg),
+            CancelTarget::Unix(path) => send_and_wait(UnixStream::connect(path)?, &msg),
         }
-        Ok(())
     }
+}
+
+/// Writes the request, then reads until the server closes (errors there ignored).
+fn send_and_wait(mut s: impl Read + Write, msg: &[u8]) -> std::io::Result<()> {
+    s.write_all(msg)?;
+    let mut sink = [0u8; 64];
+    while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
+    Ok(())
 }
