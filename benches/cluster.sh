@@ -1,7 +1,19 @@
-# Sourced by the benchmark scripts: a throwaway PostgreSQL cluster on a private Unix
-# socket, run as `postgres` when we are root (initdb and postgres refuse root).
+# Sourced by the benchmark scripts: where the server binaries are, and a throwaway
+# PostgreSQL cluster on a private Unix socket, run as `postgres` when we are root
+# (initdb and postgres refuse root).
 #   throwaway_cluster BINDIR DIR PORT [NAME=VALUE ...]   initdb in DIR/data and start
 #   stop_throwaway_cluster BINDIR DIR                    stop it (immediate), remove DIR
+
+# The server binaries and stock pgbench: $PG_BINDIR, else the newest Debian install.
+#   bindir=$(stock_bindir) || exit 1
+stock_bindir() {
+    local bindir=${PG_BINDIR:-}
+    if [[ -z $bindir ]]; then
+        bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
+    fi
+    [[ -x $bindir/pgbench ]] || { echo "stock pgbench not found; set PG_BINDIR" >&2; return 1; }
+    echo "$bindir"
+}
 
 as_server() {
     if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi

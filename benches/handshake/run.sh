@@ -16,14 +16,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
 
-bindir=${PG_BINDIR:-}
-if [[ -z $bindir ]]; then
-    bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
-fi
-[[ -x $bindir/pgbench ]] || { echo "stock pgbench not found; set PG_BINDIR" >&2; exit 1; }
-
 # shellcheck source=../cluster.sh
 source "$root/benches/cluster.sh"
+bindir=$(stock_bindir) || exit 1
 work=$(mktemp -d)
 trap 'stop_throwaway_cluster "$bindir" "$work"' EXIT
 

@@ -157,16 +157,9 @@ fn tcp_args(c: &Cluster, user: &str, extra: &str) -> ConnectArgs {
     }
 }
 
-fn uses_tls(conn: &mut Connection) -> bool {
-    let rows = conn
-        .query_rows("select ssl from pg_stat_ssl where pid = pg_backend_pid()")
-        .unwrap();
-    rows[0][0].as_deref() == Some("t")
-}
-
 fn check(env: &Env, a: &ConnectArgs, want_tls: Option<bool>) {
     match (env.connect(a), want_tls) {
-        (Ok(mut conn), Some(tls)) => assert_eq!(uses_tls(&mut conn), tls, "{a:?}"),
+        (Ok(mut conn), Some(tls)) => assert_eq!(common::uses_tls(&mut conn), tls, "{a:?}"),
         (Ok(_), None) => panic!("connected: {a:?}"),
         (Err(e), Some(_)) => panic!("{a:?}: {e}"),
         (Err(e), None) => {
@@ -403,7 +396,7 @@ fn tls_conn() -> Connection {
     let mut conn = Env::new()
         .connect(&tcp_args(c, "postgres", "sslmode=require"))
         .unwrap();
-    assert!(uses_tls(&mut conn));
+    assert!(common::uses_tls(&mut conn));
     conn
 }
 

@@ -144,20 +144,13 @@ fn args(c: &Cluster, user: &str, extra: &str) -> ConnectArgs {
     }
 }
 
-fn uses_tls(conn: &mut Connection) -> bool {
-    let rows = conn
-        .query_rows("select ssl from pg_stat_ssl where pid = pg_backend_pid()")
-        .unwrap();
-    rows[0][0].as_deref() == Some("t")
-}
-
 /// Ours and stock agree: both connect with the same TLS state, or both fail with the
 /// same text (returned).
 fn same_as_stock(env: &Env, a: &ConnectArgs) -> Result<bool, String> {
     let stock = stock_uses_tls(env, a);
     match (env.connect(a), stock) {
         (Ok(mut conn), Some(tls)) => {
-            assert_eq!(uses_tls(&mut conn), tls, "{a:?}");
+            assert_eq!(common::uses_tls(&mut conn), tls, "{a:?}");
             Ok(tls)
         }
         (Ok(_), None) => panic!("we connect, stock does not: {a:?}: {}", stock_error(env, a)),

@@ -179,3 +179,11 @@ pub fn peer(serve: impl Fn(&mut std::net::TcpStream) + Send + Sync + 'static) ->
     });
     port
 }
+
+/// Whether the server sees this connection over TLS.
+pub fn uses_tls(conn: &mut Connection) -> bool {
+    let rows = conn
+        .query_rows("select ssl from pg_stat_ssl where pid = pg_backend_pid()")
+        .unwrap();
+    rows[0][0].as_deref() == Some("t")
+}
