@@ -7,8 +7,8 @@
 use super::events::{ClientDone, Event, TxRecord};
 use super::progress::{progress_line, ProgressFormat};
 use crossbeam_channel::{Receiver, TryRecvError};
-use pgbench_results::series::SeriesRecorder;
-use pgbench_results::{CommandStats, LatencyHistogram, Micros, StatsData, TxOutcome};
+use pgbench_results::series::{Second, SeriesRecorder};
+use pgbench_results::{CommandStats, LatencyCounts, Micros, StatsData, TxOutcome};
 use std::time::Duration;
 
 /// How long the collector sleeps between looks at the channel, µs.
@@ -36,21 +36,42 @@ pub struct CollectorPlan {
 /// per-second series.
 #[derive(Debug, Clone)]
 pub struct Extras {
-    pub histograms: Option<(LatencyHistogram, Vec<LatencyHistogram>)>,
+    /// The run's latencies, when kept and there is no series (a series adds them up
+    /// from its seconds, so each latency is counted once).
+    pub run: Option<LatencyCounts>,
+    /// Each script's latencies, when kept and there are several scripts (with one,
+    /// the script's are the run's).
+    pub per_script: Vec<LatencyCounts>,
     pub series: Option<SeriesRecorder>,
+    /// `run` or `per_script` is kept.
+    counts_latencies: bool,
 }
 
 impl Extras {
     #[inline]
     fn record(&mut self, r: &TxRecord, throttled: bool) {
-        if let Some((run, per_script)) = &mut self.histograms {
-            if r.outcome == TxOutcome::Success {
-                run.record(r.latency);
-                per_script[r.script as usize].record(r.latency);
-            }
-        }
         if let Some(series) = &mut self.series {
             series.record(r.end_us, r.outcome, r.latency, r.lag, r.tries, throttled);
+        }
+        // A results file of a one-script run (the common case) stops here.
+        if self.counts_latencies && r.outcome == TxOutcome::Success {
+            if let Some(run) = &mut self.run {
+                run.record(r.latency);
+            }
+            if let Some(script) = self.per_script.get_mut(r.script as usize) {
+                script.record(r.latency);
+            }
+        }
+    }
+
+    /// The series (if kept) and the run's latencies (if kept).
+    pub fn finish(self, end_us: i64) -> (Option<Vec<Second>>, Option<LatencyCounts>) {
+        match self.series {
+            Some(series) => {
+                let (seconds, run) = series.finish_with_run_latencies(end_us);
+                (Some(seconds), run.or(self.run))
+            }
+            None => (None, self.run),
         }
     }
 }
@@ -77,7 +98,8 @@ pub struct Collected {
 impl Collected {
     /// Nothing counted yet; the series (if kept) starts at `start_us`.
     pub fn new(plan: &CollectorPlan, start_us: i64) -> Collected {
-        let histograms = |n: usize| (0..n).map(|_| LatencyHistogram::new()).collect::<Vec<_>>();
+        let per_script = if plan.scripts > 1 { plan.scripts } else { 0 };
+        let histograms = |n: usize| (0..n).map(|_| LatencyCounts::new()).collect::<Vec<_>>();
         Collected {
             total: StatsData::default(),
             per_script: vec![StatsData::default(); plan.scripts],
@@ -86,11 +108,17 @@ impl Collected {
             latency_late: 0,
             aborted: 0,
             extras: (plan.histograms || plan.series).then(|| {
+                let series = plan.series.then(|| match plan.histograms {
+                    true => SeriesRecorder::keeping_run_latencies(start_us),
+                    false => SeriesRecorder::new(start_us),
+                });
+                let run = (plan.histograms && !plan.series).then(LatencyCounts::new);
+                let per_script = histograms(if plan.histograms { per_script } else { 0 });
                 Box::new(Extras {
-                    histograms: plan
-                        .histograms
-                        .then(|| (LatencyHistogram::new(), histograms(plan.scripts))),
-                    series: plan.series.then(|| SeriesRecorder::new(start_us)),
+                    counts_latencies: run.is_some() || !per_script.is_empty(),
+                    run,
+                    per_script,
+                    series,
                 })
             }),
             last_client_end: 0,
@@ -334,14 +362,14 @@ mod tests {
         assert_eq!((c.total.cnt, c.total.failures()), (3, 1));
         assert_eq!((c.per_script[0].cnt, c.per_script[1].cnt), (1, 2));
         assert_eq!(c.latency_late, 2);
-        let extras = c.extras.unwrap();
-        let (run, per_script) = extras.histograms.as_ref().unwrap();
-        assert_eq!((run.len(), per_script[1].len()), (3, 2));
+        let extras = *c.extras.unwrap();
+        assert_eq!(extras.per_script[1].to_histogram().len(), 2);
+        let (series, run) = extras.finish(2_200_000);
+        assert_eq!(run.unwrap().to_histogram().len(), 3);
         assert_eq!(c.commands[0][0].failures, 3);
         assert_eq!(c.conn_total_duration_us, 20.0);
         assert_eq!(c.last_client_end, 2_200_000);
-        let series = extras.series.unwrap().finish(2_200_000);
-        let per_second: Vec<i64> = series.iter().map(|s| s.transactions).collect();
+        let per_second: Vec<i64> = series.unwrap().iter().map(|s| s.transactions).collect();
         assert_eq!(per_second, [1, 1, 1]);
         // The second look at the clock is 1 s in, with one client still running: the
         // first batch (2 successes, 1 failure) is that second's.

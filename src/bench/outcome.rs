@@ -7,7 +7,7 @@ use super::launch::RunScript;
 use super::plan::BenchPlan;
 use super::setup::Setup;
 use super::txlog::LogLoss;
-use pgbench_results::{CommandResult, RunResult, ScriptResult};
+use pgbench_results::{CommandResult, LatencyCounts, RunResult, ScriptResult};
 
 /// What a results file records about the run besides its measurements.
 #[derive(Debug, Clone, Default)]
@@ -75,14 +75,24 @@ pub fn assemble(
     collected: Collected,
     timing: Timing,
 ) -> RunResult {
-    let (histograms, series) = match collected.extras.map(|e| *e) {
-        Some(e) => (e.histograms, e.series.map(|s| s.finish(timing.end))),
-        None => (None, None),
+    let (series, run, per_script) = match collected.extras.map(|e| *e) {
+        Some(mut e) => {
+            let per_script = std::mem::take(&mut e.per_script);
+            let (series, run) = e.finish(timing.end);
+            (series, run, per_script)
+        }
+        None => (None, None, Vec::new()),
     };
-    let (histogram, mut script_histograms) = match histograms {
-        Some((run, per_script)) => (Some(run), Some(per_script.into_iter())),
-        None => (None, None),
-    };
+    let histogram = run.map(|r| r.to_histogram());
+    // One script: its latencies are the run's.
+    let mut script_histograms = histogram.as_ref().map(|run| {
+        let per_script: Vec<_> = if per_script.is_empty() {
+            vec![run.clone()]
+        } else {
+            per_script.iter().map(LatencyCounts::to_histogram).collect()
+        };
+        per_script.into_iter()
+    });
     RunResult {
         settings: plan.settings.clone(),
         scale: setup.scale,

@@ -33,7 +33,7 @@ pub mod synthetic;
 pub mod timeline;
 
 pub use document::{DocumentError, ResultsFile, RunMeta, SERVER_SETTINGS};
-pub use histogram::{LatencyHistogram, Percentiles};
+pub use histogram::{LatencyCounts, LatencyHistogram, Percentiles};
 pub use run::{
     CommandResult, Limit, MaxTries, Micros, Partitions, QueryMode, RunResult, RunSettings,
     ScriptResult, Secs,

@@ -2,11 +2,10 @@
 //! counters (so seconds of several runs add up) plus that second's latency percentiles.
 //! About 200 bytes a second: a 10-hour run keeps 7 MB.
 
-use crate::histogram::LatencyHistogram;
+use crate::histogram::{LatencyCounts, LatencyHistogram};
 use crate::stats::TxOutcome;
 use crate::stats::{SimpleStats, StatsData};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// The percentiles every second records, as fractions.
 pub const SECOND_QUANTILES: [f64; 4] = [0.50, 0.90, 0.99, 0.999];
@@ -39,6 +38,11 @@ impl Second {
     pub fn new(t: i64, delta: &StatsData, latencies: &LatencyHistogram) -> Second {
         let quantiles_us = (!latencies.is_empty())
             .then(|| SECOND_QUANTILES.map(|q| latencies.value_at_quantile(q)));
+        Second::with_quantiles(t, delta, quantiles_us)
+    }
+
+    /// The second `t` from its counters and its latencies at [`SECOND_QUANTILES`].
+    pub fn with_quantiles(t: i64, delta: &StatsData, quantiles_us: Option<[u64; 4]>) -> Second {
         Second {
             t,
             transactions: delta.cnt,
@@ -55,17 +59,86 @@ impl Second {
     }
 }
 
+/// What one open second adds up per transaction: pgbench's counters without the
+/// latency minimum and maximum, which the second's latency buckets give when it
+/// closes (to the histogram's 3 significant digits). Cheaper than a `StatsData` (the
+/// collector already keeps two of those per transaction).
+#[derive(Debug, Clone, Copy, Default)]
+struct SecondSums {
+    cnt: i64,
+    skipped: i64,
+    serialization_failures: i64,
+    deadlock_failures: i64,
+    retried: i64,
+    retries: i64,
+    latency_sum: f64,
+    latency_sum2: f64,
+    lag: SimpleStats,
+}
+
+impl SecondSums {
+    #[inline]
+    fn add(&mut self, outcome: TxOutcome, latency: f64, lag: f64, tries: u32, throttled: bool) {
+        if tries > 1 {
+            self.retries += i64::from(tries - 1);
+            self.retried += 1;
+        }
+        match outcome {
+            TxOutcome::Success => {
+                self.cnt += 1;
+                self.latency_sum += latency;
+                self.latency_sum2 += latency * latency;
+                if throttled {
+                    self.lag.add(lag);
+                }
+            }
+            TxOutcome::Skipped => self.skipped += 1,
+            TxOutcome::SerializationFailure => self.serialization_failures += 1,
+            TxOutcome::DeadlockFailure => self.deadlock_failures += 1,
+        }
+    }
+
+    /// The second's `StatsData`, its latency bounds from its buckets.
+    fn to_stats(self, latencies: &LatencyCounts) -> StatsData {
+        let (min, max) = latencies.bounds().unwrap_or((0, 0));
+        StatsData {
+            cnt: self.cnt,
+            skipped: self.skipped,
+            retries: self.retries,
+            retried: self.retried,
+            serialization_failures: self.serialization_failures,
+            deadlock_failures: self.deadlock_failures,
+            latency: SimpleStats {
+                count: self.cnt,
+                min: min as f64,
+                max: max as f64,
+                sum: self.latency_sum,
+                sum2: self.latency_sum2,
+            },
+            lag: self.lag,
+        }
+    }
+}
+
 /// Builds the series from transactions as they arrive, filing each in the second it
 /// ended in. Records come in batches from many clients, so a few seconds stay open
-/// for latecomers; one later than that counts in the oldest open second.
+/// for latecomers; one later than that counts in the oldest open second. Almost every
+/// record goes to the newest second, which is checked first.
 #[derive(Debug, Clone)]
 pub struct SeriesRecorder {
     /// The run clock µs at which second 0 starts.
     origin_us: i64,
     /// The second of `open[0]`.
     first_open: i64,
-    open: VecDeque<(StatsData, LatencyHistogram)>,
+    /// The open seconds, oldest first.
+    open: Vec<(SecondSums, LatencyCounts)>,
+    /// The run clock span of the newest open second (empty before the first).
+    newest: (i64, i64),
     seconds: Vec<Second>,
+    /// The closed seconds' latencies added up (the run's), when kept.
+    run_latencies: Option<LatencyCounts>,
+    /// Counts of closed seconds, cleared, for the next ones.
+    spare: Vec<LatencyCounts>,
 }
 
 /// How many seconds stay open for late records (batches are at most 10 ms old, and
@@ -77,8 +150,20 @@ impl SeriesRecorder {
         SeriesRecorder {
             origin_us,
             first_open: 0,
-            open: VecDeque::with_capacity(OPEN_SECONDS + 1),
+            open: Vec::with_capacity(OPEN_SECONDS + 1),
+            newest: (origin_us, origin_us),
             seconds: Vec::new(),
+            run_latencies: None,
+            spare: Vec::new(),
+        }
+    }
+
+    /// A recorder that also adds up the run's latencies (second by second, so that
+    /// each transaction's latency is counted once).
+    pub fn keeping_run_latencies(origin_us: i64) -> SeriesRecorder {
+        SeriesRecorder {
+            run_latencies: Some(LatencyCounts::new()),
+            ..SeriesRecorder::new(origin_us)
         }
     }
 
@@ -93,42 +178,72 @@ impl SeriesRecorder {
         tries: u32,
         throttled: bool,
     ) {
-        let t = ((end_us - self.origin_us).max(0)) / 1_000_000;
-        while self.first_open + (self.open.len() as i64) <= t {
-            if self.open.len() == OPEN_SECONDS {
-                self.close_oldest();
-            }
-            self.open
-                .push_back((StatsData::default(), LatencyHistogram::new()));
-        }
-        let index = (t - self.first_open).max(0) as usize;
-        let (stats, latencies) = &mut self.open[index];
-        stats.accum(outcome, latency_us, lag_us, tries, throttled);
+        let index = if end_us >= self.newest.0 && end_us < self.newest.1 {
+            self.open.len() - 1
+        } else {
+            self.open_second_of(end_us)
+        };
+        let (sums, latencies) = &mut self.open[index];
+        sums.add(outcome, latency_us, lag_us, tries, throttled);
         if outcome == TxOutcome::Success {
             latencies.record(latency_us);
         }
     }
 
-    fn close_oldest(&mut self) {
-        if let Some((stats, latencies)) = self.open.pop_front() {
-            self.seconds
-                .push(Second::new(self.first_open, &stats, &latencies));
-            self.first_open += 1;
+    /// The index in `open` of the second holding `end_us`, opening seconds (and
+    /// closing the oldest) as needed.
+    fn open_second_of(&mut self, end_us: i64) -> usize {
+        let t = ((end_us - self.origin_us).max(0)) / 1_000_000;
+        while self.first_open + (self.open.len() as i64) <= t {
+            if self.open.len() == OPEN_SECONDS {
+                self.close_oldest();
+            }
+            let counts = self.spare.pop().unwrap_or_default();
+            self.open.push((SecondSums::default(), counts));
         }
+        let newest = self.first_open + self.open.len() as i64 - 1;
+        let start = self.origin_us + newest * 1_000_000;
+        self.newest = (start, start + 1_000_000);
+        (t - self.first_open).max(0) as usize
+    }
+
+    fn close_oldest(&mut self) {
+        if self.open.is_empty() {
+            return;
+        }
+        let (sums, mut latencies) = self.open.remove(0);
+        let quantiles = latencies.value_at_quantiles(SECOND_QUANTILES);
+        let stats = sums.to_stats(&latencies);
+        self.seconds
+            .push(Second::with_quantiles(self.first_open, &stats, quantiles));
+        if let Some(run) = &mut self.run_latencies {
+            run.add_counts(&latencies);
+        }
+        latencies.reset();
+        self.spare.push(latencies);
+        self.first_open += 1;
     }
 
     /// The whole series up to the second holding `end_us` (empty seconds are zeros,
     /// so a stall shows, not a gap).
-    pub fn finish(mut self, end_us: i64) -> Vec<Second> {
+    pub fn finish(self, end_us: i64) -> Vec<Second> {
+        self.finish_with_run_latencies(end_us).0
+    }
+
+    /// [`SeriesRecorder::finish`], and the run's latencies when they were kept.
+    pub fn finish_with_run_latencies(
+        mut self,
+        end_us: i64,
+    ) -> (Vec<Second>, Option<LatencyCounts>) {
         let last = ((end_us - self.origin_us).max(0)) / 1_000_000;
         while self.first_open + (self.open.len() as i64) <= last {
-            self.open
-                .push_back((StatsData::default(), LatencyHistogram::new()));
+            let counts = self.spare.pop().unwrap_or_default();
+            self.open.push((SecondSums::default(), counts));
         }
         while !self.open.is_empty() {
             self.close_oldest();
         }
-        self.seconds
+        (self.seconds, self.run_latencies)
     }
 }
 
@@ -157,6 +272,8 @@ mod tests {
         assert_eq!(s.len(), 5);
         assert_eq!((s[0].t, s[0].transactions), (0, 2));
         assert_eq!(s[0].latency.mean(), 200.0);
+        // The bounds come from the buckets: 100 and 300 µs are exact at 3 digits.
+        assert_eq!((s[0].latency.min, s[0].latency.max), (100.0, 300.0));
         assert_eq!(s[0].quantiles_us.unwrap()[0], 100);
         assert_eq!((s[1].transactions, s[1].quantiles_us), (0, None));
         assert_eq!((s[2].transactions, s[3].transactions), (1, 1));
