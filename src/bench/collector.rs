@@ -48,18 +48,26 @@ pub struct Extras {
 }
 
 impl Extras {
-    #[inline]
-    fn record(&mut self, r: &TxRecord, throttled: bool) {
+    /// Counts one client's batch; `totals` are the run's before and after it.
+    fn record_batch(
+        &mut self,
+        batch: &[TxRecord],
+        throttled: bool,
+        totals: (&StatsData, &StatsData),
+    ) {
         if let Some(series) = &mut self.series {
-            series.record(r.end_us, r.outcome, r.latency, r.lag, r.tries, throttled);
+            series.record_batch(batch, throttled, totals);
         }
         // A results file of a one-script run (the common case) stops here.
-        if self.counts_latencies && r.outcome == TxOutcome::Success {
-            if let Some(run) = &mut self.run {
-                run.record(r.latency);
-            }
-            if let Some(script) = self.per_script.get_mut(r.script as usize) {
-                script.record(r.latency);
+        if !self.counts_latencies {
+            return;
+        }
+        if let Some(run) = &mut self.run {
+            run.record_successes(batch);
+        }
+        if !self.per_script.is_empty() {
+            for r in batch.iter().filter(|r| r.outcome == TxOutcome::Success) {
+                self.per_script[r.script as usize].record(r.latency);
             }
         }
     }
@@ -127,8 +135,19 @@ impl Collected {
         }
     }
 
-    /// Counts one transaction: totals, its script's counters, `-L` lateness and the
-    /// histograms and series when kept.
+    /// Counts a client's batch of transactions (see [`Collected::record`]).
+    pub fn record_batch(&mut self, plan: &CollectorPlan, batch: &[TxRecord]) {
+        let before = self.total;
+        for r in batch {
+            self.record(plan, r);
+        }
+        if let Some(extras) = &mut self.extras {
+            extras.record_batch(batch, plan.throttled, (&before, &self.total));
+        }
+    }
+
+    /// Counts one transaction: totals, its script's counters and `-L` lateness (the
+    /// optional histograms and series take whole batches).
     #[inline]
     pub fn record(&mut self, plan: &CollectorPlan, r: &TxRecord) {
         let script = r.script as usize;
@@ -138,9 +157,6 @@ impl Collected {
         self.per_script[script].accum(r.outcome, r.latency, r.lag, r.tries, throttled);
         if plan.latency_limit_us.is_some_and(|l| r.latency > l as f64) {
             self.latency_late += 1;
-        }
-        if let Some(extras) = &mut self.extras {
-            extras.record(r, throttled);
         }
     }
 
@@ -233,11 +249,7 @@ pub fn collect(
         // woken for every batch would cost a futex wake-up (and crossbeam's spinning)
         // per batch, CPU the clients and the server on the same cores need.
         match rx.try_recv() {
-            Ok(Event::Batch(records)) => {
-                for r in &records {
-                    c.record(plan, r);
-                }
-            }
+            Ok(Event::Batch(records)) => c.record_batch(plan, &records),
             Ok(Event::Aborted { thread, abort }) => {
                 out(&abort.render());
                 c.aborted += 1;

@@ -2,21 +2,9 @@
 //! as it happens, and a last word with the counters only the client kept.
 
 use super::error::ClientAbort;
-use pgbench_results::{CommandStats, TxOutcome};
+use pgbench_results::CommandStats;
 
-/// One finished (or skipped, or failed) transaction.
-#[derive(Debug, Clone, Copy)]
-pub struct TxRecord {
-    pub script: u32,
-    pub outcome: TxOutcome,
-    /// µs
-    pub latency: f64,
-    /// µs
-    pub lag: f64,
-    pub tries: u32,
-    /// When it ended, µs on the run clock (the per-second series files it by this).
-    pub end_us: i64,
-}
+pub use pgbench_results::TxRecord;
 
 /// A client's last word.
 #[derive(Debug, Clone)]

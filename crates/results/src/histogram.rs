@@ -199,6 +199,21 @@ impl LatencyCounts {
         self.end = self.end.max(i + 1);
     }
 
+    /// Counts the successful transactions' latencies of a batch (one bound update).
+    #[inline]
+    pub fn record_successes(&mut self, batch: &[crate::stats::TxRecord]) {
+        let mut end = self.end;
+        for r in batch {
+            if r.outcome == crate::stats::TxOutcome::Success {
+                let v = (r.latency as i64).clamp(1, HIGHEST_US as i64) as u64;
+                let i = index_of(v) & COUNTS_MASK;
+                self.counts[i] += 1;
+                end = end.max(i + 1);
+            }
+        }
+        self.end = end;
+    }
+
     /// Whether nothing was counted since the last reset.
     pub fn is_empty(&self) -> bool {
         self.end == 0

@@ -40,4 +40,4 @@ pub use run::{
 };
 /// For building [`RunMeta::options`] values without a dependency of one's own.
 pub use serde_json;
-pub use stats::{CommandStats, SimpleStats, StatsData, TxOutcome};
+pub use stats::{CommandStats, SimpleStats, StatsData, TxOutcome, TxRecord};

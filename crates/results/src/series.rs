@@ -3,8 +3,8 @@
 //! About 200 bytes a second: a 10-hour run keeps 7 MB.
 
 use crate::histogram::{LatencyCounts, LatencyHistogram};
-use crate::stats::TxOutcome;
 use crate::stats::{SimpleStats, StatsData};
+use crate::stats::{TxOutcome, TxRecord};
 use serde::{Deserialize, Serialize};
 
 /// The percentiles every second records, as fractions.
@@ -96,6 +96,20 @@ impl SecondSums {
             TxOutcome::SerializationFailure => self.serialization_failures += 1,
             TxOutcome::DeadlockFailure => self.deadlock_failures += 1,
         }
+    }
+
+    /// Adds what the run's totals gained over a batch (`before` to `after`) that lies
+    /// wholly in this second. Not under `-R`: a difference has no lag bounds.
+    #[inline]
+    fn add_change(&mut self, before: &StatsData, after: &StatsData) {
+        self.cnt += after.cnt - before.cnt;
+        self.skipped += after.skipped - before.skipped;
+        self.serialization_failures += after.serialization_failures - before.serialization_failures;
+        self.deadlock_failures += after.deadlock_failures - before.deadlock_failures;
+        self.retried += after.retried - before.retried;
+        self.retries += after.retries - before.retries;
+        self.latency_sum += after.latency.sum - before.latency.sum;
+        self.latency_sum2 += after.latency.sum2 - before.latency.sum2;
     }
 
     /// The second's `StatsData`, its latency bounds from its buckets.
@@ -190,6 +204,39 @@ impl SeriesRecorder {
         }
     }
 
+    /// Counts a client's batch. A batch is one client's transactions in the order they
+    /// ended, so when its first and last fall in the newest second, all of it does:
+    /// one look-up for the batch, and (without `-R`) its counters are what the run's
+    /// totals gained over it, `before` to `after`, which the caller has just computed.
+    #[inline]
+    pub fn record_batch(
+        &mut self,
+        batch: &[TxRecord],
+        throttled: bool,
+        totals: (&StatsData, &StatsData),
+    ) {
+        let (Some(first), Some(last)) = (batch.first(), batch.last()) else {
+            return;
+        };
+        if first.end_us < self.newest.0 || last.end_us >= self.newest.1 {
+            for r in batch {
+                self.record(r.end_us, r.outcome, r.latency, r.lag, r.tries, throttled);
+            }
+            return;
+        }
+        let Some((sums, latencies)) = self.open.last_mut() else {
+            return;
+        };
+        if throttled {
+            for r in batch {
+                sums.add(r.outcome, r.latency, r.lag, r.tries, throttled);
+            }
+        } else {
+            sums.add_change(totals.0, totals.1);
+        }
+        latencies.record_successes(batch);
+    }
+
     /// The index in `open` of the second holding `end_us`, opening seconds (and
     /// closing the oldest) as needed.
     fn open_second_of(&mut self, end_us: i64) -> usize {
@@ -279,5 +326,52 @@ mod tests {
         assert_eq!((s[2].transactions, s[3].transactions), (1, 1));
         assert_eq!((s[3].deadlock_failures, s[3].retries), (1, 1));
         assert_eq!((s[4].t, s[4].transactions), (4, 0));
+    }
+
+    #[test]
+    fn a_batch_counts_as_its_transactions_one_by_one() {
+        let tx = |end_us: i64, outcome, latency: f64, tries| TxRecord {
+            script: 0,
+            outcome,
+            latency,
+            lag: 5.0,
+            tries,
+            end_us,
+        };
+        // One client's batches in order: within the newest second, across a second,
+        // and a failure and a retry among them.
+        let batches = [
+            vec![
+                tx(10, TxOutcome::Success, 100.0, 1),
+                tx(20, TxOutcome::Success, 90.0, 2),
+            ],
+            vec![
+                tx(500_000, TxOutcome::DeadlockFailure, 0.0, 3),
+                tx(600_000, TxOutcome::Success, 7_000.0, 1),
+            ],
+            vec![
+                tx(900_000, TxOutcome::Success, 40.0, 1),
+                tx(1_200_000, TxOutcome::Skipped, 0.0, 1),
+            ],
+            vec![tx(1_300_000, TxOutcome::Success, 12.5, 1)],
+        ];
+        for throttled in [true, false] {
+            let mut one_by_one = SeriesRecorder::keeping_run_latencies(0);
+            let mut batched = SeriesRecorder::keeping_run_latencies(0);
+            let mut total = StatsData::default();
+            for b in &batches {
+                let before = total;
+                for r in b {
+                    one_by_one.record(r.end_us, r.outcome, r.latency, r.lag, r.tries, throttled);
+                    total.accum(r.outcome, r.latency, r.lag, r.tries, throttled);
+                }
+                batched.record_batch(b, throttled, (&before, &total));
+            }
+            let (a, ra) = one_by_one.finish_with_run_latencies(1_400_000);
+            let (b, rb) = batched.finish_with_run_latencies(1_400_000);
+            assert_eq!(a, b, "throttled: {throttled}");
+            assert_eq!(a.iter().map(|s| s.transactions).sum::<i64>(), 5);
+            assert_eq!(ra.unwrap().to_histogram(), rb.unwrap().to_histogram());
+        }
     }
 }

@@ -79,6 +79,20 @@ pub enum TxOutcome {
     DeadlockFailure,
 }
 
+/// One finished (or skipped, or failed) transaction.
+#[derive(Debug, Clone, Copy)]
+pub struct TxRecord {
+    pub script: u32,
+    pub outcome: TxOutcome,
+    /// µs
+    pub latency: f64,
+    /// µs
+    pub lag: f64,
+    pub tries: u32,
+    /// When it ended, µs on the run clock (the per-second series files it by this).
+    pub end_us: i64,
+}
+
 /// The counters of a set of transactions (pgbench's `StatsData`).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct StatsData {
