@@ -61,11 +61,6 @@ impl LatencyHistogram {
         let _ = self.hist.add(&other.hist);
     }
 
-    /// Removes every value.
-    pub fn reset(&mut self) {
-        self.hist.reset();
-    }
-
     /// The latency (µs) at quantile `q` in [0, 1].
     pub fn value_at_quantile(&self, q: f64) -> u64 {
         self.hist.value_at_quantile(q)
@@ -74,14 +69,6 @@ impl LatencyHistogram {
     /// The largest latency recorded (µs), 0 when empty.
     pub fn max_us(&self) -> u64 {
         self.hist.max()
-    }
-
-    /// `(latency µs, count)` of every non-empty bucket, in ascending order.
-    pub fn buckets(&self) -> Vec<(u64, u64)> {
-        self.hist
-            .iter_recorded()
-            .map(|v| (v.value_iterated_to(), v.count_at_value()))
-            .collect()
     }
 
     /// HdrHistogram's V2 + deflate encoding, in base64.
@@ -192,9 +179,7 @@ impl LatencyCounts {
     /// Counts one latency (µs), clamped to [1 µs, 1 h] as [`LatencyHistogram::record`].
     #[inline]
     pub fn record(&mut self, latency_us: f64) {
-        // Through i64, which x86 converts in one instruction (u64 takes a dozen).
-        let v = (latency_us as i64).clamp(1, HIGHEST_US as i64) as u64;
-        let i = index_of(v) & COUNTS_MASK;
+        let i = index_of_latency(latency_us);
         self.counts[i] += 1;
         self.end = self.end.max(i + 1);
     }
@@ -205,8 +190,7 @@ impl LatencyCounts {
         let mut end = self.end;
         for r in batch {
             if r.outcome == crate::stats::TxOutcome::Success {
-                let v = (r.latency as i64).clamp(1, HIGHEST_US as i64) as u64;
-                let i = index_of(v) & COUNTS_MASK;
+                let i = index_of_latency(r.latency);
                 self.counts[i] += 1;
                 end = end.max(i + 1);
             }
@@ -283,6 +267,15 @@ impl LatencyCounts {
         self.counts[..end].fill(0);
         self.end = 0;
     }
+}
+
+/// The counts index of a latency (µs), clamped to [1 µs, 1 h] as
+/// [`LatencyHistogram::record`] clamps it. Through i64, which x86 converts in one
+/// instruction (u64 takes a dozen); the mask lets the index need no bounds check.
+#[inline]
+fn index_of_latency(latency_us: f64) -> usize {
+    let v = (latency_us as i64).clamp(1, HIGHEST_US as i64) as u64;
+    index_of(v) & COUNTS_MASK
 }
 
 /// HdrHistogram's `index_for` with the bounds above (unit magnitude 0).
