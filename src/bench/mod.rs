@@ -215,7 +215,7 @@ fn start_clients(
             // tree, which a long `1+1+...` chain makes deep. Only touched pages count.
             .stack_size(8 * 1024 * 1024)
             .spawn(move || {
-                let mut c = client::Client::new(id, &ctx, &ctx.threads[thread], vars, rng);
+                let mut c = client::Client::new((id, id), &ctx, &ctx.threads[thread], vars, rng);
                 let start = if ctx.plan.settings.reconnect {
                     waiting.arrive()
                 } else {

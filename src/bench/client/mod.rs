@@ -76,7 +76,11 @@ fn connected(conn: &mut Option<Connection>) -> &mut Connection {
 
 /// One client.
 pub struct Client<'a> {
+    /// pgbench's client number: `client_id`, messages, log lines.
     pub id: usize,
+    /// This process's index of the client (its slot in [`super::control::RunControl`]);
+    /// equal to `id` unless `--worker` offsets the numbers.
+    slot: usize,
     ctx: &'a Context,
     thread: &'a ThreadShared,
     vars: Variables,
@@ -102,7 +106,7 @@ pub struct Client<'a> {
 
 impl<'a> Client<'a> {
     pub fn new(
-        id: usize,
+        (slot, id): (usize, usize),
         ctx: &'a Context,
         thread: &'a ThreadShared,
         vars: Variables,
@@ -116,6 +120,7 @@ impl<'a> Client<'a> {
         };
         Client {
             id,
+            slot,
             ctx,
             thread,
             vars,
@@ -150,13 +155,13 @@ impl<'a> Client<'a> {
         use std::os::fd::AsRawFd;
         self.ctx
             .control
-            .register(self.id, conn.cancel_token(), conn.as_raw_fd());
+            .register(self.slot, conn.cancel_token(), conn.as_raw_fd());
         self.conn = Some(conn);
     }
 
     /// Drops the connection (saying goodbye), after the stopper let go of it.
     fn detach(&mut self) {
-        self.ctx.control.unregister(self.id);
+        self.ctx.control.unregister(self.slot);
         self.conn = None;
     }
 
