@@ -88,6 +88,7 @@ pub fn results_file(
         server_settings: info.server_settings.clone(),
         started_unix_us: info.started_unix_us,
         ended_unix_us: info.ended_unix_us,
+        worker: None,
     };
     ResultsFile::from_run(result.clone(), meta)
 }

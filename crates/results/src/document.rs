@@ -146,6 +146,24 @@ pub struct RunMeta {
     pub server_settings: BTreeMap<String, String>,
     pub started_unix_us: i64,
     pub ended_unix_us: i64,
+    /// Set when this process was one worker of a `--worker=I/N` run.
+    pub worker: Option<WorkerInfo>,
+}
+
+/// One worker's place in a run split over several processes (`--worker=I/N`):
+/// `pgbench-report merge` checks that the files it merges agree on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerInfo {
+    /// I, 0-based.
+    pub index: u32,
+    /// N.
+    pub count: u32,
+    /// The same in every worker's file of one run (the coordinated start's key).
+    pub run_id: String,
+    /// The instant all workers started, unix µs on the server's clock.
+    pub start_unix_us: i64,
+    /// The pgbench number of this worker's first client (`index * clients`).
+    pub first_client: u32,
 }
 
 /// The results file.
@@ -174,6 +192,9 @@ pub struct ResultsFile {
     pub timeline: Option<Timeline>,
     /// The exact result of a pgbench-rs run; null for imports.
     pub run: Option<RunResult>,
+    /// This run's place in a multi-worker run; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<WorkerInfo>,
 }
 
 impl ResultsFile {
@@ -198,6 +219,7 @@ impl ResultsFile {
             histogram: result.histogram.clone(),
             timeline,
             run: Some(result),
+            worker: meta.worker,
         }
     }
 
@@ -220,6 +242,7 @@ impl ResultsFile {
             histogram: None,
             timeline: None,
             run: None,
+            worker: None,
         }
     }
 

@@ -23,6 +23,7 @@ fn meta() -> RunMeta {
             .collect(),
         started_unix_us: 1_764_578_627_123_456,
         ended_unix_us: 1_764_578_637_000_001,
+        worker: None,
     }
 }
 
