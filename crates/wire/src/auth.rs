@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use postgres_protocol::authentication::sasl::{ChannelBinding as ScramBinding, ScramSha256};
+use crate::scram::{Binding as ScramBinding, Scram};
 use postgres_protocol::message::frontend;
 
 use crate::attempt::{Failure, Next};
@@ -122,7 +122,7 @@ pub(crate) fn startup(
 struct Auth<'a> {
     opts: &'a ConnectOptions,
     password: Option<String>,
-    scram: Option<ScramSha256>,
+    scram: Option<Scram>,
     /// SCRAM with channel binding was used.
     bound: bool,
 }
@@ -206,8 +206,7 @@ impl Auth<'_> {
                     .scram
                     .as_mut()
                     .ok_or_else(|| stop("malformed SCRAM message (empty message)"))?;
-                s.finish(data)
-                    .map_err(|_| stop("incorrect server signature"))?;
+                s.finish(data).map_err(stop)?;
             }
             2 => return Err(stop("Kerberos 5 authentication not supported")),
             6 => return Err(stop("SCM_CRED authentication method not supported")),
@@ -257,16 +256,13 @@ impl Auth<'_> {
                 .peer_certificate()
                 .ok_or_else(|| stop("could not get server certificate"))?;
             let hash = tls::server_end_point(&cert).map_err(stop)?;
-            (
-                "SCRAM-SHA-256-PLUS",
-                ScramBinding::tls_server_end_point(hash),
-            )
+            ("SCRAM-SHA-256-PLUS", ScramBinding::ServerEndPoint(hash))
         } else if tls && self.opts.channel_binding != ChannelBinding::Disable {
-            ("SCRAM-SHA-256", ScramBinding::unrequested())
+            ("SCRAM-SHA-256", ScramBinding::Unrequested)
         } else {
-            ("SCRAM-SHA-256", ScramBinding::unsupported())
+            ("SCRAM-SHA-256", ScramBinding::Unsupported)
         };
-        let s = ScramSha256::new(pw.as_bytes(), binding);
+        let s = Scram::new(pw, binding).map_err(stop)?;
         frontend::sasl_initial_response(mech, s.message(), &mut conn.wbuf)
             .map_err(|e| stop(e.to_string()))?;
         self.scram = Some(s);

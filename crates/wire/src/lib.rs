@@ -21,6 +21,7 @@ mod passfile;
 mod position;
 mod prompt;
 mod receive;
+mod scram;
 mod send;
 mod simple;
 mod startup_read;
