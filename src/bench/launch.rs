@@ -1,8 +1,8 @@
 //! From plan to running clients: the scripts as clients run them, pgbench's deal of
 //! clients to `-j` threads (each thread's random states, `-R` schedule and log file are
-//! shared by its clients), every client's variables, and the start: one OS thread per
-//! client connects, then all wait at a [`StartGate`] until the main thread says go (or
-//! says stop, when a connection or a thread could not be made).
+//! shared by its clients), every client's variables, and the start: each thread
+//! connects its clients, then all wait at a [`StartGate`] until the main thread says go
+//! (or says stop, when a connection or a thread could not be made).
 
 use super::control::RunControl;
 use super::events::Event;
@@ -163,10 +163,10 @@ impl StartGate {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A client is ready (connected, or `-C`); waits for the decision.
-    pub fn arrive(&self) -> Start {
+    /// `clients` clients are ready (connected, or `-C`); waits for the decision.
+    pub fn arrive(&self, clients: usize) -> Start {
         let mut st = self.lock();
-        st.arrived += 1;
+        st.arrived += clients;
         self.changed.notify_all();
         loop {
             if let Some(d) = st.decision {
@@ -176,13 +176,14 @@ impl StartGate {
         }
     }
 
-    /// A client could not connect; waits for the decision (which will be to stop).
-    pub fn fail(&self, client: usize, error: ConnError) -> Start {
+    /// A client could not connect (and `clients` in all stop trying); waits for the
+    /// decision, which will be to stop.
+    pub fn fail(&self, client: usize, error: ConnError, clients: usize) -> Start {
         {
             let mut st = self.lock();
             st.failed.get_or_insert((client, error));
         }
-        self.arrive()
+        self.arrive(clients)
     }
 
     /// The main thread: waits until `clients` arrived, or the first failure.
@@ -224,7 +225,7 @@ mod tests {
         let waiters: Vec<_> = (0..3)
             .map(|_| {
                 let g = Arc::clone(&gate);
-                std::thread::spawn(move || g.arrive())
+                std::thread::spawn(move || g.arrive(1))
             })
             .collect();
         assert!(gate.wait_ready(3).is_ok());
@@ -235,7 +236,7 @@ mod tests {
 
         let gate = Arc::new(StartGate::default());
         let g = Arc::clone(&gate);
-        let failing = std::thread::spawn(move || g.fail(7, ConnError::Closed));
+        let failing = std::thread::spawn(move || g.fail(7, ConnError::Closed, 1));
         let (client, _) = gate.wait_ready(5).unwrap_err();
         assert_eq!(client, 7);
         gate.open(Start::Stop);

@@ -3,8 +3,9 @@
 //!
 //! ```text
 //! BenchPlan ─ setup (connect, banner, table info, vacuum)
-//!           ─ launch: one OS thread per client (client), dealt to -j threads that
-//!             share random states, -R schedule and log file; all start at a gate
+//!           ─ launch: clients dealt to -j threads that share random states, -R
+//!             schedule and log file; a thread of one client blocks on its socket, a
+//!             thread of several multiplexes them (multiplex); all start at a gate
 //!           ─ events (batches of TxRecord, aborts, last words) over one channel
 //!           ─ collector: counters, histograms, series; progress lines, abort lines
 //!           ─ outcome: RunResult (plain data), rendered by the caller
@@ -22,6 +23,7 @@ pub mod control;
 pub mod error;
 pub mod events;
 pub mod launch;
+pub mod multiplex;
 pub mod outcome;
 pub mod plan;
 pub mod progress;
@@ -195,9 +197,11 @@ fn thread_states(plan: &BenchPlan, seeds: &SeedPlan) -> Result<Vec<ThreadShared>
         .collect()
 }
 
-/// Starts one thread per client, each connecting (unless `-C`) and then waiting at
-/// the gate; returns when all are ready. A refused thread or a failed connection
-/// stops the clients already started and is the run's error, as in pgbench.
+/// Starts the `-j` threads: a thread with one client blocks on its socket, a thread
+/// with several waits on all of theirs ([`multiplex`]). Each connects its clients in
+/// order (unless `-C`), then waits at the gate; returns when all are ready. A refused
+/// thread or a failed connection stops the clients already started and is the run's
+/// error, as in pgbench.
 fn start_clients(
     ctx: &Arc<Context>,
     vars: Vec<Variables>,
@@ -205,29 +209,23 @@ fn start_clients(
 ) -> Result<(Vec<JoinHandle<()>>, Arc<StartGate>), RunError> {
     let settings = &ctx.plan.settings;
     let gate = Arc::new(StartGate::default());
-    let thread_of = launch::thread_of_each_client(settings.clients, settings.threads);
-    let mut handles = Vec::with_capacity(settings.clients);
-    for (id, (vars, rng)) in vars.into_iter().zip(rngs).enumerate() {
-        let (ctx, waiting, thread) = (Arc::clone(ctx), Arc::clone(&gate), thread_of[id]);
+    let mut handles = Vec::with_capacity(settings.threads);
+    let mut states = vars.into_iter().zip(rngs).enumerate();
+    for (thread, count) in launch::deal_clients(settings.clients, settings.threads)
+        .into_iter()
+        .enumerate()
+    {
+        let own: Vec<(usize, (Variables, Prng))> = states.by_ref().take(count).collect();
+        if own.is_empty() {
+            continue;
+        }
+        let (ctx, waiting) = (Arc::clone(ctx), Arc::clone(&gate));
         let spawned = std::thread::Builder::new()
-            .name(format!("client {id}"))
+            .name(format!("thread {thread}"))
             // As pthread's default (8 MiB): evaluation recurses over the expression
             // tree, which a long `1+1+...` chain makes deep. Only touched pages count.
             .stack_size(8 * 1024 * 1024)
-            .spawn(move || {
-                let mut c = client::Client::new((id, id), &ctx, &ctx.threads[thread], vars, rng);
-                let start = if ctx.plan.settings.reconnect {
-                    waiting.arrive()
-                } else {
-                    match c.connect_initial() {
-                        Ok(()) => waiting.arrive(),
-                        Err(e) => waiting.fail(id, e),
-                    }
-                };
-                if start == Start::Go {
-                    c.run();
-                }
-            });
+            .spawn(move || run_thread(&ctx, thread, own, &waiting));
         match spawned {
             Ok(h) => handles.push(h),
             Err(e) => {
@@ -241,6 +239,50 @@ fn start_clients(
         return Err(RunError::ClientConnect { client, source });
     }
     Ok((handles, gate))
+}
+
+/// One `-j` thread: connects its clients, waits for the start, runs them.
+fn run_thread(
+    ctx: &Context,
+    thread: usize,
+    own: Vec<(usize, (Variables, Prng))>,
+    gate: &StartGate,
+) {
+    let shared = &ctx.threads[thread];
+    let alone = own.len() == 1;
+    let mut clients: Vec<client::Client> = own
+        .into_iter()
+        .map(|(slot, (vars, rng))| {
+            let c = client::Client::new((slot, slot), ctx, shared, vars, rng);
+            if alone {
+                c
+            } else {
+                c.multiplexed()
+            }
+        })
+        .collect();
+    let count = clients.len();
+    let mut failed = None;
+    if !ctx.plan.settings.reconnect {
+        for c in &mut clients {
+            if let Err(e) = c.connect_initial() {
+                failed = Some((c.id, e));
+                break;
+            }
+        }
+    }
+    let start = match failed {
+        None => gate.arrive(count),
+        Some((client, e)) => gate.fail(client, e, count),
+    };
+    if start != Start::Go {
+        return;
+    }
+    if alone {
+        clients.into_iter().for_each(client::Client::run);
+    } else {
+        multiplex::drive(clients);
+    }
 }
 
 /// Everyone is connected: set the `-T` deadline, the `-R` schedules and the log

@@ -127,6 +127,9 @@ pub struct Connection {
     /// The host and port connected to, as libpq's `PQhost` and `PQport` give them.
     pub(crate) host: String,
     pub(crate) port: String,
+    /// The socket stays non-blocking (see [`Connection::set_nonblocking_io`]): the
+    /// blocking calls then wait on the socket themselves.
+    pub(crate) nonblocking_io: bool,
 }
 
 pub(crate) fn default_notice_handler() -> NoticeHandler {
@@ -176,6 +179,7 @@ impl Connection {
             collect: None,
             host: String::new(),
             port: String::new(),
+            nonblocking_io: false,
         }
     }
 
@@ -186,7 +190,7 @@ impl Connection {
         if self.wbuf.is_empty() {
             return Ok(());
         }
-        let res = if self.pipeline == PipelineStatus::Off {
+        let res = if self.pipeline == PipelineStatus::Off && !self.nonblocking_io {
             // Outside a pipeline every request is followed by reading its replies, so
             // the server never waits for us to read while we write.
             self.stream
@@ -214,6 +218,9 @@ impl Connection {
         mode: fn(std::io::Error) -> ConnError,
         io: impl FnOnce(&mut Self) -> Result<T, ConnError>,
     ) -> Result<T, ConnError> {
+        if self.nonblocking_io {
+            return io(self);
+        }
         self.stream.set_nonblocking(true).map_err(mode)?;
         let res = io(self);
         let restored = self.stream.set_nonblocking(false);
@@ -267,6 +274,71 @@ impl Connection {
         }
     }
 
+    /// Makes the socket non-blocking for good, for a caller that waits on many
+    /// connections' sockets at once (a pgbench thread with several clients) and
+    /// calls [`Connection::replies_arrived`] when this one is readable. The calls
+    /// that block keep blocking: they wait on this socket alone when it has nothing.
+    pub fn set_nonblocking_io(&mut self) -> Result<(), ConnError> {
+        self.stream
+            .set_nonblocking(true)
+            .map_err(ConnError::from_read)?;
+        self.nonblocking_io = true;
+        Ok(())
+    }
+
+    /// Reads what has arrived without waiting (libpq's `PQconsumeInput`), then
+    /// tells whether the replies up to the `syncs`-th ReadyForQuery are buffered,
+    /// so that reading them will not wait. A broken connection counts as arrived:
+    /// `get_result` reports it. Needs [`Connection::set_nonblocking_io`].
+    pub fn replies_arrived(&mut self, syncs: usize) -> bool {
+        // A failed read is not reported here: what was buffered before it still
+        // comes first, and the next read meets the failure again.
+        if self.read_all_available().is_err() {
+            return true;
+        }
+        if self.replies_buffered(syncs) {
+            return true;
+        }
+        // Not all there: read on to EAGAIN. After a short read, an end of stream that
+        // came with the data raises no new readiness event.
+        loop {
+            match self.read_available() {
+                Ok(true) => {}
+                Ok(false) => return self.replies_buffered(syncs),
+                Err(_) => return true,
+            }
+        }
+    }
+
+    /// Whether the read buffer holds `syncs` complete ReadyForQuery messages, a
+    /// COPY start (the server then waits for us), or a malformed message: reading
+    /// results up to there will not wait.
+    pub fn replies_buffered(&self, syncs: usize) -> bool {
+        let mut seen = 0;
+        let mut at = self.rstart;
+        while self.rend - at >= 5 {
+            let (tag, len) = self.header_at(at);
+            if len < 4 {
+                return true;
+            }
+            if self.rend - at < len + 1 {
+                return false;
+            }
+            match tag {
+                b'Z' => {
+                    seen += 1;
+                    if seen >= syncs {
+                        return true;
+                    }
+                }
+                b'G' | b'H' | b'W' => return true,
+                _ => {}
+            }
+            at += 1 + len;
+        }
+        false
+    }
+
     /// Whether the read buffer holds a complete message that completes a result (or
     /// a malformed one, which `get_result` reports).
     fn result_buffered(&self) -> bool {
@@ -294,8 +366,18 @@ impl Connection {
     /// before a wait on the socket: TLS may hold decrypted bytes that did not fit,
     /// and the socket would never become readable for them.
     fn read_all_available(&mut self) -> Result<(), ConnError> {
-        while self.read_available()? {}
-        Ok(())
+        loop {
+            let before = self.rend;
+            if !self.read_available()? {
+                return Ok(());
+            }
+            // A short read of a plain socket took all the kernel held: asking again
+            // would only return EAGAIN, one system call per reply for nothing.
+            // Whatever arrives later makes the socket readable anew.
+            if self.rend > before && self.rend < self.rbuf.len() && !self.stream.is_tls() {
+                return Ok(());
+            }
+        }
     }
 
     /// One non-blocking read into the read buffer (growing it if full); whether it
@@ -396,6 +478,11 @@ impl Connection {
                     return Ok(());
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if let Err(e) = crate::sys::wait_readable(self.stream.as_raw_fd()) {
+                        return Err(self.fail(ConnError::from_read(e)));
+                    }
+                }
                 Err(e) => return Err(self.fail(ConnError::from_read(e))),
             }
         }

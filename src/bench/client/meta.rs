@@ -3,7 +3,7 @@
 //! messages for each way they fail. `\if` and friends are the run loop's (they move
 //! the [`super::conditional`] stack, nothing else).
 
-use super::{connected, sleep_until, Client, TxError};
+use super::{connected, Client, Flow, Phase, TxError, Wait};
 use crate::bench::clock::now_us;
 use crate::bench::error::ClientAbort;
 use crate::logging;
@@ -19,7 +19,7 @@ impl Client<'_> {
         meta: &MetaCommand,
         script: usize,
         index: usize,
-    ) -> Result<(), TxError> {
+    ) -> Result<Flow, TxError> {
         match meta {
             MetaCommand::Set { var, expr } => {
                 let v = self.eval(expr, script, index, "set")?;
@@ -50,7 +50,7 @@ impl Client<'_> {
                 if usec > 0 {
                     let until = now_us() + usec;
                     self.flush_batch_if_waiting(until);
-                    sleep_until(until);
+                    return Ok(Flow::Wait(Phase::Sleeping, Wait::Until(until)));
                 }
             }
             MetaCommand::SetShell { var, command, args } => {
@@ -62,14 +62,14 @@ impl Client<'_> {
                     .map_err(|why| self.shell_failed(script, index, "shell", why))?;
             }
             MetaCommand::If(_) | MetaCommand::Elif(_) | MetaCommand::Else | MetaCommand::Endif => {
-                unreachable!("conditionals are handled by run_script")
+                unreachable!("conditionals are handled by run_commands")
             }
             MetaCommand::StartPipeline => self.start_pipeline(script, index)?,
             MetaCommand::SyncPipeline | MetaCommand::EndPipeline => {
-                self.sync_pipeline(meta, script, index)?
+                return self.sync_pipeline(meta, script, index)
             }
         }
-        Ok(())
+        Ok(Flow::Next)
     }
 
     /// `\startpipeline` (under `-M prepared`, everything up to `\endpipeline` is
@@ -108,7 +108,7 @@ impl Client<'_> {
         meta: &MetaCommand,
         script: usize,
         index: usize,
-    ) -> Result<(), TxError> {
+    ) -> Result<Flow, TxError> {
         let word = meta.name();
         if !self.in_pipeline() {
             return Err(self
@@ -129,11 +129,16 @@ impl Client<'_> {
         }
         if only_queue {
             self.pending_syncs += 1;
-            return Ok(());
+            return Ok(Flow::Next);
         }
         let syncs = self.pending_syncs + 1;
         self.pending_syncs = 0;
-        self.read_pipeline_results(script, index, syncs)
+        if self.multiplexed {
+            let wait = Wait::Replies { syncs };
+            return Ok(Flow::Wait(Phase::AwaitPipeline { syncs }, wait));
+        }
+        self.read_pipeline_results(script, index, syncs)?;
+        Ok(Flow::Next)
     }
 
     /// The value of `\sleep :name`, or why it is not a sleep time.

@@ -1,12 +1,18 @@
-//! One client: its own OS thread and blocking connection, running transactions until
-//! `-t` or `-T` says stop. Mirrors pgbench.c `advanceConnectionState` (choose a script,
+//! One client: pgbench.c `advanceConnectionState` as a state machine (choose a script,
 //! throttle, run its commands, retry serialization and deadlock failures, end the
-//! transaction). The decisions are pure ([`super::throttle`], [`super::retry`],
-//! [`super::conditional`]); what is left here is the order of the steps and the I/O.
+//! transaction). [`Client::advance`] runs it until it must wait, and says for what:
+//! replies, a time, or nothing more. The decisions are pure ([`super::throttle`],
+//! [`super::retry`], [`super::conditional`]); what is left here is the order of the
+//! steps and the I/O.
+//!
+//! Two drivers: a client alone on its thread blocks on its socket inside `advance`
+//! ([`Client::run`], the cheapest for one client); clients sharing a thread return
+//! from `advance` when they wait for replies, and [`super::multiplex`] waits on all
+//! their sockets at once.
 //!
 //! A client sends what it measures to the collector in batches, writes its `-l` lines
 //! through its thread's log, keeps its `-r` counters to hand over at the end, and
-//! returns a [`ClientAbort`] when it stops for good.
+//! reports a [`ClientAbort`] when it stops for good.
 
 mod meta;
 mod sql;
@@ -56,14 +62,73 @@ impl From<ClientAbort> for TxError {
     }
 }
 
-/// What the client does after choosing a script and waiting for its slot.
+/// What the client does after choosing a script.
 enum Next {
     Run {
         script: usize,
         scheduled: Option<i64>,
     },
+    /// Wait for the `-R` slot at `at`, then run.
+    Throttle { script: usize, at: i64 },
     /// The run is over for this client.
     Finish,
+}
+
+/// What a client waits for when [`Client::advance`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// The replies up to the `syncs`-th ReadyForQuery (only a client that shares its
+    /// thread returns this; see [`pgbench_wire::Connection::replies_arrived`]).
+    Replies { syncs: usize },
+    /// The run clock reaching this time, µs: a `\sleep` or a `-R` slot.
+    Until(i64),
+    /// Nothing more: the client finished and told the collector.
+    Done,
+}
+
+/// Where a client stands between two calls of [`Client::advance`] (pgbench's
+/// `CState.state`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// CSTATE_CHOOSE_SCRIPT.
+    Choose,
+    /// CSTATE_THROTTLE: waiting for the `-R` slot of `script`.
+    Throttled { script: usize, at: i64 },
+    /// CSTATE_START_COMMAND at the transaction's command.
+    Command,
+    /// CSTATE_WAIT_RESULT: the transaction's SQL command was sent.
+    AwaitResults,
+    /// `\endpipeline` was sent; its results end at the `syncs`-th sync.
+    AwaitPipeline { syncs: usize },
+    /// CSTATE_SLEEP in the transaction's `\sleep`.
+    Sleeping,
+    /// CSTATE_FINISHED.
+    Finished,
+}
+
+/// What running one command asks of the loop.
+enum Flow {
+    /// Go on with the next command.
+    Next,
+    /// Wait, then resume the command in this phase.
+    Wait(Phase, Wait),
+}
+
+/// The transaction in flight: what pgbench keeps of it in its `CState`.
+struct Tx {
+    script: usize,
+    /// When it was due: its `-R` slot, else when it began.
+    scheduled: i64,
+    /// When it began (its slot waited for, its connection made).
+    begin: i64,
+    /// The random state at the start, restored for each retry.
+    random_state: Prng,
+    tries: u32,
+    cond: CondStack,
+    /// The command being run.
+    index: usize,
+    /// When the command started, when `-r` times it.
+    command_start: Option<i64>,
 }
 
 /// The one way to reach the connection while a transaction runs: clients run
@@ -102,6 +167,12 @@ pub struct Client<'a> {
     param_ends: Vec<Option<usize>>,
     /// Syncs sent with `\syncpipeline` not yet read.
     pending_syncs: usize,
+    phase: Phase,
+    tx: Tx,
+    /// Shares its thread: waits for replies outside `advance`, socket non-blocking.
+    multiplexed: bool,
+    /// Counts the connections made, so a driver sees when `-C` replaced the socket.
+    connections: u64,
 }
 
 impl<'a> Client<'a> {
@@ -140,23 +211,64 @@ impl<'a> Client<'a> {
             param_buf: String::with_capacity(128),
             param_ends: Vec::new(),
             pending_syncs: 0,
+            phase: Phase::Choose,
+            tx: Tx {
+                script: 0,
+                scheduled: 0,
+                begin: 0,
+                random_state: Prng::seed(0),
+                tries: 0,
+                cond: CondStack::default(),
+                index: 0,
+                command_start: None,
+            },
+            multiplexed: false,
+            connections: 0,
         }
+    }
+
+    /// For a client that shares its thread with others (see [`super::multiplex`]).
+    pub fn multiplexed(mut self) -> Self {
+        self.multiplexed = true;
+        self
+    }
+
+    /// The current connection's socket, and which connection of the client it is.
+    pub fn socket(&self) -> Option<(std::os::fd::RawFd, u64)> {
+        use std::os::fd::AsRawFd;
+        self.conn
+            .as_ref()
+            .map(|c| (c.as_raw_fd(), self.connections))
+    }
+
+    /// Reads what arrived (without waiting); whether the replies awaited are there.
+    pub fn replies_arrived(&mut self, syncs: usize) -> bool {
+        self.conn.as_mut().is_none_or(|c| c.replies_arrived(syncs))
+    }
+
+    /// Whether the replies awaited are already read into the buffer.
+    pub fn replies_buffered(&self, syncs: usize) -> bool {
+        self.conn.as_ref().is_none_or(|c| c.replies_buffered(syncs))
     }
 
     /// Makes the initial connection (not under `-C`).
     pub fn connect_initial(&mut self) -> Result<(), pgbench_wire::ConnError> {
         let conn = Connection::connect(&self.ctx.conn_opts)?;
-        self.attach(conn);
-        Ok(())
+        self.attach(conn)
     }
 
     /// Takes a new connection, cancellable by the run's stop.
-    fn attach(&mut self, conn: Connection) {
+    fn attach(&mut self, mut conn: Connection) -> Result<(), pgbench_wire::ConnError> {
         use std::os::fd::AsRawFd;
+        if self.multiplexed {
+            conn.set_nonblocking_io()?;
+        }
         self.ctx
             .control
             .register(self.slot, conn.cancel_token(), conn.as_raw_fd());
         self.conn = Some(conn);
+        self.connections += 1;
+        Ok(())
     }
 
     /// Drops the connection (saying goodbye), after the stopper let go of it.
@@ -171,10 +283,82 @@ impl<'a> Client<'a> {
         }
     }
 
-    /// Runs transactions until done, then tells the collector everything it measured
-    /// (an abort first, if it aborted).
+    /// Runs the client alone on this thread until it is finished, blocking on its
+    /// socket and sleeping where it waits.
     pub fn run(mut self) {
-        let outcome = self.run_transactions();
+        loop {
+            match self.advance() {
+                Wait::Done => return,
+                Wait::Until(at) => sleep_until(at),
+                // Not returned to a blocking client; reading the replies blocks anyway.
+                Wait::Replies { .. } => {}
+            }
+        }
+    }
+
+    /// Runs the client until it must wait, and says for what. Once it says
+    /// [`Wait::Done`], it has told the collector everything it measured.
+    pub fn advance(&mut self) -> Wait {
+        if self.phase == Phase::Finished {
+            return Wait::Done;
+        }
+        let outcome = match self.step() {
+            Ok(Wait::Done) => Ok(()),
+            Ok(wait) => return wait,
+            Err(abort) => Err(abort),
+        };
+        self.phase = Phase::Finished;
+        self.finish(outcome);
+        Wait::Done
+    }
+
+    /// Ends the client now, aborted (its thread can no longer wait on sockets).
+    pub fn abort_now(&mut self, abort: ClientAbort) {
+        if self.phase == Phase::Finished {
+            return;
+        }
+        self.phase = Phase::Finished;
+        self.finish(Err(abort));
+    }
+
+    /// Moves through the phases until one waits.
+    fn step(&mut self) -> Result<Wait, ClientAbort> {
+        loop {
+            let next = match self.phase {
+                Phase::Choose => self.choose()?,
+                Phase::Throttled { script, at } => {
+                    if self.ctx.control.clock.timer_exceeded() {
+                        return Ok(Wait::Done);
+                    }
+                    self.start_transaction(script, Some(at))?;
+                    None
+                }
+                Phase::Command => self.run_from(Ok(()))?,
+                Phase::AwaitResults => {
+                    let resumed = self.resume_results();
+                    self.run_from(resumed)?
+                }
+                Phase::AwaitPipeline { syncs } => {
+                    let (script, index) = (self.tx.script, self.tx.index);
+                    let resumed = self
+                        .read_pipeline_results(script, index, syncs)
+                        .map(|()| self.command_done());
+                    self.run_from(resumed)?
+                }
+                Phase::Sleeping => {
+                    self.command_done();
+                    self.run_from(Ok(()))?
+                }
+                Phase::Finished => Some(Wait::Done),
+            };
+            if let Some(wait) = next {
+                return Ok(wait);
+            }
+        }
+    }
+
+    /// Tells the collector everything measured (an abort first, if it aborted).
+    fn finish(&mut self, outcome: Result<(), ClientAbort>) {
         self.flush_batch();
         self.detach();
         // After a stop, a failure is the stop's doing (a cancelled statement, a closed
@@ -192,40 +376,131 @@ impl<'a> Client<'a> {
             });
         }
         let _ = events.send(Event::Done(ClientDone {
-            commands: self.commands,
+            commands: std::mem::take(&mut self.commands),
             conn_duration_us: self.conn_duration_us,
             end_us: now_us(),
             unfinished,
         }));
     }
 
-    fn run_transactions(&mut self) -> Result<(), ClientAbort> {
+    /// CSTATE_CHOOSE_SCRIPT: the next transaction, its slot, or the end.
+    fn choose(&mut self) -> Result<Option<Wait>, ClientAbort> {
         let ctx = self.ctx;
-        loop {
-            if ctx.plan.settings.limit.duration().is_some() && ctx.control.clock.timer_exceeded() {
-                return Ok(());
-            }
-            let (script, scheduled) = match self.next_transaction() {
-                Next::Run { script, scheduled } => (script, scheduled),
-                Next::Finish => return Ok(()),
-            };
-            // CSTATE_START_TX
-            if self.conn.is_none() {
-                self.reconnect()?;
-            }
-            if self.run_with_retries(script, scheduled)?.is_none() {
-                return Ok(());
-            }
-            self.end_of_transaction()?;
-            if ctx.plan.settings.reconnect {
-                let start = now_us();
-                self.detach();
-                self.conn_duration_us += (now_us() - start) as f64;
-            }
-            if self.is_done() {
-                return Ok(());
-            }
+        if ctx.plan.settings.limit.duration().is_some() && ctx.control.clock.timer_exceeded() {
+            return Ok(Some(Wait::Done));
         }
+        match self.next_transaction() {
+            Next::Run { script, scheduled } => {
+                self.start_transaction(script, scheduled)?;
+                Ok(None)
+            }
+            Next::Throttle { script, at } => {
+                self.phase = Phase::Throttled { script, at };
+                Ok(Some(Wait::Until(at)))
+            }
+            Next::Finish => Ok(Some(Wait::Done)),
+        }
+    }
+
+    /// CSTATE_START_TX: connects if needed (`-C`), and starts the first try.
+    fn start_transaction(
+        &mut self,
+        script: usize,
+        scheduled: Option<i64>,
+    ) -> Result<(), ClientAbort> {
+        if self.conn.is_none() {
+            self.reconnect()?;
+        }
+        let begin = now_us();
+        self.tx.script = script;
+        self.tx.begin = begin;
+        self.tx.scheduled = scheduled.unwrap_or(begin);
+        self.tx.random_state = self.rng.clone();
+        self.tx.tries = 1;
+        self.restart_commands();
+        Ok(())
+    }
+
+    /// The script from its first command, with no `\if` open.
+    fn restart_commands(&mut self) {
+        self.tx.cond = CondStack::default();
+        self.tx.index = 0;
+        self.phase = Phase::Command;
+    }
+
+    /// Runs commands from the current one (after `resumed`, the end of a command
+    /// that waited); a failure or the script's end ends the try.
+    fn run_from(&mut self, resumed: Result<(), TxError>) -> Result<Option<Wait>, ClientAbort> {
+        self.phase = Phase::Command;
+        match resumed.and_then(|()| self.run_commands()) {
+            Ok(Some(wait)) => Ok(Some(wait)),
+            Ok(None) => self.end_try(None),
+            Err(TxError::Abort(a)) => Err(*a),
+            Err(TxError::Retry(kind, command)) => self.end_try(Some((kind, command))),
+        }
+    }
+
+    /// The end of a try: retries serialization and deadlock failures as
+    /// `--max-tries`, `-L` and `-T` allow, else counts the transaction and moves on
+    /// (CSTATE_ERROR, CSTATE_RETRY, CSTATE_FAILURE, CSTATE_END_TX).
+    fn end_try(
+        &mut self,
+        failure: Option<(Retryable, usize)>,
+    ) -> Result<Option<Wait>, ClientAbort> {
+        let ctx = self.ctx;
+        let script = self.tx.script;
+        let tries = self.tx.tries;
+        let scheduled = self.tx.scheduled;
+        let outcome = match failure {
+            None => TxOutcome::Success,
+            Some((kind, command)) => {
+                self.recover_after_error()?;
+                // -T expired while handling the error: the transaction is not counted.
+                if ctx.control.clock.timer_exceeded() {
+                    return Ok(Some(Wait::Done));
+                }
+                let elapsed = || now_us() - scheduled;
+                if ctx
+                    .retry
+                    .can_retry(tries, elapsed, || ctx.control.clock.timer_exceeded())
+                {
+                    if ctx.plan.verbose_errors {
+                        self.verbose_try_message(true, tries, scheduled);
+                    }
+                    self.tx.tries += 1;
+                    self.commands[script][command].retries += 1;
+                    self.rng = self.tx.random_state.clone();
+                    self.restart_commands();
+                    return Ok(None);
+                }
+                self.commands[script][command].failures += 1;
+                if ctx.plan.verbose_errors {
+                    self.verbose_try_message(false, tries, scheduled);
+                }
+                match kind {
+                    Retryable::Serialization => TxOutcome::SerializationFailure,
+                    Retryable::Deadlock => TxOutcome::DeadlockFailure,
+                }
+            }
+        };
+        let now = now_us();
+        let (latency, lag) = if outcome == TxOutcome::Success {
+            ((now - scheduled) as f64, (self.tx.begin - scheduled) as f64)
+        } else {
+            (0.0, 0.0)
+        };
+        self.count_transaction(script, outcome, latency, lag, tries, now);
+        self.end_of_transaction()?;
+        if ctx.plan.settings.reconnect {
+            let start = now_us();
+            self.detach();
+            self.conn_duration_us += (now_us() - start) as f64;
+        }
+        if self.is_done() {
+            return Ok(Some(Wait::Done));
+        }
+        self.phase = Phase::Choose;
+        Ok(None)
     }
 
     /// `-t` counted or `-T` over.
@@ -281,8 +556,10 @@ impl<'a> Client<'a> {
                 }
                 Slot::End => return Next::Finish,
                 Slot::Run(at) => {
-                    self.flush_batch_if_waiting(at);
-                    sleep_until(at);
+                    if at > now_us() {
+                        self.flush_batch_if_waiting(at);
+                        return Next::Throttle { script, at };
+                    }
                     if ctx.control.clock.timer_exceeded() {
                         return Next::Finish;
                     }
@@ -298,75 +575,13 @@ impl<'a> Client<'a> {
     /// `-C` (or after a lost connection): a new connection, timed.
     fn reconnect(&mut self) -> Result<(), ClientAbort> {
         let start = now_us();
-        match Connection::connect(&self.ctx.conn_opts) {
-            Ok(c) => self.attach(c),
-            Err(e) => {
-                return Err(ClientAbort::new(self.id, AbortReason::Connect).because(e.to_string()))
-            }
+        let attached = Connection::connect(&self.ctx.conn_opts).and_then(|c| self.attach(c));
+        if let Err(e) = attached {
+            return Err(ClientAbort::new(self.id, AbortReason::Connect).because(e.to_string()));
         }
         self.conn_duration_us += (now_us() - start) as f64;
         self.prepared.iter_mut().flatten().for_each(|p| *p = false);
         Ok(())
-    }
-
-    /// Runs the script, retrying serialization and deadlock failures as `--max-tries`,
-    /// `-L` and `-T` allow; counts the transaction. `None`: `-T` expired while
-    /// handling an error, so it is not counted.
-    fn run_with_retries(
-        &mut self,
-        script: usize,
-        scheduled: Option<i64>,
-    ) -> Result<Option<TxOutcome>, ClientAbort> {
-        let ctx = self.ctx;
-        let txn_begin = now_us();
-        let txn_scheduled = scheduled.unwrap_or(txn_begin);
-        let random_state = self.rng.clone();
-        let mut tries: u32 = 1;
-        let outcome = loop {
-            let (kind, command) = match self.run_script(script) {
-                Ok(()) => break TxOutcome::Success,
-                Err(TxError::Abort(a)) => return Err(*a),
-                Err(TxError::Retry(kind, command)) => (kind, command),
-            };
-            // CSTATE_ERROR
-            self.recover_after_error()?;
-            if ctx.control.clock.timer_exceeded() {
-                return Ok(None);
-            }
-            let elapsed = || now_us() - txn_scheduled;
-            if ctx
-                .retry
-                .can_retry(tries, elapsed, || ctx.control.clock.timer_exceeded())
-            {
-                if ctx.plan.verbose_errors {
-                    self.verbose_try_message(true, tries, txn_scheduled);
-                }
-                tries += 1;
-                self.commands[script][command].retries += 1;
-                self.rng = random_state.clone();
-                continue;
-            }
-            self.commands[script][command].failures += 1;
-            if ctx.plan.verbose_errors {
-                self.verbose_try_message(false, tries, txn_scheduled);
-            }
-            break match kind {
-                Retryable::Serialization => TxOutcome::SerializationFailure,
-                Retryable::Deadlock => TxOutcome::DeadlockFailure,
-            };
-        };
-        // CSTATE_END_TX
-        let now = now_us();
-        let (latency, lag) = if outcome == TxOutcome::Success {
-            (
-                (now - txn_scheduled) as f64,
-                (txn_begin - txn_scheduled) as f64,
-            )
-        } else {
-            (0.0, 0.0)
-        };
-        self.count_transaction(script, outcome, latency, lag, tries, now);
-        Ok(Some(outcome))
     }
 
     /// The end-of-transaction check: no transaction block may stay open.
@@ -466,21 +681,23 @@ impl<'a> Client<'a> {
         }
     }
 
-    /// Runs every command of a script once, following `\if` branches.
-    fn run_script(&mut self, script: usize) -> Result<(), TxError> {
+    /// Runs the transaction's commands from the current one, following `\if`
+    /// branches, until one waits (`Some`) or the script ends (`None`).
+    fn run_commands(&mut self) -> Result<Option<Wait>, TxError> {
         let ctx = self.ctx;
-        let mut cond = CondStack::default();
+        let script = self.tx.script;
         let commands = &ctx.scripts[script].script.commands;
-        for (index, command) in commands.iter().enumerate() {
+        while let Some(command) = commands.get(self.tx.index) {
+            let index = self.tx.index;
             // pgbench times a command only when it is reached in a running branch.
-            let timed = ctx.plan.settings.report_per_command && cond.active();
-            let start = if timed { now_us() } else { 0 };
-            match &command.kind {
+            let timed = ctx.plan.settings.report_per_command && self.tx.cond.active();
+            self.tx.command_start = timed.then(now_us);
+            let flow = match &command.kind {
                 CommandKind::Meta(meta) => {
-                    let effect = cond.effect(meta);
+                    let effect = self.tx.cond.effect(meta);
                     // pgbench announces what reaches its START_COMMAND state: all in a
                     // running branch, and an \elif whose condition gets evaluated.
-                    if cond.active() || effect == Effect::Evaluate {
+                    if self.tx.cond.active() || effect == Effect::Evaluate {
                         let id = self.id;
                         self.debug(|| {
                             format!(
@@ -490,29 +707,40 @@ impl<'a> Client<'a> {
                         });
                     }
                     match effect {
-                        Effect::Skip => continue,
+                        Effect::Skip => {
+                            self.tx.index += 1;
+                            continue;
+                        }
                         Effect::Evaluate => {
                             let expr = match meta {
                                 MetaCommand::If(e) | MetaCommand::Elif(e) => e,
                                 _ => unreachable!("only \\if and \\elif are evaluated"),
                             };
                             let v = self.eval(expr, script, index, meta.name())?;
-                            cond.apply(meta, v.truth());
+                            self.tx.cond.apply(meta, v.truth());
+                            Flow::Next
                         }
-                        Effect::Apply => cond.apply(meta, false),
+                        Effect::Apply => {
+                            self.tx.cond.apply(meta, false);
+                            Flow::Next
+                        }
                         Effect::Execute => self.run_meta(meta, script, index)?,
                     }
                 }
                 CommandKind::Sql(sql) => {
-                    if !cond.active() {
+                    if !self.tx.cond.active() {
+                        self.tx.index += 1;
                         continue;
                     }
-                    self.run_sql(sql, script, index)?;
+                    self.run_sql(sql, script, index)?
                 }
-            }
-            if timed {
-                let elapsed = (now_us() - start) as f64 / 1e6;
-                self.commands[script][index].elapsed.add(elapsed);
+            };
+            match flow {
+                Flow::Next => self.command_done(),
+                Flow::Wait(phase, wait) => {
+                    self.phase = phase;
+                    return Ok(Some(wait));
+                }
             }
         }
         if self.in_pipeline() {
@@ -522,6 +750,28 @@ impl<'a> Client<'a> {
                 ))
                 .into());
         }
+        Ok(None)
+    }
+
+    /// CSTATE_END_COMMAND: the `-r` time of the command, and on to the next.
+    fn command_done(&mut self) {
+        if let Some(start) = self.tx.command_start {
+            let elapsed = (now_us() - start) as f64 / 1e6;
+            self.commands[self.tx.script][self.tx.index]
+                .elapsed
+                .add(elapsed);
+        }
+        self.tx.index += 1;
+    }
+
+    /// The replies to the transaction's SQL command arrived: reads them.
+    fn resume_results(&mut self) -> Result<(), TxError> {
+        let (script, index) = (self.tx.script, self.tx.index);
+        let CommandKind::Sql(sql) = &self.ctx.scripts[script].script.commands[index].kind else {
+            unreachable!("only an SQL command awaits results");
+        };
+        self.read_results(sql, script, index)?;
+        self.command_done();
         Ok(())
     }
 

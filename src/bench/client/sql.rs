@@ -3,7 +3,7 @@
 //! `\aset`, pipelines, and the classification of server errors into retryable
 //! failures (serialization, deadlock) and client aborts.
 
-use super::{connected, Client, Retryable, TxError};
+use super::{connected, Client, Flow, Phase, Retryable, TxError, Wait};
 use crate::bench::error::{AbortReason, ClientAbort, BACKEND_DIED};
 use crate::logging;
 use pgbench_results::QueryMode;
@@ -160,13 +160,14 @@ impl Client<'_> {
     }
 
     /// Sends an SQL command in the run's query mode and, outside a pipeline, reads its
-    /// results (`sendCommand` + `readCommandResponse`).
+    /// results (`sendCommand` + `readCommandResponse`); a client that shares its
+    /// thread waits for them first.
     pub(super) fn run_sql(
         &mut self,
         sql: &pgbench_script::ast::SqlCommand,
         script: usize,
         index: usize,
-    ) -> Result<(), TxError> {
+    ) -> Result<Flow, TxError> {
         let mode = self.ctx.plan.settings.query_mode;
         let in_pipeline = self.in_pipeline();
         if in_pipeline {
@@ -204,9 +205,13 @@ impl Client<'_> {
                 .into());
         }
         if in_pipeline {
-            return Ok(());
+            return Ok(Flow::Next);
         }
-        self.read_results(sql, script, index)
+        if self.multiplexed {
+            return Ok(Flow::Wait(Phase::AwaitResults, Wait::Replies { syncs: 1 }));
+        }
+        self.read_results(sql, script, index)?;
+        Ok(Flow::Next)
     }
 
     /// Simple mode: the command's text with `:name` replaced by the variables' values
@@ -275,7 +280,7 @@ impl Client<'_> {
     }
 
     /// `readCommandResponse` outside pipeline mode.
-    fn read_results(
+    pub(super) fn read_results(
         &mut self,
         sql: &pgbench_script::ast::SqlCommand,
         script: usize,
