@@ -12,5 +12,6 @@ mod export; // --export-json / --export-html on real runs: schema, show byte for
 mod golden; // the same job with stock pgbench and pgbench-rs: outputs equal line for line
 mod init; // -i against stock: schema, contents, statistics, messages; errors mid-load
 mod interrupt; // Ctrl-C and SIGTERM, stuck backends, interrupted loads: runs end on time, results kept
+mod merge; // pgbench-report merge on real --export-json files rewritten as workers' files
 mod report; // pgbench-report as a program: show, import, compare, html (in a real browser)
 mod tap; // port of 001_pgbench_with_server.pl, one module per topic of the upstream file

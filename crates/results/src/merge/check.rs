@@ -170,15 +170,15 @@ fn same_measurement(
     Ok(())
 }
 
-/// How much shorter than `-T` a run may be and still count as whole: the clients'
-/// time is measured from their start to the last one's end, which is at or after
-/// the deadline, less the clock's granularity.
-const DURATION_SLACK_US: f64 = 1_000.0;
+/// How much short of `-T` a run may end and still count as whole. pgbench counts
+/// `-T` from its start-up, before the initial connections, and a run ends when its
+/// last client does, at or after that deadline; the slack covers the clock's reads.
+const DURATION_SLACK_US: f64 = 10_000.0;
 
 /// Why a worker's run covers less than its options asked for, if it does: aborted
 /// clients (its report said "the above results are incomplete"), a `-T` run that
-/// ended before its duration (a signal stopped it: the file is written after Ctrl-C
-/// or SIGTERM), or a `-t` run that processed fewer transactions than asked.
+/// ended before its deadline (a signal stopped it: the file is still written after
+/// Ctrl-C or SIGTERM), or a `-t` run that processed fewer transactions than asked.
 pub fn cut_short(run: &RunResult) -> Option<String> {
     let clients = run.settings.clients;
     if run.aborted_clients > 0 {
@@ -187,11 +187,12 @@ pub fn cut_short(run: &RunResult) -> Option<String> {
             run.aborted_clients
         ));
     }
+    let since_start_up = run.conn_elapsed_duration_us + run.bench_duration_us;
     match run.settings.limit {
-        Limit::Duration(secs) if run.bench_duration_us + DURATION_SLACK_US < secs as f64 * 1e6 => {
+        Limit::Duration(secs) if since_start_up + DURATION_SLACK_US < secs as f64 * 1e6 => {
             Some(format!(
-                "it ran {:.1} s of its {secs} s",
-                run.bench_duration_us / 1e6
+                "it stopped {:.1} s into its -T {secs} s",
+                since_start_up / 1e6
             ))
         }
         Limit::Transactions(n) => {

@@ -433,7 +433,9 @@ fn a_worker_cut_short_is_reported_and_makes_the_result_incomplete() {
         "{w:?}"
     );
     assert!(
-        w.contains(&"worker 2 (w2.json) was cut short: it ran 1.4 s of its 3 s".to_string()),
+        w.contains(
+            &"worker 2 (w2.json) was cut short: it stopped 1.4 s into its -T 3 s".to_string()
+        ),
         "{w:?}"
     );
     assert_eq!(merged.run.unwrap().aborted_clients, 1);
