@@ -8,9 +8,10 @@
 # DIR/merged.json, and prints the merged report and the per-worker table. A worker
 # without a file (its pod failed before writing one, or is gone) is left out, and
 # the merge names it. Exit status: pgbench-report merge's (0; 1 refused; 3
-# incomplete). PGBENCH_REPORT names the program when it is not on PATH, e.g.
-#   PGBENCH_REPORT="podman run --rm -v $PWD/results:/results:Z pgbench-rs:0.1.0 pgbench-report"
-# (the files are then read as /results/..., so pass DIR=/results through the mount).
+# incomplete). PGBENCH_REPORT names the program when it is not on PATH, e.g. the
+# image's copy, with the current directory mounted at the same path:
+#   PGBENCH_REPORT="podman run --rm --user $(id -u) -v $PWD:$PWD:Z -w $PWD
+#                   --entrypoint pgbench-report pgbench-rs:0.1.0"
 set -euo pipefail
 job=${1:-pgbench-rs}
 dir=${2:-results}
