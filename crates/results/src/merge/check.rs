@@ -8,9 +8,10 @@ use super::MergeError;
 use crate::document::{ResultsFile, WorkerInfo};
 use crate::run::{Limit, RunResult};
 
-/// Options that differ between the workers of one run by design: each worker's own
-/// `-c` and `-j`, and its `--worker=I/N`.
-pub const PER_WORKER_OPTIONS: [&str; 3] = ["client", "jobs", "worker"];
+/// Options that may differ between the workers of one run: each worker's `-c` and
+/// `-j` and its `--worker=I/N`, and what `--worker` lets each worker choose for
+/// itself without changing the run's id (its `--log-prefix`, `-d`).
+pub const PER_WORKER_OPTIONS: [&str; 5] = ["client", "jobs", "worker", "log-prefix", "debug"];
 
 /// A worker's file, checked to have what a merge needs.
 pub struct WorkerFile<'a> {
@@ -171,8 +172,10 @@ fn same_measurement(
 }
 
 /// How much short of `-T` a run may end and still count as whole. pgbench counts
-/// `-T` from its start-up, before the initial connections, and a run ends when its
-/// last client does, at or after that deadline; the slack covers the clock's reads.
+/// `-T` from its start-up, before the initial connections (`--worker` from the
+/// agreed start instant, after them), and a run ends when its last client does, at
+/// or after that deadline: connection time plus run time reach `-T` either way. The
+/// slack covers the clock's reads and a worker that woke a little late.
 const DURATION_SLACK_US: f64 = 10_000.0;
 
 /// Why a worker's run covers less than its options asked for, if it does: aborted

@@ -381,6 +381,14 @@ fn files_of_different_runs_are_refused_naming_the_files_and_the_field() {
     files[0].1.worker.as_mut().unwrap().index = 5;
     assert!(refused(&files).contains("\"worker.index\" is 5, not below \"worker.count\" 3"));
     assert_eq!(refused(&[]), "merge needs at least one results file");
+    // What each worker may choose for itself is not a difference of runs.
+    let mut files = three();
+    files[1]
+        .1
+        .options
+        .insert("log-prefix".into(), "/var/log/w1".into());
+    files[2].1.options.insert("debug".into(), true.into());
+    assert!(merge(&files).is_ok());
 }
 
 #[test]
