@@ -149,6 +149,26 @@ fn merged_workers_count_every_row_and_every_latency_and_faults_are_named() {
         .map(|s| s["transactions"].as_i64().unwrap())
         .sum();
     assert_eq!(per_second, rows);
+    let only = run(report()
+        .arg("merge")
+        .args(files.iter().map(|f| arg(f)))
+        .arg("--report-only"));
+    assert_eq!((only.code, only.stdout.as_str()), (0, report_text));
+    let empty = run(report().arg("merge"));
+    assert_eq!(empty.code, 1);
+    assert!(
+        empty
+            .stderr
+            .contains("merge needs the workers' results files"),
+        "{}",
+        empty.stderr
+    );
+    // compare and html read a merged file like any other.
+    let compared = run(report().arg("compare").arg(&files[0]).arg(&merged));
+    assert_eq!(compared.code, 0, "{}", compared.stderr);
+    let page = tmp.path().join("merged.html");
+    let html = run(report().arg("html").arg(&merged).args(["-o", &arg(&page)]));
+    assert_eq!(html.code, 0, "{}", html.stderr);
     // Percentiles: those of every logged latency, to the histogram's 3 digits.
     let latencies = logged_latencies(&dirs);
     assert_eq!(latencies.len() as i64, rows);

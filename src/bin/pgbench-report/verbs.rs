@@ -415,11 +415,10 @@ fn merge_verb(args: &[String]) -> Result<u8, VerbError> {
         .map(|f| Ok((f.to_string(), read_doc(f)?)))
         .collect::<Result<Vec<_>, VerbError>>()?;
     let merged = merge::merge(&docs)?;
-    let (Some(run), Some(record)) = (&merged.run, &merged.merge) else {
-        unreachable!("a merge has a result and a record");
-    };
-    let mut text = pgbench_results::report::render(run);
-    if !report_only {
+    // The report as `show` prints it (the merged `run`), then the table.
+    let mut text = show::render(&merged);
+    let record = merged.merge.as_ref();
+    if let (false, Some(record)) = (report_only, record) {
         text.push('\n');
         text.push_str(&merge::table::render(record));
     }
@@ -428,13 +427,13 @@ fn merge_verb(args: &[String]) -> Result<u8, VerbError> {
     } else {
         print(&text)?;
     }
-    for w in record.warnings() {
+    for w in record.iter().flat_map(|r| r.warnings()) {
         eprintln!("pgbench-report: warning: {w}");
     }
     if let Some(path) = output {
         write_out(path, &merged.to_json())?;
     }
-    Ok(if record.incomplete {
+    Ok(if record.is_some_and(|r| r.incomplete) {
         EXIT_INCOMPLETE
     } else {
         EXIT_OK
