@@ -118,7 +118,15 @@ fn merged_workers_count_every_row_and_every_latency_and_faults_are_named() {
         .args(files.iter().map(|f| arg(f)))
         .args(["-o", &arg(&merged)]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(out.stderr, "");
+    // Nothing is missing or cut short. (Runs that share 2 cores with other tests may
+    // differ enough to flag one: a warning, not a failure.)
+    for line in out.stderr.lines() {
+        assert!(
+            line.contains("is its client machine saturated?"),
+            "{}",
+            out.stderr
+        );
+    }
     assert!(
         out.stdout.contains("number of clients: 6\n"),
         "{}",
@@ -251,7 +259,21 @@ fn merged_workers_count_every_row_and_every_latency_and_faults_are_named() {
     // A worker stopped by Ctrl-C: its file says so by its duration; merged, named.
     let cut = tmp.path().join("cut");
     let child = start(&db, &script, &cut);
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Interrupted once it is running (it has written rows), well before its -T 3 s.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while db
+        .value("SELECT count(*) FROM merged_rows")
+        .parse::<i64>()
+        .unwrap()
+        == rows
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
     let pid = child.id().to_string();
     assert!(Command::new("kill")
         .args(["-INT", &pid])
@@ -268,7 +290,9 @@ fn merged_workers_count_every_row_and_every_latency_and_faults_are_named() {
         .arg(&cut_file));
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert!(
-        out.stderr.contains("worker 2 (") && out.stderr.contains(") was cut short: it stopped 1."),
+        out.stderr.contains("worker 2 (")
+            && out.stderr.contains(") was cut short: it stopped ")
+            && out.stderr.contains(" s into its -T 3 s"),
         "{}",
         out.stderr
     );
