@@ -486,3 +486,23 @@ fn a_worker_whose_clients_do_less_or_lag_is_flagged() {
     );
     assert!(record.workers[0].flags.is_empty());
 }
+
+#[test]
+fn merged_and_worker_files_validate_against_the_schema_and_read_back_equal() {
+    let v = crate::document::tests::validator();
+    let mut files = three();
+    files.remove(1);
+    files[0].1.run.as_mut().unwrap().aborted_clients = 1;
+    let mut set = settings(1);
+    set.rate = Some(100.0);
+    for (what, files) in [
+        ("incomplete", files),
+        ("-R", split(&clients(3, 4, &set, 1), &[2, 2], &set, 1)),
+    ] {
+        crate::document::tests::assert_valid(&v, what, &files[0].1.to_json());
+        let merged = merge(&files).unwrap();
+        let json = merged.to_json();
+        crate::document::tests::assert_valid(&v, what, &json);
+        assert_eq!(ResultsFile::from_json(&json).unwrap(), merged, "{what}");
+    }
+}
