@@ -7,10 +7,12 @@ mod support; // shared helpers: databases on the test cluster, both programs, Pe
 
 mod bench; // benchmark runs against a real server: the headline workload, a dying server
 mod cli; // port of 002_pgbench_no_server.pl: options and scripts that fail before connecting
+mod deploy; // deploy/: manifests against the Kubernetes schema, hadolint, collect.sh on canned logs
 mod examples; // every examples/ script and every docs/script-language.md case runs as written
 mod export; // --export-json / --export-html on real runs: schema, show byte for byte, series
 mod golden; // the same job with stock pgbench and pgbench-rs: outputs equal line for line
 mod init; // -i against stock: schema, contents, statistics, messages; errors mid-load
 mod interrupt; // Ctrl-C and SIGTERM, stuck backends, interrupted loads: runs end on time, results kept
+mod merge; // pgbench-report merge on real --export-json files rewritten as workers' files
 mod report; // pgbench-report as a program: show, import, compare, html (in a real browser)
 mod tap; // port of 001_pgbench_with_server.pl, one module per topic of the upstream file

@@ -7,6 +7,7 @@
 //! round-trip form and read back bit-exact (`float_roundtrip`).
 
 use crate::histogram::LatencyHistogram;
+use crate::merged::MergeRecord;
 use crate::run::RunResult;
 use crate::summary::Summary;
 use crate::timeline::{Timeline, TimelineSource};
@@ -195,6 +196,9 @@ pub struct ResultsFile {
     /// This run's place in a multi-worker run; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker: Option<WorkerInfo>,
+    /// Set in a file `pgbench-report merge` wrote: the workers it was merged from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<MergeRecord>,
 }
 
 impl ResultsFile {
@@ -220,6 +224,7 @@ impl ResultsFile {
             timeline,
             run: Some(result),
             worker: meta.worker,
+            merge: None,
         }
     }
 
@@ -243,6 +248,7 @@ impl ResultsFile {
             timeline: None,
             run: None,
             worker: None,
+            merge: None,
         }
     }
 

@@ -13,6 +13,8 @@
 //!   the report's figures by name, the run over time, and the versioned document;
 //! - [`import`]: stock pgbench's output (report, progress lines, logs) as a results
 //!   file;
+//! - [`merge`], [`merged`]: the workers of a `--worker=I/N` run merged into one
+//!   result, and what the merged file records of them;
 //! - [`compare`]: runs side by side with confidence intervals and regression gates;
 //! - [`html`]: one self-contained page of charts (uPlot, inlined) for several files;
 //! - [`show`]: a results file as text (the run's report, byte for byte);
@@ -23,6 +25,8 @@ pub mod document;
 pub mod histogram;
 pub mod html;
 pub mod import;
+pub mod merge;
+pub mod merged;
 pub mod report;
 pub mod run;
 pub mod series;

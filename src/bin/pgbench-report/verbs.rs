@@ -4,6 +4,7 @@
 
 use pgbench_results::compare::{self, CompareError, Gate, Side};
 use pgbench_results::import::{self, ImportError};
+use pgbench_results::merge::{self, MergeError};
 use pgbench_results::{show, DocumentError, ResultsFile};
 use std::io::Write;
 use std::path::PathBuf;
@@ -14,6 +15,9 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_ERROR: u8 = 1;
 /// `compare --fail-if`: a gate tripped.
 pub const EXIT_REGRESSION: u8 = 2;
+/// `merge`: merged, but a worker is missing or its run was cut short, so the result
+/// covers less than the run (the merged file says so in `merge.incomplete`).
+pub const EXIT_INCOMPLETE: u8 = 3;
 
 const USAGE: &str = "\
 pgbench-report reads pgbench-rs results files (--export-json) and stock pgbench output.
@@ -25,6 +29,7 @@ Usage:
   pgbench-report compare A.json B.json [C.json...] [options]
   pgbench-report compare --a A1.json A2.json... --b B1.json B2.json... [options]
   pgbench-report html FILE... -o PAGE.html
+  pgbench-report merge FILE... [-o MERGED.json] [--report-only]
 
 Run pgbench-report VERB --help for a verb's options.
 ";
@@ -88,6 +93,27 @@ Options:
   -o, --output FILE     where to write the page ('-' for stdout); required
 ";
 
+const MERGE_HELP: &str = "\
+pgbench-report merge FILE... [-o MERGED.json] [--report-only]
+
+Merges the results files of the workers of one run (pgbench-rs --worker=I/N
+--export-json=FILE) into one result, and prints the report a single pgbench-rs with
+all their clients would have printed: counts summed, tps over the common window,
+latency average and stddev from exact sums, percentiles from the merged histograms.
+Then a table of each worker's own figures, which flags a worker whose throughput per
+client or schedule lag stands out (a saturated client machine). Files of different
+runs are refused; a missing worker or one whose run was cut short is named, and what
+arrived is merged. See docs/distributed.md.
+
+Options:
+  -o, --output FILE     also write the merged results file ('-' for stdout; the
+                        report and table then go to standard error)
+  --report-only         print the report alone, without the per-worker table
+
+Exit status: 0 merged, 1 error (files refused), 3 merged but incomplete (a worker
+missing or cut short).
+";
+
 /// Why a verb failed.
 #[derive(Debug, thiserror::Error)]
 pub enum VerbError {
@@ -105,6 +131,8 @@ pub enum VerbError {
     Import(#[from] ImportError),
     #[error(transparent)]
     Compare(#[from] CompareError),
+    #[error(transparent)]
+    Merge(#[from] MergeError),
     #[error("{file}: cannot write: {message}")]
     Write { file: String, message: String },
 }
@@ -132,6 +160,7 @@ pub fn run(args: &[String]) -> Result<u8, VerbError> {
         "import" => (IMPORT_HELP, import_verb),
         "compare" => (COMPARE_HELP, compare_verb),
         "html" => (HTML_HELP, html_verb),
+        "merge" => (MERGE_HELP, merge_verb),
         other => return Err(usage(format!("unknown verb \"{other}\""))),
     };
     if wants_help {
@@ -364,4 +393,49 @@ fn html_verb(args: &[String]) -> Result<u8, VerbError> {
         .collect::<Result<Vec<_>, VerbError>>()?;
     write_out(output, &pgbench_results::html::render_page(&docs))?;
     Ok(EXIT_OK)
+}
+
+fn merge_verb(args: &[String]) -> Result<u8, VerbError> {
+    let mut files = Vec::new();
+    let (mut output, mut report_only) = (None, false);
+    let mut opts = Options::new(args);
+    while let Some((name, value)) = opts.next() {
+        match name {
+            None => files.extend(value),
+            Some("-o" | "--output") => output = Some(opts.value("--output", value)?),
+            Some("--report-only") => report_only = true,
+            Some(other) => return Err(usage(format!("merge: unknown option \"{other}\""))),
+        }
+    }
+    if files.is_empty() {
+        return Err(usage("merge needs the workers' results files"));
+    }
+    let docs = files
+        .iter()
+        .map(|f| Ok((f.to_string(), read_doc(f)?)))
+        .collect::<Result<Vec<_>, VerbError>>()?;
+    let merged = merge::merge(&docs)?;
+    // The report as `show` prints it (the merged `run`), then the table.
+    let mut text = show::render(&merged);
+    let record = merged.merge.as_ref();
+    if let (false, Some(record)) = (report_only, record) {
+        text.push('\n');
+        text.push_str(&merge::table::render(record));
+    }
+    if output == Some("-") {
+        eprint!("{text}");
+    } else {
+        print(&text)?;
+    }
+    for w in record.iter().flat_map(|r| r.warnings()) {
+        eprintln!("pgbench-report: warning: {w}");
+    }
+    if let Some(path) = output {
+        write_out(path, &merged.to_json())?;
+    }
+    Ok(if record.is_some_and(|r| r.incomplete) {
+        EXIT_INCOMPLETE
+    } else {
+        EXIT_OK
+    })
 }

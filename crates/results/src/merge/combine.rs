@@ -1,0 +1,97 @@
+//! The workers' exact results added into the one a single process with all their
+//! clients would have measured. Each figure's rule, and why it is that of one
+//! process:
+//!
+//! - counters (transactions, failures by kind, retries, skipped, late, aborted
+//!   clients) and the `-C` connection time: sums, as one process sums its clients';
+//! - latency and lag: pgbench's `SimpleStats` merged (count, sum and sum of squares
+//!   added, min of mins, max of maxes), so the average and stddev are those of every
+//!   transaction together, from exact sums;
+//! - histograms (the run's, each script's): added bucket by bucket, so percentiles
+//!   are exact to the histogram's 3 significant digits;
+//! - `-r` per-command counters and per-script counters: merged the same way;
+//! - clients and threads: sums; `-R`: the sum of the workers' rates (each worker
+//!   throttles its own clients to its `-R`);
+//! - the clients' run time: the longest worker's. All workers start at one instant,
+//!   so that is from the common start to the end of the last client anywhere, which
+//!   is what one process measures; tps is then every success over that window;
+//! - the initial connection time: the longest worker's (one process's clients have
+//!   all connected when its slowest one has);
+//! - the per-second series: second `t` of every worker added, as every worker's
+//!   second 0 begins at the shared start instant. Counters and latency stats add
+//!   exactly; a second keeps four percentiles and no histogram, so a merged second's
+//!   percentiles are the highest of the workers' (an upper bound of the true value,
+//!   exact when one worker had all of that second's transactions).
+
+use crate::histogram::LatencyHistogram;
+use crate::run::RunResult;
+use crate::series::Second;
+
+/// The result of one process with every client of `runs` (which the checks found to
+/// be of one run).
+pub fn combine(runs: &[&RunResult]) -> Option<RunResult> {
+    let (first, rest) = runs.split_first()?;
+    let mut out = (*first).clone();
+    for r in rest {
+        add(&mut out, r);
+    }
+    Some(out)
+}
+
+fn add(into: &mut RunResult, r: &RunResult) {
+    into.settings.clients += r.settings.clients;
+    into.settings.threads += r.settings.threads;
+    into.settings.rate = into.settings.rate.zip(r.settings.rate).map(|(a, b)| a + b);
+    into.total.merge(&r.total);
+    for (mine, theirs) in into.scripts.iter_mut().zip(&r.scripts) {
+        mine.stats.merge(&theirs.stats);
+        for (c, d) in mine.commands.iter_mut().zip(&theirs.commands) {
+            c.stats.merge(&d.stats);
+        }
+        add_histogram(&mut mine.histogram, &theirs.histogram);
+    }
+    into.bench_duration_us = into.bench_duration_us.max(r.bench_duration_us);
+    into.conn_total_duration_us += r.conn_total_duration_us;
+    into.conn_elapsed_duration_us = into
+        .conn_elapsed_duration_us
+        .max(r.conn_elapsed_duration_us);
+    into.latency_late += r.latency_late;
+    into.aborted_clients += r.aborted_clients;
+    add_histogram(&mut into.histogram, &r.histogram);
+    add_series(&mut into.series, &r.series);
+}
+
+/// A histogram that one side lacks is unknown for the whole.
+fn add_histogram(into: &mut Option<LatencyHistogram>, other: &Option<LatencyHistogram>) {
+    match (into.as_mut(), other) {
+        (Some(h), Some(o)) => h.merge(o),
+        _ => *into = None,
+    }
+}
+
+/// Adds `other`'s seconds to those of the same `t` (seconds only one side has are
+/// taken as they are).
+fn add_series(into: &mut Vec<Second>, other: &[Second]) {
+    for s in other {
+        match into.binary_search_by_key(&s.t, |x| x.t) {
+            Ok(i) => add_second(&mut into[i], s),
+            Err(i) => into.insert(i, s.clone()),
+        }
+    }
+}
+
+fn add_second(into: &mut Second, s: &Second) {
+    into.transactions += s.transactions;
+    into.failures += s.failures;
+    into.serialization_failures += s.serialization_failures;
+    into.deadlock_failures += s.deadlock_failures;
+    into.retried += s.retried;
+    into.retries += s.retries;
+    into.skipped += s.skipped;
+    into.latency.merge(&s.latency);
+    into.lag.merge(&s.lag);
+    into.quantiles_us = match (into.quantiles_us, s.quantiles_us) {
+        (Some(a), Some(b)) => Some(std::array::from_fn(|k| a[k].max(b[k]))),
+        (a, b) => a.or(b),
+    };
+}

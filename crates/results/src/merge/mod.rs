@@ -1,0 +1,129 @@
+//! `pgbench-report merge`: the results files of the workers of one run
+//! (`pgbench-rs --worker=I/N --export-json=...`) made into the one result a single
+//! process with all their clients would have printed. [`check`] refuses files of
+//! different runs, [`combine`] adds the exact results (its header gives the rule
+//! for every figure), [`table`] makes the per-worker table and flags outliers. A
+//! missing worker or one whose run was cut short does not stop the merge: what
+//! arrived is merged and the file's `merge` record says it is incomplete.
+
+pub mod check;
+pub mod combine;
+pub mod table;
+
+use crate::document::{rfc3339_utc, Origin, ResultsFile, Tool, SCHEMA_VERSION};
+use crate::merged::MergeRecord;
+use crate::run::RunResult;
+use crate::summary::Summary;
+use crate::timeline::{Timeline, TimelineSource};
+use std::collections::BTreeSet;
+
+/// Why files cannot be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error("merge needs at least one results file")]
+    NoFiles,
+    #[error("{file}: not a worker's results file: it has no \"worker\" field (it was not written by pgbench-rs --worker=I/N)")]
+    NotWorker { file: String },
+    #[error(
+        "{file}: has no exact counters (\"run\" is null: an imported stock run cannot be merged)"
+    )]
+    NoRun { file: String },
+    #[error("{file}: \"worker.index\" is {index}, not below \"worker.count\" {count}")]
+    IndexOutOfRange {
+        file: String,
+        index: u32,
+        count: u32,
+    },
+    #[error(
+        "{first} and {file} are not of the same run: \"{field}\" differs ({ours} against {theirs})"
+    )]
+    Differs {
+        first: String,
+        file: String,
+        field: String,
+        ours: String,
+        theirs: String,
+    },
+    #[error("{first} and {second} are both worker {index} (\"worker.index\")")]
+    Duplicate {
+        index: u32,
+        first: String,
+        second: String,
+    },
+    #[error("{first} and {second} ran some of the same clients (\"worker.first_client\" and \"options.client\")")]
+    ClientsOverlap { first: String, second: String },
+}
+
+/// Merges the workers' files (named as given): the merged document, with its
+/// `merge` record. Files of different runs are refused; missing workers are not.
+pub fn merge(files: &[(String, ResultsFile)]) -> Result<ResultsFile, MergeError> {
+    let workers = check::workers(files)?;
+    let runs: Vec<&RunResult> = workers.iter().map(|w| w.run).collect();
+    let run = combine::combine(&runs).ok_or(MergeError::NoFiles)?;
+    let first = &workers[0];
+    let present: BTreeSet<u32> = workers.iter().map(|w| w.worker.index).collect();
+    let missing: Vec<u32> = (0..first.worker.count)
+        .filter(|i| !present.contains(i))
+        .collect();
+    let rows = table::rows(&workers);
+    let record = MergeRecord {
+        run_id: first.worker.run_id.clone(),
+        count: first.worker.count,
+        start_unix_us: first.worker.start_unix_us,
+        incomplete: !missing.is_empty() || rows.iter().any(|r| r.cut_short.is_some()),
+        missing,
+        workers: rows,
+    };
+    let ended_at = workers.iter().filter_map(|w| w.doc.ended_at.clone()).max();
+    let names = files.iter().map(|(f, _)| f.clone());
+    Ok(document(first.doc, run, record, ended_at, names.collect()))
+}
+
+/// The merged file: the first worker's description of the run (versions, server
+/// settings, seed), its options with the whole run's client, thread and rate figures,
+/// and the merged result.
+fn document(
+    first: &ResultsFile,
+    run: RunResult,
+    record: MergeRecord,
+    ended_at: Option<String>,
+    files: Vec<String>,
+) -> ResultsFile {
+    let mut options = first.options.clone();
+    options.remove("worker");
+    options.insert("client".into(), run.settings.clients.into());
+    options.insert("jobs".into(), run.settings.threads.into());
+    if let Some(rate) = run.settings.rate {
+        options.insert("rate".into(), rate.into());
+    }
+    let timeline = (!run.series.is_empty())
+        .then(|| Timeline::from_seconds(TimelineSource::Series, &run.series));
+    let mut command_line = vec!["pgbench-report".to_string(), "merge".to_string()];
+    command_line.extend(files);
+    ResultsFile {
+        schema: SCHEMA_VERSION,
+        tool: Tool {
+            name: "pgbench-report".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        },
+        origin: Origin::PgbenchRs,
+        client_version: first.client_version.clone(),
+        server_version: first.server_version.clone(),
+        command_line,
+        options,
+        random_seed: first.random_seed,
+        client_host: None,
+        server_settings: first.server_settings.clone(),
+        started_at: Some(rfc3339_utc(record.start_unix_us)),
+        ended_at,
+        summary: Summary::from_run(&run),
+        histogram: run.histogram.clone(),
+        timeline,
+        run: Some(run),
+        worker: None,
+        merge: Some(record),
+    }
+}
+
+#[cfg(test)]
+mod tests;
