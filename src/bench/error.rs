@@ -28,6 +28,9 @@ pub enum RunError {
     /// A client's initial connection failed (pgbench: fatal, nothing runs).
     #[error("{source}")]
     ClientConnect { client: usize, source: ConnError },
+    /// `--worker`: the workers did not start together.
+    #[error("{0}")]
+    Barrier(super::barrier::BarrierError),
 }
 
 impl RunError {
