@@ -14,3 +14,4 @@ mod init; // -i against stock: schema, contents, statistics, messages; errors mi
 mod interrupt; // Ctrl-C and SIGTERM, stuck backends, interrupted loads: runs end on time, results kept
 mod report; // pgbench-report as a program: show, import, compare, html (in a real browser)
 mod tap; // port of 001_pgbench_with_server.pl, one module per topic of the upstream file
+mod worker; // --worker=I/N: several processes, one run: seeds, one start, the barrier's faults
