@@ -421,3 +421,44 @@ fn bad_worker_options_exit_1_before_connecting() {
         r.stderr
     );
 }
+
+#[test]
+fn log_files_and_lines_carry_the_whole_runs_thread_and_client_numbers() {
+    let db = fresh_db("worker_logs");
+    let dir = tempfile::tempdir().unwrap();
+    let script = script_file(&dir, "one.sql", "select 1;\n");
+    let workers: Vec<Child> = (0..2)
+        .map(|i| {
+            let worker = format!("--worker={i}/2");
+            let args = [
+                "-n", "-f", &script, "-t", "3", "-c", "2", "-j", "2", "-l", &worker,
+            ];
+            let mut cmd = db.ours();
+            cmd.args(args)
+                .current_dir(dir.path())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            cmd.spawn().unwrap()
+        })
+        .collect();
+    let pids: Vec<u32> = workers.iter().map(Child::id).collect();
+    for w in workers {
+        let r = finish(w);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    // Thread t of worker i is the run's thread 2*i + t; thread 0 has no suffix.
+    let files = [
+        (format!("pgbench_log.{}", pids[0]), "0"),
+        (format!("pgbench_log.{}.1", pids[0]), "1"),
+        (format!("pgbench_log.{}.2", pids[1]), "2"),
+        (format!("pgbench_log.{}.3", pids[1]), "3"),
+    ];
+    for (name, client) in &files {
+        let text = std::fs::read_to_string(dir.path().join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(text.lines().count(), 3, "{name}: {text}");
+        for line in text.lines() {
+            assert_eq!(line.split(' ').next(), Some(*client), "{name}: {line}");
+        }
+    }
+}
