@@ -327,7 +327,7 @@ fn ctrl_c_while_waiting_stops_the_worker_and_leaves_nothing() {
     }
     let r = finish(waiting);
     assert!(asked.elapsed() < Duration::from_secs(5));
-    assert_ne!(r.code, 0);
+    assert_eq!(r.code, 130, "{}", r.stderr);
     assert!(
         r.stderr
             .contains("interrupted while waiting for the other workers"),

@@ -67,8 +67,9 @@ pub enum BarrierError {
         count: u32,
         timeout_s: i64,
     },
+    /// SIGINT or SIGTERM (the number) while waiting.
     #[error("interrupted while waiting for the other workers; the run did not start")]
-    Interrupted,
+    Interrupted(i32),
 }
 
 /// `worker 2` or `workers 1, 3`.
@@ -252,20 +253,24 @@ impl Barrier {
     }
 
     /// This worker's clients are connected: waits for the others and worker 0's
-    /// instant, and sleeps until it. `stopping` says that a signal stopped the run.
-    pub fn start(mut self, stopping: &dyn Fn() -> bool) -> Result<AgreedStart, BarrierError> {
+    /// instant, and sleeps until it. `interrupted` names the signal that stopped the
+    /// run, if one did.
+    pub fn start(
+        mut self,
+        interrupted: &dyn Fn() -> Option<i32>,
+    ) -> Result<AgreedStart, BarrierError> {
         let seed = (self.index == 0).then_some(self.seed);
         self.announce(State::Ready { seed })?;
         let start = if self.index == 0 {
-            self.lead(stopping)?
+            self.lead(interrupted)?
         } else {
-            self.follow(stopping)?
+            self.follow(interrupted)?
         };
         // The session goes (and its lock and entry with it) before the run starts.
         drop(self);
         while now_us() < start.local_us {
-            if stopping() {
-                return Err(BarrierError::Interrupted);
+            if let Some(sig) = interrupted() {
+                return Err(BarrierError::Interrupted(sig));
             }
             let left = (start.local_us - now_us()).clamp(0, 20_000);
             std::thread::sleep(Duration::from_micros(left as u64));
@@ -289,10 +294,10 @@ impl Barrier {
     }
 
     /// Worker 0: `go` once all are ready, `fail` at the deadline.
-    fn lead(&mut self, stopping: &dyn Fn() -> bool) -> Result<AgreedStart, BarrierError> {
+    fn lead(&mut self, interrupted: &dyn Fn() -> Option<i32>) -> Result<AgreedStart, BarrierError> {
         loop {
-            if stopping() {
-                return Err(BarrierError::Interrupted);
+            if let Some(sig) = interrupted() {
+                return Err(BarrierError::Interrupted(sig));
             }
             let entries = self.entries()?;
             if all_ready(&entries, self.count) {
@@ -331,11 +336,14 @@ impl Barrier {
     }
 
     /// Any other worker: follows worker 0's decision; alone at its deadline, gives up.
-    fn follow(&mut self, stopping: &dyn Fn() -> bool) -> Result<AgreedStart, BarrierError> {
+    fn follow(
+        &mut self,
+        interrupted: &dyn Fn() -> Option<i32>,
+    ) -> Result<AgreedStart, BarrierError> {
         let mut quit = false;
         loop {
-            if stopping() {
-                return Err(BarrierError::Interrupted);
+            if let Some(sig) = interrupted() {
+                return Err(BarrierError::Interrupted(sig));
             }
             let entries = self.entries()?;
             match leader(&entries) {

@@ -10,7 +10,7 @@
 
 use super::barrier::{Barrier, BarrierError};
 use super::clock::now_us;
-use super::control::RunControl;
+use super::control::{RunControl, StopCause};
 use super::error::RunError;
 use super::launch::{Start, StartGate};
 use super::plan::BenchPlan;
@@ -135,7 +135,10 @@ pub fn start_together(
     let connected = now_us();
     let agreed = joined
         .barrier
-        .start(&|| control.stopping())
+        .start(&|| match control.cause() {
+            Some(StopCause::Signal(sig)) => Some(sig),
+            _ => None,
+        })
         .inspect_err(|_| gate.open(Start::Stop))?;
     let late_us = now_us() - agreed.local_us;
     if late_us > 50_000 {
