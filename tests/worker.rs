@@ -303,38 +303,44 @@ fn wait_for_entry(db: &Db, state: &str) {
     }
 }
 
+/// Sends `signal` (`-INT`, `-TERM`) to a child.
+fn signal(child: &Child, signal: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
+
 #[test]
 fn ctrl_c_while_waiting_stops_the_worker_and_leaves_nothing() {
     let db = fresh_db("worker_interrupt");
     let dir = tempfile::tempdir().unwrap();
     let script = script_file(&dir, "one.sql", "select 1;\n");
-    let args = [
-        "-n",
-        "-f",
-        &script,
-        "-t",
-        "5",
-        "--worker=0/2",
-        "--worker-timeout=60",
-    ];
-    let waiting = spawn(&db, &args);
-    wait_for_entry(&db, "ready");
-    let asked = Instant::now();
-    // SAFETY: a plain kill(2) of a child of this test.
-    #[allow(unsafe_code)]
-    unsafe {
-        libc::kill(waiting.id() as i32, libc::SIGINT);
+    // Worker 0, its clients connected; then worker 1 of another run, waiting for its
+    // worker 0's seed before its clients connect.
+    for (worker, state, sig, code) in [("0/2", "ready", "-INT", 130), ("1/3", "wait", "-TERM", 143)]
+    {
+        let w = format!("--worker={worker}");
+        let args = ["-n", "-f", &script, "-t", "5", &w, "--worker-timeout=60"];
+        let waiting = spawn(&db, &args);
+        wait_for_entry(&db, state);
+        let asked = Instant::now();
+        signal(&waiting, sig);
+        let r = finish(waiting);
+        assert!(asked.elapsed() < Duration::from_secs(5));
+        assert_eq!(r.code, code, "{worker}: {}", r.stderr);
+        if state == "ready" {
+            assert!(
+                r.stderr.contains(
+                    "interrupted while waiting for the other workers; the run did not start"
+                ),
+                "{}",
+                r.stderr
+            );
+        }
+        assert_eq!(barrier_leftovers(&db), "0 sessions, 0 locks", "{worker}");
     }
-    let r = finish(waiting);
-    assert!(asked.elapsed() < Duration::from_secs(5));
-    assert_eq!(r.code, 130, "{}", r.stderr);
-    assert!(
-        r.stderr
-            .contains("interrupted while waiting for the other workers"),
-        "{}",
-        r.stderr
-    );
-    assert_eq!(barrier_leftovers(&db), "0 sessions, 0 locks");
 }
 
 #[test]
