@@ -266,3 +266,60 @@ fn bad_worker_values_are_refused_with_what_is_expected() {
         "pgbench: error: some of the specified options cannot be used in initialization (-i) mode\n"
     );
 }
+
+#[test]
+fn workers_of_one_run_share_its_id_and_other_runs_do_not() {
+    let id = |args: &[&str]| match parse(args) {
+        Ok(Action::Bench { plan, .. }) => crate::bench::worker::run_id(&plan),
+        other => panic!("{args:?}: {other:?}"),
+    };
+    let base = id(&["--worker=0/3", "-c", "2", "--random-seed=7"]);
+    assert_eq!(base.len(), 16);
+    assert!(base.bytes().all(|b| b.is_ascii_hexdigit()));
+    // What each worker chooses for itself.
+    for same in [
+        &["--worker=2/3", "-c", "2", "--random-seed=7"][..],
+        &[
+            "--worker=1/3",
+            "-c",
+            "2",
+            "--random-seed=7",
+            "--worker-timeout=5",
+        ],
+        &[
+            "--worker=1/3",
+            "-c",
+            "2",
+            "--random-seed=7",
+            "--export-json=w1.json",
+            "-d",
+        ],
+    ] {
+        assert_eq!(id(same), base, "{same:?}");
+    }
+    // Anything else.
+    for other in [
+        &["--worker=0/4", "-c", "2", "--random-seed=7"][..],
+        &["--worker=0/3", "-c", "3", "--random-seed=7"],
+        &["--worker=0/3", "-c", "2", "--random-seed=8"],
+        &["--worker=0/3", "-c", "2", "--random-seed=7", "-D", "x=1"],
+        &[
+            "--worker=0/3",
+            "-c",
+            "2",
+            "--random-seed=7",
+            "-f",
+            "one.sql",
+        ],
+        &["--worker=0/3", "-c", "2", "--random-seed=7", "-T", "10"],
+    ] {
+        assert_ne!(id(other), base, "{other:?}");
+    }
+    // An unnumbered seed is worker 0's, whatever each worker's clock says.
+    let clock = id(&["--worker=0/3", "-c", "2"]);
+    assert_eq!(
+        id(&["--worker=2/3", "-c", "2", "--random-seed=time"]),
+        clock
+    );
+    assert_ne!(clock, base);
+}
