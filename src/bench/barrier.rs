@@ -307,9 +307,10 @@ impl Barrier {
                 self.announce(State::Go {
                     start_unix_us: server_unix_us,
                 })?;
-                // Stay until every other worker saw it (or the instant comes).
+                // Stay until every other worker saw it (or the instant comes). The
+                // decision stands whatever happens to this session now.
                 while now_us() < local_us {
-                    let entries = self.entries()?;
+                    let Ok(entries) = self.entries() else { break };
                     let waiting = entries
                         .iter()
                         .any(|e| e.index != 0 && matches!(e.state, State::Ready { .. }));
@@ -326,7 +327,9 @@ impl Barrier {
             if now_us() >= self.deadline_us {
                 self.announce(State::Failed)?;
                 let until = now_us() + FAIL_LINGER.as_micros() as i64;
-                while now_us() < until && self.entries()?.iter().any(|e| e.index != 0) {
+                let others =
+                    |b: &mut Barrier| b.entries().is_ok_and(|e| e.iter().any(|e| e.index != 0));
+                while now_us() < until && others(self) {
                     std::thread::sleep(POLL);
                 }
                 return Err(self.timeout(&entries));
@@ -348,7 +351,8 @@ impl Barrier {
             let entries = self.entries()?;
             match leader(&entries) {
                 Some(State::Go { start_unix_us }) => {
-                    self.announce(State::Started)?;
+                    // Only worker 0's wait for it depends on this acknowledgement.
+                    let _ = self.announce(State::Started);
                     let offset = self.clock_offset()?;
                     return Ok(AgreedStart {
                         server_unix_us: start_unix_us,

@@ -3,8 +3,12 @@
 //!
 //! ```text
 //! BenchPlan ─ setup (connect, banner, table info, vacuum)
+//!           ─ worker (--worker=I/N only): join the run's other processes, take this
+//!             process's share of the whole run's random states and numbers
 //!           ─ launch: one OS thread per client (client), dealt to -j threads that
 //!             share random states, -R schedule and log file; all start at a gate
+//!             (with --worker, once the barrier says all workers are ready, at the
+//!             instant they agreed on)
 //!           ─ events (batches of TxRecord, aborts, last words) over one channel
 //!           ─ collector: counters, histograms, series; progress lines, abort lines
 //!           ─ outcome: RunResult (plain data), rendered by the caller
