@@ -14,7 +14,8 @@
 //!   while the first keeps its place.
 //! - **Being seen**: the barrier session's `application_name` is
 //!   `pgbr <run id> <I> <state>` ([`Entry`]); every worker polls `pg_stat_activity`, which
-//!   shows the application name of every session to every role. (LISTEN/NOTIFY would
+//!   shows the application name of every session to every role (pgstatfuncs.c
+//!   `pg_stat_get_activity` counts it among the "values available to all callers"). (LISTEN/NOTIFY would
 //!   need asynchronous notifications on the connection, and a notification sent before
 //!   a worker listens is lost; a state that stays until it is replaced is not.)
 //! - **Deciding**: worker 0 alone decides. When it sees all N `ready` it announces
