@@ -2,7 +2,8 @@
 //! workers of a seeded run draw exactly what one process with all the clients draws;
 //! they start at one instant; a worker that never comes, a duplicate index or Ctrl-C
 //! while waiting stops the others with nothing run, and a worker killed mid-run leaves
-//! the others' results whole; the barrier leaves nothing behind in the database.
+//! the others' results whole; the barrier leaves nothing behind in the database. As
+//! root, the workers also run in network namespaces of their own, over TCP.
 
 use crate::support::{fresh_db, script_file, Db, Run};
 use std::process::{Child, Stdio};
@@ -467,4 +468,122 @@ fn log_files_and_lines_carry_the_whole_runs_thread_and_client_numbers() {
             assert_eq!(line.split(' ').next(), Some(*client), "{name}: {line}");
         }
     }
+}
+
+/// A network namespace of its own, linked to this one by a veth pair: this side
+/// `10.213.K.1`, the namespace's side `10.213.K.2`. Removed (with the link) on drop.
+struct NetNs {
+    name: String,
+}
+
+impl NetNs {
+    /// `None` when this machine gives no namespaces: not root, no `ip` (iproute2), or
+    /// a container that may not make them.
+    fn create(k: u8) -> Option<NetNs> {
+        let root = std::fs::read_to_string("/proc/self/status")
+            .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:\t0\t")));
+        if !root {
+            return None;
+        }
+        let tag = format!("{}{k}", std::process::id() % 100_000);
+        let ip = |args: &[&str]| {
+            std::process::Command::new("ip")
+                .args(args)
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        let ns = NetNs {
+            name: format!("pgbr-{tag}"),
+        };
+        if !ip(&["netns", "add", &ns.name]) {
+            std::mem::forget(ns);
+            return None;
+        }
+        let (here, there) = (format!("pgbrh{tag}"), format!("pgbrn{tag}"));
+        let (here_ip, there_ip) = (format!("10.213.{k}.1/30"), format!("10.213.{k}.2/30"));
+        let linked = ip(&["link", "add", &here, "type", "veth", "peer", "name", &there])
+            && ip(&["link", "set", &there, "netns", &ns.name])
+            && ip(&["addr", "add", &here_ip, "dev", &here])
+            && ip(&["link", "set", &here, "up"])
+            && ip(&["-n", &ns.name, "addr", "add", &there_ip, "dev", &there])
+            && ip(&["-n", &ns.name, "link", "set", &there, "up"])
+            && ip(&["-n", &ns.name, "link", "set", "lo", "up"]);
+        assert!(linked, "could not link network namespace {}", ns.name);
+        Some(ns)
+    }
+}
+
+impl Drop for NetNs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .status();
+    }
+}
+
+/// As if on three machines: each worker in its own network namespace, reaching the
+/// server over TCP through its own link; together they insert what one process with
+/// all the clients inserts.
+#[test]
+fn workers_in_network_namespaces_meet_over_tcp() {
+    let Some(spaces) = (1..=3).map(NetNs::create).collect::<Option<Vec<_>>>() else {
+        eprintln!("skipped: no network namespaces here (root and iproute2's ip needed)");
+        return;
+    };
+    let cluster = pgbench_cluster::Cluster::start(pgbench_cluster::ClusterOptions {
+        tcp: true,
+        hba: Some("local all all trust\nhost all all 0.0.0.0/0 trust\n".into()),
+        config: vec![("listen_addresses".into(), "*".into())],
+    })
+    .unwrap();
+    let db = cluster.fresh_database("worker_netns").unwrap();
+    let psql = |sql: &str| cluster.psql(&db, sql).unwrap();
+    // Each row says where its client connected from.
+    psql(
+        "create table draws (id bigserial, client int, r bigint, g bigint, seed bigint, \
+         addr inet default inet_client_addr())",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let script = script_file(&dir, "draws.sql", DRAWS);
+    let common = ["-n", "-f", &script, "--random-seed=11", "-t", "20"];
+    let workers: Vec<Child> = spaces
+        .iter()
+        .enumerate()
+        .map(|(i, ns)| {
+            let mut cmd = std::process::Command::new("ip");
+            crate::support::aim(&mut cmd, &cluster, &db);
+            cmd.args(["netns", "exec", &ns.name, env!("CARGO_BIN_EXE_pgbench-rs")])
+                .args(common)
+                .args(["-c", "2", "-j", "2", "--worker-timeout=30"])
+                .arg(format!("--worker={i}/3"))
+                .env("PGHOST", format!("10.213.{}.1", i + 1))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            cmd.spawn().unwrap()
+        })
+        .collect();
+    for w in workers {
+        let r = finish(w);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_eq!(processed(&r.stdout), 40);
+    }
+    let by_client = "select client, string_agg(r || ':' || g || ':' || seed, ',' order by id) \
+                     from draws group by client order by client";
+    let tcp_addresses = "select count(distinct client_addr) from pg_stat_activity \
+                         where client_addr is not null";
+    let sources = "select string_agg(distinct client / 2 || ' ' || host(addr), ',') from draws";
+    assert_eq!(
+        psql(sources).trim(),
+        "0 10.213.1.2,1 10.213.2.2,2 10.213.3.2"
+    );
+    let split = psql(by_client);
+    psql("truncate draws");
+    let mut single = std::process::Command::new(env!("CARGO_BIN_EXE_pgbench-rs"));
+    crate::support::aim(&mut single, &cluster, &db);
+    let r = crate::support::run(single.args(common).args(["-c", "6", "-j", "6"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(split, psql(by_client));
+    assert_eq!(split.lines().count(), 6, "{split}");
+    // Nothing of the workers is still connected.
+    assert_eq!(psql(tcp_addresses).trim(), "0");
 }
