@@ -36,11 +36,18 @@ use super::plan::WorkerPlan;
 use pgbench_wire::{ConnError, ConnectOptions, Connection, QueryError};
 use std::time::Duration;
 
-/// How often a waiting worker looks at the others.
-const POLL: Duration = Duration::from_millis(10);
+/// How often a waiting worker looks at the others: every 10 ms, slower for many
+/// workers (2 ms per worker, at most 200 ms), since each look reads every backend's
+/// entry on the server: 100 workers make 500 looks a second, not 10,000.
+pub fn poll_interval(count: u32) -> Duration {
+    Duration::from_millis((2 * u64::from(count)).clamp(10, 200))
+}
+
 /// How far after worker 0's decision the run starts, µs: every worker must see the
-/// decision, read its clock offset and sleep until the instant.
-pub const START_MARGIN_US: i64 = 500_000;
+/// decision (within a poll), read its clock offset and sleep until the instant.
+pub fn start_margin_us(count: u32) -> i64 {
+    (4 * poll_interval(count).as_micros() as i64).max(500_000)
+}
 /// How long worker 0 keeps announcing `fail` for the others to read it.
 const FAIL_LINGER: Duration = Duration::from_secs(1);
 /// Round trips the clock offset is estimated from.
@@ -212,6 +219,7 @@ pub struct Barrier {
     timeout_s: i64,
     /// Run clock µs after which this worker stops waiting.
     deadline_us: i64,
+    poll: Duration,
     /// The run's seed: this worker's, or worker 0's.
     pub seed: u64,
 }
@@ -234,6 +242,7 @@ impl Barrier {
             count: worker.count,
             timeout_s: worker.timeout_s,
             deadline_us: now_us() + worker.timeout_s * 1_000_000,
+            poll: poll_interval(worker.count),
             seed: own_seed,
         };
         // The run id is hexadecimal: its first 8 digits are a 32-bit key.
@@ -289,7 +298,7 @@ impl Barrier {
                 }
                 Some(State::Failed) => return Err(self.timeout(&entries)),
                 _ if now_us() >= self.deadline_us => return Err(self.give_up()),
-                _ => std::thread::sleep(POLL),
+                _ => std::thread::sleep(self.poll),
             }
         }
     }
@@ -303,7 +312,7 @@ impl Barrier {
             let entries = self.entries()?;
             if all_ready(&entries, self.count) {
                 let offset = self.clock_offset()?;
-                let local_us = now_us() + START_MARGIN_US;
+                let local_us = now_us() + start_margin_us(self.count);
                 let server_unix_us = local_us + offset;
                 self.announce(State::Go {
                     start_unix_us: server_unix_us,
@@ -318,7 +327,7 @@ impl Barrier {
                     if !waiting {
                         break;
                     }
-                    std::thread::sleep(POLL);
+                    std::thread::sleep(self.poll);
                 }
                 return Ok(AgreedStart {
                     server_unix_us,
@@ -331,11 +340,11 @@ impl Barrier {
                 let others =
                     |b: &mut Barrier| b.entries().is_ok_and(|e| e.iter().any(|e| e.index != 0));
                 while now_us() < until && others(self) {
-                    std::thread::sleep(POLL);
+                    std::thread::sleep(self.poll);
                 }
                 return Err(self.timeout(&entries));
             }
-            std::thread::sleep(POLL);
+            std::thread::sleep(self.poll);
         }
     }
 
@@ -373,7 +382,7 @@ impl Barrier {
                 }
                 _ => {}
             }
-            std::thread::sleep(POLL);
+            std::thread::sleep(self.poll);
         }
     }
 
@@ -509,6 +518,15 @@ mod tests {
         assert_eq!(leader(&entries), Some(State::Ready { seed: Some(1) }));
         assert_eq!(workers(&[2]), "worker 2");
         assert_eq!(workers(&[1, 3]), "workers 1, 3");
+    }
+
+    #[test]
+    fn many_workers_look_less_often_and_start_later() {
+        assert_eq!(poll_interval(2), Duration::from_millis(10));
+        assert_eq!(poll_interval(50), Duration::from_millis(100));
+        assert_eq!(poll_interval(5000), Duration::from_millis(200));
+        assert_eq!(start_margin_us(3), 500_000);
+        assert_eq!(start_margin_us(5000), 800_000);
     }
 
     #[test]
