@@ -13,11 +13,12 @@
 //!   atomic, so a second worker with the same index (of the same run) is refused at once
 //!   while the first keeps its place.
 //! - **Being seen**: the barrier session's `application_name` is
-//!   `pgbr <run id> <I> <state>` ([`Entry`]); every worker polls `pg_stat_activity`, which
-//!   shows the application name of every session to every role (pgstatfuncs.c
-//!   `pg_stat_get_activity` counts it among the "values available to all callers"). (LISTEN/NOTIFY would
-//!   need asynchronous notifications on the connection, and a notification sent before
-//!   a worker listens is lost; a state that stays until it is replaced is not.)
+//!   `pgbr <run id> <I> <state>` ([`Entry`]); every worker polls `pg_stat_activity`,
+//!   which shows the application name of every session to every role (pgstatfuncs.c
+//!   `pg_stat_get_activity` counts it among the "values available to all callers").
+//!   LISTEN/NOTIFY would need asynchronous notifications, which our connection does not
+//!   read, and a notification sent before a worker listens is lost; a state that stays
+//!   until it is replaced is not.
 //! - **Deciding**: worker 0 alone decides. When it sees all N `ready` it announces
 //!   `go <instant>`; when its timeout passes first, `fail`. The others follow it, and
 //!   give up on their own only when worker 0 is not even there at their deadline (they
@@ -48,6 +49,7 @@ pub fn poll_interval(count: u32) -> Duration {
 pub fn start_margin_us(count: u32) -> i64 {
     (4 * poll_interval(count).as_micros() as i64).max(500_000)
 }
+
 /// How long worker 0 keeps announcing `fail` for the others to read it.
 const FAIL_LINGER: Duration = Duration::from_secs(1);
 /// Round trips the clock offset is estimated from.
@@ -80,11 +82,14 @@ pub enum BarrierError {
     Interrupted(i32),
 }
 
-/// `worker 2` or `workers 1, 3`.
+/// `worker 2`, `workers 1, 3`, or the first ten and how many more.
 fn workers(list: &[u32]) -> String {
-    let names: Vec<String> = list.iter().map(u32::to_string).collect();
-    match names.len() {
+    let names: Vec<String> = list.iter().take(10).map(u32::to_string).collect();
+    match list.len() {
         1 => format!("worker {}", names[0]),
+        n if n > names.len() => {
+            format!("workers {} and {} more", names.join(", "), n - names.len())
+        }
         _ => format!("workers {}", names.join(", ")),
     }
 }
@@ -518,6 +523,11 @@ mod tests {
         assert_eq!(leader(&entries), Some(State::Ready { seed: Some(1) }));
         assert_eq!(workers(&[2]), "worker 2");
         assert_eq!(workers(&[1, 3]), "workers 1, 3");
+        let many: Vec<u32> = (0..25).collect();
+        assert_eq!(
+            workers(&many),
+            "workers 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 15 more"
+        );
     }
 
     #[test]
