@@ -30,7 +30,7 @@ pub enum RunError {
     ClientConnect { client: usize, source: ConnError },
     /// `--worker`: the workers did not start together.
     #[error("{0}")]
-    Barrier(super::barrier::BarrierError),
+    Barrier(#[from] super::barrier::BarrierError),
 }
 
 impl RunError {

@@ -8,7 +8,7 @@
 //! (the clock, `time`, `rand`) would differ from worker to worker, so every worker takes
 //! worker 0's, which it reads at the barrier before deriving its random states.
 
-use super::barrier::{Barrier, BarrierError};
+use super::barrier::Barrier;
 use super::clock::now_us;
 use super::control::{RunControl, StopCause};
 use super::error::RunError;
@@ -159,12 +159,6 @@ pub fn start_together(
             first_client: plan.first_client() as u32,
         }),
     })
-}
-
-impl From<BarrierError> for RunError {
-    fn from(e: BarrierError) -> RunError {
-        RunError::Barrier(e)
-    }
 }
 
 #[cfg(test)]
