@@ -16,3 +16,4 @@ mod interrupt; // Ctrl-C and SIGTERM, stuck backends, interrupted loads: runs en
 mod merge; // pgbench-report merge on real --export-json files rewritten as workers' files
 mod report; // pgbench-report as a program: show, import, compare, html (in a real browser)
 mod tap; // port of 001_pgbench_with_server.pl, one module per topic of the upstream file
+mod worker; // --worker=I/N: several processes, one run: seeds, one start, the barrier's faults

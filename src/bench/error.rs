@@ -28,9 +28,22 @@ pub enum RunError {
     /// A client's initial connection failed (pgbench: fatal, nothing runs).
     #[error("{source}")]
     ClientConnect { client: usize, source: ConnError },
+    /// `--worker`: the workers did not start together.
+    #[error("{0}")]
+    Barrier(#[from] super::barrier::BarrierError),
 }
 
 impl RunError {
+    /// 1, as pgbench exits when a run cannot start; 128 + the signal when SIGINT or
+    /// SIGTERM ended the wait for the other workers, as a shell reports a process the
+    /// signal ended.
+    pub fn exit_status(&self) -> i32 {
+        match self {
+            RunError::Barrier(super::barrier::BarrierError::Interrupted(sig)) => 128 + sig,
+            _ => 1,
+        }
+    }
+
     /// Everything pgbench prints on stderr for it.
     pub fn render(&self) -> String {
         let mut out = format_line(Level::Error, &self.to_string());

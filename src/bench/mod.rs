@@ -3,9 +3,13 @@
 //!
 //! ```text
 //! BenchPlan ─ setup (connect, banner, table info, vacuum)
+//!           ─ worker (--worker=I/N only): join the run's other processes, take this
+//!             process's share of the whole run's random states and numbers
 //!           ─ launch: clients dealt to -j threads that share random states, -R
 //!             schedule and log file; a thread of one client blocks on its socket, a
 //!             thread of several multiplexes them (multiplex); all start at a gate
+//!             (with --worker, once the barrier says all workers are ready, at the
+//!             instant they agreed on)
 //!           ─ events (batches of TxRecord, aborts, last words) over one channel
 //!           ─ collector: counters, histograms, series; progress lines, abort lines
 //!           ─ outcome: RunResult (plain data), rendered by the caller
@@ -15,6 +19,7 @@
 //! [`plan::BenchPlan`], prints the report from the [`RunOutcome`] and any
 //! [`RunError`].
 
+pub mod barrier;
 pub mod client;
 pub mod clock;
 pub mod collector;
@@ -31,6 +36,7 @@ pub mod retry;
 pub mod setup;
 pub mod throttle;
 pub mod txlog;
+pub mod worker;
 
 pub use error::{ClientAbort, RunError};
 pub use outcome::RunOutcome;
@@ -49,15 +55,13 @@ use std::thread::JoinHandle;
 /// Runs the benchmark.
 pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, RunError> {
     let settings = &plan.settings;
-    // Every random state, derived in pgbench's order.
-    let seeds = SeedPlan::new(
-        plan.random_seed,
-        settings.clients,
-        settings.threads,
-        plan.defines_variable("default_seed"),
-    );
     let target = interrupts();
     let (setup, conn_opts) = setup::prepare(&mut conn_args, plan)?;
+    // --worker: join the others (and take worker 0's seed unless one was given).
+    let joined = worker::join(plan, &conn_opts)?;
+    let seed = joined.as_ref().map_or(plan.random_seed, |j| j.seed());
+    // Every random state, derived in pgbench's order (this worker's share of them).
+    let seeds = worker::seed_plan(plan, seed);
     let vars = client_variables(plan, setup.scale, &seeds)?;
     let (events, events_rx) = crossbeam_channel::unbounded();
     let scripts = launch::run_scripts(plan);
@@ -79,11 +83,12 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
     // after setup and vacuum, right before the threads start.
     let start = now_us();
     let (clients, gate) = start_clients(&ctx, vars, seeds.clients)?;
-    let bench_start = begin(&ctx, &gate, start);
+    let starts = worker::start_together(joined, plan, &ctx.control, &gate, start)?;
+    let bench_start = begin(&ctx, &gate, starts.clock_us);
     let collected = collector::collect(
         &collector_plan(&ctx),
         &events_rx,
-        start,
+        starts.clock_us,
         &mut collector::Hooks {
             now: &mut now_us,
             out: &mut |text| crate::logging::raw(text),
@@ -102,7 +107,7 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
     let end = collected.last_client_end.max(bench_start);
     let log_losses = finish_logs(&ctx, end + ctx.control.clock.epoch_shift_us);
     let timing = outcome::Timing {
-        start,
+        start: starts.timing_us,
         bench_start,
         end,
     };
@@ -114,6 +119,8 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
         server_settings: setup.server_settings,
         started_unix_us: bench_start + shift,
         ended_unix_us: end + shift,
+        random_seed: seed,
+        worker: starts.worker,
     };
     Ok(RunOutcome::Completed {
         result: Box::new(result),
@@ -159,7 +166,7 @@ fn client_variables(
                 let _ = v.set_int("startup", "scale", i64::from(scale));
             }
             if automatic("client_id") {
-                let _ = v.set_int("startup", "client_id", i as i64);
+                let _ = v.set_int("startup", "client_id", (plan.first_client() + i) as i64);
             }
             if let Some(seed) = seeds.default_seed {
                 let _ = v.set_int("startup", "default_seed", seed);
@@ -180,6 +187,8 @@ fn thread_states(plan: &BenchPlan, seeds: &SeedPlan) -> Result<Vec<ThreadShared>
         .iter()
         .enumerate()
         .map(|(t, ts)| {
+            // Numbered as the whole run numbers them (--worker).
+            let t = plan.first_thread() + t;
             let log = match &plan.log {
                 Some(lp) => Some(txlog::ThreadLog::open(lp, plan, pid, t, ts.sample.clone())?),
                 None => None,
@@ -253,7 +262,8 @@ fn run_thread(
     let mut clients: Vec<client::Client> = own
         .into_iter()
         .map(|(slot, (vars, rng))| {
-            let c = client::Client::new((slot, slot), ctx, shared, vars, rng);
+            let number = ctx.plan.first_client() + slot;
+            let c = client::Client::new((slot, number), ctx, shared, vars, rng);
             if alone {
                 c
             } else {

@@ -17,6 +17,10 @@ pub struct RunInfo {
     /// When the clients started and the last one finished, Unix µs.
     pub started_unix_us: i64,
     pub ended_unix_us: i64,
+    /// The seed the run used (under `--worker`, maybe worker 0's rather than the plan's).
+    pub random_seed: u64,
+    /// `--worker`: this process's place in the run.
+    pub worker: Option<pgbench_results::document::WorkerInfo>,
 }
 
 /// How the run ended.

@@ -58,6 +58,25 @@ pub struct Scale {
     pub given: bool,
 }
 
+/// `--worker=I/N`: this process is worker I (0-based) of N, running the clients
+/// `I*C .. I*C+C-1` and the threads `I*J .. I*J+J-1` of one run with `N*C` clients
+/// and `N*J` threads (`C`, `J`: this process's `-c`, `-j`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerPlan {
+    pub index: u32,
+    pub count: u32,
+    /// `--worker-timeout`: how long, in seconds, this worker waits for the others.
+    pub timeout_s: i64,
+    /// The seed was given as a number (`--random-seed=N`, `PGBENCH_RANDOM_SEED=N`), the
+    /// same for every worker; otherwise (the clock, `time`, `rand`) each worker's own
+    /// would differ, and all take worker 0's.
+    pub seed_given: bool,
+}
+
+/// `--worker-timeout` when not given, seconds: long enough for pods that start a
+/// little apart, short enough that a worker that will never come is noticed.
+pub const DEFAULT_WORKER_TIMEOUT_S: i64 = 60;
+
 /// Everything benchmarking mode needs.
 #[derive(Debug, Clone)]
 pub struct BenchPlan {
@@ -80,6 +99,8 @@ pub struct BenchPlan {
     pub debug: bool,
     /// The base random seed (`--random-seed`, `PGBENCH_RANDOM_SEED`, or the clock).
     pub random_seed: u64,
+    /// `--worker=I/N`.
+    pub worker: Option<WorkerPlan>,
 }
 
 impl BenchPlan {
@@ -95,6 +116,20 @@ impl BenchPlan {
     /// `-L`, µs.
     pub fn latency_limit_us(&self) -> Option<Micros> {
         self.settings.latency_limit_us
+    }
+
+    /// The pgbench number of this process's first client: `I*C` under `--worker`, else 0.
+    pub fn first_client(&self) -> usize {
+        self.worker
+            .as_ref()
+            .map_or(0, |w| w.index as usize * self.settings.clients)
+    }
+
+    /// The pgbench number of this process's first thread: `I*J` under `--worker`, else 0.
+    pub fn first_thread(&self) -> usize {
+        self.worker
+            .as_ref()
+            .map_or(0, |w| w.index as usize * self.settings.threads)
     }
 
     /// Whether `-D` set this variable (then the automatic one is not set).

@@ -59,6 +59,8 @@ pub enum Opt {
     TempInstance,
     ExportJson,
     ExportHtml,
+    Worker,
+    WorkerTimeout,
 }
 
 /// (option, short letter, long name, takes a value)
@@ -118,6 +120,8 @@ const OPTIONS: &[(Opt, Option<char>, &str, bool)] = &[
     (Opt::TempInstance, None, "temp-instance", false),
     (Opt::ExportJson, None, "export-json", true),
     (Opt::ExportHtml, None, "export-html", true),
+    (Opt::Worker, None, "worker", true),
+    (Opt::WorkerTimeout, None, "worker-timeout", true),
 ];
 
 /// One option occurrence, in command-line order.

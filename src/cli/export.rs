@@ -68,6 +68,9 @@ pub fn effective_options(plan: &BenchPlan, dbname: &str) -> BTreeMap<String, Val
         put("aggregate-interval", json!(log.aggregate_interval));
     }
     put("debug", json!(plan.debug));
+    if let Some(w) = &plan.worker {
+        put("worker", json!(format!("{}/{}", w.index, w.count)));
+    }
     put("dbname", json!(dbname));
     o
 }
@@ -83,12 +86,12 @@ pub fn results_file(
     let meta = RunMeta {
         command_line: argv.to_vec(),
         options: effective_options(plan, dbname),
-        random_seed: plan.random_seed,
+        random_seed: info.random_seed,
         server_version: info.server_version.clone(),
         server_settings: info.server_settings.clone(),
         started_unix_us: info.started_unix_us,
         ended_unix_us: info.ended_unix_us,
-        worker: None,
+        worker: info.worker.clone(),
     };
     ResultsFile::from_run(result.clone(), meta)
 }

@@ -103,7 +103,7 @@ pub fn bench_exit_status(
         Ok(o) => o,
         Err(e) => {
             logging::raw(&e.render());
-            return 1;
+            return e.exit_status();
         }
     };
     match &outcome {

@@ -4,7 +4,7 @@
 use super::draft::Draft;
 use super::error::ConfigError;
 use super::{Action, Env};
-use crate::bench::plan::{BenchPlan, LogPlan, Scale, Vacuum};
+use crate::bench::plan::{BenchPlan, LogPlan, Scale, Vacuum, WorkerPlan, DEFAULT_WORKER_TIMEOUT_S};
 use crate::init::PartitionMethod;
 use pgbench_results::{Limit, MaxTries, QueryMode, RunSettings};
 
@@ -43,6 +43,7 @@ pub(super) fn finish(
     if d.max_tries == 0 && d.latency_limit == 0 && d.duration <= 0 {
         return Err(ConfigError::UnlimitedTriesWithoutBound);
     }
+    check_worker(&d)?;
     Ok(bench_action(d))
 }
 
@@ -144,6 +145,28 @@ fn check_logging(d: &Draft) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// pgbench-rs's `--worker`: its timeout needs it, its clients must fit pgbench's
+/// `int` client numbers, and every worker must reach the same server.
+fn check_worker(d: &Draft) -> Result<(), ConfigError> {
+    let Some((index, count)) = d.worker else {
+        return match d.worker_timeout {
+            Some(_) => Err(ConfigError::WorkerTimeoutWithoutWorker),
+            None => Ok(()),
+        };
+    };
+    if d.temp_instance {
+        return Err(ConfigError::WorkerWithTempInstance);
+    }
+    if i64::from(count).saturating_mul(d.nclients) > i64::from(i32::MAX) {
+        return Err(ConfigError::WorkerClients {
+            index,
+            count,
+            clients: d.nclients,
+        });
+    }
+    Ok(())
+}
+
 /// The validated draft as a typed plan.
 fn bench_action(d: Draft) -> Action {
     let positive = |v: i64| (v > 0).then_some(v);
@@ -173,6 +196,12 @@ fn bench_action(d: Draft) -> Action {
         sample_rate: (d.sample_rate > 0.0).then_some(d.sample_rate),
         aggregate_interval: positive(d.agg_interval),
     });
+    let worker = d.worker.map(|(index, count)| WorkerPlan {
+        index,
+        count,
+        timeout_s: d.worker_timeout.unwrap_or(DEFAULT_WORKER_TIMEOUT_S),
+        seed_given: d.seed_given,
+    });
     let vacuum = match (d.no_vacuum, d.vacuum_all) {
         (true, _) => Vacuum::Skip,
         (false, true) => Vacuum::All,
@@ -197,6 +226,7 @@ fn bench_action(d: Draft) -> Action {
             vacuum,
             debug: d.debug,
             random_seed: d.random_seed,
+            worker,
         }),
         temp_instance: d.temp_instance,
     }

@@ -57,12 +57,19 @@ pub(super) struct Draft {
     pub export: crate::bench::plan::Export,
     pub debug: bool,
     pub random_seed: u64,
+    /// The seed is a number (not the clock, `time` or `rand`).
+    pub seed_given: bool,
     pub temp_instance: bool,
+    /// `--worker=I/N`.
+    pub worker: Option<(u32, u32)>,
+    /// `--worker-timeout`, seconds.
+    pub worker_timeout: Option<i64>,
 }
 
 impl Draft {
-    /// pgbench's defaults, with the seed from the environment or the clock.
-    pub fn new(random_seed: u64) -> Draft {
+    /// pgbench's defaults, with the seed from the environment or the clock
+    /// (`seed_given`: from the environment, as a number).
+    pub fn new(random_seed: u64, seed_given: bool) -> Draft {
         Draft {
             is_init_mode: false,
             init_steps: None,
@@ -102,7 +109,10 @@ impl Draft {
             export: Default::default(),
             debug: false,
             random_seed,
+            seed_given,
             temp_instance: false,
+            worker: None,
+            worker_timeout: None,
         }
     }
 
@@ -121,9 +131,8 @@ impl Draft {
                 return self.script_option(opt, v, env)
             }
             Client | Jobs | Connect | Transactions | Time | Rate | LatencyLimit | Protocol
-            | MaxTries | FailuresDetailed | VerboseErrors | ExitOnAbort | Define => {
-                self.run_option(opt, v, env)?
-            }
+            | MaxTries | FailuresDetailed | VerboseErrors | ExitOnAbort | Define | Worker
+            | WorkerTimeout => self.run_option(opt, v, env)?,
             Log | LogPrefix | SamplingRate | AggregateInterval | Progress | ProgressTimestamp
             | ReportPerCommand | LatencyPercentiles | ExportJson | ExportHtml => {
                 self.output_option(opt, v)?
@@ -150,6 +159,7 @@ impl Draft {
             RandomSeed => {
                 self.benchmarking_option_set = true;
                 self.random_seed = super::values::parse_seed(v, "--random-seed option")?;
+                self.seed_given = super::values::seed_is_number(v);
                 // pgbench announces the seed as soon as it is parsed.
                 notices.push(format!("setting random seed to {}", self.random_seed));
             }
@@ -264,6 +274,10 @@ impl Draft {
             Opt::VerboseErrors => self.verbose_errors = true,
             Opt::ExitOnAbort => self.exit_on_abort = true,
             Opt::Define => self.define(v)?,
+            Opt::Worker => self.worker = Some(super::values::parse_worker(v)?),
+            Opt::WorkerTimeout => {
+                self.worker_timeout = Some(parse_positive(v, "--worker-timeout", 1)?);
+            }
             _ => unreachable!("not a run option: {opt:?}"),
         }
         self.benchmarking_option_set = true;

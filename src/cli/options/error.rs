@@ -96,6 +96,19 @@ pub enum ConfigError {
     TimestampWithoutProgress,
     #[error("an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)")]
     UnlimitedTriesWithoutBound,
+    /// pgbench-rs's `--worker=I/N` is not one worker of a run.
+    #[error("invalid value \"{value}\" for option --worker: {why}")]
+    Worker { value: String, why: &'static str },
+    #[error("--worker-timeout is allowed only under --worker")]
+    WorkerTimeoutWithoutWorker,
+    #[error("--worker cannot be used with --temp-instance: the workers of a run share one server")]
+    WorkerWithTempInstance,
+    #[error("--worker={index}/{count} with -c {clients} makes more than {max} clients in all", max = i32::MAX)]
+    WorkerClients {
+        index: u32,
+        count: u32,
+        clients: i64,
+    },
 }
 
 const HELP_HINT: &str = "Try \"{} --help\" for more information.";

@@ -133,19 +133,19 @@ fn interpret_into(
         _ => {}
     }
     // The seed is set from the environment first, then by each --random-seed.
-    let seed = match env.var("PGBENCH_RANDOM_SEED") {
-        None => crate::sys::time_seed(),
+    let (seed, seed_given) = match env.var("PGBENCH_RANDOM_SEED") {
+        None => (crate::sys::time_seed(), false),
         Some(s) => {
             let seed = values::parse_seed(&s, "PGBENCH_RANDOM_SEED environment variable")?;
             notices.push(format!("setting random seed to {seed}"));
-            seed
+            (seed, values::seed_is_number(&s))
         }
     };
     let Tokens {
         options,
         positionals,
     } = super::args::tokenize(argv0, args).map_err(|e| ConfigError::Getopt(e.0))?;
-    let mut draft = draft::Draft::new(seed);
+    let mut draft = draft::Draft::new(seed, seed_given);
     for Occurrence { opt, value } in options {
         if let Some(exit) = draft.apply(opt, value.as_deref().unwrap_or(""), env, notices)? {
             return Ok(exit);

@@ -189,3 +189,137 @@ fn init_mode_applies_no_vacuum_and_foreign_keys_to_the_steps() {
     assert_eq!(init.scale, 3);
     assert_eq!(init.jobs, Some(2));
 }
+
+#[test]
+fn worker_is_i_of_n_with_its_timeout_and_seed_rule() {
+    let plan = |args: &[&str]| match parse(args) {
+        Ok(Action::Bench { plan, .. }) => plan,
+        other => panic!("{args:?}: {other:?}"),
+    };
+    let p = plan(&["--worker=2/3", "-c", "4", "-j", "2"]);
+    let w = p.worker.clone().unwrap();
+    assert_eq!((w.index, w.count, w.timeout_s), (2, 3, 60));
+    assert!(!w.seed_given, "the clock's seed is not shared");
+    assert_eq!((p.first_client(), p.first_thread()), (8, 4));
+    let p = plan(&["--worker", "0/1", "--worker-timeout=5", "--random-seed=9"]);
+    let w = p.worker.unwrap();
+    assert_eq!(
+        (w.index, w.count, w.timeout_s, w.seed_given),
+        (0, 1, 5, true)
+    );
+    assert!(
+        !plan(&["--worker=1/2", "--random-seed=rand"])
+            .worker
+            .unwrap()
+            .seed_given
+    );
+    assert_eq!(plan(&["-c", "3"]).worker, None);
+    assert_eq!(plan(&["-c", "3"]).first_client(), 0);
+}
+
+#[test]
+fn bad_worker_values_are_refused_with_what_is_expected() {
+    let spec = "expecting I/N, this process's index I (0 to N-1) and the number of workers N";
+    for bad in [
+        "3",
+        "1/",
+        "/2",
+        "a/b",
+        "-1/2",
+        "1/2/3",
+        " 1/2",
+        "1/2x",
+        "99999999999/2",
+    ] {
+        assert_eq!(
+            error_of(&[&format!("--worker={bad}")]),
+            format!("pgbench: error: invalid value \"{bad}\" for option --worker: {spec}\n"),
+        );
+    }
+    assert_eq!(
+        error_of(&["--worker=0/0"]),
+        "pgbench: error: invalid value \"0/0\" for option --worker: the number of workers N must be at least 1\n"
+    );
+    assert_eq!(
+        error_of(&["--worker=3/3"]),
+        "pgbench: error: invalid value \"3/3\" for option --worker: the worker index I must be less than N (it counts from 0)\n"
+    );
+    assert_eq!(
+        error_of(&["--worker-timeout=0", "--worker=0/2"]),
+        "pgbench: error: --worker-timeout must be in range 1..2147483647\n"
+    );
+    assert_eq!(
+        error_of(&["--worker-timeout=3"]),
+        "pgbench: error: --worker-timeout is allowed only under --worker\n"
+    );
+    assert_eq!(
+        error_of(&["--worker=0/2", "--temp-instance"]),
+        "pgbench: error: --worker cannot be used with --temp-instance: the workers of a run share one server\n"
+    );
+    assert_eq!(
+        error_of(&["--worker=1/3000000", "-c", "1000"]),
+        "pgbench: error: --worker=1/3000000 with -c 1000 makes more than 2147483647 clients in all\n"
+    );
+    // A benchmarking option: refused with -i, as pgbench refuses the others.
+    assert_eq!(
+        error_of(&["-i", "--worker=0/2"]),
+        "pgbench: error: some of the specified options cannot be used in initialization (-i) mode\n"
+    );
+}
+
+#[test]
+fn workers_of_one_run_share_its_id_and_other_runs_do_not() {
+    let id = |args: &[&str]| match parse(args) {
+        Ok(Action::Bench { plan, .. }) => crate::bench::worker::run_id(&plan),
+        other => panic!("{args:?}: {other:?}"),
+    };
+    let base = id(&["--worker=0/3", "-c", "2", "--random-seed=7"]);
+    assert_eq!(base.len(), 16);
+    assert!(base.bytes().all(|b| b.is_ascii_hexdigit()));
+    // What each worker chooses for itself.
+    for same in [
+        &["--worker=2/3", "-c", "2", "--random-seed=7"][..],
+        &[
+            "--worker=1/3",
+            "-c",
+            "2",
+            "--random-seed=7",
+            "--worker-timeout=5",
+        ],
+        &[
+            "--worker=1/3",
+            "-c",
+            "2",
+            "--random-seed=7",
+            "--export-json=w1.json",
+            "-d",
+        ],
+    ] {
+        assert_eq!(id(same), base, "{same:?}");
+    }
+    // Anything else.
+    for other in [
+        &["--worker=0/4", "-c", "2", "--random-seed=7"][..],
+        &["--worker=0/3", "-c", "3", "--random-seed=7"],
+        &["--worker=0/3", "-c", "2", "--random-seed=8"],
+        &["--worker=0/3", "-c", "2", "--random-seed=7", "-D", "x=1"],
+        &[
+            "--worker=0/3",
+            "-c",
+            "2",
+            "--random-seed=7",
+            "-f",
+            "one.sql",
+        ],
+        &["--worker=0/3", "-c", "2", "--random-seed=7", "-T", "10"],
+    ] {
+        assert_ne!(id(other), base, "{other:?}");
+    }
+    // An unnumbered seed is worker 0's, whatever each worker's clock says.
+    let clock = id(&["--worker=0/3", "-c", "2"]);
+    assert_eq!(
+        id(&["--worker=2/3", "-c", "2", "--random-seed=time"]),
+        clock
+    );
+    assert_ne!(clock, base);
+}

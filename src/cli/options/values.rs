@@ -65,6 +65,37 @@ pub fn parse_percentiles(list: &str) -> Result<Vec<f64>, ConfigError> {
         .collect()
 }
 
+/// pgbench-rs's `--worker=I/N`: two unsigned decimal integers, `N >= 1`, `I < N`.
+pub fn parse_worker(value: &str) -> Result<(u32, u32), ConfigError> {
+    let refuse = |why| ConfigError::Worker {
+        value: value.to_string(),
+        why,
+    };
+    let number = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| s.parse::<u32>().ok())
+            .flatten()
+    };
+    let Some((index, count)) = value
+        .split_once('/')
+        .and_then(|(i, n)| Some((number(i)?, number(n)?)))
+    else {
+        return Err(refuse(
+            "expecting I/N, this process's index I (0 to N-1) and the number of workers N",
+        ));
+    };
+    if count == 0 {
+        return Err(refuse("the number of workers N must be at least 1"));
+    }
+    if index >= count {
+        return Err(refuse(
+            "the worker index I must be less than N (it counts from 0)",
+        ));
+    }
+    Ok((index, count))
+}
+
 /// `checkInitSteps`.
 pub fn check_init_steps(steps: &str) -> Result<(), ConfigError> {
     if steps.is_empty() {
@@ -74,6 +105,12 @@ pub fn check_init_steps(steps: &str) -> Result<(), ConfigError> {
         Some(c) => Err(ConfigError::InitStep(c)),
         None => Ok(()),
     }
+}
+
+/// Whether a seed option names one number (the same wherever it is given), not the
+/// clock or the random source.
+pub fn seed_is_number(value: &str) -> bool {
+    matches!(prng::SeedSpec::parse(value), Ok(prng::SeedSpec::Value(_)))
 }
 
 /// pgbench's `set_random_seed` for a given value; `source_name` says where it came from.
