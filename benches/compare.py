@@ -23,6 +23,7 @@ import datetime
 import os
 import platform
 import re
+import resource
 import shutil
 import socket
 import statistics
@@ -31,6 +32,8 @@ import sys
 import tempfile
 import time
 
+SCRAM_USER = "bench_scram"
+SCRAM_PASSWORD = "bench-scram-password"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 
@@ -59,8 +62,21 @@ class Cluster:
         if self.root:
             shutil.chown(self.dir, "postgres", "postgres")
         self.run_as(["initdb", "-A", "trust", "-U", "postgres", "--no-sync", "-D", self.data])
+        # TCP on loopback with TLS (a self-made certificate) and a SCRAM role, for the
+        # connection-storm workloads (-C); everything else uses the Unix socket.
+        key, cert = os.path.join(self.data, "server.key"), os.path.join(self.data, "server.crt")
+        sh(["openssl", "req", "-new", "-x509", "-days", "2", "-nodes", "-subj", "/CN=localhost",
+            "-newkey", "rsa:2048", "-keyout", key, "-out", cert])
+        os.chmod(key, 0o600)
+        if self.root:
+            for f in (key, cert):
+                shutil.chown(f, "postgres", "postgres")
+        hba = os.path.join(self.data, "pg_hba.conf")
+        rules = open(hba).read()
+        with open(hba, "w") as f:
+            f.write(f"host all {SCRAM_USER} 127.0.0.1/32 scram-sha-256\n" + rules)
         conf = f"""
-listen_addresses = ''
+listen_addresses = '127.0.0.1'
 unix_socket_directories = '{self.dir}'
 port = {self.port}
 max_connections = 1100
@@ -71,11 +87,60 @@ full_page_writes = off
 checkpoint_timeout = 30min
 max_wal_size = 8GB
 autovacuum = off
+ssl = on
+password_encryption = 'scram-sha-256'
 """
         with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
             f.write(conf)
         self.run_as(["pg_ctl", "-D", self.data, "-w", "-l", os.path.join(self.dir, "log"), "start"])
         self.postmaster = int(open(os.path.join(self.data, "postmaster.pid")).readline())
+        self.psql(f"create role {SCRAM_USER} login superuser password '{SCRAM_PASSWORD}'", db="postgres")
+        self.bouncer = None
+
+    def env_tcp(self, tls, db="bench"):
+        """Over TCP as the SCRAM role, with or without TLS."""
+        e = self.env(db)
+        e.update(PGHOST="127.0.0.1", PGUSER=SCRAM_USER, PGPASSWORD=SCRAM_PASSWORD,
+                 PGSSLMODE="require" if tls else "disable")
+        return e
+
+    def start_bouncer(self):
+        """pgbouncer (Debian's package) in transaction pooling mode in front of the
+        server; its clients connect over loopback TCP without a password."""
+        exe = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
+        if not os.path.exists(exe):
+            return False
+        self.bouncer_port = self.port + 2
+        ini = os.path.join(self.dir, "pgbouncer.ini")
+        with open(ini, "w") as f:
+            f.write(f"""[databases]
+bench = host={self.dir} port={self.port} user=postgres dbname=bench
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = {self.bouncer_port}
+unix_socket_dir =
+auth_type = any
+pool_mode = transaction
+max_client_conn = 2500
+default_pool_size = 16
+logfile = {self.dir}/pgbouncer.log
+pidfile = {self.dir}/pgbouncer.pid
+""")
+        # runuser's PAM session resets the open-files limit: raise it again inside.
+        argv = ["sh", "-c", f"ulimit -n 8192 && exec {exe} -d {ini}"]
+        if self.root:
+            shutil.chown(ini, "postgres", "postgres")
+            argv = ["runuser", "-u", "postgres", "--"] + argv
+        sh(argv)
+        time.sleep(0.5)
+        self.bouncer = os.path.join(self.dir, "pgbouncer.pid")
+        return True
+
+    def env_bouncer(self):
+        e = self.env()
+        e.update(PGHOST="127.0.0.1", PGPORT=str(self.bouncer_port), PGUSER="postgres",
+                 PGSSLMODE="disable")
+        return e
 
     def run_as(self, argv):
         argv = [os.path.join(self.bin, argv[0])] + argv[1:]
@@ -113,6 +178,11 @@ autovacuum = off
         return total / hz
 
     def stop(self):
+        if self.bouncer and os.path.exists(self.bouncer):
+            try:
+                os.kill(int(open(self.bouncer).read().strip()), 15)
+            except (OSError, ValueError):
+                pass
         try:
             self.run_as(["pg_ctl", "-D", self.data, "-m", "immediate", "-w", "stop"])
         finally:
@@ -190,6 +260,8 @@ def workloads(seconds, only):
         f.write("SELECT 1;\n")
     ins = os.path.join(EXAMPLES, "index-inserts-only.sql")
     T = ["-T", str(seconds)]
+    # The third field says where the clients connect: the Unix socket (default), TCP
+    # with SCRAM without or with TLS, or pgbouncer.
     all_w = [
         ("index-inserts -c 8", ["-n", "-c", "8", "-j", "8", "-f", ins] + T),
         ("index-inserts -c 256 -j 256", ["-n", "-c", "256", "-j", "256", "-f", ins] + T),
@@ -203,7 +275,14 @@ def workloads(seconds, only):
         ("select-only -c 1000 -j 10", ["-n", "-S", "-c", "1000", "-j", "10"] + T),
         ("select-only -c 1000 -j 1000", ["-n", "-S", "-c", "1000", "-j", "1000"] + T),
         ("tpcb-like -c 32 -j 2", ["-n", "-c", "32", "-j", "2"] + T),
+        ("SELECT 1 -c 32 -j 2", ["-n", "-c", "32", "-j", "2", "-f", select1] + T),
+        ("select-only -c 256 -j 8", ["-n", "-S", "-c", "256", "-j", "8"] + T),
+        # Connection storms (issue #16): a new connection per transaction.
+        ("-C SCRAM", ["-n", "-S", "-C", "-c", "4", "-j", "4"] + T, "scram"),
+        ("-C SCRAM TLS", ["-n", "-S", "-C", "-c", "4", "-j", "4"] + T, "scram-tls"),
+        ("pgbouncer -c 2000 -j 8", ["-n", "-S", "-M", "simple", "-c", "2000", "-j", "8"] + T, "bouncer"),
     ]
+    all_w = [w if len(w) == 3 else w + ("socket",) for w in all_w]
     return [w for w in all_w if not only or any(o in w[0] for o in only)]
 
 
@@ -272,6 +351,9 @@ def main():
     ap.add_argument("--no-init", action="store_true")
     args = ap.parse_args()
     only = [o for o in args.only.split(",") if o]
+    # 2,000 clients need 2,000 sockets (stock pgbench checks its limit before it starts).
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
     bd = bindir()
     stock = os.path.join(bd, "pgbench")
@@ -295,7 +377,12 @@ def main():
         sh([stock, "-i", "-q", "-s", str(args.scale)], env=env)
         cl.psql(open(os.path.join(EXAMPLES, "index-inserts-only.setup.sql")).read())
         results = []
-        for name, argv in workloads(args.seconds, only):
+        for name, argv, where in workloads(args.seconds, only):
+            if where == "bouncer" and cl.bouncer is None and not cl.start_bouncer():
+                print(f"{name}: skipped, pgbouncer is not installed", file=sys.stderr)
+                continue
+            wenv = {"socket": env, "scram": cl.env_tcp(False), "scram-tls": cl.env_tcp(True),
+                    "bouncer": cl.env_bouncer() if cl.bouncer else env}[where]
             per = {"stock": [], "ours": []}
             for i in range(args.pairs):
                 order = (("stock", stock), ("ours", ours)) if i % 2 == 0 else (("ours", ours), ("stock", stock))
@@ -305,7 +392,7 @@ def main():
                     cl.psql("truncate pgbench_history")
                     cl.psql("checkpoint")
                     s0 = cl.cpu_seconds()
-                    r = run_client([binary] + argv, env)
+                    r = run_client([binary] + argv, wenv)
                     time.sleep(0.3)  # let exiting backends be reaped
                     server = cl.cpu_seconds() - s0
                     rep = parse_report(r["out"])

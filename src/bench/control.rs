@@ -51,6 +51,9 @@ pub struct RunControl {
     stopped_at: AtomicI64,
     closed: AtomicBool,
     overdue: AtomicBool,
+    /// When the clients were let go (run clock), 0 = not yet: a deadline that passed
+    /// while they connected gets its grace from then.
+    started_at: AtomicI64,
 }
 
 impl RunControl {
@@ -63,6 +66,7 @@ impl RunControl {
             stopped_at: AtomicI64::new(0),
             closed: AtomicBool::new(false),
             overdue: AtomicBool::new(false),
+            started_at: AtomicI64::new(0),
         }
     }
 
@@ -116,12 +120,20 @@ impl RunControl {
         }
     }
 
+    /// The clients were let go at `now`.
+    pub fn started(&self, now: i64) {
+        self.started_at.store(now, Ordering::SeqCst);
+    }
+
     /// The collector, at every look: past the `-T` deadline and its grace, stop the
     /// run; past the cancels and their grace, close what still waits.
     pub fn watch(&self, now: i64) {
         let Some(end) = self.clock.end_us() else {
             return;
         };
+        // -T counts from before the connections; when they took longer, the clients
+        // end at once and their grace starts with them.
+        let end = end.max(self.started_at.load(Ordering::SeqCst));
         if !self.stopping() && now > end + DEADLINE_GRACE_US {
             self.overdue.store(true, Ordering::SeqCst);
             self.stop();
@@ -174,5 +186,16 @@ mod tests {
         c.watch(1_001 + DEADLINE_GRACE_US);
         assert!(c.stopping());
         assert_eq!(c.cause(), Some(StopCause::Overdue));
+    }
+
+    #[test]
+    fn a_deadline_passed_while_connecting_gets_its_grace_from_the_start() {
+        let c = RunControl::new(1);
+        c.clock.set_end(1_000);
+        c.started(9_000_000);
+        c.watch(9_000_000 + DEADLINE_GRACE_US);
+        assert!(!c.stopping());
+        c.watch(9_000_001 + DEADLINE_GRACE_US);
+        assert!(c.stopping());
     }
 }

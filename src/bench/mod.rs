@@ -311,6 +311,7 @@ fn begin(ctx: &Context, gate: &StartGate, start: i64) -> i64 {
             log.restart_intervals(bench_start + ctx.control.clock.epoch_shift_us);
         }
     }
+    ctx.control.started(bench_start);
     gate.open(Start::Go);
     bench_start
 }

@@ -154,7 +154,10 @@ impl Connection {
         Connection {
             stream,
             wbuf: BytesMut::with_capacity(8192),
-            rbuf: vec![0; 16384],
+            // Small at first, doubled while a reply needs more: a zeroed buffer is touched
+            // memory, and 1,000 clients of 16 KiB each would cost 16 MB for replies that
+            // mostly fit in a few hundred bytes.
+            rbuf: vec![0; 4096],
             rstart: 0,
             rend: 0,
             params: Vec::new(),
@@ -315,34 +318,29 @@ impl Connection {
     /// results up to there will not wait.
     pub fn replies_buffered(&self, syncs: usize) -> bool {
         let mut seen = 0;
-        let mut at = self.rstart;
-        while self.rend - at >= 5 {
-            let (tag, len) = self.header_at(at);
-            if len < 4 {
-                return true;
+        self.buffered_until(|tag| match tag {
+            b'Z' => {
+                seen += 1;
+                seen >= syncs
             }
-            if self.rend - at < len + 1 {
-                return false;
-            }
-            match tag {
-                b'Z' => {
-                    seen += 1;
-                    if seen >= syncs {
-                        return true;
-                    }
-                }
-                b'G' | b'H' | b'W' => return true,
-                _ => {}
-            }
-            at += 1 + len;
-        }
-        false
+            b'G' | b'H' | b'W' => true,
+            _ => false,
+        })
     }
 
     /// Whether the read buffer holds a complete message that completes a result (or
     /// a malformed one, which `get_result` reports).
     fn result_buffered(&self) -> bool {
         let prepare = self.queue.front().map(|p| p.class) == Some(QueryClass::Prepare);
+        self.buffered_until(|tag| {
+            matches!(tag, b'C' | b'E' | b'I' | b'Z' | b'G' | b'H' | b'W')
+                || (tag == b'1' && prepare)
+        })
+    }
+
+    /// Walks the complete messages in the read buffer: true at the first whose type
+    /// `done` accepts (or a malformed header), false at the end of what is buffered.
+    fn buffered_until(&self, mut done: impl FnMut(u8) -> bool) -> bool {
         let mut at = self.rstart;
         while self.rend - at >= 5 {
             let (tag, len) = self.header_at(at);
@@ -352,9 +350,7 @@ impl Connection {
             if self.rend - at < len + 1 {
                 return false;
             }
-            if matches!(tag, b'C' | b'E' | b'I' | b'Z' | b'G' | b'H' | b'W')
-                || (tag == b'1' && prepare)
-            {
+            if done(tag) {
                 return true;
             }
             at += 1 + len;
