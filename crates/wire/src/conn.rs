@@ -474,7 +474,9 @@ impl Connection {
                     return Ok(());
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                // Only a socket left non-blocking on purpose waits here: on a blocking
+                // one, EAGAIN is a read timeout (connect_timeout) expiring.
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && self.nonblocking_io => {
                     if let Err(e) = crate::sys::wait_readable(self.stream.as_raw_fd()) {
                         return Err(self.fail(ConnError::from_read(e)));
                     }
