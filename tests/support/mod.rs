@@ -226,3 +226,14 @@ pub fn script_file(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
     std::fs::write(&path, text).expect("write script");
     path.display().to_string()
 }
+
+/// A merge's stderr says nothing is missing or cut short. Workers sharing 2 cores with
+/// other tests may differ enough to flag one as saturated: a warning, not a failure.
+pub fn assert_merge_complete(stderr: &str) {
+    for line in stderr.lines() {
+        assert!(
+            line.contains("is its client machine saturated?"),
+            "{stderr}"
+        );
+    }
+}

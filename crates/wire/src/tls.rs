@@ -263,6 +263,11 @@ fn client_key(ctx: &mut SslContextBuilder, opts: &ConnectOptions) -> Result<(), 
 /// attempt's error if both fail.
 fn read_private_key(file: &Path, password: Option<&str>) -> Result<PKey<Private>, String> {
     let data = fs::read(file).map_err(|e| strerror(&e))?;
+    // OpenSSL 3.0's decoders, first used from several threads at once, can fail an
+    // encrypted PKCS#8 key with "unsupported" (seen with connections made in parallel);
+    // a key is read once per TLS context, so one at a time costs nothing.
+    static DECODING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = DECODING.lock().unwrap_or_else(|e| e.into_inner());
     let pem = match password {
         Some(pw) => PKey::private_key_from_pem_passphrase(&data, pw.as_bytes()),
         // libpq installs no callback then, so OpenSSL's own prompt asks for the pass
