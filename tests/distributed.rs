@@ -204,12 +204,7 @@ fn three_workers_merge_into_the_run_one_process_with_all_the_clients_makes() {
         assert_eq!(&worker["worker"]["start_unix_us"], start, "worker {i}");
         assert_eq!(doc["merge"]["workers"][i]["transactions"], counts[i]);
     }
-    let per_second: i64 = doc["run"]["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["transactions"].as_i64().unwrap())
-        .sum();
+    let per_second = support::series_transactions(&doc);
     assert_eq!(per_second, total);
 
     // The percentiles: those of every logged latency of the three workers, recorded

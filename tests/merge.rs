@@ -142,12 +142,7 @@ fn merged_workers_count_every_row_and_every_latency_and_faults_are_named() {
     assert_eq!(shown.stdout, report_text);
     assert_eq!(doc["run"]["total"]["cnt"], rows);
     assert_eq!(doc["merge"]["incomplete"], false);
-    let per_second: i64 = doc["run"]["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["transactions"].as_i64().unwrap())
-        .sum();
+    let per_second = support::series_transactions(&doc);
     assert_eq!(per_second, rows);
     let only = run(report()
         .arg("merge")

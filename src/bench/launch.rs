@@ -125,15 +125,6 @@ pub fn deal_clients(nclients: usize, nthreads: usize) -> Vec<usize> {
         .collect()
 }
 
-/// Which thread each client belongs to, in client order.
-pub fn thread_of_each_client(nclients: usize, nthreads: usize) -> Vec<usize> {
-    deal_clients(nclients, nthreads)
-        .iter()
-        .enumerate()
-        .flat_map(|(t, n)| std::iter::repeat_n(t, *n))
-        .collect()
-}
-
 /// What the main thread tells the waiting clients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Start {
@@ -220,7 +211,7 @@ mod tests {
     fn clients_are_dealt_to_threads_as_pgbench_deals_them() {
         assert_eq!(deal_clients(10, 4), [3, 3, 2, 2]);
         assert_eq!(deal_clients(3, 3), [1, 1, 1]);
-        assert_eq!(thread_of_each_client(5, 2), [0, 0, 0, 1, 1]);
+        assert_eq!(deal_clients(5, 2), [3, 2]);
     }
 
     #[test]

@@ -237,3 +237,13 @@ pub fn assert_merge_complete(stderr: &str) {
         );
     }
 }
+
+/// The transactions of a results file's per-second series, added up.
+pub fn series_transactions(doc: &serde_json::Value) -> i64 {
+    doc["run"]["series"]
+        .as_array()
+        .expect("a series")
+        .iter()
+        .map(|s| s["transactions"].as_i64().expect("a count"))
+        .sum()
+}

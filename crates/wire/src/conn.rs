@@ -304,13 +304,7 @@ impl Connection {
         }
         // Not all there: read on to EAGAIN. After a short read, an end of stream that
         // came with the data raises no new readiness event.
-        loop {
-            match self.read_available() {
-                Ok(true) => {}
-                Ok(false) => return self.replies_buffered(syncs),
-                Err(_) => return true,
-            }
-        }
+        self.read_until_blocked().is_err() || self.replies_buffered(syncs)
     }
 
     /// Whether the read buffer holds `syncs` complete ReadyForQuery messages, a
@@ -374,6 +368,12 @@ impl Connection {
                 return Ok(());
             }
         }
+    }
+
+    /// Non-blocking reads until the socket says EAGAIN (or fails).
+    fn read_until_blocked(&mut self) -> Result<(), ConnError> {
+        while self.read_available()? {}
+        Ok(())
     }
 
     /// One non-blocking read into the read buffer (growing it if full); whether it

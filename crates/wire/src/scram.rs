@@ -193,7 +193,7 @@ mod tests {
 
     /// RFC 7677's example exchange (user "user", password "pencil"), with its nonce.
     #[test]
-    fn the_rfc_7677_exchange_gives_its_proof_and_accepts_its_signature() {
+    fn the_rfc_7677_salt_gives_its_salted_password_and_a_client_final_message() {
         let mut s = Scram::new("pencil", Binding::Unsupported).unwrap();
         s.nonce = "rOprNGfwEbeRWgbNEkqO".into();
         s.update(

@@ -836,7 +836,7 @@ impl<'a> Client<'a> {
 }
 
 /// Sleeps until the run clock reaches `until_us`.
-pub fn sleep_until(until_us: i64) {
+fn sleep_until(until_us: i64) {
     loop {
         let now = now_us();
         if now >= until_us {
