@@ -145,10 +145,9 @@ pub struct ConnectOptions {
     pub(crate) target: TargetSessionAttrs,
     pub(crate) load_balance: bool,
     pub(crate) home: Option<PathBuf>,
-    /// The TLS context built from these options, shared by clones.
     /// The TLS context built for these options (and their clones), filled by the TLS
     /// module at the first TLS connection.
-    pub(crate) tls_context: std::sync::Arc<std::sync::Mutex<Option<openssl::ssl::SslContext>>>,
+    pub(crate) tls_context: std::sync::Arc<std::sync::Mutex<Option<crate::tls::Prepared>>>,
 }
 
 impl fmt::Debug for ConnectOptions {

@@ -8,13 +8,17 @@
 //! connection's client CPU, and under `-C` pgbench-rs connects once per transaction
 //! with the same password to a server that keeps the same salt and iteration count
 //! per role. So the salted password is derived once per (password, salt, iterations)
-//! and kept in memory, never on disk, for the life of the process.
+//! and kept in memory, never on disk, for the life of the process, with the client
+//! and server keys drawn from it.
+//!
+//! HMAC is composed here from SHA-256 (RFC 2104) rather than taken from OpenSSL's
+//! EVP interface: OpenSSL 3.0 looks the algorithm up in its providers at each
+//! `EVP_DigestSignInit`, which cost more than the hashing in a `-C` connection.
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use openssl::hash::MessageDigest;
-use openssl::pkey::PKey;
-use openssl::sign::Signer;
+use openssl::sha::Sha256;
 use std::sync::Mutex;
 
 /// libpq's `SCRAM_RAW_NONCE_LEN`.
@@ -50,14 +54,25 @@ pub(crate) struct Scram {
     nonce: String,
     /// What to send next.
     message: String,
-    /// After the server-first message: the salted password and the AuthMessage.
-    proof_state: Option<([u8; 32], String)>,
+    /// After the server-first message: the keys and the AuthMessage.
+    proof_state: Option<(Keys, String)>,
 }
 
-/// Salted passwords already derived: (password, salt, iterations) -> SaltedPassword.
-/// A handful of entries at most (one per role and server); a list is enough.
+/// What a password, salt and iteration count give, independent of the exchange.
+#[derive(Clone, Copy)]
+struct Keys {
+    /// `HMAC(SaltedPassword, "Client Key")`.
+    client: [u8; 32],
+    /// `H(ClientKey)`.
+    stored: [u8; 32],
+    /// `HMAC(SaltedPassword, "Server Key")`.
+    server: [u8; 32],
+}
+
+/// Keys already derived: (password, salt, iterations) -> keys. A handful of entries
+/// at most (one per role and server); a list is enough.
 type SaltKey = (Vec<u8>, Vec<u8>, u32);
-static SALTED: Mutex<Vec<(SaltKey, [u8; 32])>> = Mutex::new(Vec::new());
+static DERIVED: Mutex<Vec<(SaltKey, Keys)>> = Mutex::new(Vec::new());
 
 impl Scram {
     pub(crate) fn new(password: &str, binding: Binding) -> Result<Scram, String> {
@@ -94,29 +109,28 @@ impl Scram {
         if iterations == 0 || iterations > MAX_ITERATIONS {
             return Err("invalid iteration count".into());
         }
-        let salted = salted_password(&self.password, &salt, iterations)?;
+        let keys = keys(&self.password, &salt, iterations)?;
         let mut cbind = self.binding.gs2_header().as_bytes().to_vec();
         if let Binding::ServerEndPoint(hash) = &self.binding {
             cbind.extend_from_slice(hash);
         }
         let without_proof = format!("c={},r={nonce}", STANDARD.encode(cbind));
         let auth_message = format!("n=,r={},{text},{without_proof}", self.nonce);
-        let client_key = hmac(&salted, b"Client Key")?;
-        let stored_key = openssl::sha::sha256(&client_key);
-        let signature = hmac(&stored_key, auth_message.as_bytes())?;
-        let proof: Vec<u8> = client_key
+        let signature = hmac(&keys.stored, auth_message.as_bytes());
+        let proof: Vec<u8> = keys
+            .client
             .iter()
             .zip(signature)
             .map(|(k, s)| k ^ s)
             .collect();
         self.message = format!("{without_proof},p={}", STANDARD.encode(proof));
-        self.proof_state = Some((salted, auth_message));
+        self.proof_state = Some((keys, auth_message));
         Ok(())
     }
 
     /// Checks the server-final message: the server knew the password too.
     pub(crate) fn finish(&mut self, server_final: &[u8]) -> Result<(), String> {
-        let (salted, auth_message) = self.proof_state.take().ok_or("unexpected message")?;
+        let (keys, auth_message) = self.proof_state.take().ok_or("unexpected message")?;
         let text = std::str::from_utf8(server_final).map_err(|_| "invalid UTF-8")?;
         if let Some(error) = text.strip_prefix("e=") {
             return Err(format!(
@@ -127,8 +141,7 @@ impl Scram {
         let verifier = STANDARD
             .decode(verifier)
             .map_err(|_| "invalid server signature")?;
-        let server_key = hmac(&salted, b"Server Key")?;
-        let expected = hmac(&server_key, auth_message.as_bytes())?;
+        let expected = hmac(&keys.server, auth_message.as_bytes());
         if verifier.len() == expected.len() && openssl::memcmp::eq(&verifier, &expected) {
             Ok(())
         } else {
@@ -153,14 +166,29 @@ fn normalize(password: &str) -> Vec<u8> {
     }
 }
 
-/// `Hi(password, salt, iterations)`, derived once per process for each key.
-fn salted_password(password: &[u8], salt: &[u8], iterations: u32) -> Result<[u8; 32], String> {
+/// The keys of `Hi(password, salt, iterations)`, derived once per process for each.
+fn keys(password: &[u8], salt: &[u8], iterations: u32) -> Result<Keys, String> {
     let key = (password.to_vec(), salt.to_vec(), iterations);
-    let cached =
-        |list: &Vec<(SaltKey, [u8; 32])>| list.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
-    if let Some(v) = cached(&SALTED.lock().unwrap_or_else(|e| e.into_inner())) {
+    let cached = |list: &Vec<(SaltKey, Keys)>| list.iter().find(|(k, _)| *k == key).map(|e| e.1);
+    if let Some(v) = cached(&DERIVED.lock().unwrap_or_else(|e| e.into_inner())) {
         return Ok(v);
     }
+    let salted = salted_password(password, salt, iterations)?;
+    let client = hmac(&salted, b"Client Key");
+    let keys = Keys {
+        client,
+        stored: openssl::sha::sha256(&client),
+        server: hmac(&salted, b"Server Key"),
+    };
+    let mut list = DERIVED.lock().unwrap_or_else(|e| e.into_inner());
+    if cached(&list).is_none() {
+        list.push((key, keys));
+    }
+    Ok(keys)
+}
+
+/// `Hi(password, salt, iterations)`: PBKDF2 with HMAC-SHA-256.
+fn salted_password(password: &[u8], salt: &[u8], iterations: u32) -> Result<[u8; 32], String> {
     let mut out = [0u8; 32];
     openssl::pkcs5::pbkdf2_hmac(
         password,
@@ -170,21 +198,27 @@ fn salted_password(password: &[u8], salt: &[u8], iterations: u32) -> Result<[u8;
         &mut out,
     )
     .map_err(|e| e.to_string())?;
-    let mut list = SALTED.lock().unwrap_or_else(|e| e.into_inner());
-    if cached(&list).is_none() {
-        list.push((key, out));
-    }
     Ok(out)
 }
 
-fn hmac(key: &[u8], data: &[u8]) -> Result<[u8; 32], String> {
-    let fail = |e: openssl::error::ErrorStack| e.to_string();
-    let key = PKey::hmac(key).map_err(fail)?;
-    let mut signer = Signer::new(MessageDigest::sha256(), &key).map_err(fail)?;
-    signer.update(data).map_err(fail)?;
-    let mut out = [0u8; 32];
-    signer.sign(&mut out).map_err(fail)?;
-    Ok(out)
+/// HMAC-SHA-256 (RFC 2104): `H((K ^ opad) || H((K ^ ipad) || data))`, a key longer
+/// than the 64-byte block hashed first.
+fn hmac(key: &[u8], data: &[u8]) -> [u8; 32] {
+    const BLOCK: usize = 64;
+    let mut block = [0u8; BLOCK];
+    if key.len() > BLOCK {
+        block[..32].copy_from_slice(&openssl::sha::sha256(key));
+    } else {
+        block[..key.len()].copy_from_slice(key);
+    }
+    let padded = |pad: u8| block.map(|b| b ^ pad);
+    let mut inner = Sha256::new();
+    inner.update(&padded(0x36));
+    inner.update(data);
+    let mut outer = Sha256::new();
+    outer.update(&padded(0x5c));
+    outer.update(&inner.finish());
+    outer.finish()
 }
 
 #[cfg(test)]
@@ -216,6 +250,27 @@ mod tests {
                 .unwrap()
             ),
             "xKSVEDI6tPlSysH6mUQZOeeOp01r6B3fcJbodRPcYV0="
+        );
+    }
+
+    /// RFC 4231's test cases 1, 2 and 6 (a key longer than the block).
+    #[test]
+    fn hmac_gives_the_rfc_4231_values() {
+        let hex = |b: [u8; 32]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        assert_eq!(
+            hex(hmac(&[0x0b; 20], b"Hi There")),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+        );
+        assert_eq!(
+            hex(hmac(b"Jefe", b"what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        assert_eq!(
+            hex(hmac(
+                &[0xaa; 131],
+                b"Test Using Larger Than Block-Size Key - Hash Key First"
+            )),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
         );
     }
 

@@ -3,7 +3,8 @@
 //! `~/.pgpass`, `~/.pg_service.conf`, `~/.postgresql/`) and a peer's user name
 //! (`requirepeer`), via `getpwuid_r` and `SO_PEERCRED`; `poll` on one socket;
 //! `inet_aton`; terminal echo for the password prompt; TCP keepalive and user-timeout
-//! socket options.
+//! socket options; and the one OpenSSL call the `openssl` crate does not wrap, the
+//! key-exchange groups of one TLS connection.
 #![allow(unsafe_code)]
 
 use std::ffi::CStr;
@@ -195,4 +196,15 @@ pub(crate) fn int_option(fd: std::os::fd::RawFd, level: libc::c_int, name: libc:
         );
     }
     value
+}
+
+/// Sets the key-exchange groups one TLS connection offers, most preferred first
+/// (`SSL_set1_groups_list`; the first gets the TLS 1.3 key share); false if OpenSSL
+/// refused the list.
+pub(crate) fn set_tls_groups(ssl: &mut openssl::ssl::SslRef, groups: &CStr) -> bool {
+    use foreign_types::ForeignTypeRef;
+    // SAFETY: `ssl` is a live SSL owned by the caller, `groups` is NUL-terminated and
+    // outlives the call, and OpenSSL copies the list.
+    let rc = unsafe { openssl_sys::SSL_set1_groups_list(ssl.as_ptr(), groups.as_ptr()) };
+    rc == 1
 }

@@ -12,6 +12,7 @@
 //! ones, a self-signed server certificate listed as its own root) without re-implementing
 //! any of its checks. Nothing outside this module and `stream` names OpenSSL.
 
+use std::ffi::CStr;
 use std::fs;
 use std::io;
 use std::net::TcpStream;
@@ -22,7 +23,7 @@ use std::time::Instant;
 use openssl::error::ErrorStack;
 use openssl::hash::MessageDigest;
 use openssl::nid::Nid;
-use openssl::pkey::{PKey, Private};
+use openssl::pkey::{Id, PKey, Private};
 use openssl::ssl::{
     ErrorCode, HandshakeError, Ssl, SslContext, SslContextBuilder, SslFiletype, SslMethod,
     SslMode as OpensslMode, SslOptions, SslStream, SslVerifyMode, SslVersion,
@@ -37,22 +38,100 @@ use crate::options::{ConnectOptions, HostEntry, SslMode};
 /// An established TLS session over TCP.
 pub(crate) type TlsStream = SslStream<TcpStream>;
 
+/// What one set of options' connections share: the context, and the key-exchange
+/// group the server chose, once a connection has learnt it.
+pub(crate) struct Prepared {
+    ctx: SslContext,
+    /// `None` until the first handshake; then the groups to offer, the server's
+    /// choice first, or `Some(None)` when OpenSSL's default order already starts with it.
+    groups: Option<Option<&'static CStr>>,
+}
+
+/// OpenSSL 3.0's default client groups, in its order; the TLS 1.3 key share is for the
+/// first. Each entry: the group's name, and the list that offers it first.
+const GROUPS: [(&str, &CStr); 5] = [
+    (
+        "X25519",
+        c"X25519:P-256:X448:P-521:P-384:ffdhe2048:ffdhe3072:ffdhe4096:ffdhe6144:ffdhe8192",
+    ),
+    (
+        "P-256",
+        c"P-256:X25519:X448:P-521:P-384:ffdhe2048:ffdhe3072:ffdhe4096:ffdhe6144:ffdhe8192",
+    ),
+    (
+        "X448",
+        c"X448:X25519:P-256:P-521:P-384:ffdhe2048:ffdhe3072:ffdhe4096:ffdhe6144:ffdhe8192",
+    ),
+    (
+        "P-521",
+        c"P-521:X25519:P-256:X448:P-384:ffdhe2048:ffdhe3072:ffdhe4096:ffdhe6144:ffdhe8192",
+    ),
+    (
+        "P-384",
+        c"P-384:X25519:P-256:X448:P-521:ffdhe2048:ffdhe3072:ffdhe4096:ffdhe6144:ffdhe8192",
+    ),
+];
+
 /// The context built for one set of options, kept for its later connections (and
 /// its clones'): building one (OpenSSL 3's SSL_CTX_new, the root file, the key) costs
 /// more client CPU than the handshake itself, which `pgbench -C` pays per
 /// transaction. libpq builds one per connection; the only difference is that files
 /// changed during a run are not re-read. A failed build is not kept.
-fn cached_context(opts: &ConnectOptions) -> Result<SslContext, String> {
+fn cached_context(
+    opts: &ConnectOptions,
+) -> Result<(SslContext, Option<Option<&'static CStr>>), String> {
     let mut slot = opts
         .tls_context
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(ctx) = slot.as_ref() {
-        return Ok(ctx.clone());
+    if let Some(p) = slot.as_ref() {
+        return Ok((p.ctx.clone(), p.groups));
     }
     let ctx = context(opts)?;
-    *slot = Some(ctx.clone());
-    Ok(ctx)
+    *slot = Some(Prepared {
+        ctx: ctx.clone(),
+        groups: None,
+    });
+    Ok((ctx, None))
+}
+
+/// Why later connections offer the server's group first: PostgreSQL's default
+/// `ssl_ecdh_curve` is P-256, OpenSSL's first choice (and so its TLS 1.3 key share)
+/// X25519, so every handshake began with a HelloRetryRequest, a round trip and a key
+/// pair more, which `-C` pays per transaction (rustls keeps the same hint per server).
+/// The full list is still offered: a server that changes its mind costs a retry, as
+/// it does libpq.
+fn learn_group(opts: &ConnectOptions, stream: &TlsStream) {
+    let Ok(key) = stream.ssl().peer_tmp_key() else {
+        return;
+    };
+    let name = match key.id() {
+        Id::X25519 => Some("X25519"),
+        Id::X448 => Some("X448"),
+        Id::EC => key
+            .ec_key()
+            .ok()
+            .and_then(|k| k.group().curve_name())
+            .and_then(|nid| match nid {
+                Nid::X9_62_PRIME256V1 => Some("P-256"),
+                Nid::SECP384R1 => Some("P-384"),
+                Nid::SECP521R1 => Some("P-521"),
+                _ => None,
+            }),
+        _ => None,
+    };
+    let groups = GROUPS
+        .iter()
+        .position(|(n, _)| Some(*n) == name)
+        .filter(|&i| i > 0)
+        .map(|i| GROUPS[i].1);
+    let mut slot = opts
+        .tls_context
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(p) = slot.as_mut() {
+        p.groups = Some(groups);
+    }
 }
 
 /// Why a TLS session could not be established.
@@ -294,9 +373,13 @@ pub(crate) fn open(
     tcp: TcpStream,
     deadline: Option<Instant>,
 ) -> Result<TlsStream, TlsFailure> {
-    let ctx = cached_context(opts)?;
+    let (ctx, groups) = cached_context(opts)?;
     let mut ssl = Ssl::new(&ctx)
         .map_err(|e| format!("could not establish SSL connection: {}", reason(&e)))?;
+    if let Some(Some(groups)) = groups {
+        // Refused, the context's default list stands.
+        crate::sys::set_tls_groups(&mut ssl, groups);
+    }
     // libpq 15 gives an entry with only `hostaddr` the default socket directory as
     // its host name, and uses that for SNI and the verify-full check.
     let name = host.reported_name();
@@ -311,6 +394,9 @@ pub(crate) fn open(
         }
     }
     let stream = handshake(opts, ssl, tcp, deadline)?;
+    if groups.is_none() {
+        learn_group(opts, &stream);
+    }
     let cert = stream
         .ssl()
         .peer_certificate()

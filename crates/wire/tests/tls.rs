@@ -470,3 +470,68 @@ fn documented_self_signed_certificate_with_a_common_name() {
     // Word for word what libpq (psql) says.
     check(&env, &args("wrong.example", "verify-full"), None);
 }
+
+/// Relays one TCP connection at a time to `port` and counts the TLS ClientHello
+/// messages the client sends in each (after PostgreSQL's 8-byte SSLRequest).
+fn counting_relay(port: u16) -> (u16, std::sync::mpsc::Receiver<usize>) {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let relay_port = listener.local_addr().unwrap().port();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let mut client = client.unwrap();
+            let mut server = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            let (mut c2, mut s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut s2, &mut c2);
+                let _ = c2.shutdown(std::net::Shutdown::Write);
+            });
+            // Client to server: keep the bytes, forward them, then parse the records.
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 16384];
+            while let Ok(n) = client.read(&mut buf) {
+                if n == 0 || server.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+                seen.extend_from_slice(&buf[..n]);
+            }
+            let _ = server.shutdown(std::net::Shutdown::Write);
+            let (mut at, mut hellos) = (8, 0);
+            while at + 5 <= seen.len() {
+                let len = u16::from_be_bytes([seen[at + 3], seen[at + 4]]) as usize;
+                // A handshake record whose message is a ClientHello.
+                if seen[at] == 0x16 && seen.get(at + 5) == Some(&1) {
+                    hellos += 1;
+                }
+                at += 5 + len;
+            }
+            let _ = tx.send(hellos);
+        }
+    });
+    (relay_port, rx)
+}
+
+/// PostgreSQL's default `ssl_ecdh_curve` is P-256, OpenSSL's first key share X25519:
+/// the first handshake needs a HelloRetryRequest (two ClientHellos); the options'
+/// later connections offer P-256 first and need one, as `-C` reconnects do.
+#[test]
+fn later_connections_offer_the_key_exchange_group_the_server_chose() {
+    let (c, _) = setup();
+    let (port, hellos) = counting_relay(c.port());
+    let args = ConnectArgs {
+        dbname: Some(format!(
+            "host=127.0.0.1 port={port} user=postgres dbname=postgres sslmode=require"
+        )),
+        ..ConnectArgs::default()
+    };
+    let opts = Env::new().options(&args).unwrap();
+    let timeout = std::time::Duration::from_secs(20);
+    for want in [2, 1, 1] {
+        let mut conn = Connection::connect(&opts).unwrap();
+        assert!(common::uses_tls(&mut conn));
+        drop(conn);
+        assert_eq!(hellos.recv_timeout(timeout).unwrap(), want);
+    }
+}
