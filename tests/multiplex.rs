@@ -1,9 +1,12 @@
-//! `-j` threads with several clients each (`src/bench/multiplex.rs`): seeded runs insert
+//! `-j` threads with several clients each (`src/bench/multiplex/`): seeded runs insert
 //! what stock pgbench inserts with the same deal of clients to threads, through every
-//! wait a client can make (replies, a pipeline's syncs, `\sleep`), and the process runs
-//! one OS thread per `-j` thread, not one per client.
+//! wait a client can make (replies, a pipeline's syncs, `\sleep`), with both drivers
+//! (io_uring, and epoll as `PGBENCH_RS_IO=epoll` asks) and over TLS; the io_uring
+//! driver is the one used where the kernel allows it; and the process runs one OS
+//! thread per `-j` thread, not one per client.
 
-use crate::support::{fresh_db, run};
+use crate::support::{aim, fresh_db, run, stock_pgbench};
+use pgbench_cluster::{Cluster, ClusterOptions};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -42,8 +45,154 @@ fn several_clients_per_thread_insert_what_stock_pgbench_inserts() {
     };
     let stock = rows(&mut db.stock());
     let ours = rows(&mut db.ours());
+    let ours_epoll = rows(db.ours().env("PGBENCH_RS_IO", "epoll"));
     assert_eq!(stock.lines().count(), 7 * 15 * 2);
     assert_eq!(ours, stock);
+    assert_eq!(ours_epoll, stock);
+}
+
+/// Over TLS a connection does its own I/O (the io_uring driver only waits for its
+/// socket to be readable): 6 seeded clients on 2 threads, with sslmode=require over
+/// TCP, insert what stock inserts, each row from a TLS session.
+#[test]
+fn clients_over_tls_sharing_threads_insert_what_stock_pgbench_inserts() {
+    let cluster = Cluster::start(ClusterOptions {
+        tcp: true,
+        ..Default::default()
+    })
+    .expect("tls cluster");
+    let dir = tempfile::tempdir().unwrap();
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-new",
+            "-x509",
+            "-days",
+            "2",
+            "-nodes",
+            "-subj",
+            "/CN=localhost",
+        ])
+        .args([
+            "-newkey",
+            "rsa:2048",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.crt",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .expect("openssl");
+    assert!(made.status.success(), "{made:?}");
+    for f in ["server.crt", "server.key"] {
+        let bytes = std::fs::read(dir.path().join(f)).unwrap();
+        cluster.write_data_file(f, &bytes).unwrap();
+    }
+    cluster
+        .psql(
+            "postgres",
+            "alter system set ssl = on; create table tls_rows (client int, v bigint, tls bool)",
+        )
+        .unwrap();
+    cluster.reload().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let script = dir.path().join("tls.sql");
+    std::fs::write(
+        &script,
+        "\\set r random(1, 1000000)\n\
+         insert into tls_rows select :client_id, :r, ssl from pg_stat_ssl where pid = pg_backend_pid();\n",
+    )
+    .unwrap();
+    let rows = |program: std::path::PathBuf| {
+        cluster.psql("postgres", "truncate tls_rows").unwrap();
+        let mut cmd = std::process::Command::new(program);
+        aim(&mut cmd, &cluster, "postgres");
+        cmd.env("PGHOST", "127.0.0.1").env("PGSSLMODE", "require");
+        let out = run(cmd
+            .args([
+                "--random-seed=11",
+                "-n",
+                "-t",
+                "20",
+                "-c",
+                "6",
+                "-j",
+                "2",
+                "-f",
+            ])
+            .arg(&script));
+        assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+        cluster
+            .psql(
+                "postgres",
+                "select client, v, tls from tls_rows order by 1, 2",
+            )
+            .unwrap()
+    };
+    let stock = rows(stock_pgbench());
+    let ours = rows(env!("CARGO_BIN_EXE_pgbench-rs").into());
+    assert_eq!(stock.lines().count(), 6 * 20);
+    assert!(stock.lines().all(|l| l.ends_with("|t")), "{stock}");
+    assert_eq!(ours, stock);
+}
+
+/// Where the kernel allows io_uring, a thread with several clients uses it: the process
+/// holds an io_uring instance per such thread during the run, and none under
+/// `PGBENCH_RS_IO=epoll`.
+#[test]
+fn threads_with_several_clients_use_io_uring_where_the_kernel_allows_it() {
+    let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+        .map(|v| v.trim() != "0")
+        .unwrap_or(false);
+    if disabled {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "io_uring is disabled on this CI machine"
+        );
+        return;
+    }
+    let db = fresh_db("multiplexed_uring");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("select1.sql");
+    std::fs::write(&script, "select 1;\n").unwrap();
+    let rings = |epoll: bool| {
+        let mut cmd = db.ours();
+        if epoll {
+            cmd.env("PGBENCH_RS_IO", "epoll");
+        }
+        let child = cmd
+            .args(["-n", "-c", "6", "-j", "3", "-T", "2", "-f"])
+            .arg(&script)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let fds = format!("/proc/{}/fd", child.id());
+        let started = Instant::now();
+        let mut most = 0;
+        while started.elapsed() < Duration::from_millis(1500) {
+            let n = std::fs::read_dir(&fds)
+                .map(|d| {
+                    d.filter_map(Result::ok)
+                        .filter_map(|e| std::fs::read_link(e.path()).ok())
+                        .filter(|l| l.to_string_lossy() == "anon_inode:[io_uring]")
+                        .count()
+                })
+                .unwrap_or(0);
+            most = most.max(n);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        most
+    };
+    assert_eq!(rings(false), 3);
+    assert_eq!(rings(true), 0);
 }
 
 /// 40 clients on 2 threads: the process has the 2 client threads, the main thread

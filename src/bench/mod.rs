@@ -259,15 +259,16 @@ fn run_thread(
 ) {
     let shared = &ctx.threads[thread];
     let alone = own.len() == 1;
+    // Chosen before the clients connect: an io_uring driver does their I/O.
+    let driver = (!alone).then(|| multiplex::Driver::new(own.len()));
     let mut clients: Vec<client::Client> = own
         .into_iter()
         .map(|(slot, (vars, rng))| {
             let number = ctx.plan.first_client() + slot;
             let c = client::Client::new((slot, number), ctx, shared, vars, rng);
-            if alone {
-                c
-            } else {
-                c.multiplexed()
+            match &driver {
+                None => c,
+                Some(d) => c.multiplexed(d.queues_io()),
             }
         })
         .collect();
@@ -288,10 +289,9 @@ fn run_thread(
     if start != Start::Go {
         return;
     }
-    if alone {
-        clients.into_iter().for_each(client::Client::run);
-    } else {
-        multiplex::drive(clients);
+    match driver {
+        None => clients.into_iter().for_each(client::Client::run),
+        Some(d) => d.drive(clients),
     }
 }
 

@@ -130,6 +130,10 @@ pub struct Connection {
     /// The socket stays non-blocking (see [`Connection::set_nonblocking_io`]): the
     /// blocking calls then wait on the socket themselves.
     pub(crate) nonblocking_io: bool,
+    /// The caller does this connection's socket I/O (see [`Connection::queue_io`]).
+    pub(crate) queued_io: bool,
+    /// A failure the caller's read or write met, for the next read to report.
+    pub(crate) queued_failure: Option<ConnError>,
 }
 
 pub(crate) fn default_notice_handler() -> NoticeHandler {
@@ -183,6 +187,8 @@ impl Connection {
             host: String::new(),
             port: String::new(),
             nonblocking_io: false,
+            queued_io: false,
+            queued_failure: None,
         }
     }
 
@@ -190,7 +196,7 @@ impl Connection {
 
     /// Writes out everything buffered.
     pub fn flush(&mut self) -> Result<(), ConnError> {
-        if self.wbuf.is_empty() {
+        if self.wbuf.is_empty() || self.queued_io {
             return Ok(());
         }
         let res = if self.pipeline == PipelineStatus::Off && !self.nonblocking_io {
@@ -210,7 +216,7 @@ impl Connection {
     /// Writes the buffer without blocking, reading the server's replies into the read
     /// buffer whenever the socket is full, so a long pipeline cannot deadlock with a
     /// server that is itself blocked sending results (libpq does the same).
-    fn flush_while_reading(&mut self) -> Result<(), ConnError> {
+    pub(crate) fn flush_while_reading(&mut self) -> Result<(), ConnError> {
         self.nonblocking(ConnError::from_write, Self::write_or_read)
     }
 
@@ -273,6 +279,7 @@ impl Connection {
             if self.result_buffered() {
                 return Ok(());
             }
+            self.send_queued()?;
             crate::sys::wait_readable(self.stream.as_raw_fd()).map_err(ConnError::from_read)?;
         }
     }
@@ -396,7 +403,7 @@ impl Connection {
         }
     }
 
-    fn fail(&mut self, e: ConnError) -> ConnError {
+    pub(crate) fn fail(&mut self, e: ConnError) -> ConnError {
         if matches!(
             e,
             ConnError::Closed | ConnError::Receive(_) | ConnError::Send(_)
@@ -449,7 +456,7 @@ impl Connection {
     }
 
     /// Moves unread bytes to the front and grows the buffer to hold `need` bytes.
-    fn make_room(&mut self, need: usize) {
+    pub(crate) fn make_room(&mut self, need: usize) {
         self.rbuf.copy_within(self.rstart..self.rend, 0);
         self.rend -= self.rstart;
         self.rstart = 0;
@@ -460,6 +467,9 @@ impl Connection {
 
     #[inline]
     pub(crate) fn fill(&mut self) -> Result<(), ConnError> {
+        if let Some(e) = self.queued_failure.take() {
+            return Err(self.fail(e));
+        }
         if self.rstart == self.rend {
             self.rstart = 0;
             self.rend = 0;
@@ -477,6 +487,7 @@ impl Connection {
                 // Only a socket left non-blocking on purpose waits here: on a blocking
                 // one, EAGAIN is a read timeout (connect_timeout) expiring.
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && self.nonblocking_io => {
+                    self.send_queued()?;
                     if let Err(e) = crate::sys::wait_readable(self.stream.as_raw_fd()) {
                         return Err(self.fail(ConnError::from_read(e)));
                     }

@@ -20,6 +20,7 @@ mod options;
 mod passfile;
 mod position;
 mod prompt;
+mod queued;
 mod receive;
 mod scram;
 mod send;

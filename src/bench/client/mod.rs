@@ -171,6 +171,8 @@ pub struct Client<'a> {
     tx: Tx,
     /// Shares its thread: waits for replies outside `advance`, socket non-blocking.
     multiplexed: bool,
+    /// Its thread's driver sends and receives for it (io_uring), on plain sockets.
+    queued_io: bool,
     /// Counts the connections made, so a driver sees when `-C` replaced the socket.
     connections: u64,
 }
@@ -223,14 +225,31 @@ impl<'a> Client<'a> {
                 command_start: None,
             },
             multiplexed: false,
+            queued_io: false,
             connections: 0,
         }
     }
 
-    /// For a client that shares its thread with others (see [`super::multiplex`]).
-    pub fn multiplexed(mut self) -> Self {
+    /// For a client that shares its thread with others (see [`super::multiplex`]);
+    /// `queued_io`: the thread's driver does its socket I/O where it can.
+    pub fn multiplexed(mut self, queued_io: bool) -> Self {
         self.multiplexed = true;
+        self.queued_io = queued_io;
         self
+    }
+
+    /// The current connection, for a driver that does its socket I/O.
+    pub fn connection_mut(&mut self) -> Option<&mut Connection> {
+        self.conn.as_mut()
+    }
+
+    /// Gives up the connection without closing it or freeing its buffers, for a
+    /// driver that can no longer tell whether the kernel still writes into them.
+    pub fn leak_connection(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.ctx.control.unregister(self.slot);
+            std::mem::forget(conn);
+        }
     }
 
     /// The current connection's socket, and which connection of the client it is.
@@ -262,6 +281,10 @@ impl<'a> Client<'a> {
         use std::os::fd::AsRawFd;
         if self.multiplexed {
             conn.set_nonblocking_io()?;
+            if self.queued_io {
+                // TLS keeps doing its own I/O; the driver waits for its readiness.
+                conn.queue_io();
+            }
         }
         self.ctx
             .control

@@ -1,23 +1,15 @@
-//! A pgbench thread with several clients (pgbench.c `threadRun`): one OS thread waits
-//! on all its clients' sockets at once and advances every client that can go on, in
-//! client order, before it waits again. A client alone on its thread does not come
-//! here: it blocks on its own socket ([`super::client::Client::run`]), which costs
-//! least for one client.
-//!
-//! Why: with a sleeping OS thread per client, every transaction costs a wake-up and
-//! a context switch; here a thread keeps running while any of its clients has a
-//! reply, as stock pgbench's threads do, and 1,000 clients need 10 stacks, not 1,000.
-//!
-//! The sockets are registered with epoll (through mio) once per connection, edge-
-//! triggered, so a readiness event is remembered per client until its replies are
-//! read: a client whose replies arrived while it was not waiting for them (its
-//! timer, another client's turn) is not forgotten. Timers (`\sleep`, `-R` slots) are
-//! the wait's timeout; the `-T` deadline and the run's stop reach the clients through
-//! their sockets and [`super::control::RunControl`], as they do blocking clients.
+//! The epoll driver: the clients' sockets are registered with epoll (through mio)
+//! once per connection, edge-triggered, so a readiness event is remembered per client
+//! until its replies are read: a client whose replies arrived while it was not
+//! waiting for them (its timer, another client's turn) is not forgotten. Every client
+//! that can go on is advanced in client order, as pgbench's `threadRun` does. Timers
+//! (`\sleep`, `-R` slots) are the wait's timeout; the `-T` deadline and the run's stop
+//! reach the clients through their sockets and [`crate::bench::control::RunControl`],
+//! as they do blocking clients.
 
-use super::client::{Client, Wait};
-use super::clock::now_us;
-use super::error::{AbortReason, ClientAbort};
+use super::cannot_wait;
+use crate::bench::client::{Client, Wait};
+use crate::bench::clock::now_us;
 use crate::logging;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
@@ -34,7 +26,7 @@ struct Slot<'a> {
 }
 
 /// Runs the clients of one pgbench thread until all are finished.
-pub fn drive(clients: Vec<Client<'_>>) {
+pub(super) fn drive(clients: Vec<Client<'_>>) {
     let mut poll = match Poll::new() {
         Ok(p) => p,
         Err(e) => {
@@ -106,11 +98,6 @@ pub fn drive(clients: Vec<Client<'_>>) {
             }
         }
     }
-}
-
-/// The abort of a client whose thread can no longer wait on its sockets.
-fn cannot_wait(client: usize, why: &str) -> ClientAbort {
-    ClientAbort::new(client, AbortReason::Other("could not wait for the server")).because(why)
 }
 
 /// Advances a client until it waits for something not yet there; keeps its socket

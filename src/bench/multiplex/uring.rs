@@ -1,0 +1,289 @@
+//! The io_uring driver. A client waiting for replies on a plain socket has its
+//! queued request bytes sent and its read buffer filled by the kernel
+//! ([`pgbench_wire::Connection::queue_io`]): one `io_uring_enter` submits every ready
+//! client's send and receive and waits for the next completions, where epoll costs a
+//! `send`, a `recv` and a share of `epoll_wait` per transaction. A TLS connection
+//! does its own I/O and is only polled for readiness here.
+//!
+//! Safety rests on one rule, kept by [`Slot`]: a client is advanced (and so touches
+//! its connection's buffers, or replaces the connection under `-C`) only when none
+//! of its operations is in flight. Each completion is handed to the connection
+//! before the client goes on. Clients are advanced in client order within a batch of
+//! completions, as pgbench's `threadRun` does.
+#![allow(unsafe_code)]
+
+use super::cannot_wait;
+use crate::bench::client::{Client, Wait};
+use crate::bench::clock::now_us;
+use io_uring::{opcode, squeue, types, IoUring};
+use std::io;
+use std::os::fd::AsRawFd;
+
+/// What an operation's `user_data` carries besides the client's index.
+const SEND: u64 = 0;
+const RECV: u64 = 1;
+const POLL: u64 = 2;
+const CANCEL: u64 = 3;
+
+fn user_data(client: usize, kind: u64) -> u64 {
+    (client as u64) << 2 | kind
+}
+
+/// A ring for `clients` clients, or `None` where the kernel refuses io_uring. At most
+/// three operations per client are in flight (send, receive, a cancel).
+pub(super) fn ring(clients: usize) -> Option<IoUring> {
+    let entries = (clients * 4).next_power_of_two().max(8) as u32;
+    // One thread submits and reaps, so the kernel may run completions' work at the
+    // next wait instead of interrupting it (6.1+); older kernels get a plain ring.
+    IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_cqsize(entries * 2)
+        .build(entries)
+        .or_else(|_| IoUring::builder().setup_cqsize(entries * 2).build(entries))
+        .ok()
+}
+
+/// One client as the loop sees it.
+struct Slot<'a> {
+    client: Client<'a>,
+    wait: Wait,
+    /// A send of its queued bytes is in flight.
+    sending: bool,
+    /// A receive into its buffer, or a readiness poll, is in flight.
+    receiving: bool,
+    /// Its connection met the end or an error: the client reads that itself.
+    ended: bool,
+}
+
+impl Slot<'_> {
+    fn idle(&self) -> bool {
+        !self.sending && !self.receiving
+    }
+}
+
+pub(super) fn drive(mut ring: IoUring, clients: Vec<Client<'_>>) {
+    let mut slots: Vec<Slot> = clients
+        .into_iter()
+        .map(|client| Slot {
+            client,
+            wait: Wait::Until(0),
+            sending: false,
+            receiving: false,
+            ended: false,
+        })
+        .collect();
+    let mut done: Vec<(u64, i32)> = Vec::with_capacity(slots.len() * 2);
+    let failed = 'run: {
+        for (i, s) in slots.iter_mut().enumerate() {
+            if let Err(e) = settle(&mut ring, s, i) {
+                break 'run e;
+            }
+        }
+        loop {
+            let mut next_timer: Option<i64> = None;
+            let mut live = false;
+            for s in &slots {
+                match s.wait {
+                    Wait::Done => live |= !s.idle(),
+                    Wait::Until(at) => {
+                        live = true;
+                        next_timer = Some(next_timer.map_or(at, |t| t.min(at)));
+                    }
+                    Wait::Replies { .. } => live = true,
+                }
+            }
+            if !live {
+                return;
+            }
+            let waited = match next_timer {
+                None => ring.submit_and_wait(1),
+                Some(at) => {
+                    let us = (at - now_us()).max(0) as u64;
+                    let ts = types::Timespec::new()
+                        .sec(us / 1_000_000)
+                        .nsec((us % 1_000_000) as u32 * 1000);
+                    ring.submitter()
+                        .submit_with_args(1, &types::SubmitArgs::new().timespec(&ts))
+                }
+            };
+            match waited {
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                    ) => {}
+                Err(e) => break 'run e,
+            }
+            done.clear();
+            done.extend(ring.completion().map(|c| (c.user_data(), c.result())));
+            // Client order within the batch (a client's send before its receive).
+            done.sort_unstable_by_key(|&(ud, _)| ud);
+            for &(ud, res) in &done {
+                let i = (ud >> 2) as usize;
+                if let Some(s) = slots.get_mut(i) {
+                    if let Err(e) = completed(&mut ring, s, i, ud & 3, res) {
+                        break 'run e;
+                    }
+                }
+            }
+            for (i, s) in slots.iter_mut().enumerate() {
+                if matches!(s.wait, Wait::Until(at) if at <= now_us()) && s.idle() {
+                    if let Err(e) = settle(&mut ring, s, i) {
+                        break 'run e;
+                    }
+                }
+            }
+        }
+    };
+    // The ring failed: no client can go on. A client with an operation in flight
+    // gives up its connection to a leak, since the kernel may still write into its
+    // buffers.
+    let why = format!("io_uring_enter() failed: {}", crate::sys::strerror(&failed));
+    for s in slots.iter_mut().filter(|s| s.wait != Wait::Done) {
+        if !s.idle() {
+            s.client.leak_connection();
+        }
+        let abort = cannot_wait(s.client.id, &why);
+        s.client.abort_now(abort);
+    }
+}
+
+/// Advances a client until it waits for something not yet there, and submits what
+/// that wait needs. Called only when none of its operations is in flight.
+fn settle(ring: &mut IoUring, s: &mut Slot, i: usize) -> io::Result<()> {
+    loop {
+        s.ended = false;
+        s.wait = s.client.advance();
+        match s.wait {
+            Wait::Replies { syncs } => {
+                if !submit_wait(ring, s, i, syncs)? {
+                    continue;
+                }
+            }
+            // Queued bytes with no reply awaited (a pipeline before a `\sleep`) go out
+            // now, as libpq's would by the time anything waits.
+            _ => {
+                if let Some(conn) = s.client.connection_mut() {
+                    if let Err(e) = conn.send_queued_now() {
+                        conn.keep_failure(e);
+                    }
+                }
+            }
+        }
+        return Ok(());
+    }
+}
+
+/// Submits the send and the receive (or poll) that waiting for `syncs` replies still
+/// needs; whether anything is in flight (false: the replies are read, go on).
+fn submit_wait(ring: &mut IoUring, s: &mut Slot, i: usize, syncs: usize) -> io::Result<bool> {
+    let Some(conn) = s.client.connection_mut() else {
+        return Ok(false);
+    };
+    let fd = types::Fd(conn.as_raw_fd());
+    if !conn.io_queued() {
+        if !s.receiving {
+            if conn.replies_arrived(syncs) {
+                return Ok(false);
+            }
+            let poll = opcode::PollAdd::new(fd, libc::POLLIN as u32).build();
+            push(ring, poll.user_data(user_data(i, POLL)))?;
+            s.receiving = true;
+        }
+        return Ok(true);
+    }
+    let out = conn.queued_output();
+    if !s.sending && !out.is_empty() {
+        let send = opcode::Send::new(fd, out.as_ptr(), out.len() as u32)
+            .flags(libc::MSG_NOSIGNAL)
+            .build();
+        push(ring, send.user_data(user_data(i, SEND)))?;
+        s.sending = true;
+    }
+    if !s.receiving && !conn.replies_buffered(syncs) {
+        let space = conn.read_space();
+        let recv = opcode::Recv::new(fd, space.as_mut_ptr(), space.len() as u32).build();
+        push(ring, recv.user_data(user_data(i, RECV)))?;
+        s.receiving = true;
+    }
+    Ok(!s.idle())
+}
+
+/// Hands a completion to the client's connection; advances the client when its
+/// replies are all there (or its connection ended) and nothing is in flight.
+fn completed(ring: &mut IoUring, s: &mut Slot, i: usize, kind: u64, res: i32) -> io::Result<()> {
+    let failure = || io::Error::from_raw_os_error(-res);
+    match kind {
+        SEND => {
+            s.sending = false;
+            if let Some(conn) = s.client.connection_mut() {
+                conn.output_sent(if res < 0 {
+                    Err(failure())
+                } else {
+                    Ok(res as usize)
+                });
+            }
+            if res < 0 {
+                s.ended = true;
+                if s.receiving {
+                    // The server will not answer a request it did not get.
+                    let cancel = opcode::AsyncCancel::new(user_data(i, RECV)).build();
+                    push(ring, cancel.user_data(user_data(i, CANCEL)))?;
+                }
+            }
+        }
+        RECV => {
+            s.receiving = false;
+            if res == -libc::ECANCELED {
+                s.ended = true;
+            } else if let Some(conn) = s.client.connection_mut() {
+                conn.received(if res < 0 {
+                    Err(failure())
+                } else {
+                    Ok(res as usize)
+                });
+                s.ended |= res <= 0;
+            }
+        }
+        POLL => {
+            s.receiving = false;
+            s.ended |= res < 0;
+        }
+        _ => return Ok(()),
+    }
+    if !s.idle() && !s.ended {
+        // A short send goes on while the receive waits.
+        if let Wait::Replies { syncs } = s.wait {
+            submit_wait(ring, s, i, syncs)?;
+        }
+        return Ok(());
+    }
+    if !s.idle() {
+        return Ok(());
+    }
+    match s.wait {
+        Wait::Replies { syncs } if !s.ended => {
+            if !submit_wait(ring, s, i, syncs)? {
+                settle(ring, s, i)?;
+            }
+            Ok(())
+        }
+        Wait::Replies { .. } => settle(ring, s, i),
+        _ => Ok(()),
+    }
+}
+
+/// Queues one operation, submitting what is queued when the ring is full.
+fn push(ring: &mut IoUring, entry: squeue::Entry) -> io::Result<()> {
+    loop {
+        // SAFETY: the buffers an entry names belong to a connection whose client is
+        // not advanced, nor its connection dropped, until the entry's completion is
+        // reaped (the module's rule); a ring failure leaks them instead.
+        if unsafe { ring.submission().push(&entry) }.is_ok() {
+            return Ok(());
+        }
+        ring.submit()?;
+    }
+}
