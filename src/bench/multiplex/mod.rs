@@ -7,7 +7,7 @@
 //! a context switch; here a thread keeps running while any of its clients has a
 //! reply, as stock pgbench's threads do, and 1,000 clients need 10 stacks, not 1,000.
 //!
-//! Two drivers, one contract (the client's [`Wait`](super::client::Wait)):
+//! Two drivers, one contract (the client's `Wait`):
 //! - `uring`: io_uring, where the kernel allows it. Each wait submits every ready
 //!   client's send and receive together, so a transaction costs no system call of
 //!   its own; measured, 10% less client CPU per `SELECT 1` than epoll with 32 clients
