@@ -161,29 +161,18 @@ fn threads_with_several_clients_use_io_uring_where_the_kernel_allows_it() {
         if epoll {
             cmd.env("PGBENCH_RS_IO", "epoll");
         }
-        let child = cmd
-            .args(["-n", "-c", "6", "-j", "3", "-T", "2", "-f"])
-            .arg(&script)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let fds = format!("/proc/{}/fd", child.id());
-        let started = Instant::now();
-        let mut most = 0;
-        while started.elapsed() < Duration::from_millis(1500) {
-            let n = std::fs::read_dir(&fds)
+        cmd.args(["-n", "-c", "6", "-j", "3", "-T", "2", "-f"])
+            .arg(&script);
+        let (most, out) = most_while_running(cmd, Duration::from_millis(1500), |pid| {
+            std::fs::read_dir(format!("/proc/{pid}/fd"))
                 .map(|d| {
                     d.filter_map(Result::ok)
                         .filter_map(|e| std::fs::read_link(e.path()).ok())
                         .filter(|l| l.to_string_lossy() == "anon_inode:[io_uring]")
                         .count()
                 })
-                .unwrap_or(0);
-            most = most.max(n);
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let out = child.wait_with_output().unwrap();
+                .unwrap_or(0)
+        });
         assert!(
             out.status.success(),
             "{}",
@@ -203,29 +192,17 @@ fn forty_clients_on_two_threads_run_on_two_os_threads() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("select1.sql");
     std::fs::write(&script, "select 1;\n").unwrap();
-    let child = db
-        .ours()
-        .args(["-n", "-c", "40", "-j", "2", "-T", "3", "-f"])
-        .arg(&script)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status = format!("/proc/{}/status", child.id());
-    let started = Instant::now();
-    let mut most = 0;
-    while started.elapsed() < Duration::from_secs(2) {
-        let text = std::fs::read_to_string(&status).unwrap_or_default();
-        if let Some(n) = text
+    let mut cmd = db.ours();
+    cmd.args(["-n", "-c", "40", "-j", "2", "-T", "3", "-f"])
+        .arg(&script);
+    let (most, out) = most_while_running(cmd, Duration::from_secs(2), |pid| {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .unwrap_or_default()
             .lines()
             .find_map(|l| l.strip_prefix("Threads:"))
             .and_then(|n| n.trim().parse::<usize>().ok())
-        {
-            most = most.max(n);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
+            .unwrap_or(0)
+    });
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     assert!(stdout.contains("number of clients: 40"), "{stdout}");
@@ -233,4 +210,25 @@ fn forty_clients_on_two_threads_run_on_two_os_threads() {
         (3..=4).contains(&most),
         "{most} threads for 40 clients on -j 2"
     );
+}
+
+/// Starts `cmd`, samples `count` of its process every 50 ms for `sampling`, and
+/// returns the highest count and the finished command's output.
+fn most_while_running(
+    mut cmd: std::process::Command,
+    sampling: Duration,
+    count: impl Fn(u32) -> usize,
+) -> (usize, std::process::Output) {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let mut most = 0;
+    while started.elapsed() < sampling {
+        most = most.max(count(child.id()));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (most, child.wait_with_output().unwrap())
 }

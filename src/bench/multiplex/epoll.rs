@@ -7,7 +7,7 @@
 //! reach the clients through their sockets and [`crate::bench::control::RunControl`],
 //! as they do blocking clients.
 
-use super::cannot_wait;
+use super::{cannot_wait, next_wake};
 use crate::bench::client::{Client, Wait};
 use crate::bench::clock::now_us;
 use crate::logging;
@@ -52,21 +52,9 @@ pub(super) fn drive(clients: Vec<Client<'_>>) {
         advance(&poll, s, i);
     }
     loop {
-        let mut next_timer: Option<i64> = None;
-        let mut live = false;
-        for s in &slots {
-            match s.wait {
-                Wait::Done => {}
-                Wait::Until(at) => {
-                    live = true;
-                    next_timer = Some(next_timer.map_or(at, |t| t.min(at)));
-                }
-                Wait::Replies { .. } => live = true,
-            }
-        }
-        if !live {
+        let Some(next_timer) = next_wake(slots.iter().map(|s| &s.wait)) else {
             return;
-        }
+        };
         let timeout = next_timer.map(|at| Duration::from_micros((at - now_us()).max(0) as u64));
         if let Err(e) = poll.poll(&mut events, timeout) {
             if e.kind() == std::io::ErrorKind::Interrupted {

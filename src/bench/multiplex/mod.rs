@@ -19,7 +19,7 @@
 mod epoll;
 mod uring;
 
-use super::client::Client;
+use super::client::{Client, Wait};
 use super::error::{AbortReason, ClientAbort};
 
 /// How one thread waits on its clients.
@@ -53,6 +53,24 @@ impl Driver {
             Driver::Uring(ring) => uring::drive(*ring, clients),
         }
     }
+}
+
+/// How long the thread may wait: `None` once every client is done, else the
+/// earliest time a client waits for (`Some(None)`: none, only for replies).
+fn next_wake<'w>(waits: impl Iterator<Item = &'w Wait>) -> Option<Option<i64>> {
+    let mut live = false;
+    let mut earliest: Option<i64> = None;
+    for wait in waits {
+        match *wait {
+            Wait::Done => {}
+            Wait::Until(at) => {
+                live = true;
+                earliest = Some(earliest.map_or(at, |t| t.min(at)));
+            }
+            Wait::Replies { .. } => live = true,
+        }
+    }
+    live.then_some(earliest)
 }
 
 /// The abort of a client whose thread can no longer wait on its sockets.

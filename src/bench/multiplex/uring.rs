@@ -12,7 +12,7 @@
 //! completions, as pgbench's `threadRun` does.
 #![allow(unsafe_code)]
 
-use super::cannot_wait;
+use super::{cannot_wait, next_wake};
 use crate::bench::client::{Client, Wait};
 use crate::bench::clock::now_us;
 use io_uring::{opcode, squeue, types, IoUring};
@@ -81,21 +81,10 @@ pub(super) fn drive(mut ring: IoUring, clients: Vec<Client<'_>>) {
             }
         }
         loop {
-            let mut next_timer: Option<i64> = None;
-            let mut live = false;
-            for s in &slots {
-                match s.wait {
-                    Wait::Done => live |= !s.idle(),
-                    Wait::Until(at) => {
-                        live = true;
-                        next_timer = Some(next_timer.map_or(at, |t| t.min(at)));
-                    }
-                    Wait::Replies { .. } => live = true,
-                }
-            }
-            if !live {
+            // A finished client has nothing in flight: it finished by advancing.
+            let Some(next_timer) = next_wake(slots.iter().map(|s| &s.wait)) else {
                 return;
-            }
+            };
             let waited = match next_timer {
                 None => ring.submit_and_wait(1),
                 Some(at) => {
