@@ -130,6 +130,14 @@ pub struct Connection {
     /// The socket stays non-blocking (see [`Connection::set_nonblocking_io`]): the
     /// blocking calls then wait on the socket themselves.
     pub(crate) nonblocking_io: bool,
+    /// A read that would block waits in `poll` for readability first (plain sockets,
+    /// once established). A blocking `recv` sleeps on the socket's one wait queue,
+    /// which the server's reading of our request also wakes (it frees our send
+    /// buffer), so it slept twice per reply: 1.6-1.7 voluntary context switches per
+    /// `SELECT 1` transaction against pgbench's 0.96, and 13-15 µs of client CPU
+    /// against 12.1-12.4 with the poll. `poll` waits for readability only, as libpq's
+    /// callers (pgbench's `select`/`poll`) do.
+    pub(crate) poll_before_reading: bool,
     /// The caller does this connection's socket I/O (see [`Connection::queue_io`]).
     pub(crate) queued_io: bool,
     /// A failure the caller's read or write met, for the next read to report.
@@ -187,6 +195,7 @@ impl Connection {
             host: String::new(),
             port: String::new(),
             nonblocking_io: false,
+            poll_before_reading: false,
             queued_io: false,
             queued_failure: None,
         }
@@ -475,6 +484,10 @@ impl Connection {
             self.rend = 0;
         } else if self.rend == self.rbuf.len() {
             self.make_room(self.rbuf.len() * 2);
+        }
+        if self.poll_before_reading && self.rstart == self.rend && !self.nonblocking_io {
+            // A failed poll leaves the read to report the socket's state.
+            let _ = crate::sys::wait_readable(self.stream.as_raw_fd());
         }
         loop {
             match self.stream.read(&mut self.rbuf[self.rend..]) {

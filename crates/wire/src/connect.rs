@@ -309,6 +309,10 @@ fn established(
     conn.stream
         .set_timeouts(None)
         .map_err(|e| Failure::new(strerror(&e), Next::Stop))?;
+    // Not before: the attempt's reads end at connect_timeout (the socket's read
+    // timeout), which a poll would not see. Not over TLS: OpenSSL may hold decrypted
+    // bytes the socket no longer shows.
+    conn.poll_before_reading = !conn.stream.is_tls();
     conn.host = host.reported_name().to_string();
     conn.port = if host.port.is_empty() {
         "5432".into()

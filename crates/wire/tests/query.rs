@@ -461,3 +461,33 @@ fn connections_move_between_threads_and_tokens_are_shared() {
         Some("3")
     );
 }
+
+/// This thread's voluntary context switches so far (Linux's count of the times it
+/// blocked).
+fn voluntary_switches() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap()
+}
+
+/// A blocking read waits in `poll` for the reply: a blocking `recv` was also woken
+/// when the server read the request (it frees our send buffer) and slept again, two
+/// context switches per reply where pgbench has one.
+#[test]
+fn a_reply_costs_the_waiting_thread_one_sleep() {
+    let mut conn = shared_conn("one_sleep_per_reply");
+    conn.execute("select 1").unwrap();
+    let queries = 500;
+    let before = voluntary_switches();
+    for _ in 0..queries {
+        conn.execute("select 1").unwrap();
+    }
+    let per_query = (voluntary_switches() - before) as f64 / queries as f64;
+    assert!(
+        per_query <= 1.3,
+        "{per_query:.2} voluntary context switches per query"
+    );
+}
