@@ -137,21 +137,13 @@ fn clients_over_tls_sharing_threads_insert_what_stock_pgbench_inserts() {
     assert_eq!(ours, stock);
 }
 
-/// Where the kernel allows io_uring, a thread with several clients uses it: the process
-/// holds an io_uring instance per such thread during the run, and none under
-/// `PGBENCH_RS_IO=epoll`.
+/// Where this process can set up io_uring, a thread with several clients uses it: the
+/// process holds an io_uring instance per such thread during the run; where the
+/// kernel refuses (an old kernel, `io_uring_disabled`, a seccomp profile), and under
+/// `PGBENCH_RS_IO=epoll`, none, and the run still succeeds on epoll.
 #[test]
-fn threads_with_several_clients_use_io_uring_where_the_kernel_allows_it() {
-    let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
-        .map(|v| v.trim() != "0")
-        .unwrap_or(false);
-    if disabled {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "io_uring is disabled on this CI machine"
-        );
-        return;
-    }
+fn threads_with_several_clients_use_io_uring_where_the_kernel_gives_it() {
+    let available = io_uring::IoUring::new(8).is_ok();
     let db = fresh_db("multiplexed_uring");
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("select1.sql");
@@ -180,7 +172,7 @@ fn threads_with_several_clients_use_io_uring_where_the_kernel_allows_it() {
         );
         most
     };
-    assert_eq!(rings(false), 3);
+    assert_eq!(rings(false), if available { 3 } else { 0 });
     assert_eq!(rings(true), 0);
 }
 
