@@ -491,3 +491,32 @@ fn a_reply_costs_the_waiting_thread_one_sleep() {
         "{per_query:.2} voluntary context switches per query"
     );
 }
+
+/// With the caller doing the socket I/O (`queue_io`, for an io_uring driver), a
+/// request stays queued until the caller sends it; a read that must wait on the
+/// socket by itself sends it first instead of waiting for a reply to a request that
+/// was never sent. A TLS connection (not here) keeps its own I/O.
+#[test]
+fn a_queued_request_is_sent_before_a_read_waits_for_its_reply() {
+    let mut conn = shared_conn("queued_io");
+    assert!(
+        !conn.queue_io(),
+        "only a non-blocking socket hands its I/O over"
+    );
+    conn.set_nonblocking_io().unwrap();
+    assert!(conn.queue_io() && conn.io_queued());
+    conn.send_query("select 42 as answer").unwrap();
+    assert!(conn.queued_output().starts_with(b"Q"), "queued, not sent");
+    assert!(!conn.replies_buffered(1));
+    assert_eq!(conn.get_result().unwrap(), Some(ResultStatus::TuplesOk));
+    assert_eq!(last_row(&conn), vec![Some("42".to_string())]);
+    assert_eq!(conn.get_result().unwrap(), None);
+    assert!(conn.queued_output().is_empty());
+    // What the caller reports reaches the next read: a failed receive is that read's
+    // error, after which the connection is broken.
+    conn.send_query("select 1").unwrap();
+    conn.received(Err(std::io::Error::from_raw_os_error(libc::EIO)));
+    let e = conn.get_result().unwrap_err().to_string();
+    assert_eq!(e, "could not receive data from server: Input/output error");
+    assert!(conn.is_broken());
+}
