@@ -252,30 +252,37 @@ impl Client<'_> {
                 self.param_ends.push(None);
             }
         }
-        let mut params: Vec<Option<&[u8]>> = Vec::with_capacity(self.param_ends.len());
+        // On the stack up to 16 parameters: a transaction allocates nothing.
+        let mut inline: [Option<&[u8]>; 16] = [None; 16];
+        let mut spilled: Vec<Option<&[u8]>>;
+        let n = self.param_ends.len();
+        let params: &mut [Option<&[u8]>] = if n <= inline.len() {
+            &mut inline[..n]
+        } else {
+            spilled = vec![None; n];
+            &mut spilled
+        };
         let mut from = 0;
-        for end in &self.param_ends {
-            match end {
-                Some(end) => {
-                    params.push(Some(&self.param_buf.as_bytes()[from..*end]));
-                    from = *end;
-                }
-                None => params.push(None),
+        for (param, end) in params.iter_mut().zip(&self.param_ends) {
+            if let Some(end) = *end {
+                *param = Some(&self.param_buf.as_bytes()[from..end]);
+                from = end;
             }
         }
+        let params = &*params;
         let conn = connected(&mut self.conn);
         if ctx.plan.settings.query_mode == QueryMode::Extended {
             let text = &ctx.scripts[script].parameterized[index];
             if debug {
                 logging::info(&format!("client {id} sending {text}"));
             }
-            conn.send_query_params(text, &params)
+            conn.send_query_params(text, params)
         } else {
             let name = &ctx.scripts[script].prepared_names[index];
             if debug {
                 logging::info(&format!("client {id} sending {name}"));
             }
-            conn.send_query_prepared(name, &params)
+            conn.send_query_prepared(name, params)
         }
     }
 
