@@ -260,8 +260,9 @@ def workloads(seconds, only):
         f.write("SELECT 1;\n")
     ins = os.path.join(EXAMPLES, "index-inserts-only.sql")
     T = ["-T", str(seconds)]
-    # The third field says where the clients connect: the Unix socket (default), TCP
-    # with SCRAM without or with TLS, or pgbouncer.
+    # The third field says where the clients connect: the Unix socket (default; with
+    # PGBENCH_RS_IO=epoll: socket-epoll), TCP with SCRAM without or with TLS, or
+    # pgbouncer.
     all_w = [
         ("index-inserts -c 8", ["-n", "-c", "8", "-j", "8", "-f", ins] + T),
         ("index-inserts -c 256 -j 256", ["-n", "-c", "256", "-j", "256", "-f", ins] + T),
@@ -277,6 +278,10 @@ def workloads(seconds, only):
         ("tpcb-like -c 32 -j 2", ["-n", "-c", "32", "-j", "2"] + T),
         ("SELECT 1 -c 32 -j 2", ["-n", "-c", "32", "-j", "2", "-f", select1] + T),
         ("select-only -c 256 -j 8", ["-n", "-S", "-c", "256", "-j", "8"] + T),
+        # The same two with pgbench-rs on its epoll driver instead of io_uring (issue #16):
+        # stock is the same program either way, so the two rows' ratios compare drivers.
+        ("SELECT 1 -c 32 -j 2, epoll", ["-n", "-c", "32", "-j", "2", "-f", select1] + T, "socket-epoll"),
+        ("select-only -c 256 -j 8, epoll", ["-n", "-S", "-c", "256", "-j", "8"] + T, "socket-epoll"),
         # Connection storms (issue #16): a new connection per transaction.
         ("-C SCRAM", ["-n", "-S", "-C", "-c", "4", "-j", "4"] + T, "scram"),
         ("-C SCRAM TLS", ["-n", "-S", "-C", "-c", "4", "-j", "4"] + T, "scram-tls"),
@@ -381,7 +386,8 @@ def main():
             if where == "bouncer" and cl.bouncer is None and not cl.start_bouncer():
                 print(f"{name}: skipped, pgbouncer is not installed", file=sys.stderr)
                 continue
-            wenv = {"socket": env, "scram": cl.env_tcp(False), "scram-tls": cl.env_tcp(True),
+            wenv = {"socket": env, "socket-epoll": dict(env, PGBENCH_RS_IO="epoll"),
+                    "scram": cl.env_tcp(False), "scram-tls": cl.env_tcp(True),
                     "bouncer": cl.env_bouncer() if cl.bouncer else env}[where]
             per = {"stock": [], "ours": []}
             for i in range(args.pairs):
