@@ -12,7 +12,7 @@
 //! ones, a self-signed server certificate listed as its own root) without re-implementing
 //! any of its checks. Nothing outside this module and `stream` names OpenSSL.
 
-use std::ffi::CStr;
+use std::ffi::CString;
 use std::fs;
 use std::io;
 use std::net::TcpStream;
@@ -38,38 +38,38 @@ use crate::options::{ConnectOptions, HostEntry, SslMode};
 /// An established TLS session over TCP.
 pub(crate) type TlsStream = SslStream<TcpStream>;
 
-/// What one set of options' connections share: the context, and the key-exchange
-/// group the server chose, once a connection has learnt it.
+/// What one set of options' connections share: the context, and what the first
+/// handshake learnt of the server's key exchange.
 pub(crate) struct Prepared {
     ctx: SslContext,
-    /// `None` until the first handshake; then the groups to offer, the server's
-    /// choice first, or `Some(None)` when OpenSSL's default order already starts with it.
-    groups: Option<Option<&'static CStr>>,
+    key_share: KeyShare,
+}
+
+/// Which key-exchange groups a connection offers.
+#[derive(Clone)]
+enum KeyShare {
+    /// No handshake has finished yet: OpenSSL's default list, then learn.
+    Unlearnt,
+    /// OpenSSL's default list (it starts with the server's group, or the group is
+    /// not one of the default list's).
+    Default,
+    /// The default list with the server's group moved to the front.
+    ServersFirst(CString),
 }
 
 /// OpenSSL 3.0's default client groups, in its order; the TLS 1.3 key share is for the
-/// first. Each entry: the group's name, and the list that offers it first.
-const GROUPS: [(&str, &CStr); 5] = [
-    (
-        "X25519",
-        c"X25519:P-256:X448:P-521:P-384:ffdhe2048:ffdhe3072:ffdhe4096:ffdhe6144:ffdhe8192",
-    ),
-    (
-        "P-256",
-        c"P-256:X25519:X448:P-521:P-384:ffdhe2048:ffdhe3072:ffdhe4096:ffdhe6144:ffdhe8192",
-    ),
-    (
-        "X448",
-        c"X448:X25519:P-256:P-521:P-384:ffdhe2048:ffdhe3072:ffdhe4096:ffdhe6144:ffdhe8192",
-    ),
-    (
-        "P-521",
-        c"P-521:X25519:P-256:X448:P-384:ffdhe2048:ffdhe3072:ffdhe4096:ffdhe6144:ffdhe8192",
-    ),
-    (
-        "P-384",
-        c"P-384:X25519:P-256:X448:P-521:ffdhe2048:ffdhe3072:ffdhe4096:ffdhe6144:ffdhe8192",
-    ),
+/// first.
+const DEFAULT_GROUPS: [&str; 10] = [
+    "X25519",
+    "P-256",
+    "X448",
+    "P-521",
+    "P-384",
+    "ffdhe2048",
+    "ffdhe3072",
+    "ffdhe4096",
+    "ffdhe6144",
+    "ffdhe8192",
 ];
 
 /// The context built for one set of options, kept for its later connections (and
@@ -77,22 +77,20 @@ const GROUPS: [(&str, &CStr); 5] = [
 /// more client CPU than the handshake itself, which `pgbench -C` pays per
 /// transaction. libpq builds one per connection; the only difference is that files
 /// changed during a run are not re-read. A failed build is not kept.
-fn cached_context(
-    opts: &ConnectOptions,
-) -> Result<(SslContext, Option<Option<&'static CStr>>), String> {
+fn cached_context(opts: &ConnectOptions) -> Result<(SslContext, KeyShare), String> {
     let mut slot = opts
         .tls_context
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(p) = slot.as_ref() {
-        return Ok((p.ctx.clone(), p.groups));
+        return Ok((p.ctx.clone(), p.key_share.clone()));
     }
     let ctx = context(opts)?;
     *slot = Some(Prepared {
         ctx: ctx.clone(),
-        groups: None,
+        key_share: KeyShare::Unlearnt,
     });
-    Ok((ctx, None))
+    Ok((ctx, KeyShare::Unlearnt))
 }
 
 /// Why later connections offer the server's group first: PostgreSQL's default
@@ -120,17 +118,20 @@ fn learn_group(opts: &ConnectOptions, stream: &TlsStream) {
             }),
         _ => None,
     };
-    let groups = GROUPS
-        .iter()
-        .position(|(n, _)| Some(*n) == name)
-        .filter(|&i| i > 0)
-        .map(|i| GROUPS[i].1);
+    let key_share = match name {
+        Some(first) if first != DEFAULT_GROUPS[0] && DEFAULT_GROUPS.contains(&first) => {
+            let mut list = vec![first];
+            list.extend(DEFAULT_GROUPS.iter().filter(|&&g| g != first));
+            CString::new(list.join(":")).map_or(KeyShare::Default, KeyShare::ServersFirst)
+        }
+        _ => KeyShare::Default,
+    };
     let mut slot = opts
         .tls_context
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(p) = slot.as_mut() {
-        p.groups = Some(groups);
+        p.key_share = key_share;
     }
 }
 
@@ -373,10 +374,10 @@ pub(crate) fn open(
     tcp: TcpStream,
     deadline: Option<Instant>,
 ) -> Result<TlsStream, TlsFailure> {
-    let (ctx, groups) = cached_context(opts)?;
+    let (ctx, key_share) = cached_context(opts)?;
     let mut ssl = Ssl::new(&ctx)
         .map_err(|e| format!("could not establish SSL connection: {}", reason(&e)))?;
-    if let Some(Some(groups)) = groups {
+    if let KeyShare::ServersFirst(groups) = &key_share {
         // Refused, the context's default list stands.
         crate::sys::set_tls_groups(&mut ssl, groups);
     }
@@ -394,7 +395,7 @@ pub(crate) fn open(
         }
     }
     let stream = handshake(opts, ssl, tcp, deadline)?;
-    if groups.is_none() {
+    if matches!(key_share, KeyShare::Unlearnt) {
         learn_group(opts, &stream);
     }
     let cert = stream
