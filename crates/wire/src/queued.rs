@@ -74,15 +74,13 @@ impl Connection {
         }
     }
 
-    /// Sends what is queued now, reading replies meanwhile (for a caller that will
-    /// not wait for replies soon).
-    pub fn send_queued_now(&mut self) -> Result<(), ConnError> {
-        self.send_queued()
-    }
-
-    /// Keeps a failure for the next read to report.
-    pub fn keep_failure(&mut self, e: ConnError) {
-        self.queued_failure.get_or_insert(e);
+    /// Sends what is queued now, reading replies meanwhile, for a caller that will
+    /// not wait for replies soon (a pipeline before a `\sleep`); a failure is kept
+    /// for the next read to report, as the caller's own failures are.
+    pub fn send_queued_now(&mut self) {
+        if let Err(e) = self.send_queued() {
+            self.queued_failure.get_or_insert(e);
+        }
     }
 
     /// Sends what is queued, reading replies meanwhile, for a call about to wait on

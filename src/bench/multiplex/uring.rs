@@ -155,9 +155,7 @@ fn settle(ring: &mut IoUring, s: &mut Slot, i: usize) -> io::Result<()> {
             // now, as libpq's would by the time anything waits.
             _ => {
                 if let Some(conn) = s.client.connection_mut() {
-                    if let Err(e) = conn.send_queued_now() {
-                        conn.keep_failure(e);
-                    }
+                    conn.send_queued_now();
                 }
             }
         }
@@ -242,26 +240,19 @@ fn completed(ring: &mut IoUring, s: &mut Slot, i: usize, kind: u64, res: i32) ->
         }
         _ => return Ok(()),
     }
-    if !s.idle() && !s.ended {
-        // A short send goes on while the receive waits.
-        if let Wait::Replies { syncs } = s.wait {
-            submit_wait(ring, s, i, syncs)?;
-        }
+    let Wait::Replies { syncs } = s.wait else {
         return Ok(());
+    };
+    if s.ended {
+        // The client reads the end itself, once nothing else is in flight.
+        return if s.idle() { settle(ring, s, i) } else { Ok(()) };
     }
-    if !s.idle() {
-        return Ok(());
+    // Submits what is still needed (the rest of a short send, the next receive);
+    // nothing in flight after that means the replies are all there.
+    if !submit_wait(ring, s, i, syncs)? {
+        settle(ring, s, i)?;
     }
-    match s.wait {
-        Wait::Replies { syncs } if !s.ended => {
-            if !submit_wait(ring, s, i, syncs)? {
-                settle(ring, s, i)?;
-            }
-            Ok(())
-        }
-        Wait::Replies { .. } => settle(ring, s, i),
-        _ => Ok(()),
-    }
+    Ok(())
 }
 
 /// Queues one operation, submitting what is queued when the ring is full.
