@@ -87,23 +87,14 @@ fn same_run(first: &WorkerFile, w: &WorkerFile) -> Result<(), MergeError> {
         theirs,
     };
     let (a, b) = (first.worker, w.worker);
-    if a.run_id != b.run_id {
-        return Err(differs("worker.run_id", a.run_id.clone(), b.run_id.clone()));
-    }
-    if a.count != b.count {
-        return Err(differs(
-            "worker.count",
-            a.count.to_string(),
-            b.count.to_string(),
-        ));
-    }
-    if a.start_unix_us != b.start_unix_us {
-        return Err(differs(
-            "worker.start_unix_us",
-            a.start_unix_us.to_string(),
-            b.start_unix_us.to_string(),
-        ));
-    }
+    agree("worker.run_id", &a.run_id, &b.run_id, &differs)?;
+    agree("worker.count", &a.count, &b.count, &differs)?;
+    agree(
+        "worker.start_unix_us",
+        &a.start_unix_us,
+        &b.start_unix_us,
+        &differs,
+    )?;
     let seed = |d: &ResultsFile| d.random_seed.map_or("null".to_string(), |s| s.to_string());
     if first.doc.random_seed != w.doc.random_seed {
         return Err(differs("random_seed", seed(first.doc), seed(w.doc)));
@@ -118,6 +109,20 @@ fn same_run(first: &WorkerFile, w: &WorkerFile) -> Result<(), MergeError> {
         }
     }
     same_measurement(first, w, &differs)
+}
+
+/// `differs` for `field` unless the two files' values are equal.
+fn agree<T: PartialEq + std::fmt::Display>(
+    field: &str,
+    ours: &T,
+    theirs: &T,
+    differs: &dyn Fn(&str, String, String) -> MergeError,
+) -> Result<(), MergeError> {
+    if ours == theirs {
+        Ok(())
+    } else {
+        Err(differs(field, ours.to_string(), theirs.to_string()))
+    }
 }
 
 /// The parts of the exact result that must agree: the settings (apart from the
@@ -139,13 +144,7 @@ fn same_measurement(
             show(&b.settings),
         ));
     }
-    if a.scale != b.scale {
-        return Err(differs(
-            "run.scale",
-            a.scale.to_string(),
-            b.scale.to_string(),
-        ));
-    }
+    agree("run.scale", &a.scale, &b.scale, differs)?;
     if a.partitions != b.partitions {
         let show =
             |p: &Option<crate::run::Partitions>| serde_json::to_string(p).unwrap_or_default();
