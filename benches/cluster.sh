@@ -3,6 +3,7 @@
 # (initdb and postgres refuse root).
 #   throwaway_cluster BINDIR DIR PORT [NAME=VALUE ...]   initdb in DIR/data and start
 #   stop_throwaway_cluster BINDIR DIR                    stop it (immediate), remove DIR
+#   bench_workdir                                        $bindir, $work, removed at exit
 
 # The server binaries and stock pgbench: $PG_BINDIR, else the newest Debian install.
 #   bindir=$(stock_bindir) || exit 1
@@ -28,6 +29,14 @@ throwaway_cluster() {
     local conf=("-k" "$dir" "-c" "listen_addresses=" "-p" "$port")
     for setting in "$@"; do conf+=("-c" "$setting"); done
     as_server "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -o "${conf[*]}" start >/dev/null
+}
+
+# The set-up the per-topic benches share: stock's server binaries in $bindir, a
+# work directory in $work, removed (with any cluster started in it) at exit.
+bench_workdir() {
+    bindir=$(stock_bindir) || exit 1
+    work=$(mktemp -d)
+    trap 'stop_throwaway_cluster "$bindir" "$work"' EXIT
 }
 
 stop_throwaway_cluster() {

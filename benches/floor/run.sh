@@ -20,9 +20,7 @@ target=${CARGO_TARGET_DIR:-$root/target}
 
 # shellcheck source=../cluster.sh
 source "$root/benches/cluster.sh"
-bindir=$(stock_bindir) || exit 1
-work=$(mktemp -d)
-trap 'stop_throwaway_cluster "$bindir" "$work"' EXIT
+bench_workdir
 port=$((40000 + $$ % 20000))
 throwaway_cluster "$bindir" "$work" "$port" fsync=off
 socket=$work/.s.PGSQL.$port

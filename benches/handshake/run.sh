@@ -18,9 +18,7 @@ target=${CARGO_TARGET_DIR:-$root/target}
 
 # shellcheck source=../cluster.sh
 source "$root/benches/cluster.sh"
-bindir=$(stock_bindir) || exit 1
-work=$(mktemp -d)
-trap 'stop_throwaway_cluster "$bindir" "$work"' EXIT
+bench_workdir
 
 openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj /CN=localhost \
     -keyout "$work/server.key" -out "$work/server.crt" 2>/dev/null

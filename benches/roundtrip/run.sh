@@ -22,9 +22,7 @@ command -v valgrind >/dev/null || { echo "valgrind not found (apt-get install va
 
 # shellcheck source=../cluster.sh
 source "$root/benches/cluster.sh"
-bindir=$(stock_bindir) || exit 1
-work=$(mktemp -d)
-trap 'stop_throwaway_cluster "$bindir" "$work"' EXIT
+bench_workdir
 
 if [[ -n ${ROUNDTRIP_CONNINFO:-} ]]; then
     conninfo=$ROUNDTRIP_CONNINFO
