@@ -465,7 +465,7 @@ impl Connection {
     }
 
     /// Moves unread bytes to the front and grows the buffer to hold `need` bytes.
-    pub(crate) fn make_room(&mut self, need: usize) {
+    fn make_room(&mut self, need: usize) {
         self.rbuf.copy_within(self.rstart..self.rend, 0);
         self.rend -= self.rstart;
         self.rstart = 0;
@@ -474,17 +474,24 @@ impl Connection {
         }
     }
 
+    /// Room after the unparsed bytes for the next read, whoever does it: an emptied
+    /// buffer starts again at the front, a full one is compacted and doubled.
     #[inline]
-    pub(crate) fn fill(&mut self) -> Result<(), ConnError> {
-        if let Some(e) = self.queued_failure.take() {
-            return Err(self.fail(e));
-        }
+    pub(crate) fn room_to_read(&mut self) {
         if self.rstart == self.rend {
             self.rstart = 0;
             self.rend = 0;
         } else if self.rend == self.rbuf.len() {
             self.make_room(self.rbuf.len() * 2);
         }
+    }
+
+    #[inline]
+    pub(crate) fn fill(&mut self) -> Result<(), ConnError> {
+        if let Some(e) = self.queued_failure.take() {
+            return Err(self.fail(e));
+        }
+        self.room_to_read();
         if self.poll_before_reading && self.rstart == self.rend && !self.nonblocking_io {
             // A failed poll leaves the read to report the socket's state.
             let _ = crate::sys::wait_readable(self.stream.as_raw_fd());

@@ -51,13 +51,7 @@ impl Connection {
     /// Room for the caller to receive into, after the bytes not yet parsed (the
     /// buffer is compacted or doubled when full).
     pub fn read_space(&mut self) -> &mut [u8] {
-        if self.rstart == self.rend {
-            self.rstart = 0;
-            self.rend = 0;
-        } else if self.rend == self.rbuf.len() {
-            let len = self.rbuf.len();
-            self.make_room(len * 2);
-        }
+        self.room_to_read();
         &mut self.rbuf[self.rend..]
     }
 

@@ -201,16 +201,11 @@ fn submit_wait(ring: &mut IoUring, s: &mut Slot, i: usize, syncs: usize) -> io::
 /// Hands a completion to the client's connection; advances the client when its
 /// replies are all there (or its connection ended) and nothing is in flight.
 fn completed(ring: &mut IoUring, s: &mut Slot, i: usize, kind: u64, res: i32) -> io::Result<()> {
-    let failure = || io::Error::from_raw_os_error(-res);
     match kind {
         SEND => {
             s.sending = false;
             if let Some(conn) = s.client.connection_mut() {
-                conn.output_sent(if res < 0 {
-                    Err(failure())
-                } else {
-                    Ok(res as usize)
-                });
+                conn.output_sent(as_io_result(res));
             }
             if res < 0 {
                 s.ended = true;
@@ -226,11 +221,7 @@ fn completed(ring: &mut IoUring, s: &mut Slot, i: usize, kind: u64, res: i32) ->
             if res == -libc::ECANCELED {
                 s.ended = true;
             } else if let Some(conn) = s.client.connection_mut() {
-                conn.received(if res < 0 {
-                    Err(failure())
-                } else {
-                    Ok(res as usize)
-                });
+                conn.received(as_io_result(res));
                 s.ended |= res <= 0;
             }
         }
@@ -253,6 +244,15 @@ fn completed(ring: &mut IoUring, s: &mut Slot, i: usize, kind: u64, res: i32) ->
         settle(ring, s, i)?;
     }
     Ok(())
+}
+
+/// A completion's result as the system call's: a byte count, or `-errno`.
+fn as_io_result(res: i32) -> io::Result<usize> {
+    if res < 0 {
+        Err(io::Error::from_raw_os_error(-res))
+    } else {
+        Ok(res as usize)
+    }
 }
 
 /// Queues one operation, submitting what is queued when the ring is full.
