@@ -65,14 +65,7 @@ fn our_backends_left(db: &crate::support::Db) -> String {
     let sql = "select count(*) from pg_stat_activity \
                where application_name = 'pgbench-rs' and datname = current_database() \
                and pid <> pg_backend_pid()";
-    let start = Instant::now();
-    loop {
-        let n = db.value(sql);
-        if n == "0" || start.elapsed() > Duration::from_secs(10) {
-            return n;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    db.value_within(sql, "0", Duration::from_secs(10))
 }
 
 /// Issue #15: stock pgbench dies on Ctrl-C without a report and leaves its backends
@@ -239,7 +232,12 @@ fn ctrl_c_during_the_init_vacuum_says_cancel_request_sent_as_stock() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(500));
+        // Conditions, not sleeps: on a loaded machine psql may take longer to lock
+        // than a vacuum takes to pass.
+        let locked = "select count(*) > 0 from pg_locks \
+                      where relation = 'pgbench_branches'::regclass and granted \
+                      and mode = 'ShareUpdateExclusiveLock'";
+        assert_eq!(db.value_within(locked, "t", Duration::from_secs(30)), "t");
         let cmd = if ours { db.ours() } else { db.stock() };
         let child = { cmd }
             .args(["-i", "-I", "v"])
@@ -247,11 +245,25 @@ fn ctrl_c_during_the_init_vacuum_says_cancel_request_sent_as_stock() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(700));
+        let vacuum_waits = "select count(*) > 0 from pg_stat_activity \
+                            where datname = current_database() and wait_event_type = 'Lock' \
+                            and query like 'vacuum%'";
+        assert_eq!(
+            db.value_within(vacuum_waits, "t", Duration::from_secs(30)),
+            "t"
+        );
         signal(child.id(), "-INT");
         let out = child.wait_with_output().unwrap();
         let _ = holder.kill();
         let _ = holder.wait();
+        // Its backend would sleep on, holding the lock, after psql is gone.
+        db.value(
+            "select count(pg_terminate_backend(pid)) from pg_stat_activity \
+              where datname = current_database() and query like '%pg_sleep(60)' \
+                and pid <> pg_backend_pid()",
+        );
+        let gone = "select count(*) from pg_locks where relation = 'pgbench_branches'::regclass";
+        assert_eq!(db.value_within(gone, "0", Duration::from_secs(30)), "0");
         let stderr = crate::support::normalize(&String::from_utf8_lossy(&out.stderr));
         outputs.push((out.status.code(), stderr));
     }

@@ -62,21 +62,16 @@ fn processed(stdout: &str) -> i64 {
 /// What the barrier leaves in this database: barrier sessions and advisory locks.
 fn barrier_leftovers(db: &Db) -> String {
     // A session that just ended may take a moment to leave the server's tables.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = db.value(
-            "select (select count(*) from pg_stat_activity \
-                      where datname = current_database() and application_name like 'pgbr %') \
-                 || ' sessions, ' || \
-                    (select count(*) from pg_locks l join pg_database d on d.oid = l.database \
-                      where l.locktype = 'advisory' and d.datname = current_database()) \
-                 || ' locks'",
-        );
-        if left == "0 sessions, 0 locks" || Instant::now() > deadline {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    db.value_within(
+        "select (select count(*) from pg_stat_activity \
+                  where datname = current_database() and application_name like 'pgbr %') \
+             || ' sessions, ' || \
+                (select count(*) from pg_locks l join pg_database d on d.oid = l.database \
+                  where l.locktype = 'advisory' and d.datname = current_database()) \
+             || ' locks'",
+        "0 sessions, 0 locks",
+        Duration::from_secs(5),
+    )
 }
 
 /// Unix µs of an RFC 3339 UTC time as results files write it (`...T12:34:56.789012Z`).

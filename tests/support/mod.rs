@@ -35,6 +35,19 @@ impl Db {
         self.psql(sql).trim().to_string()
     }
 
+    /// The value of `sql` once it is `want`, asked again every 50 ms; after `timeout`,
+    /// whatever it is then.
+    pub fn value_within(&self, sql: &str, want: &str, timeout: std::time::Duration) -> String {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let value = self.value(sql);
+            if value == want || std::time::Instant::now() > deadline {
+                return value;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
     /// A new empty directory beside the cluster's data directory, owned by the server's
     /// user (as `CREATE TABLESPACE` requires).
     pub fn server_owned_dir(&self, name: &str) -> PathBuf {
