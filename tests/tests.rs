@@ -16,6 +16,7 @@ mod init; // -i against stock: schema, contents, statistics, messages; errors mi
 mod interrupt; // Ctrl-C and SIGTERM, stuck backends, interrupted loads: runs end on time, results kept
 mod merge; // pgbench-report merge on real --export-json files rewritten as workers' files
 mod multiplex; // -j threads of several clients: seeded rows equal stock's, one OS thread per -j thread
+mod redaction; // passwords in the connection string: in no file or output of a real run or pgbench-report
 mod report; // pgbench-report as a program: show, import, compare, html (in a real browser)
 mod tap; // port of 001_pgbench_with_server.pl, one module per topic of the upstream file
 mod worker; // --worker=I/N: several processes, one run: seeds, one start, the barrier's faults

@@ -1,10 +1,12 @@
 //! `--export-json` and `--export-html`: the run's results file, with what the command
 //! line asked for (every effective option, by its long name), written whole or not at
-//! all (a temporary file renamed into place).
+//! all (a temporary file renamed into place). Passwords in a connection string are
+//! masked in what the file records of the command line.
 
 use crate::bench::outcome::RunInfo;
 use crate::bench::plan::{BenchPlan, Vacuum};
 use pgbench_results::{Limit, MaxTries, ResultsFile, RunMeta, RunResult};
+use pgbench_wire::redact_secrets;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -71,7 +73,7 @@ pub fn effective_options(plan: &BenchPlan, dbname: &str) -> BTreeMap<String, Val
     if let Some(w) = &plan.worker {
         put("worker", json!(format!("{}/{}", w.index, w.count)));
     }
-    put("dbname", json!(dbname));
+    put("dbname", json!(redact_secrets(dbname)));
     o
 }
 
@@ -84,7 +86,8 @@ pub fn results_file(
     dbname: &str,
 ) -> ResultsFile {
     let meta = RunMeta {
-        command_line: argv.to_vec(),
+        // A connection string's password must not reach a file made to be shared.
+        command_line: argv.iter().map(|a| redact_secrets(a)).collect(),
         options: effective_options(plan, dbname),
         random_seed: info.random_seed,
         server_version: info.server_version.clone(),

@@ -125,7 +125,7 @@ pub(crate) fn is_connection_string(s: &str) -> bool {
     uri_prefix_len(s) > 0 || s.contains('=')
 }
 
-fn uri_prefix_len(s: &str) -> usize {
+pub(crate) fn uri_prefix_len(s: &str) -> usize {
     for prefix in ["postgresql://", "postgres://"] {
         if s.starts_with(prefix) {
             return prefix.len();
@@ -150,92 +150,119 @@ fn is_space(b: u8) -> bool {
 /// `key = value ...` with single quotes and backslash escapes, like libpq's
 /// `conninfo_parse`.
 pub(crate) fn parse_conninfo(s: &str) -> Result<Values, String> {
-    let b = s.as_bytes();
     let mut values = Values::new();
-    let mut i = 0;
-    loop {
-        while i < b.len() && is_space(b[i]) {
-            i += 1;
-        }
-        if i >= b.len() {
-            break;
-        }
-        let name_start = i;
-        let name_end;
-        loop {
-            if i >= b.len() || b[i] == b'=' {
-                name_end = i;
-                break;
-            }
-            if is_space(b[i]) {
-                name_end = i;
-                while i < b.len() && is_space(b[i]) {
-                    i += 1;
-                }
-                break;
-            }
-            i += 1;
-        }
-        let name = String::from_utf8_lossy(&b[name_start..name_end]).into_owned();
-        if i >= b.len() || b[i] != b'=' {
-            return Err(format!(
-                "missing \"=\" after \"{name}\" in connection info string"
-            ));
-        }
-        i += 1;
-        while i < b.len() && is_space(b[i]) {
-            i += 1;
-        }
-        let mut value = Vec::new();
-        if i < b.len() && b[i] == b'\'' {
-            i += 1;
-            loop {
-                if i >= b.len() {
-                    return Err("unterminated quoted string in connection info string".into());
-                }
-                match b[i] {
-                    b'\\' => {
-                        i += 1;
-                        if i < b.len() {
-                            value.push(b[i]);
-                            i += 1;
-                        }
-                    }
-                    b'\'' => {
-                        i += 1;
-                        break;
-                    }
-                    c => {
-                        value.push(c);
-                        i += 1;
-                    }
-                }
-            }
-        } else {
-            while i < b.len() {
-                if is_space(b[i]) {
-                    i += 1;
-                    break;
-                }
-                if b[i] == b'\\' {
-                    i += 1;
-                    if i < b.len() {
-                        value.push(b[i]);
-                        i += 1;
-                    }
-                } else {
-                    value.push(b[i]);
-                    i += 1;
-                }
-            }
-        }
-        values.store(&name, &String::from_utf8_lossy(&value))?;
+    let mut at = 0;
+    while let Some(pair) = next_pair(s, &mut at).map_err(|e| e.message)? {
+        values.store(&pair.name, &pair.value)?;
     }
     Ok(values)
 }
 
+/// One `key = value` of a conninfo string.
+pub(crate) struct Pair {
+    pub name: String,
+    /// Unquoted and unescaped.
+    pub value: String,
+    /// Where the value is written in the string, quotes included.
+    pub written: std::ops::Range<usize>,
+}
+
+/// A conninfo string's syntax error.
+pub(crate) struct PairError {
+    /// libpq's text.
+    pub message: String,
+    /// The keyword of the broken pair.
+    pub name: String,
+    /// Where its value starts, when the `=` was there.
+    pub value_start: Option<usize>,
+}
+
+/// The pair of `s` at `*at` (after any white space), moving `*at` past it; `None` at
+/// the end of the string.
+pub(crate) fn next_pair(s: &str, at: &mut usize) -> Result<Option<Pair>, PairError> {
+    let b = s.as_bytes();
+    let mut i = *at;
+    while i < b.len() && is_space(b[i]) {
+        i += 1;
+    }
+    if i >= b.len() {
+        *at = i;
+        return Ok(None);
+    }
+    let name_start = i;
+    while i < b.len() && b[i] != b'=' && !is_space(b[i]) {
+        i += 1;
+    }
+    let name = String::from_utf8_lossy(&b[name_start..i]).into_owned();
+    while i < b.len() && is_space(b[i]) {
+        i += 1;
+    }
+    if i >= b.len() || b[i] != b'=' {
+        return Err(PairError {
+            message: format!("missing \"=\" after \"{name}\" in connection info string"),
+            name,
+            value_start: None,
+        });
+    }
+    i += 1;
+    while i < b.len() && is_space(b[i]) {
+        i += 1;
+    }
+    let value_start = i;
+    let mut value = Vec::new();
+    let mut written_end = None;
+    if i < b.len() && b[i] == b'\'' {
+        i += 1;
+        loop {
+            match b.get(i) {
+                None => {
+                    return Err(PairError {
+                        message: "unterminated quoted string in connection info string".into(),
+                        name,
+                        value_start: Some(value_start),
+                    })
+                }
+                Some(b'\\') => {
+                    value.extend(b.get(i + 1));
+                    i += 2;
+                }
+                Some(b'\'') => {
+                    i += 1;
+                    break;
+                }
+                Some(&c) => {
+                    value.push(c);
+                    i += 1;
+                }
+            }
+        }
+    } else {
+        while i < b.len() {
+            if is_space(b[i]) {
+                written_end = Some(i);
+                i += 1;
+                break;
+            }
+            if b[i] == b'\\' {
+                value.extend(b.get(i + 1));
+                i += 2;
+            } else {
+                value.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    let i = i.min(b.len());
+    *at = i;
+    Ok(Some(Pair {
+        name,
+        value: String::from_utf8_lossy(&value).into_owned(),
+        written: value_start..written_end.unwrap_or(i),
+    }))
+}
+
 /// Percent-decoding of a URI component, libpq's `conninfo_uri_decode`.
-fn uri_decode(s: &str) -> Result<String, String> {
+pub(crate) fn uri_decode(s: &str) -> Result<String, String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -345,16 +372,16 @@ pub(crate) fn parse_uri(uri: &str) -> Result<Values, String> {
 }
 
 /// Where a URI's `user[:password]@` part puts things.
-struct UserInfo {
-    user: Option<std::ops::Range<usize>>,
-    password: Option<std::ops::Range<usize>>,
+pub(crate) struct UserInfo {
+    pub user: Option<std::ops::Range<usize>>,
+    pub password: Option<std::ops::Range<usize>>,
     /// Where the host list starts.
-    hosts_start: usize,
+    pub hosts_start: usize,
 }
 
 /// The `user[:password]@` part, if there is an `@` before any `/` (byte ranges, still
 /// percent-encoded).
-fn uri_user_info(b: &[u8], start: usize) -> UserInfo {
+pub(crate) fn uri_user_info(b: &[u8], start: usize) -> UserInfo {
     let mut info = UserInfo {
         user: None,
         password: None,
