@@ -140,30 +140,108 @@ fn without_export_options_nothing_is_written_and_stdout_is_unchanged() {
     );
 }
 
+/// A device node like /dev/null or /dev/full, made in `dir` (never the system's).
+fn device(dir: &tempfile::TempDir, name: &str, minor: &str) -> Option<std::path::PathBuf> {
+    let path = dir.path().join(name);
+    let made = std::process::Command::new("mknod")
+        .arg(&path)
+        .args(["c", "1", minor])
+        .status()
+        .is_ok_and(|s| s.success());
+    if made {
+        return Some(path);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "mknod failed: run as root"
+    );
+    eprintln!("skipped: mknod needs root");
+    None
+}
+
 #[test]
-fn an_unwritable_results_file_is_an_error_after_the_report() {
+fn a_results_file_that_cannot_be_written_after_the_run_is_an_error_after_the_report() {
     let db = fresh_db("export_unwritable");
     let dir = tempfile::tempdir().unwrap();
     let s = script_file(&dir, "one.sql", "SELECT 1;\n");
+    let Some(full) = device(&dir, "full", "7") else {
+        return;
+    };
     let out = db
         .ours()
-        .args([
-            "-n",
-            "-t",
-            "5",
-            "-f",
-            &s,
-            "--export-json=/nonexistent/dir/r.json",
-        ])
+        .args(["-n", "-t", "5", "-f", &s])
+        .arg(format!("--export-json={}", full.display()))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("\ntps = "));
     assert!(
-        stderr.contains(
-            "could not write results file \"/nonexistent/dir/r.json\": No such file or directory"
-        ),
+        stderr.contains(&format!(
+            "could not write results file \"{}\": No space left on device",
+            full.display()
+        )),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_bad_destination_stops_the_run_before_it_connects() {
+    // No server is asked: the socket directory does not exist.
+    for option in ["--export-json", "--export-html"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pgbench-rs"))
+            .args(["-h", "/nonexistent/socket/dir", "-n", "-t", "5"])
+            .arg(format!("{option}=/nonexistent/dir/r.json"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert_eq!(
+            stderr,
+            "pgbench-rs: error: could not open results file \"/nonexistent/dir/r.json\": No such file or directory\n"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn devices_and_standard_output_are_written_in_place() {
+    let db = fresh_db("export_in_place");
+    let dir = tempfile::tempdir().unwrap();
+    let s = script_file(&dir, "one.sql", "SELECT 1;\n");
+    // A device stays one (as root, a rename would turn it into a JSON file).
+    if let Some(null) = device(&dir, "null", "3") {
+        let out = db
+            .ours()
+            .args(["-n", "-t", "5", "-f", &s])
+            .arg(format!("--export-json={}", null.display()))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let kind = std::fs::symlink_metadata(&null).unwrap().file_type();
+        assert!(std::os::unix::fs::FileTypeExt::is_char_device(&kind));
+    }
+    // `--export-json=/dev/stdout | jq`: the file follows the report on the pipe.
+    let piped = db
+        .ours()
+        .args(["-n", "-t", "5", "-f", &s, "--export-json=/dev/stdout"])
+        .output()
+        .unwrap();
+    assert!(piped.status.success(), "{piped:?}");
+    let stdout = String::from_utf8_lossy(&piped.stdout);
+    let (report, json) = stdout.split_once("\n{").unwrap();
+    assert!(report.contains("\ntps = "), "{stdout}");
+    let doc: serde_json::Value = serde_json::from_str(&format!("{{{json}")).unwrap();
+    assert!(doc["summary"].is_object(), "{doc}");
+    // Standard output redirected to a file: the report stays, the file follows it.
+    let out_path = dir.path().join("out.txt");
+    let status = db
+        .ours()
+        .args(["-n", "-t", "5", "-f", &s, "--export-json=/dev/stdout"])
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let text = std::fs::read_to_string(&out_path).unwrap();
+    assert!(text.contains("\ntps = ") && text.contains("\n{"), "{text}");
 }

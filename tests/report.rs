@@ -412,3 +412,50 @@ fn html_renders_in_chromium_with_every_chart_drawn_and_nothing_fetched() {
         c.problems
     );
 }
+
+/// `-o` on a full disk: the file that was there survives, no temporary file is left,
+/// and the message is the C library's.
+#[test]
+fn a_full_disk_keeps_the_file_that_was_there() {
+    let dir = scratch("full_disk");
+    let small = dir.join("small");
+    std::fs::create_dir_all(&small).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&small)
+        .output();
+    if !mounted.as_ref().is_ok_and(|o| o.status.success()) {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "cannot mount a small tmpfs: {mounted:?}"
+        );
+        eprintln!("skipped: cannot mount a small tmpfs here ({mounted:?})");
+        return;
+    }
+    let out_json = small.join("old.json");
+    std::fs::write(&out_json, "old").unwrap();
+    // Fill what is left.
+    let _ = std::fs::write(small.join("filler"), vec![b'x'; 64 * 1024]);
+    let case = stock("several-scripts");
+    let out = bin()
+        .args(["import", "--report"])
+        .arg(case.join("stdout"))
+        .arg("-o")
+        .arg(&out_json)
+        .output()
+        .unwrap();
+    let kept = std::fs::read_to_string(&out_json);
+    let left = std::fs::read_dir(&small).unwrap().count();
+    let _ = Command::new("umount").arg(&small).status();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "pgbench-report: error: could not write results file \"{}\": No space left on device\n",
+            out_json.display()
+        )
+    );
+    assert_eq!(kept.unwrap(), "old");
+    assert_eq!(left, 2, "only old.json and the filler");
+}

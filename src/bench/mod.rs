@@ -140,7 +140,10 @@ fn interrupts() -> Arc<std::sync::OnceLock<Arc<Context>>> {
     crate::sys::on_signals(&[libc::SIGINT, libc::SIGTERM], move |sig| {
         match seen.get() {
             Some(ctx) if !ctx.control.interrupt(sig) => {}
-            _ => std::process::exit(128 + sig),
+            _ => {
+                pgbench_results::destination::remove_unfinished();
+                std::process::exit(128 + sig)
+            }
         }
     });
     target

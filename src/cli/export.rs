@@ -1,7 +1,7 @@
 //! `--export-json` and `--export-html`: the run's results file, with what the command
-//! line asked for (every effective option, by its long name), written whole or not at
-//! all (a temporary file renamed into place). Passwords in a connection string are
-//! masked in what the file records of the command line.
+//! line asked for (every effective option, by its long name). Passwords in a connection
+//! string are masked in what the file records of the command line.
+//! `pgbench_results::destination` writes it.
 
 use crate::bench::outcome::RunInfo;
 use crate::bench::plan::{BenchPlan, Vacuum};
@@ -97,35 +97,4 @@ pub fn results_file(
         worker: info.worker.clone(),
     };
     ResultsFile::from_run(result.clone(), meta)
-}
-
-/// Writes `text` to `path` whole: into a temporary file beside it, then renamed, so
-/// an interrupted write never leaves half a file under the name.
-pub fn write_whole(path: &str, text: &str) -> Result<(), String> {
-    let tmp = format!("{path}.tmp-{}", std::process::id());
-    let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!(
-            "could not write results file \"{path}\": {}",
-            crate::sys::strerror(&e)
-        )
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_file_is_written_whole_or_not_at_all() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.json").display().to_string();
-        write_whole(&path, "{}").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}");
-        let missing = dir.path().join("no/such/dir/r.json").display().to_string();
-        let err = write_whole(&missing, "{}").unwrap_err();
-        assert!(err.ends_with("No such file or directory"), "{err}");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-    }
 }

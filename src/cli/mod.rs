@@ -9,6 +9,7 @@ pub mod options;
 use crate::bench::RunOutcome;
 use crate::logging;
 use options::{Action, ProcessEnv};
+use pgbench_results::destination::{self, WriteError};
 use std::io::Write;
 
 /// Runs pgbench-rs with this process's arguments; returns the exit status.
@@ -79,6 +80,10 @@ pub fn main() -> i32 {
             plan,
             temp_instance,
         } => {
+            if let Err(e) = check_exports(&plan.export) {
+                logging::error(&e.to_string());
+                return 1;
+            }
             if temp_instance {
                 warn_ignored_by_temp_instance(&conn);
                 return crate::temp_instance::run_bench(&plan, |outcome| {
@@ -132,8 +137,8 @@ pub fn bench_exit_status(
             }
             if plan.export.any() {
                 let file = export::results_file(result, info, plan, argv, dbname);
-                if let Err(message) = write_exports(&plan.export, &file) {
-                    logging::error(&message);
+                if let Err(e) = write_exports(&plan.export, &file) {
+                    logging::error(&e.to_string());
                     return 1;
                 }
             }
@@ -171,18 +176,27 @@ fn stop_message(
     )
 }
 
+/// Tries the destinations of `--export-json` and `--export-html` before the run, as
+/// pgbench opens its `-l` files before the clients start.
+fn check_exports(export: &crate::bench::plan::Export) -> Result<(), WriteError> {
+    for path in [&export.json, &export.html].into_iter().flatten() {
+        destination::check(path)?;
+    }
+    Ok(())
+}
+
 /// `--export-json` and `--export-html`.
 fn write_exports(
     export: &crate::bench::plan::Export,
     file: &pgbench_results::ResultsFile,
-) -> Result<(), String> {
+) -> Result<(), WriteError> {
     if let Some(path) = &export.json {
-        export::write_whole(path, &file.to_json())?;
+        destination::write(path, file.to_json().as_bytes())?;
     }
     if let Some(path) = &export.html {
         let label = file.command_line.join(" ");
         let page = pgbench_results::html::render_page(&[(label, file.clone())]);
-        export::write_whole(path, &page)?;
+        destination::write(path, page.as_bytes())?;
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! A pgbench run's result as data, and what is rendered from it. No database, no
-//! clocks, no I/O beyond what a caller hands in.
+//! clocks, and no I/O beyond what a caller hands in, except [`destination`]: the one
+//! writer of results files, so that both programs write them with the same care.
 //!
 //! - [`stats`]: pgbench's counters (`SimpleStats`, `StatsData`) and what one
 //!   transaction adds to them;
@@ -18,9 +19,11 @@
 //! - [`compare`]: runs side by side with confidence intervals and regression gates;
 //! - [`html`]: one self-contained page of charts (uPlot, inlined) for several files;
 //! - [`show`]: a results file as text (the run's report, byte for byte);
+//! - [`destination`]: writing a results file whole, to a file, device or pipe;
 //! - [`synthetic`]: simulated runs with known properties, for tests.
 
 pub mod compare;
+pub mod destination;
 pub mod document;
 pub mod histogram;
 pub mod html;

@@ -135,6 +135,8 @@ pub enum VerbError {
     Merge(#[from] MergeError),
     #[error("{file}: cannot write: {message}")]
     Write { file: String, message: String },
+    #[error(transparent)]
+    Output(#[from] pgbench_results::destination::WriteError),
 }
 
 fn usage(msg: impl Into<String>) -> VerbError {
@@ -176,7 +178,7 @@ fn print(text: &str) -> Result<(), VerbError> {
         .and_then(|()| out.flush())
         .map_err(|e| VerbError::Write {
             file: "standard output".to_string(),
-            message: e.to_string(),
+            message: pgbench_results::destination::strerror(&e),
         })
 }
 
@@ -184,7 +186,7 @@ fn print(text: &str) -> Result<(), VerbError> {
 pub fn read_doc(path: &str) -> Result<ResultsFile, VerbError> {
     let text = std::fs::read_to_string(path).map_err(|e| VerbError::Read {
         file: path.to_string(),
-        message: e.to_string(),
+        message: pgbench_results::destination::strerror(&e),
     })?;
     ResultsFile::from_json(&text).map_err(|source| VerbError::Document {
         file: path.to_string(),
@@ -197,10 +199,7 @@ pub fn write_out(path: &str, text: &str) -> Result<(), VerbError> {
     if path == "-" {
         return print(text);
     }
-    std::fs::write(path, text).map_err(|e| VerbError::Write {
-        file: path.to_string(),
-        message: e.to_string(),
-    })
+    pgbench_results::destination::write(path, text.as_bytes()).map_err(VerbError::Output)
 }
 
 fn show_verb(args: &[String]) -> Result<u8, VerbError> {

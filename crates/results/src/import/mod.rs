@@ -66,7 +66,7 @@ fn read(path: &PathBuf) -> Result<(String, String), ImportError> {
         Ok(text) => Ok((name, text)),
         Err(e) => Err(ImportError::Read {
             file: name,
-            message: e.to_string(),
+            message: crate::destination::strerror(&e),
         }),
     }
 }
