@@ -40,6 +40,7 @@ fn config(histograms: bool) -> CollectorPlan {
         series: false,
         exit_on_abort: false,
         epoch_shift_us: 0,
+        measure_from_us: None,
     }
 }
 
@@ -142,6 +143,7 @@ fn report() -> RunResult {
         scripts: vec![script("<builtin: TPC-B (sort of)>"), script("mix.sql")],
         histogram: Some(histogram.clone()),
         series: Vec::new(),
+        warmup: None,
     }
 }
 

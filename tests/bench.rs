@@ -287,3 +287,107 @@ fn a_full_log_disk_is_said_once_counted_and_fails_the_run() {
     // 16,000 lines of about 25 bytes do not fit in 128 kB.
     assert!((1..16_000).contains(&lost), "{lost}");
 }
+
+/// `--warmup`: the clients run, then everything restarts. The rows written are the
+/// warm-up's transactions plus the measured ones; the report, the `-l` lines, the
+/// `-P` numbering and the series count the measured ones only; `-t` counts them
+/// per client; `-T` is the measured part's length.
+#[test]
+fn warmup_is_run_and_then_left_out_of_every_figure() {
+    let db = fresh_db("warmup");
+    db.psql("create table w (client int, at timestamptz default clock_timestamp())");
+    let dir = tempfile::tempdir().unwrap();
+    let script = support::script_file(
+        &dir,
+        "w.sql",
+        "insert into w (client) values (:client_id);\n",
+    );
+    let json = dir.path().join("w.json");
+    let prefix = dir.path().join("wl");
+    let started = Instant::now();
+    let out = run(db.ours().args([
+        "-n",
+        "-c3",
+        "-j2",
+        "-T2",
+        "--warmup=2",
+        "-P1",
+        "-l",
+        &format!("--log-prefix={}", prefix.display()),
+        &format!("--export-json={}", json.display()),
+        &format!("--file={script}"),
+    ]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        started.elapsed() >= Duration::from_secs(4),
+        "warm-up, then -T"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let measured = processed(&out.stdout);
+    let warm = doc["run"]["warmup"]["total"]["cnt"].as_i64().unwrap();
+    assert!(warm > 0 && measured > 0, "{warm} {measured}");
+    let rows: i64 = db.value("select count(*) from w").parse().unwrap();
+    assert_eq!(
+        rows,
+        warm + measured,
+        "every transaction is the warm-up's or measured"
+    );
+    assert_eq!(support::series_transactions(&doc), measured);
+    let warm_series: i64 = doc["run"]["warmup"]["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["transactions"].as_i64().unwrap())
+        .sum();
+    assert_eq!(warm_series, warm);
+    let duration = doc["run"]["bench_duration_us"].as_f64().unwrap();
+    assert!((2e6..2.5e6).contains(&duration), "{duration}");
+    let mut logged = 0;
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("wl.")
+        {
+            logged += std::fs::read_to_string(path).unwrap().lines().count() as i64;
+        }
+    }
+    assert_eq!(logged, measured, "-l logs the measured transactions");
+    let progress: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("progress: "))
+        .collect();
+    assert!(
+        progress[0].starts_with("warm-up progress: 1.0 s"),
+        "{progress:?}"
+    );
+    let first = progress
+        .iter()
+        .position(|l| l.starts_with("progress: "))
+        .unwrap();
+    assert!(
+        progress[first].starts_with("progress: 1.0 s"),
+        "{progress:?}"
+    );
+    assert!(progress[..first].iter().all(|l| l.starts_with("warm-up ")));
+
+    // -t: each client runs its -t measured transactions after the warm-up.
+    db.psql("truncate w");
+    let out = run(db.ours().args([
+        "-n",
+        "-c2",
+        "-t50",
+        "--warmup=1",
+        &format!("--file={script}"),
+    ]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(out
+        .stdout
+        .contains("number of transactions actually processed: 100/100\n"));
+    let per_client = db.psql("select count(*) > 50 from w group by client order by client");
+    assert_eq!(per_client.trim(), "t\nt", "the warm-up's rows come first");
+}

@@ -3,6 +3,10 @@
 //! `-P` seconds and each client abort as it arrives, and returns what it counted when
 //! the last client is done. It reads time and writes text only through what it is
 //! handed, so it is tested with canned events.
+//!
+//! Under `--warmup`, a transaction that ends before the warm-up does is counted
+//! apart ([`Warm`]: its own totals, its own series) and nowhere else; the `-P` lines
+//! of the warm-up say so, and those of the measured part count from its start.
 
 use super::events::{ClientDone, Event, TxRecord};
 use super::progress::{progress_line, ProgressFormat};
@@ -30,6 +34,44 @@ pub struct CollectorPlan {
     /// `--exit-on-abort`: stop collecting at the first abort.
     pub exit_on_abort: bool,
     pub epoch_shift_us: i64,
+    /// `--warmup`: when the measured part begins, µs on the run clock.
+    pub measure_from_us: Option<i64>,
+}
+
+/// What the warm-up did: counted apart from the run, kept for the results file.
+#[derive(Debug, Clone)]
+pub struct Warm {
+    /// When the warm-up ends (and the measured part begins), µs on the run clock.
+    pub until_us: i64,
+    pub total: StatsData,
+    /// Its per-second series, when the run keeps one.
+    pub series: Option<SeriesRecorder>,
+}
+
+impl Warm {
+    /// What the results file keeps of it (`seconds`: `--warmup`).
+    pub fn finish(self, seconds: pgbench_results::Secs) -> pgbench_results::Warmup {
+        pgbench_results::Warmup {
+            seconds,
+            total: self.total,
+            // Up to its last µs: the second holding its end is the run's.
+            series: self
+                .series
+                .map(|s| s.finish(self.until_us - 1))
+                .unwrap_or_default(),
+        }
+    }
+
+    fn record_batch(&mut self, batch: &[TxRecord], throttled: bool) {
+        let before = self.total;
+        for r in batch {
+            self.total
+                .accum(r.outcome, r.latency, r.lag, r.tries, throttled);
+        }
+        if let Some(series) = &mut self.series {
+            series.record_batch(batch, throttled, (&before, &self.total));
+        }
+    }
 }
 
 /// The optional records: latency histograms (run and per script) and the
@@ -101,11 +143,20 @@ pub struct Collected {
     pub stopped_by_thread: Option<usize>,
     /// Clients stopped in the middle of a transaction (by Ctrl-C or an overdue end).
     pub unfinished: usize,
+    /// `--warmup`: what it did.
+    pub warmup: Option<Warm>,
 }
 
 impl Collected {
-    /// Nothing counted yet; the series (if kept) starts at `start_us`.
+    /// Nothing counted yet; the series (if kept) starts at `start_us`, or after a
+    /// warm-up at its end (the warm-up's own at `start_us`).
     pub fn new(plan: &CollectorPlan, start_us: i64) -> Collected {
+        let warmup = plan.measure_from_us.map(|until_us| Warm {
+            until_us,
+            total: StatsData::default(),
+            series: plan.series.then(|| SeriesRecorder::new(start_us)),
+        });
+        let start_us = plan.measure_from_us.unwrap_or(start_us);
         let per_script = if plan.scripts > 1 { plan.scripts } else { 0 };
         let histograms = |n: usize| (0..n).map(|_| LatencyCounts::new()).collect::<Vec<_>>();
         Collected {
@@ -132,11 +183,24 @@ impl Collected {
             last_client_end: 0,
             stopped_by_thread: None,
             unfinished: 0,
+            warmup,
         }
     }
 
     /// Counts a client's batch of transactions (see [`Collected::record`]).
     pub fn record_batch(&mut self, plan: &CollectorPlan, batch: &[TxRecord]) {
+        // A client's batch is in the order its transactions ended.
+        let batch = match &mut self.warmup {
+            Some(w) if batch.first().is_some_and(|r| r.end_us < w.until_us) => {
+                let split = batch.partition_point(|r| r.end_us < w.until_us);
+                w.record_batch(&batch[..split], plan.throttled);
+                &batch[split..]
+            }
+            _ => batch,
+        };
+        if batch.is_empty() {
+            return;
+        }
         let before = self.total;
         for r in batch {
             self.record(plan, r);
@@ -213,6 +277,14 @@ impl ProgressClock {
         }
         Some(line)
     }
+
+    /// The measured part begins at `at`: its lines count from there.
+    fn restart(&mut self, at: i64) {
+        self.start = at;
+        self.next = at + self.period;
+        self.last_at = at;
+        self.last = StatsData::default();
+    }
 }
 
 /// What the collector reads and writes besides the events.
@@ -244,6 +316,7 @@ pub fn collect(
         last: StatsData::default(),
     });
     let mut done = 0;
+    let mut warming_up = plan.measure_from_us.is_some();
     while done < plan.clients {
         // The collector polls: it sleeps a little, then takes whatever arrived. Being
         // woken for every batch would cost a futex wake-up (and crossbeam's spinning)
@@ -275,8 +348,22 @@ pub fn collect(
         }
         if let Some(p) = progress.as_mut() {
             if done < plan.clients {
-                if let Some(line) = p.tick(now(), &c.total, plan.epoch_shift_us) {
-                    out(&line);
+                let t = now();
+                match c.warmup.as_ref().filter(|_| warming_up) {
+                    Some(w) => {
+                        if let Some(line) = p.tick(t, &w.total, plan.epoch_shift_us) {
+                            out(&format!("warm-up {line}"));
+                        }
+                        if t >= w.until_us {
+                            p.restart(w.until_us);
+                            warming_up = false;
+                        }
+                    }
+                    None => {
+                        if let Some(line) = p.tick(t, &c.total, plan.epoch_shift_us) {
+                            out(&line);
+                        }
+                    }
                 }
             }
         }
@@ -308,6 +395,7 @@ mod tests {
             series: true,
             exit_on_abort: false,
             epoch_shift_us: 0,
+            measure_from_us: None,
         }
     }
 
@@ -389,6 +477,44 @@ mod tests {
             text,
             "progress: 1.0 s, 2.0 tps, lat 2.000 ms stddev 1.000, 1 failed\n"
         );
+    }
+
+    #[test]
+    fn a_warm_up_is_counted_apart_and_the_measured_part_restarts_every_figure() {
+        let mut p = plan();
+        p.scripts = 1;
+        p.measure_from_us = Some(1_000_000);
+        let events = vec![
+            Event::Batch(vec![
+                tx(0, TxOutcome::Success, 1_000.0, 200_000),
+                tx(0, TxOutcome::Success, 3_000.0, 800_000),
+                tx(0, TxOutcome::Success, 5_000.0, 1_100_000),
+            ]),
+            done(1_200_000, 0),
+            Event::Batch(vec![tx(0, TxOutcome::Success, 7_000.0, 1_600_000)]),
+            Event::Batch(vec![]),
+            done(2_100_000, 0),
+        ];
+        let (c, text) = run(&p, events);
+        // The warm-up's lines say so; the measured part's count from its start.
+        assert_eq!(
+            text,
+            "warm-up progress: 1.0 s, 2.0 tps, lat 2.000 ms stddev 1.000, 0 failed\n\
+             progress: 1.0 s, 2.0 tps, lat 6.000 ms stddev 1.000, 0 failed\n"
+        );
+        assert_eq!((c.total.cnt, c.per_script[0].cnt), (2, 2));
+        assert_eq!(c.total.latency.min, 5_000.0);
+        assert_eq!(c.latency_late, 2, "the measured part's only");
+        let warm = c.warmup.unwrap().finish(1);
+        assert_eq!((warm.total.cnt, warm.total.latency.max), (2, 3_000.0));
+        let warm_series = warm.series;
+        assert_eq!(warm_series.len(), 1);
+        assert_eq!((warm_series[0].t, warm_series[0].transactions), (0, 2));
+        let (series, run) = c.extras.unwrap().finish(2_100_000);
+        assert_eq!(run.unwrap().to_histogram().len(), 2);
+        let series = series.unwrap();
+        // From the warm-up's end: second 0 is [1.0, 2.0).
+        assert_eq!((series[0].t, series[0].transactions), (0, 2));
     }
 
     #[test]

@@ -84,7 +84,7 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
     let start = now_us();
     let (clients, gate) = start_clients(&ctx, vars, seeds.clients)?;
     let starts = worker::start_together(joined, plan, &ctx.control, &gate, start)?;
-    let bench_start = begin(&ctx, &gate, starts.clock_us);
+    let (bench_start, measured_from) = begin(&ctx, &gate, starts.clock_us);
     let collected = collector::collect(
         &collector_plan(&ctx),
         &events_rx,
@@ -104,11 +104,12 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
         let _ = c.join();
     }
     // pgbench's run ends when its last thread does.
-    let end = collected.last_client_end.max(bench_start);
+    let end = collected.last_client_end.max(measured_from);
     let log_losses = finish_logs(&ctx, end + ctx.control.clock.epoch_shift_us);
     let timing = outcome::Timing {
         start: starts.timing_us,
         bench_start,
+        measured_from,
         end,
     };
     let unfinished = collected.unfinished;
@@ -117,7 +118,7 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
     let info = outcome::RunInfo {
         server_version: setup.server_version,
         server_settings: setup.server_settings,
-        started_unix_us: bench_start + shift,
+        started_unix_us: measured_from + shift,
         ended_unix_us: end + shift,
         random_seed: seed,
         worker: starts.worker,
@@ -298,25 +299,34 @@ fn run_thread(
     }
 }
 
-/// Everyone is connected: set the `-T` deadline, the `-R` schedules and the log
-/// intervals, then let the clients go. Returns when the run started.
-fn begin(ctx: &Context, gate: &StartGate, start: i64) -> i64 {
+/// Everyone is connected: set the `-T` deadline, the end of the warm-up, the `-R`
+/// schedules and the log intervals, then let the clients go. Returns when the run
+/// started and when its measured part does (the same without `--warmup`).
+fn begin(ctx: &Context, gate: &StartGate, start: i64) -> (i64, i64) {
+    let clock = &ctx.control.clock;
     let bench_start = now_us();
+    let measure_from = ctx.plan.warmup_s.map(|secs| bench_start + secs * 1_000_000);
+    if let Some(at) = measure_from {
+        clock.set_measure_from(at);
+    }
     if let Some(secs) = ctx.plan.settings.limit.duration() {
         // pgbench sets its alarm when the threads are created, before they connect:
-        // -T counts from the start-up time.
-        ctx.control.clock.set_end(start + secs * 1_000_000);
+        // -T counts from the start-up time. After a warm-up, -T is what is measured.
+        clock.set_end(measure_from.unwrap_or(start) + secs * 1_000_000);
     }
+    let measured_from = measure_from.unwrap_or(bench_start);
     for t in &ctx.threads {
         let mut st = t.lock();
+        // The -R schedule runs on through the warm-up's end: a fresh one would start
+        // with a burst or a gap.
         st.throttle_trigger = bench_start;
         if let Some(log) = st.log.as_mut() {
-            log.restart_intervals(bench_start + ctx.control.clock.epoch_shift_us);
+            log.restart_intervals(measured_from + clock.epoch_shift_us);
         }
     }
     ctx.control.started(bench_start);
     gate.open(Start::Go);
-    bench_start
+    (bench_start, measured_from)
 }
 
 /// What the collector needs of the plan.
@@ -341,6 +351,7 @@ fn collector_plan(ctx: &Context) -> CollectorPlan {
         series: plan.export.any(),
         exit_on_abort: plan.exit_on_abort,
         epoch_shift_us: ctx.control.clock.epoch_shift_us,
+        measure_from_us: ctx.control.clock.measure_from_us(),
     }
 }
 

@@ -67,6 +67,8 @@ pub struct Timing {
     pub start: i64,
     /// When all clients were connected and started running.
     pub bench_start: i64,
+    /// When the measured part began: `bench_start`, or the end of `--warmup`.
+    pub measured_from: i64,
     /// When the last client finished.
     pub end: i64,
 }
@@ -88,6 +90,9 @@ pub fn assemble(
         None => (None, None, Vec::new()),
     };
     let histogram = run.map(|r| r.to_histogram());
+    let warmup = collected
+        .warmup
+        .map(|w| w.finish(plan.warmup_s.unwrap_or(0)));
     // One script: its latencies are the run's.
     let mut script_histograms = histogram.as_ref().map(|run| {
         let per_script: Vec<_> = if per_script.is_empty() {
@@ -123,12 +128,13 @@ pub fn assemble(
                 histogram: script_histograms.as_mut().and_then(Iterator::next),
             })
             .collect(),
-        bench_duration_us: (timing.end - timing.bench_start) as f64,
+        bench_duration_us: (timing.end - timing.measured_from) as f64,
         conn_total_duration_us: collected.conn_total_duration_us,
         conn_elapsed_duration_us: (timing.bench_start - timing.start) as f64,
         latency_late: collected.latency_late,
         aborted_clients: collected.aborted,
         histogram,
         series: series.unwrap_or_default(),
+        warmup,
     }
 }

@@ -101,6 +101,9 @@ pub struct BenchPlan {
     pub random_seed: u64,
     /// `--worker=I/N`.
     pub worker: Option<WorkerPlan>,
+    /// `--warmup`: seconds the clients run before the measured part (of `-T` seconds,
+    /// or `-t` transactions per client) begins; nothing done in them is counted.
+    pub warmup_s: Option<Secs>,
 }
 
 impl BenchPlan {

@@ -61,6 +61,7 @@ pub enum Opt {
     ExportHtml,
     Worker,
     WorkerTimeout,
+    Warmup,
 }
 
 /// (option, short letter, long name, takes a value)
@@ -122,6 +123,7 @@ const OPTIONS: &[(Opt, Option<char>, &str, bool)] = &[
     (Opt::ExportHtml, None, "export-html", true),
     (Opt::Worker, None, "worker", true),
     (Opt::WorkerTimeout, None, "worker-timeout", true),
+    (Opt::Warmup, None, "warmup", true),
 ];
 
 /// One option occurrence, in command-line order.

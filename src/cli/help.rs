@@ -86,6 +86,8 @@ pgbench-rs options (beyond pgbench 15):
                            (default list: 50,90,99,99.9,99.99; max is always shown)
   --temp-instance          run on a throwaway local PostgreSQL cluster,
                            initialized at scale -s, removed afterwards
+  --warmup=SECONDS         run SECONDS before measuring (the report, logs,
+                           -P and results files cover the measured part only)
   --worker=I/N             be worker I (0..N-1) of N processes running one run
                            together: clients I*C..I*C+C-1 of N*C, one start instant
   --worker-timeout=SECONDS how long --worker waits for the others (default: 60)

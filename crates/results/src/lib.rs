@@ -43,7 +43,7 @@ pub use document::{DocumentError, ResultsFile, RunMeta, SERVER_SETTINGS};
 pub use histogram::{LatencyCounts, LatencyHistogram, Percentiles};
 pub use run::{
     CommandResult, Limit, MaxTries, Micros, Partitions, QueryMode, RunResult, RunSettings,
-    ScriptResult, Secs,
+    ScriptResult, Secs, Warmup,
 };
 /// For building [`RunMeta::options`] values without a dependency of one's own.
 pub use serde_json;

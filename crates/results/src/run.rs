@@ -169,6 +169,21 @@ pub struct RunResult {
     pub histogram: Option<LatencyHistogram>,
     /// Per-second figures, when the run recorded them (`--export-json`).
     pub series: Vec<Second>,
+    /// `--warmup`: what ran before the measured part, which nothing above counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<Warmup>,
+}
+
+/// The warm-up of a run (`--warmup`), kept apart from what was measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Warmup {
+    /// `--warmup` as given.
+    pub seconds: Secs,
+    /// Its transactions (those that ended before the measured part began).
+    pub total: StatsData,
+    /// Its per-second figures, `t` counted from the clients' start (when the run
+    /// recorded a series); the run's own series starts where this one ends.
+    pub series: Vec<Second>,
 }
 
 impl RunResult {

@@ -280,5 +280,6 @@ pub fn run(spec: &Spec) -> RunResult {
         aborted_clients: 0,
         histogram: Some(hist),
         series: series.finish(spec.seconds * 1_000_000 - 1),
+        warmup: None,
     }
 }

@@ -175,6 +175,8 @@ pub struct Client<'a> {
     queued_io: bool,
     /// Counts the connections made, so a driver sees when `-C` replaced the socket.
     connections: u64,
+    /// In `--warmup`: what is counted is thrown away at the first event after it.
+    warm: bool,
 }
 
 impl<'a> Client<'a> {
@@ -227,7 +229,33 @@ impl<'a> Client<'a> {
             multiplexed: false,
             queued_io: false,
             connections: 0,
+            warm: ctx.plan.warmup_s.is_some(),
         }
+    }
+
+    /// Whether `now` is in the warm-up. At the first event after it, the `-r` and
+    /// `-C` counters restart (the collector splits the transactions by their end).
+    #[inline]
+    fn warming_up(&mut self, now: i64) -> bool {
+        if !self.warm {
+            return false;
+        }
+        if self
+            .ctx
+            .control
+            .clock
+            .measure_from_us()
+            .is_some_and(|at| now < at)
+        {
+            return true;
+        }
+        self.warm = false;
+        self.commands
+            .iter_mut()
+            .flatten()
+            .for_each(|c| *c = CommandStats::default());
+        self.conn_duration_us = 0.0;
+        false
     }
 
     /// For a client that shares its thread with others (see [`super::multiplex`]);
@@ -491,11 +519,13 @@ impl<'a> Client<'a> {
                         self.verbose_try_message(true, tries, scheduled);
                     }
                     self.tx.tries += 1;
+                    self.warming_up(now_us());
                     self.commands[script][command].retries += 1;
                     self.rng = self.tx.random_state.clone();
                     self.restart_commands();
                     return Ok(None);
                 }
+                self.warming_up(now_us());
                 self.commands[script][command].failures += 1;
                 if ctx.plan.verbose_errors {
                     self.verbose_try_message(false, tries, scheduled);
@@ -517,6 +547,7 @@ impl<'a> Client<'a> {
         if ctx.plan.settings.reconnect {
             let start = now_us();
             self.detach();
+            self.warming_up(start);
             self.conn_duration_us += (now_us() - start) as f64;
         }
         if self.is_done() {
@@ -602,6 +633,7 @@ impl<'a> Client<'a> {
         if let Err(e) = attached {
             return Err(ClientAbort::new(self.id, AbortReason::Connect).because(e.to_string()));
         }
+        self.warming_up(start);
         self.conn_duration_us += (now_us() - start) as f64;
         self.prepared.iter_mut().flatten().for_each(|p| *p = false);
         Ok(())
@@ -657,7 +689,12 @@ impl<'a> Client<'a> {
         tries: u32,
         now: i64,
     ) {
-        self.counted += 1;
+        // A warm-up transaction counts towards nothing but the warm-up's own figures
+        // (the collector's, from its end): not -t, not the -l numbering.
+        let warm = self.warming_up(now);
+        if !warm {
+            self.counted += 1;
+        }
         if self.batch.is_empty() {
             self.batch_since = now;
         }
@@ -669,7 +706,7 @@ impl<'a> Client<'a> {
             tries,
             end_us: now,
         });
-        if self.ctx.plan.log.is_some() {
+        if self.ctx.plan.log.is_some() && !warm {
             let tx = LoggedTx {
                 client_id: self.id,
                 tx_no: self.counted,
@@ -779,7 +816,9 @@ impl<'a> Client<'a> {
     /// CSTATE_END_COMMAND: the `-r` time of the command, and on to the next.
     fn command_done(&mut self) {
         if let Some(start) = self.tx.command_start {
-            let elapsed = (now_us() - start) as f64 / 1e6;
+            let now = now_us();
+            self.warming_up(now);
+            let elapsed = (now - start) as f64 / 1e6;
             self.commands[self.tx.script][self.tx.index]
                 .elapsed
                 .add(elapsed);

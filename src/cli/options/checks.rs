@@ -227,6 +227,7 @@ fn bench_action(d: Draft) -> Action {
             debug: d.debug,
             random_seed: d.random_seed,
             worker,
+            warmup_s: positive(d.warmup),
         }),
         temp_instance: d.temp_instance,
     }

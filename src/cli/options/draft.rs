@@ -64,6 +64,8 @@ pub(super) struct Draft {
     pub worker: Option<(u32, u32)>,
     /// `--worker-timeout`, seconds.
     pub worker_timeout: Option<i64>,
+    /// `--warmup`, seconds, 0 = none.
+    pub warmup: i64,
 }
 
 impl Draft {
@@ -113,6 +115,7 @@ impl Draft {
             temp_instance: false,
             worker: None,
             worker_timeout: None,
+            warmup: 0,
         }
     }
 
@@ -132,7 +135,7 @@ impl Draft {
             }
             Client | Jobs | Connect | Transactions | Time | Rate | LatencyLimit | Protocol
             | MaxTries | FailuresDetailed | VerboseErrors | ExitOnAbort | Define | Worker
-            | WorkerTimeout => self.run_option(opt, v, env)?,
+            | WorkerTimeout | Warmup => self.run_option(opt, v, env)?,
             Log | LogPrefix | SamplingRate | AggregateInterval | Progress | ProgressTimestamp
             | ReportPerCommand | LatencyPercentiles | ExportJson | ExportHtml => {
                 self.output_option(opt, v)?
@@ -278,6 +281,7 @@ impl Draft {
             Opt::WorkerTimeout => {
                 self.worker_timeout = Some(parse_positive(v, "--worker-timeout", 1)?);
             }
+            Opt::Warmup => self.warmup = parse_positive(v, "--warmup", 0)?,
             _ => unreachable!("not a run option: {opt:?}"),
         }
         self.benchmarking_option_set = true;

@@ -323,3 +323,26 @@ fn workers_of_one_run_share_its_id_and_other_runs_do_not() {
     );
     assert_ne!(clock, base);
 }
+
+#[test]
+fn warmup_is_seconds_zero_meaning_none_and_a_benchmarking_option() {
+    let warmup = |args: &[&str]| match parse(args) {
+        Ok(Action::Bench { plan, .. }) => plan.warmup_s,
+        other => panic!("{args:?}: {other:?}"),
+    };
+    assert_eq!(warmup(&["-T", "5", "--warmup=10"]), Some(10));
+    assert_eq!(warmup(&["--warmup", "0"]), None);
+    assert_eq!(warmup(&[]), None);
+    assert_eq!(
+        error_of(&["--warmup=-1"]),
+        "pgbench: error: --warmup must be in range 0..2147483647\n"
+    );
+    assert_eq!(
+        error_of(&["--warmup=x"]),
+        "pgbench: error: invalid value \"x\" for option --warmup\n"
+    );
+    assert_eq!(
+        error_of(&["-i", "--warmup=3"]),
+        "pgbench: error: some of the specified options cannot be used in initialization (-i) mode\n"
+    );
+}

@@ -160,6 +160,7 @@ fn result_of(all: &[Client], ids: &[usize], set: &RunSettings, scripts: u32) -> 
         aborted_clients: 0,
         histogram: run_latencies.map(|l| l.to_histogram()),
         series: seconds,
+        warmup: None,
     }
 }
 

@@ -36,6 +36,7 @@ fn base() -> RunResult {
         aborted_clients: 0,
         histogram: None,
         series: Vec::new(),
+        warmup: None,
     }
 }
 
