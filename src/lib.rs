@@ -10,3 +10,4 @@ pub mod logging;
 pub mod sys;
 pub mod temp_instance;
 pub mod version;
+pub mod workload;

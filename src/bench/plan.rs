@@ -104,6 +104,8 @@ pub struct BenchPlan {
     /// `--warmup`: seconds the clients run before the measured part (of `-T` seconds,
     /// or `-t` transactions per client) begins; nothing done in them is counted.
     pub warmup_s: Option<Secs>,
+    /// `--workload=NAME`: its tables are checked before the run.
+    pub workload: Option<crate::workload::Configured>,
 }
 
 impl BenchPlan {

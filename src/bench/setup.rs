@@ -53,6 +53,14 @@ pub fn prepare(
     if plan.builtin_used {
         table_info(&mut conn, opts.dbname(), plan.scale.given, &mut setup)?;
     }
+    if let Some(workload) = &plan.workload {
+        workload
+            .check_tables(&mut conn)
+            .map_err(|message| RunError::Setup {
+                message,
+                hint: None,
+            })?;
+    }
     if plan.vacuum != Vacuum::Skip {
         logging::raw("starting vacuum...");
         for sql in [

@@ -62,6 +62,7 @@ pub enum Opt {
     Worker,
     WorkerTimeout,
     Warmup,
+    Workload,
 }
 
 /// (option, short letter, long name, takes a value)
@@ -124,6 +125,7 @@ const OPTIONS: &[(Opt, Option<char>, &str, bool)] = &[
     (Opt::Worker, None, "worker", true),
     (Opt::WorkerTimeout, None, "worker-timeout", true),
     (Opt::Warmup, None, "warmup", true),
+    (Opt::Workload, None, "workload", true),
 ];
 
 /// One option occurrence, in command-line order.

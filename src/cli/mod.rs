@@ -75,6 +75,12 @@ pub fn main() -> i32 {
                 }
             }
         }
+        Action::Prepare {
+            conn,
+            workload,
+            jobs,
+            seed,
+        } => prepare_workload(&conn, &workload, jobs, seed),
         Action::Bench {
             conn,
             plan,
@@ -92,6 +98,35 @@ pub fn main() -> i32 {
             }
             let outcome = crate::bench::run(conn.connect_args(), &plan);
             bench_exit_status(outcome, &plan, &argv, &conn.dbname)
+        }
+    }
+}
+
+/// `-i --workload=NAME`: connects as `-i` does and runs the workload's prepare step.
+fn prepare_workload(
+    conn: &options::ConnArgs,
+    workload: &crate::workload::Configured,
+    jobs: usize,
+    seed: u64,
+) -> i32 {
+    crate::init::interrupt::install();
+    let mut args = conn.connect_args();
+    let (main, opts) = match crate::connect::connect_with_prompt(&mut args) {
+        Ok(made) => made,
+        Err(e) => {
+            logging::error(&e.to_string());
+            logging::error("could not create connection for initialization");
+            return 1;
+        }
+    };
+    match workload.prepare(main, &opts, jobs, seed) {
+        Ok(()) => 0,
+        Err(e) => {
+            logging::error(&e.to_string());
+            if let crate::workload::PrepareError::Query { sql, .. } = &e {
+                logging::detail(&format!("Query was: {sql}"));
+            }
+            1
         }
     }
 }

@@ -79,6 +79,10 @@ pub enum Func {
     RandomGaussian,
     RandomZipfian,
     Permute,
+    /// pgbench-rs extras: sysbench's `--rand-type` distributions.
+    SbGaussian,
+    SbSpecial,
+    SbPareto,
 }
 
 /// One piece of an SQL command's text, split once at load time so that substitution
@@ -183,6 +187,12 @@ pub enum MetaCommand {
         command: String,
         args: Vec<ShellArg>,
     },
+    /// pgbench-rs extra `\setrandstr var template`: sysbench's `sysbench.rand.string`
+    /// (each `#` a random digit, each `@` a random letter) into a string variable.
+    SetRandStr {
+        var: String,
+        template: String,
+    },
     If(Expr),
     Elif(Expr),
     Else,
@@ -200,6 +210,7 @@ impl MetaCommand {
             MetaCommand::Sleep { .. } => "sleep",
             MetaCommand::SetShell { .. } => "setshell",
             MetaCommand::Shell { .. } => "shell",
+            MetaCommand::SetRandStr { .. } => "setrandstr",
             MetaCommand::If(_) => "if",
             MetaCommand::Elif(_) => "elif",
             MetaCommand::Else => "else",

@@ -242,6 +242,15 @@ pub enum EvalError {
     ExponentialParameter(f64),
     #[error("permute size parameter must be greater than zero")]
     PermuteSize,
+    /// pgbench-rs's `sb_*()` functions take sysbench's `uint32_t` bounds.
+    #[error("sysbench random bounds must be within [0, 4294967295]")]
+    SysbenchRange,
+    #[error("sysbench random iterations must be at least 1 (not {0})")]
+    SysbenchIterations(i64),
+    #[error("sb_special() needs pct in [0, 100] and res in [0, 100)")]
+    SysbenchSpecial,
+    #[error("pareto parameter must be in range (0, 1) (not {})", f6(.0))]
+    SysbenchPareto(f64),
     #[error("too many function arguments, maximum is 16")]
     TooManyArguments,
     /// Only for trees the parser would not build (it checks arity at load time).

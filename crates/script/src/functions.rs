@@ -131,6 +131,10 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     def("hash", Func::HashMurmur2, Arity::OptionalSeed(2)),
     def("hash_fnv1a", Func::HashFnv1a, Arity::OptionalSeed(2)),
     def("permute", Func::Permute, Arity::OptionalSeed(3)),
+    // pgbench-rs extras (not in pgbench): sysbench 1.0's distributions.
+    def("sb_gaussian", Func::SbGaussian, Arity::Exact(3)),
+    def("sb_special", Func::SbSpecial, Arity::Exact(5)),
+    def("sb_pareto", Func::SbPareto, Arity::Exact(3)),
 ];
 
 /// A function callable by name in a script (`pg_strcasecmp`, so ASCII case is
@@ -262,9 +266,30 @@ pub fn apply(func: Func, args: &[Value], rng: &mut Prng) -> Result<Value, EvalEr
             }
             Ok(Value::Int(permute(val, size, seed)))
         }
+        Func::SbGaussian | Func::SbSpecial | Func::SbPareto => sysbench_random(func, args, rng),
         // Lazy functions never reach here; answer as pgbench's arity check would.
         Func::And | Func::Or | Func::Case => Err(EvalError::ArgumentCount(func.name())),
     }
+}
+
+/// pgbench-rs's `sb_gaussian(lb, ub, iter)`, `sb_special(lb, ub, pct, res, iter)` and
+/// `sb_pareto(lb, ub, h)`.
+fn sysbench_random(func: Func, args: &[Value], rng: &mut Prng) -> Result<Value, EvalError> {
+    use crate::sysbench;
+    let (lb, ub) = (args[0].to_int()?, args[1].to_int()?);
+    let v = match func {
+        Func::SbGaussian => sysbench::gaussian(rng, lb, ub, args[2].to_int()?)?,
+        Func::SbSpecial => sysbench::special(
+            rng,
+            lb,
+            ub,
+            args[2].to_int()?,
+            args[3].to_int()?,
+            args[4].to_int()?,
+        )?,
+        _ => sysbench::pareto(rng, lb, ub, args[2].to_double()?)?,
+    };
+    Ok(Value::Int(v))
 }
 
 /// `+ - * /` and comparisons: double if either side is double, else checked int64.

@@ -15,6 +15,7 @@ pub mod eval;
 pub mod functions;
 pub mod parser;
 pub mod prng;
+pub mod sysbench;
 pub mod value;
 pub mod variables;
 

@@ -129,6 +129,22 @@ impl Variables {
         Ok(())
     }
 
+    /// Assigns a string written by `write` into the variable's own buffer (no
+    /// allocation once the variable exists): pgbench-rs's `\setrandstr`.
+    pub fn set_text_with(
+        &mut self,
+        context: &str,
+        name: &str,
+        write: impl FnOnce(&mut String),
+    ) -> Result<(), EvalError> {
+        let var = self.lookup_create(context, name)?;
+        var.text.clear();
+        write(&mut var.text);
+        var.has_text = true;
+        var.value = None;
+        Ok(())
+    }
+
     /// Assigns a typed value (`putVariableValue`): `\set` (context `set`), automatic
     /// variables (`startup`). No allocation once the variable exists.
     #[inline]

@@ -61,6 +61,21 @@ impl Client<'_> {
                 self.run_shell(None, command, args)
                     .map_err(|why| self.shell_failed(script, index, "shell", why))?;
             }
+            MetaCommand::SetRandStr { var, template } => {
+                let rng = &mut self.rng;
+                let set = self.vars.set_text_with("setrandstr", var, |out| {
+                    pgbench_script::sysbench::rand_str(rng, template, out)
+                });
+                if let Err(e) = set {
+                    let abort = self.command_failed(
+                        script,
+                        index,
+                        "setrandstr",
+                        "assignment of meta-command failed",
+                    );
+                    return Err(abort.because(e.to_string()).into());
+                }
+            }
             MetaCommand::If(_) | MetaCommand::Elif(_) | MetaCommand::Else | MetaCommand::Endif => {
                 unreachable!("conditionals are handled by run_commands")
             }

@@ -17,6 +17,17 @@ pub(super) fn finish(
     positionals: Vec<String>,
     env: &dyn Env,
 ) -> Result<Action, ConfigError> {
+    if let Some(shown) = d.show_workload {
+        let text = shown.configure(&d.defines)?.script_text(script_context(&d));
+        return Ok(Action::PrintAndExit(text));
+    }
+    let workload = match d.workload {
+        Some(w) => Some(w.configure(&d.defines)?),
+        None => None,
+    };
+    if let (Some(w), false) = (&workload, d.is_init_mode) {
+        add_workload_script(&mut d, w)?;
+    }
     if d.scripts.is_empty() && !d.is_init_mode {
         d.add_builtin("tpcb-like", 1)?;
         d.benchmarking_option_set = true;
@@ -30,7 +41,10 @@ pub(super) fn finish(
     d.nthreads = d.nthreads.min(d.nclients);
     database_name(&mut d, positionals, env)?;
     if d.is_init_mode {
-        return init_action(d);
+        return match workload {
+            Some(w) => prepare_action(d, w),
+            None => init_action(d),
+        };
     }
     if d.initialization_option_set {
         return Err(ConfigError::InitOptionInBench);
@@ -44,7 +58,48 @@ pub(super) fn finish(
         return Err(ConfigError::UnlimitedTriesWithoutBound);
     }
     check_worker(&d)?;
-    Ok(bench_action(d))
+    Ok(bench_action(d, workload))
+}
+
+/// What a workload's script depends on besides its options.
+fn script_context(d: &Draft) -> crate::workload::ScriptContext {
+    crate::workload::ScriptContext {
+        query_mode: d.query_mode,
+        clients: d.nclients as usize,
+    }
+}
+
+/// `--workload` in benchmarking mode: its script is the run's only script.
+fn add_workload_script(d: &mut Draft, w: &crate::workload::Configured) -> Result<(), ConfigError> {
+    if !d.scripts.is_empty() {
+        return Err(ConfigError::WorkloadWithScripts);
+    }
+    if d.temp_instance {
+        return Err(ConfigError::WorkloadWithTempInstance);
+    }
+    let text = w.script_text(script_context(d));
+    let script = pgbench_script::parser::parse_script(w.name(), &w.description(), &text)?;
+    d.scripts
+        .push(crate::bench::plan::WeightedScript { script, weight: 1 });
+    d.defines.extend(w.variables());
+    d.benchmarking_option_set = true;
+    Ok(())
+}
+
+/// `-i --workload=NAME`: `-D` options and `-j` apply, pgbench's init options do not.
+fn prepare_action(d: Draft, workload: crate::workload::Configured) -> Result<Action, ConfigError> {
+    if d.benchmarking_option_set {
+        return Err(ConfigError::BenchOptionInInit);
+    }
+    if d.temp_instance {
+        return Err(ConfigError::WorkloadWithTempInstance);
+    }
+    Ok(Action::Prepare {
+        conn: d.conn,
+        workload,
+        jobs: d.init.jobs.unwrap_or(1) as usize,
+        seed: d.random_seed,
+    })
 }
 
 /// `MAX_ARGS`: what one SQL command may carry in extended and prepared mode.
@@ -86,7 +141,7 @@ fn database_name(
 
 /// `-i`: the steps with `-n` and `--foreign-keys` applied.
 fn init_action(mut d: Draft) -> Result<Action, ConfigError> {
-    if d.benchmarking_option_set {
+    if d.benchmarking_option_set || d.defines_given {
         return Err(ConfigError::BenchOptionInInit);
     }
     if d.init.partitions == 0 && d.partition_method_given {
@@ -168,7 +223,7 @@ fn check_worker(d: &Draft) -> Result<(), ConfigError> {
 }
 
 /// The validated draft as a typed plan.
-fn bench_action(d: Draft) -> Action {
+fn bench_action(d: Draft, workload: Option<crate::workload::Configured>) -> Action {
     let positive = |v: i64| (v > 0).then_some(v);
     let settings = RunSettings {
         query_mode: d.query_mode,
@@ -203,6 +258,8 @@ fn bench_action(d: Draft) -> Action {
         seed_given: d.seed_given,
     });
     let vacuum = match (d.no_vacuum, d.vacuum_all) {
+        // sysbench vacuums nothing before a run, and pgbench's tables are not there
+        _ if workload.is_some() => Vacuum::Skip,
         (true, _) => Vacuum::Skip,
         (false, true) => Vacuum::All,
         (false, false) => Vacuum::Default,
@@ -228,6 +285,7 @@ fn bench_action(d: Draft) -> Action {
             random_seed: d.random_seed,
             worker,
             warmup_s: positive(d.warmup),
+            workload,
         }),
         temp_instance: d.temp_instance,
     }

@@ -66,6 +66,12 @@ pub(super) struct Draft {
     pub worker_timeout: Option<i64>,
     /// `--warmup`, seconds, 0 = none.
     pub warmup: i64,
+    /// `--workload=NAME` (its `-D` options are read after the loop).
+    pub workload: Option<crate::workload::Workload>,
+    /// `--show-script=NAME` of a workload: printed after the loop, with every `-D`.
+    pub show_workload: Option<crate::workload::Workload>,
+    /// A `-D` was given (a workload's options are allowed with `-i`).
+    pub defines_given: bool,
 }
 
 impl Draft {
@@ -116,6 +122,9 @@ impl Draft {
             worker: None,
             worker_timeout: None,
             warmup: 0,
+            workload: None,
+            show_workload: None,
+            defines_given: false,
         }
     }
 
@@ -149,6 +158,7 @@ impl Draft {
             Username => self.conn.user = Some(v.to_string()),
             Debug => self.debug = true,
             TempInstance => self.temp_instance = true,
+            Workload => self.workload = Some(crate::workload::find(v)?),
             NoVacuum => self.no_vacuum = true,
             VacuumAll => {
                 self.benchmarking_option_set = true;
@@ -196,7 +206,16 @@ impl Draft {
             Opt::SelectOnly => self.add_builtin("select-only", 1)?,
             Opt::SkipSomeUpdates => self.add_builtin("simple-update", 1)?,
             Opt::ShowScript => {
-                let found = builtin::find(v)?;
+                let found = match builtin::find(v) {
+                    Ok(found) => found,
+                    Err(e) => match crate::workload::find(v) {
+                        Ok(workload) => {
+                            self.show_workload = Some(workload);
+                            return Ok(None);
+                        }
+                        Err(_) => return Err(e.into()),
+                    },
+                };
                 return Ok(Some(Action::PrintAndExit(builtin::show_script_text(found))));
             }
             _ => unreachable!("not a script option: {opt:?}"),
@@ -276,7 +295,12 @@ impl Draft {
             Opt::FailuresDetailed => self.failures_detailed = true,
             Opt::VerboseErrors => self.verbose_errors = true,
             Opt::ExitOnAbort => self.exit_on_abort = true,
-            Opt::Define => self.define(v)?,
+            Opt::Define => {
+                // Not a benchmarking-only option when it configures a workload's -i.
+                self.define(v)?;
+                self.defines_given = true;
+                return Ok(());
+            }
             Opt::Worker => self.worker = Some(super::values::parse_worker(v)?),
             Opt::WorkerTimeout => {
                 self.worker_timeout = Some(parse_positive(v, "--worker-timeout", 1)?);

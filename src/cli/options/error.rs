@@ -16,6 +16,13 @@ pub enum ConfigError {
     /// A script that does not parse: printed with its caret block.
     #[error("{0}")]
     Script(#[from] ScriptError),
+    /// pgbench-rs's `--workload`: an unknown name or option, a bad value.
+    #[error("{0}")]
+    Workload(#[from] crate::workload::WorkloadError),
+    #[error("--workload cannot be combined with -b, -f, -S or -N")]
+    WorkloadWithScripts,
+    #[error("--workload cannot be combined with --temp-instance")]
+    WorkloadWithTempInstance,
     #[error("invalid value \"{value}\" for option {option}")]
     InvalidValue { option: &'static str, value: String },
     #[error("{option} must be in range {min}..{max}")]

@@ -28,6 +28,13 @@ pub enum Action {
         init: InitOptions,
         temp_instance: bool,
     },
+    /// `-i --workload=NAME`: the workload's prepare step over `jobs` connections.
+    Prepare {
+        conn: ConnArgs,
+        workload: crate::workload::Configured,
+        jobs: usize,
+        seed: u64,
+    },
     Bench {
         conn: ConnArgs,
         plan: Box<BenchPlan>,

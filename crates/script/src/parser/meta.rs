@@ -162,6 +162,15 @@ fn word_command(word: &str, args: &[Word<'_>], site: &Site<'_>) -> Result<Parsed
                 args: args[1..].iter().map(|w| shell_arg(w.text)).collect(),
             })
         }
+        // pgbench-rs extra: sysbench's random strings
+        "setrandstr" => match args {
+            [var, template] => Parsed::Command(MetaCommand::SetRandStr {
+                var: var.text.to_string(),
+                template: template.text.to_string(),
+            }),
+            [] | [_] => return Err(error(SyntaxMessage::MissingArgument)),
+            _ => return Err(error(SyntaxMessage::TooManyArguments)),
+        },
         "else" => no_argument(MetaCommand::Else)?,
         "endif" => no_argument(MetaCommand::Endif)?,
         "startpipeline" => no_argument(MetaCommand::StartPipeline)?,
