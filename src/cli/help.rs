@@ -91,6 +91,9 @@ pgbench-rs options (beyond pgbench 15):
   --worker=I/N             be worker I (0..N-1) of N processes running one run
                            together: clients I*C..I*C+C-1 of N*C, one start instant
   --worker-timeout=SECONDS how long --worker waits for the others (default: 60)
+  --workload=NAME          run (or with -i, prepare) a generated workload:
+                           sysbench's oltp_* tests, options as -D NAME=VALUE;
+                           --show-script=NAME prints its script
   -j, --jobs=NUM           with -i: load and index with NUM connections in parallel
 
 Report bugs to <pgsql-bugs@lists.postgresql.org>.

@@ -56,16 +56,8 @@ pub fn main() -> i32 {
                 warn_ignored_by_temp_instance(&conn);
                 return crate::temp_instance::run_init(&init);
             }
-            crate::init::interrupt::install();
-            // pgbench's doConnect: prompt for a password if the server wants one.
-            let mut args = conn.connect_args();
-            let (main, opts) = match crate::connect::connect_with_prompt(&mut args) {
-                Ok(made) => made,
-                Err(e) => {
-                    logging::error(&e.to_string());
-                    logging::error("could not create connection for initialization");
-                    return 1;
-                }
+            let Some((main, opts)) = connect_for_init(&conn) else {
+                return 1;
             };
             match crate::init::run_on(main, &opts, &init, logging::progname()) {
                 Ok(()) => 0,
@@ -102,6 +94,23 @@ pub fn main() -> i32 {
     }
 }
 
+/// Ctrl-C handling and the first connection of `-i` (pgbench's doConnect: a password
+/// prompt if the server wants one); `None` when it failed, said on stderr.
+fn connect_for_init(
+    conn: &options::ConnArgs,
+) -> Option<(pgbench_wire::Connection, pgbench_wire::ConnectOptions)> {
+    crate::init::interrupt::install();
+    let mut args = conn.connect_args();
+    match crate::connect::connect_with_prompt(&mut args) {
+        Ok(made) => Some(made),
+        Err(e) => {
+            logging::error(&e.to_string());
+            logging::error("could not create connection for initialization");
+            None
+        }
+    }
+}
+
 /// `-i --workload=NAME`: connects as `-i` does and runs the workload's prepare step.
 fn prepare_workload(
     conn: &options::ConnArgs,
@@ -109,15 +118,8 @@ fn prepare_workload(
     jobs: usize,
     seed: u64,
 ) -> i32 {
-    crate::init::interrupt::install();
-    let mut args = conn.connect_args();
-    let (main, opts) = match crate::connect::connect_with_prompt(&mut args) {
-        Ok(made) => made,
-        Err(e) => {
-            logging::error(&e.to_string());
-            logging::error("could not create connection for initialization");
-            return 1;
-        }
+    let Some((main, opts)) = connect_for_init(conn) else {
+        return 1;
     };
     match workload.prepare(main, &opts, jobs, seed) {
         Ok(()) => 0,

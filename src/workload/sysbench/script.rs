@@ -114,6 +114,14 @@ impl Gen<'_> {
         }
     }
 
+    /// A new row's `k`, `c` and `pad` drawn; how the statement writes `c` and `pad`.
+    fn row_values(&mut self) -> (String, String) {
+        self.set_id("k");
+        self.set_str("c", C_TEMPLATE);
+        self.set_str("pad", PAD_TEMPLATE);
+        (self.text("c"), self.text("pad"))
+    }
+
     /// One group: `tnum` drawn uniformly over the tables, then `body` for each table.
     fn per_table(&mut self, body: impl Fn(&mut Self, u32)) {
         let tables = self.c.tables;
@@ -196,10 +204,7 @@ impl Gen<'_> {
         self.per_table(|g, t| {
             for _ in 0..count {
                 g.set_id("id");
-                g.set_id("k");
-                g.set_str("c", C_TEMPLATE);
-                g.set_str("pad", PAD_TEMPLATE);
-                let (c, pad) = (g.text("c"), g.text("pad"));
+                let (c, pad) = g.row_values();
                 writeln!(g.out, "DELETE FROM sbtest{t} WHERE id=:id;").unwrap();
                 writeln!(
                     g.out,
@@ -217,10 +222,7 @@ impl Gen<'_> {
         let auto_inc = self.c.auto_inc;
         let seq = INSERT_SEQUENCE;
         self.per_table(|g, t| {
-            g.set_id("k");
-            g.set_str("c", C_TEMPLATE);
-            g.set_str("pad", PAD_TEMPLATE);
-            let (c, pad) = (g.text("c"), g.text("pad"));
+            let (c, pad) = g.row_values();
             if auto_inc {
                 writeln!(
                     g.out,
