@@ -147,7 +147,8 @@ fn a_stopped_backend_does_not_hold_a_timed_run() {
         "took {:?}",
         started.elapsed()
     );
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // Cut transactions are a run that did not complete (issue #28).
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stdout.contains("duration: 3 s\n"), "{stdout}");
     assert!(stdout.contains("\ntps = "), "{stdout}");
     assert!(

@@ -18,6 +18,7 @@ mod merge; // pgbench-report merge on real --export-json files rewritten as work
 mod multiplex; // -j threads of several clients: seeded rows equal stock's, one OS thread per -j thread
 mod redaction; // passwords in the connection string: in no file or output of a real run or pgbench-report
 mod report; // pgbench-report as a program: show, import, compare, html (in a real browser)
+mod run_end; // how a run ends: a frozen server, a partition, signals twice, long transactions
 mod sysbench; // --workload=oltp_* beside real sysbench: prepare schema and values, statements per transaction, rows
 mod tap; // port of 001_pgbench_with_server.pl, one module per topic of the upstream file
 mod worker; // --worker=I/N: several processes, one run: seeds, one start, the barrier's faults

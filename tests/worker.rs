@@ -465,63 +465,15 @@ fn log_files_and_lines_carry_the_whole_runs_thread_and_client_numbers() {
     }
 }
 
-/// A network namespace of its own, linked to this one by a veth pair: this side
-/// `10.213.K.1`, the namespace's side `10.213.K.2`. Removed (with the link) on drop.
-struct NetNs {
-    name: String,
-}
-
-impl NetNs {
-    /// `None` when this machine gives no namespaces: not root, no `ip` (iproute2), or
-    /// a container that may not make them.
-    fn create(k: u8) -> Option<NetNs> {
-        let root = std::fs::read_to_string("/proc/self/status")
-            .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:\t0\t")));
-        if !root {
-            return None;
-        }
-        let tag = format!("{}{k}", std::process::id() % 100_000);
-        let ip = |args: &[&str]| {
-            std::process::Command::new("ip")
-                .args(args)
-                .status()
-                .is_ok_and(|s| s.success())
-        };
-        let ns = NetNs {
-            name: format!("pgbr-{tag}"),
-        };
-        if !ip(&["netns", "add", &ns.name]) {
-            std::mem::forget(ns);
-            return None;
-        }
-        let (here, there) = (format!("pgbrh{tag}"), format!("pgbrn{tag}"));
-        let (here_ip, there_ip) = (format!("10.213.{k}.1/30"), format!("10.213.{k}.2/30"));
-        let linked = ip(&["link", "add", &here, "type", "veth", "peer", "name", &there])
-            && ip(&["link", "set", &there, "netns", &ns.name])
-            && ip(&["addr", "add", &here_ip, "dev", &here])
-            && ip(&["link", "set", &here, "up"])
-            && ip(&["-n", &ns.name, "addr", "add", &there_ip, "dev", &there])
-            && ip(&["-n", &ns.name, "link", "set", &there, "up"])
-            && ip(&["-n", &ns.name, "link", "set", "lo", "up"]);
-        assert!(linked, "could not link network namespace {}", ns.name);
-        Some(ns)
-    }
-}
-
-impl Drop for NetNs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("ip")
-            .args(["netns", "del", &self.name])
-            .status();
-    }
-}
-
 /// As if on three machines: each worker in its own network namespace, reaching the
 /// server over TCP through its own link; together they insert what one process with
 /// all the clients inserts.
 #[test]
 fn workers_in_network_namespaces_meet_over_tcp() {
-    let Some(spaces) = (1..=3).map(NetNs::create).collect::<Option<Vec<_>>>() else {
+    let Some(spaces) = (1..=3)
+        .map(crate::support::netns::NetNs::create)
+        .collect::<Option<Vec<_>>>()
+    else {
         eprintln!("skipped: no network namespaces here (root and iproute2's ip needed)");
         return;
     };

@@ -145,6 +145,8 @@ pub struct Collected {
     pub unfinished: usize,
     /// `--warmup`: what it did.
     pub warmup: Option<Warm>,
+    /// Clients the collector stopped waiting for (stuck even after the stop).
+    pub abandoned: usize,
 }
 
 impl Collected {
@@ -184,6 +186,7 @@ impl Collected {
             stopped_by_thread: None,
             unfinished: 0,
             warmup,
+            abandoned: 0,
         }
     }
 
@@ -293,8 +296,9 @@ pub struct Hooks<'a> {
     pub now: &'a mut dyn FnMut() -> i64,
     /// Gets the stderr text (progress lines, aborts).
     pub out: &'a mut dyn FnMut(&str),
-    /// Called at every look with the time: enforces the run's end.
-    pub watch: &'a mut dyn FnMut(i64),
+    /// Called at every look with the time and the longest transaction counted (µs):
+    /// enforces the run's end; true says to stop waiting for the clients left.
+    pub watch: &'a mut dyn FnMut(i64, f64) -> bool,
 }
 
 /// Collects until every client is done (or, with `--exit-on-abort`, one aborted).
@@ -339,7 +343,13 @@ pub fn collect(
             Err(TryRecvError::Empty) => {
                 // Only when idle: after the run's end the channel goes quiet.
                 let t = now();
-                watch(t);
+                if watch(t, c.total.latency.max) {
+                    // Clients that did not end even with their sockets shut.
+                    c.abandoned = plan.clients - done;
+                    c.unfinished += c.abandoned;
+                    c.last_client_end = c.last_client_end.max(t);
+                    break;
+                }
                 let wait = progress
                     .as_ref()
                     .map_or(POLL_US, |p| p.due_in(t).min(POLL_US));
@@ -440,7 +450,7 @@ mod tests {
         let mut hooks = Hooks {
             now: &mut clock,
             out: &mut |s| text.push_str(s),
-            watch: &mut |_| {},
+            watch: &mut |_, _| false,
         };
         let c = collect(plan, &rx, 0, &mut hooks);
         (c, text)

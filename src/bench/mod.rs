@@ -92,7 +92,7 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
         &mut collector::Hooks {
             now: &mut now_us,
             out: &mut |text| crate::logging::raw(text),
-            watch: &mut |now| ctx.control.watch(now),
+            watch: &mut |now, longest| ctx.control.watch(now, longest),
         },
     );
     if let Some(thread) = collected.stopped_by_thread {
@@ -100,8 +100,11 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
         finish_logs(&ctx, epoch_now_us());
         return Ok(RunOutcome::StoppedOnAbort { thread });
     }
-    for c in clients {
-        let _ = c.join();
+    // A client given up on is left to the process's exit.
+    if collected.abandoned == 0 {
+        for c in clients {
+            let _ = c.join();
+        }
     }
     // pgbench's run ends when its last thread does.
     let end = collected.last_client_end.max(measured_from);
@@ -134,20 +137,41 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
 
 /// Takes over SIGINT and SIGTERM for the run (before any thread starts). Until the
 /// clients exist they end the process as the signal would; then the first one stops
-/// the run and keeps its results, a second one exits at once.
+/// the run and keeps its results, the same one again (a wrapper forwarding it) changes
+/// nothing, and a later one exits at once, saying what is lost.
 fn interrupts() -> Arc<std::sync::OnceLock<Arc<Context>>> {
+    use control::Interrupt;
     let target: Arc<std::sync::OnceLock<Arc<Context>>> = Arc::default();
     let seen = Arc::clone(&target);
     crate::sys::on_signals(&[libc::SIGINT, libc::SIGTERM], move |sig| {
-        match seen.get() {
-            Some(ctx) if !ctx.control.interrupt(sig) => {}
-            _ => {
-                pgbench_results::destination::remove_unfinished();
-                std::process::exit(128 + sig)
-            }
+        let exit_now = match seen.get() {
+            None => true,
+            Some(ctx) => match ctx.control.interrupt(sig) {
+                Interrupt::Stop | Interrupt::Repeat => false,
+                Interrupt::ExitNow => {
+                    crate::logging::error(&format!(
+                        "{} again: exiting at once; the run's report and results files are lost",
+                        signal_name(sig)
+                    ));
+                    true
+                }
+            },
+        };
+        if exit_now {
+            pgbench_results::destination::remove_unfinished();
+            std::process::exit(128 + sig)
         }
     });
     target
+}
+
+/// SIGINT or SIGTERM by name.
+fn signal_name(sig: i32) -> String {
+    match sig {
+        libc::SIGINT => "SIGINT".to_string(),
+        libc::SIGTERM => "SIGTERM".to_string(),
+        other => format!("signal {other}"),
+    }
 }
 
 /// Each client's variables: `-D` first, then the automatic ones unless `-D` set them.

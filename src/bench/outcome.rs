@@ -44,8 +44,9 @@ pub enum RunOutcome {
 }
 
 impl RunOutcome {
-    /// 0; 2 when a client aborted or a log lost lines; 128 + the signal when one stopped the run (130
-    /// for SIGINT, 143 for SIGTERM), as a shell reports a process the signal ended.
+    /// 0; 2 when a client aborted, a log lost lines or transactions overdue after `-T`
+    /// were cut; 128 + the signal when one stopped the run (130 for SIGINT, 143 for
+    /// SIGTERM), as a shell reports a process the signal ended.
     pub fn exit_status(&self) -> i32 {
         match self {
             RunOutcome::Completed {
@@ -53,7 +54,10 @@ impl RunOutcome {
                 ..
             } => 128 + sig,
             RunOutcome::Completed {
-                result, log_losses, ..
+                result,
+                log_losses,
+                stopped: None,
+                ..
             } if result.aborted_clients == 0 && log_losses.is_empty() => 0,
             _ => 2,
         }

@@ -201,9 +201,9 @@ fn stop_message(
         StopCause::Signal(libc::SIGTERM) => "run terminated by SIGTERM".to_string(),
         StopCause::Signal(libc::SIGINT) => "run interrupted by SIGINT".to_string(),
         StopCause::Signal(sig) => format!("run stopped by signal {sig}"),
-        StopCause::Overdue => format!(
+        StopCause::Overdue { grace_us } => format!(
             "transactions still running {} s after the end of the run were cancelled",
-            crate::bench::control::DEADLINE_GRACE_US / 1_000_000
+            (grace_us + 999_999) / 1_000_000
         ),
     };
     format!(

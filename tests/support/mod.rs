@@ -3,6 +3,7 @@
 //! choice of program for the TAP ports, the normalisation that masks only what depends
 //! on timing, and (in [`pattern`]) the TAP tests' Perl patterns.
 
+pub mod netns;
 pub mod pattern;
 
 use pgbench_cluster::Cluster;

@@ -6,6 +6,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use bytes::BytesMut;
 use postgres_protocol::message::frontend;
@@ -34,11 +35,35 @@ impl CancelToken {
     /// (which means the request was processed). As libpq's `PQcancel`, only failing to
     /// connect or to send is an error; how the server closes does not matter.
     pub fn cancel(&self) -> std::io::Result<()> {
+        self.send(None)
+    }
+
+    /// [`CancelToken::cancel`] that gives up after about `timeout` at each step
+    /// (connecting, sending, waiting for the close): a server that stopped answering
+    /// or a lost network costs that, not the kernel's minutes of retries.
+    pub fn cancel_within(&self, timeout: Duration) -> std::io::Result<()> {
+        self.send(Some(timeout))
+    }
+
+    fn send(&self, timeout: Option<Duration>) -> std::io::Result<()> {
         let mut msg = BytesMut::with_capacity(16);
         frontend::cancel_request(self.pid, self.key, &mut msg);
         match &self.target {
-            CancelTarget::Tcp(addr) => send_and_wait(TcpStream::connect(addr)?, &msg),
-            CancelTarget::Unix(path) => send_and_wait(UnixStream::connect(path)?, &msg),
+            CancelTarget::Tcp(addr) => {
+                let s = match timeout {
+                    Some(t) => TcpStream::connect_timeout(addr, t)?,
+                    None => TcpStream::connect(addr)?,
+                };
+                s.set_read_timeout(timeout)?;
+                s.set_write_timeout(timeout)?;
+                send_and_wait(s, &msg)
+            }
+            CancelTarget::Unix(path) => {
+                let s = UnixStream::connect(path)?;
+                s.set_read_timeout(timeout)?;
+                s.set_write_timeout(timeout)?;
+                send_and_wait(s, &msg)
+            }
         }
     }
 }

@@ -410,6 +410,7 @@ impl<'a> Client<'a> {
 
     /// Tells the collector everything measured (an abort first, if it aborted).
     fn finish(&mut self, outcome: Result<(), ClientAbort>) {
+        self.ctx.control.transaction_ended(self.slot);
         self.flush_batch();
         self.detach();
         // After a stop, a failure is the stop's doing (a cancelled statement, a closed
@@ -459,6 +460,7 @@ impl<'a> Client<'a> {
         script: usize,
         scheduled: Option<i64>,
     ) -> Result<(), ClientAbort> {
+        self.ctx.control.transaction_started(self.slot, now_us());
         if self.conn.is_none() {
             self.reconnect()?;
         }
@@ -543,6 +545,7 @@ impl<'a> Client<'a> {
             (0.0, 0.0)
         };
         self.count_transaction(script, outcome, latency, lag, tries, now);
+        self.ctx.control.transaction_ended(self.slot);
         self.end_of_transaction()?;
         if ctx.plan.settings.reconnect {
             let start = now_us();
@@ -722,7 +725,12 @@ impl<'a> Client<'a> {
                 logging::error(&message);
             }
         }
-        if self.batch.len() >= BATCH_RECORDS || now - self.batch_since >= BATCH_MAX_AGE_US {
+        // A transaction as long as a batch may age goes at once: the collector's
+        // grace after -T rests on the longest transaction it has seen.
+        if self.batch.len() >= BATCH_RECORDS
+            || now - self.batch_since >= BATCH_MAX_AGE_US
+            || latency >= BATCH_MAX_AGE_US as f64
+        {
             self.flush_batch();
         }
     }

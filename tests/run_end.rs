@@ -1,0 +1,273 @@
+//! Issue #28: how a run ends when the server or the network is gone, when signals
+//! come twice, and when transactions are long: always a report, within a bounded time
+//! after `-T`, with a status that says whether it was cut.
+
+use crate::support::{netns::NetNs, script_file};
+use pgbench_cluster::{Cluster, ClusterOptions};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn private_cluster(tcp: bool) -> Cluster {
+    let (hba, config) = if tcp {
+        (
+            Some("local all all trust\nhost all all 0.0.0.0/0 trust\n".to_string()),
+            vec![("listen_addresses".to_string(), "*".to_string())],
+        )
+    } else {
+        (None, vec![])
+    };
+    Cluster::start(ClusterOptions { tcp, hba, config }).unwrap()
+}
+
+fn ours(cluster: &Cluster, db: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgbench-rs"));
+    crate::support::aim(&mut cmd, cluster, db);
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd
+}
+
+fn text(out: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn kill(pid: u32, sig: &str) {
+    let _ = Command::new("kill").args([sig, &pid.to_string()]).status();
+}
+
+/// The postmaster and every process it started.
+fn server_processes(cluster: &Cluster) -> Vec<u32> {
+    let pidfile = std::fs::read_to_string(cluster.data_dir().join("postmaster.pid")).unwrap();
+    let postmaster: u32 = pidfile.lines().next().unwrap().trim().parse().unwrap();
+    let mut pids = vec![postmaster];
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // pid (comm) state ppid ...: comm may hold spaces, so split after the ')'.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(postmaster) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// A whole server frozen (SIGSTOP of the postmaster and its processes) until dropped.
+struct Frozen(Vec<u32>);
+
+impl Frozen {
+    fn freeze(cluster: &Cluster) -> Frozen {
+        let pids = server_processes(cluster);
+        for &p in &pids {
+            kill(p, "-STOP");
+        }
+        Frozen(pids)
+    }
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        for &p in &self.0 {
+            kill(p, "-CONT");
+        }
+    }
+}
+
+fn processed(stdout: &str) -> i64 {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("number of transactions actually processed: "))
+        .and_then(|n| n.split('/').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {stdout}"))
+}
+
+fn spawn(cmd: &mut Command) -> (Child, Instant) {
+    (cmd.spawn().unwrap(), Instant::now())
+}
+
+/// A frozen server during `-T 5` ended the run only when it resumed: the cancel
+/// requests were sent one after another, each waiting for the frozen postmaster.
+/// Then Ctrl-C during the wind-down was ignored too. Now both end the run with its
+/// report, the first within 20 s of -T and with status 2, the second at once.
+#[test]
+fn a_frozen_server_ends_the_run_after_t_and_ctrl_c_in_the_wind_down_at_once() {
+    let cluster = private_cluster(false);
+    let db = cluster.fresh_database("frozen").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = script_file(&dir, "one.sql", "SELECT 1;\n");
+    let args = ["-n", "-c", "4", "-j", "2", "-f", &script];
+    // -T 5, the server frozen at 2 s.
+    let (child, started) = spawn(ours(&cluster, &db).args(args).args(["-T", "5"]));
+    std::thread::sleep(Duration::from_secs(2));
+    let frozen = Frozen::freeze(&cluster);
+    let out = child.wait_with_output().unwrap();
+    let took = started.elapsed();
+    drop(frozen);
+    let (stdout, stderr) = text(&out);
+    assert!(took < Duration::from_secs(25), "took {took:?}: {stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stdout.contains("\ntps = "), "{stdout}");
+    assert!(processed(&stdout) > 0, "{stdout}");
+    assert!(
+        stderr.contains("after the end of the run were cancelled"),
+        "{stderr}"
+    );
+    // Ctrl-C 1.5 s into the wind-down after -T 3.
+    let (child, _) = spawn(ours(&cluster, &db).args(args).args(["-T", "3"]));
+    std::thread::sleep(Duration::from_secs(2));
+    let frozen = Frozen::freeze(&cluster);
+    std::thread::sleep(Duration::from_millis(2500));
+    let sent = Instant::now();
+    kill(child.id(), "-INT");
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    drop(frozen);
+    let (stdout, stderr) = text(&out);
+    assert!(
+        took < Duration::from_millis(1500),
+        "took {took:?}: {stderr}"
+    );
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stdout.contains("\ntps = "), "{stdout}");
+    assert!(stderr.contains("run interrupted by SIGINT"), "{stderr}");
+}
+
+/// A network partition during `-T 8`: each cancel request's connect waited for the
+/// kernel's SYN retries (about 133 s per client). Now the run ends within 20 s of -T
+/// with its report and status 2, at one client and at sixteen.
+#[test]
+fn a_network_partition_ends_the_run_within_20_s_of_t() {
+    let Some(spaces) = [7, 8]
+        .map(NetNs::create)
+        .into_iter()
+        .collect::<Option<Vec<_>>>()
+    else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "no network namespaces (root and iproute2's ip needed)"
+        );
+        eprintln!("skipped: no network namespaces here (root and iproute2's ip needed)");
+        return;
+    };
+    let cluster = private_cluster(true);
+    let db = cluster.fresh_database("partition").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = script_file(&dir, "one.sql", "SELECT 1;\n");
+    let runs: Vec<(Child, Instant, &NetNs)> = spaces
+        .iter()
+        .zip(["1", "16"])
+        .map(|(ns, clients)| {
+            let mut cmd = Command::new("ip");
+            crate::support::aim(&mut cmd, &cluster, &db);
+            cmd.args(["netns", "exec", &ns.name, env!("CARGO_BIN_EXE_pgbench-rs")])
+                .args(["-n", "-T", "8", "-c", clients, "-f", &script])
+                .env(
+                    "PGHOST",
+                    format!("10.213.{}.1", if clients == "1" { 7 } else { 8 }),
+                )
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let (child, at) = spawn(&mut cmd);
+            (child, at, ns)
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(3));
+    for (_, _, ns) in &runs {
+        ns.partition();
+    }
+    for (child, started, ns) in runs {
+        let out = child.wait_with_output().unwrap();
+        let took = started.elapsed();
+        let (stdout, stderr) = text(&out);
+        assert!(
+            took < Duration::from_secs(28),
+            "{}: took {took:?}: {stderr}",
+            ns.name
+        );
+        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", ns.name);
+        assert!(stdout.contains("\ntps = "), "{stdout}");
+        assert!(processed(&stdout) > 0, "{stdout}");
+    }
+}
+
+/// `SELECT pg_sleep(8)` at `-c 2 -T 10`: the 5 s grace cut the second transaction of
+/// each client (2 counted, stock 4). Now a transaction as long as those the run has
+/// seen is waited for, as stock waits.
+#[test]
+fn long_transactions_after_t_are_waited_for_as_stock_does() {
+    let db = crate::support::fresh_db("run_end_long");
+    let dir = tempfile::tempdir().unwrap();
+    let script = script_file(&dir, "long.sql", "SELECT pg_sleep(8);\n");
+    let args = ["-n", "-c", "2", "-T", "10", "-f", &script];
+    let stock = db
+        .stock()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ours = db.ours().args(args).output().unwrap();
+    let stock = stock.wait_with_output().unwrap();
+    let (stdout, stderr) = text(&ours);
+    assert_eq!(ours.status.code(), Some(0), "{stderr}");
+    assert_eq!(processed(&stdout), processed(&text(&stock).0), "{stdout}");
+    assert_eq!(processed(&stdout), 4, "{stdout}");
+    assert!(!stderr.contains("cancelled"), "{stderr}");
+}
+
+/// Ctrl-C on a terminal under `timeout 60 pgbench-rs -T 30` reaches both, and timeout
+/// forwards it: the second SIGINT exited at once and the report was lost. Two signals
+/// close together are now one request; a later one still exits at once, saying so.
+#[test]
+fn a_forwarded_second_sigint_keeps_the_report_and_a_later_one_says_what_is_lost() {
+    let db = crate::support::fresh_db("run_end_twice");
+    let dir = tempfile::tempdir().unwrap();
+    let quick = script_file(&dir, "one.sql", "SELECT 1;\n");
+    let child = db
+        .ours()
+        .args(["-n", "-c", "2", "-T", "30", "-f", &quick])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    kill(child.id(), "-INT");
+    std::thread::sleep(Duration::from_millis(50));
+    kill(child.id(), "-INT");
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stdout.contains("\ntps = "), "{stdout}");
+    assert!(!stderr.contains("again"), "{stderr}");
+    // A client in a 10 s \sleep keeps the run going after the first.
+    let sleepy = script_file(&dir, "sleep.sql", "\\sleep 10 s\n");
+    let child = db
+        .ours()
+        .args(["-n", "-c", "1", "-T", "30", "-f", &sleepy])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    kill(child.id(), "-INT");
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = Instant::now();
+    kill(child.id(), "-INT");
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(sent.elapsed() < Duration::from_millis(500), "{stderr}");
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(!stdout.contains("tps = "), "{stdout}");
+    assert_eq!(
+        stderr.lines().filter(|l| l.contains("again")).collect::<Vec<_>>(),
+        ["pgbench-rs: error: SIGINT again: exiting at once; the run's report and results files are lost"],
+        "{stderr}"
+    );
+}
