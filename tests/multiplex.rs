@@ -224,3 +224,80 @@ fn most_while_running(
     }
     (most, child.wait_with_output().unwrap())
 }
+
+/// #22: under `-M prepared`, a client whose Prepare waits (here on a lock another
+/// session holds) stopped the other clients of its `-j` thread until it was answered:
+/// the Prepare was sent and waited for synchronously. Client 1 must go on inserting
+/// while client 0's Prepare waits; once the lock goes, client 0 finishes too.
+#[test]
+fn issue_22_a_prepare_waiting_on_a_lock_does_not_stop_its_threads_other_clients() {
+    let db = fresh_db("multiplexed_prepare_waits");
+    db.psql("create table locked_t (x int); create table mux_done (client int)");
+    for io in ["uring", "epoll"] {
+        db.psql("truncate mux_done");
+        a_prepare_waits_on_a_lock(&db, io);
+    }
+}
+
+fn a_prepare_waits_on_a_lock(db: &crate::support::Db, io: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let script = crate::support::script_file(
+        &dir,
+        "lock.sql",
+        "\\if :client_id = 0\nselect count(*) from locked_t;\n\\else\ninsert into mux_done values (:client_id);\n\\endif\n",
+    );
+    let mut holder = std::process::Command::new("psql");
+    aim(&mut holder, db.cluster, &db.name);
+    let mut holder = holder
+        .args(["-X", "-q", "-c"])
+        .arg("begin; lock table locked_t in access exclusive mode; select pg_sleep(60)")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let locked = "select count(*) > 0 from pg_locks where relation = 'locked_t'::regclass \
+                  and granted and mode = 'AccessExclusiveLock'";
+    assert_eq!(db.value_within(locked, "t", Duration::from_secs(30)), "t");
+    let child = db
+        .ours()
+        .env("PGBENCH_RS_IO", io)
+        .args([
+            "-n", "-t", "100", "-c", "2", "-j", "1", "-M", "prepared", "-f",
+        ])
+        .arg(&script)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let waiting = "select count(*) > 0 from pg_stat_activity where datname = current_database() \
+                   and wait_event_type = 'Lock' and query like 'select count(*) from locked_t%'";
+    let prepare_waited = db.value_within(waiting, "t", Duration::from_secs(30));
+    let others = db.value_within(
+        "select count(*) from mux_done",
+        "100",
+        Duration::from_secs(20),
+    );
+    let _ = holder.kill();
+    let _ = holder.wait();
+    db.value(
+        "select count(pg_terminate_backend(pid)) from pg_stat_activity \
+          where datname = current_database() and query like '%pg_sleep(60)' \
+            and pid <> pg_backend_pid()",
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        prepare_waited, "t",
+        "{io}: client 0's Prepare never waited on the lock"
+    );
+    assert_eq!(
+        others, "100",
+        "{io}: client 1 stalled while client 0's Prepare waited"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("number of transactions actually processed: 200/200"),
+        "{stderr}"
+    );
+}

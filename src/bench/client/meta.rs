@@ -79,7 +79,7 @@ impl Client<'_> {
             MetaCommand::If(_) | MetaCommand::Elif(_) | MetaCommand::Else | MetaCommand::Endif => {
                 unreachable!("conditionals are handled by run_commands")
             }
-            MetaCommand::StartPipeline => self.start_pipeline(script, index)?,
+            MetaCommand::StartPipeline => return self.start_pipeline(script, index),
             MetaCommand::SyncPipeline | MetaCommand::EndPipeline => {
                 return self.sync_pipeline(meta, script, index)
             }
@@ -89,7 +89,7 @@ impl Client<'_> {
 
     /// `\startpipeline` (under `-M prepared`, everything up to `\endpipeline` is
     /// prepared first, as pgbench's `prepareCommandsInPipeline` does).
-    fn start_pipeline(&mut self, script: usize, index: usize) -> Result<(), TxError> {
+    fn start_pipeline(&mut self, script: usize, index: usize) -> Result<Flow, TxError> {
         let mode = self.ctx.plan.settings.query_mode;
         let refuse = |s: &Self, message| s.command_failed(script, index, "startpipeline", message);
         if mode == QueryMode::Simple {
@@ -108,13 +108,15 @@ impl Client<'_> {
                 .iter()
                 .position(|c| matches!(c.kind, CommandKind::Meta(MetaCommand::EndPipeline)))
                 .map_or(commands.len(), |p| index + p);
-            self.prepare_commands(script, index + 1, end)?;
+            if let Some(command) = self.prepare_commands(script, index + 1, end)? {
+                return Ok(super::sql::awaiting_prepare(command));
+            }
         }
         if connected(&mut self.conn).enter_pipeline_mode().is_err() {
             return Err(refuse(self, "failed to enter pipeline mode").into());
         }
         self.pending_syncs = 0;
-        Ok(())
+        Ok(Flow::Next)
     }
 
     /// `\syncpipeline` queues a sync; `\endpipeline` sends one and reads every result.

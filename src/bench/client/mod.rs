@@ -98,6 +98,10 @@ enum Phase {
     Command,
     /// CSTATE_WAIT_RESULT: the transaction's SQL command was sent.
     AwaitResults,
+    /// The Prepare of `command` was sent (`-M prepared`, a client sharing its thread);
+    /// the transaction's command (that SQL command, or the `\startpipeline` before it)
+    /// goes on once the reply is read.
+    AwaitPrepare { command: usize },
     /// `\endpipeline` was sent; its results end at the `syncs`-th sync.
     AwaitPipeline { syncs: usize },
     /// CSTATE_SLEEP in the transaction's `\sleep`.
@@ -388,6 +392,10 @@ impl<'a> Client<'a> {
                 Phase::AwaitResults => {
                     let resumed = self.resume_results();
                     self.run_from(resumed)?
+                }
+                Phase::AwaitPrepare { command } => {
+                    let resumed = self.resume_prepared(command);
+                    self.continue_command(resumed)?
                 }
                 Phase::AwaitPipeline { syncs } => {
                     let (script, index) = (self.tx.script, self.tx.index);
@@ -843,6 +851,25 @@ impl<'a> Client<'a> {
         self.read_results(sql, script, index)?;
         self.command_done();
         Ok(())
+    }
+
+    /// Goes on after the transaction's command ran on: to the next command, or to what
+    /// the command waits for now.
+    fn continue_command(
+        &mut self,
+        flow: Result<Flow, TxError>,
+    ) -> Result<Option<Wait>, ClientAbort> {
+        match flow {
+            Ok(Flow::Wait(phase, wait)) => {
+                self.phase = phase;
+                Ok(Some(wait))
+            }
+            Ok(Flow::Next) => {
+                self.command_done();
+                self.run_from(Ok(()))
+            }
+            Err(e) => self.run_from(Err(e)),
+        }
     }
 
     /// Whether the connection is in pipeline mode.

@@ -117,13 +117,15 @@ impl Client<'_> {
     /// Prepares the SQL commands `from..to` of a script that are not prepared yet on
     /// this connection (`-M prepared`): one command at its first execution, or all of
     /// a pipeline at `\startpipeline`, as pgbench does. A failure is printed; the
-    /// statement then fails when executed.
+    /// statement then fails when executed. A client that shares its thread does not
+    /// wait here for the reply: it returns the command whose Prepare was sent, and
+    /// comes back (through [`Phase::AwaitPrepare`]) once the reply is there.
     pub(super) fn prepare_commands(
         &mut self,
         script: usize,
         from: usize,
         to: usize,
-    ) -> Result<(), TxError> {
+    ) -> Result<Option<usize>, TxError> {
         let ctx = self.ctx;
         let commands = &ctx.scripts[script].script.commands;
         let to = to.min(commands.len());
@@ -146,17 +148,38 @@ impl Client<'_> {
                     .command_failed(script, index, "SQL", "SQL command send failed")
                     .into());
             }
-            loop {
-                match connected(&mut self.conn).get_result() {
-                    Ok(None) => break,
-                    Ok(Some(ResultStatus::Error(e))) => logging::error(&e.to_string()),
-                    Ok(Some(_)) => {}
-                    Err(_) => return Err(self.backend_died(script, index).into()),
-                }
+            if self.multiplexed {
+                return Ok(Some(index));
             }
-            self.prepared[script][index] = true;
+            self.read_prepared(script, index)?;
         }
+        Ok(None)
+    }
+
+    /// Reads the reply to the Prepare of command `index` (printing an error) and marks
+    /// the command prepared.
+    pub(super) fn read_prepared(&mut self, script: usize, index: usize) -> Result<(), TxError> {
+        loop {
+            match connected(&mut self.conn).get_result() {
+                Ok(None) => break,
+                Ok(Some(ResultStatus::Error(e))) => logging::error(&e.to_string()),
+                Ok(Some(_)) => {}
+                Err(_) => return Err(self.backend_died(script, index).into()),
+            }
+        }
+        self.prepared[script][index] = true;
         Ok(())
+    }
+
+    /// The reply to the Prepare of `command` arrived: reads it, then runs the
+    /// transaction's command on from where the Prepare stopped it.
+    pub(super) fn resume_prepared(&mut self, command: usize) -> Result<Flow, TxError> {
+        let (script, index) = (self.tx.script, self.tx.index);
+        self.read_prepared(script, command)?;
+        match &self.ctx.scripts[script].script.commands[index].kind {
+            CommandKind::Sql(sql) => self.run_sql(sql, script, index),
+            CommandKind::Meta(meta) => self.run_meta(meta, script, index),
+        }
     }
 
     /// Sends an SQL command in the run's query mode and, outside a pipeline, reads its
@@ -185,7 +208,9 @@ impl Client<'_> {
             }
         }
         if mode == QueryMode::Prepared && !in_pipeline {
-            self.prepare_commands(script, index, index + 1)?;
+            if let Some(command) = self.prepare_commands(script, index, index + 1)? {
+                return Ok(awaiting_prepare(command));
+            }
         }
         let sent = if mode == QueryMode::Simple {
             self.substitute(sql);
@@ -451,6 +476,11 @@ impl Client<'_> {
         }
         Ok(())
     }
+}
+
+/// What a client sharing its thread waits for once command `command`'s Prepare is sent.
+pub(super) fn awaiting_prepare(command: usize) -> Flow {
+    Flow::Wait(Phase::AwaitPrepare { command }, Wait::Replies { syncs: 1 })
 }
 
 /// The current result's last row as `(prefix + column name, value)` pairs (NULL as "").
