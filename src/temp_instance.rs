@@ -3,15 +3,46 @@
 //! the standard tables at scale `-s`, runs the scripts' setup files (a `-- setup:
 //! FILE` header line, or a companion `NAME.setup.sql`), runs the job there, and
 //! removes the cluster.
+//!
+//! The cluster runs with `fsync`, `synchronous_commit` and `full_page_writes` off (what
+//! the test clusters use: nothing of it needs to survive a crash), which its opening
+//! line says; `--temp-instance-durable` keeps the server's durable defaults instead.
 
 use crate::bench::plan::BenchPlan;
 use crate::init::InitOptions;
 use crate::logging;
 use pgbench_cluster::{Cluster, ClusterOptions};
 
-fn start() -> Option<Cluster> {
-    logging::info("starting a temporary PostgreSQL instance...");
-    match Cluster::start(ClusterOptions::default()) {
+/// Which throwaway server: `--temp-instance` or `--temp-instance-durable`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TempInstance {
+    /// `fsync`, `synchronous_commit` and `full_page_writes` off.
+    Fast,
+    /// The server's defaults for them (on).
+    Durable,
+}
+
+/// The settings a durable instance puts back (written after the fast ones, so they win).
+const DURABLE: [&str; 3] = ["fsync", "synchronous_commit", "full_page_writes"];
+
+fn start(kind: TempInstance) -> Option<Cluster> {
+    let (opening, config) = match kind {
+        TempInstance::Fast => (
+            "starting a temporary PostgreSQL instance (fsync, synchronous_commit and \
+             full_page_writes off: not durable; --temp-instance-durable keeps them on)...",
+            Vec::new(),
+        ),
+        TempInstance::Durable => (
+            "starting a temporary PostgreSQL instance (durable: fsync, synchronous_commit \
+             and full_page_writes on)...",
+            DURABLE.map(|k| (k.to_string(), "on".to_string())).to_vec(),
+        ),
+    };
+    logging::info(opening);
+    match Cluster::start(ClusterOptions {
+        config,
+        ..ClusterOptions::default()
+    }) {
         Ok(c) => Some(c),
         Err(e) => {
             logging::error(&format!("could not start a temporary instance: {e}"));
@@ -111,8 +142,10 @@ fn run_setup_files(opts: &pgbench_wire::ConnectOptions, bench: &BenchPlan) -> Re
 }
 
 /// `-i --temp-instance`: initialise on a throwaway cluster (useful to time a load).
-pub fn run_init(init: &InitOptions) -> i32 {
-    let Some(cluster) = start() else { return 1 };
+pub fn run_init(kind: TempInstance, init: &InitOptions) -> i32 {
+    let Some(cluster) = start(kind) else {
+        return 1;
+    };
     let args = connect_args(&cluster);
     let Some(opts) = connect_options(&args) else {
         return 1;
@@ -130,10 +163,13 @@ pub fn run_init(init: &InitOptions) -> i32 {
 /// `report` prints the run's outcome and picks the exit status (the caller's), before
 /// the cluster is removed.
 pub fn run_bench(
+    kind: TempInstance,
     bench: &BenchPlan,
     report: impl FnOnce(Result<crate::bench::RunOutcome, crate::bench::RunError>) -> i32,
 ) -> i32 {
-    let Some(cluster) = start() else { return 1 };
+    let Some(cluster) = start(kind) else {
+        return 1;
+    };
     let args = connect_args(&cluster);
     let Some(opts) = connect_options(&args) else {
         return 1;
@@ -149,7 +185,10 @@ pub fn run_bench(
     if let Err(code) = run_setup_files(&opts, bench) {
         return code;
     }
-    let code = report(crate::bench::run(args, bench));
+    // The scale was used to initialise: the run has no reason to warn that it ignores it.
+    let mut run = bench.clone();
+    run.scale.given = false;
+    let code = report(crate::bench::run(args, &run));
     logging::info("removing the temporary instance");
     drop(cluster);
     code

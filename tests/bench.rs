@@ -233,6 +233,52 @@ fn temp_instance_runs_the_headline_workload_in_one_command() {
     );
 }
 
+/// #22: `--temp-instance` ran with `fsync`, `synchronous_commit` and `full_page_writes`
+/// off and did not say so. Its opening line says it, the results file shows it, and
+/// `--temp-instance-durable` runs with them on. And `-s`, used to initialise, was said
+/// to be ignored.
+#[test]
+fn issue_22_temp_instance_says_it_is_not_durable_and_durable_is_offered() {
+    let dir = tempfile::tempdir().unwrap();
+    for (option, value, opening) in [
+        (
+            "--temp-instance",
+            "off",
+            "starting a temporary PostgreSQL instance (fsync, synchronous_commit and \
+             full_page_writes off: not durable; --temp-instance-durable keeps them on)...\n",
+        ),
+        (
+            "--temp-instance-durable",
+            "on",
+            "starting a temporary PostgreSQL instance (durable: fsync, synchronous_commit \
+             and full_page_writes on)...\n",
+        ),
+    ] {
+        let json = dir.path().join(format!("{option}.json"));
+        let out = run(Command::new(env!("CARGO_BIN_EXE_pgbench-rs"))
+            .args([option, "-s", "2", "-t", "5", "-S"])
+            .arg(format!("--export-json={}", json.display())));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(
+            out.stderr.starts_with(&format!("pgbench-rs: {opening}")),
+            "{}",
+            out.stderr
+        );
+        // #22: the scale initialised the instance; it was not ignored.
+        assert!(
+            !out.stderr.contains("scale option ignored"),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stdout.contains("scaling factor: 2\n"), "{}", out.stdout);
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        for setting in ["fsync", "synchronous_commit", "full_page_writes"] {
+            assert_eq!(doc["server_settings"][setting], value, "{option} {setting}");
+        }
+    }
+}
+
 /// Issue #15: `-l` on a full disk printed one message per transaction and exited 0.
 /// Now the first failure is said once per file, the lost lines are counted after the
 /// report, and the exit status is 2.

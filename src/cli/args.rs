@@ -57,6 +57,7 @@ pub enum Opt {
     ExitOnAbort,
     LatencyPercentiles,
     TempInstance,
+    TempInstanceDurable,
     ExportJson,
     ExportHtml,
     Worker,
@@ -120,6 +121,12 @@ const OPTIONS: &[(Opt, Option<char>, &str, bool)] = &[
     // pgbench-rs
     (Opt::LatencyPercentiles, None, "latency-percentiles", true),
     (Opt::TempInstance, None, "temp-instance", false),
+    (
+        Opt::TempInstanceDurable,
+        None,
+        "temp-instance-durable",
+        false,
+    ),
     (Opt::ExportJson, None, "export-json", true),
     (Opt::ExportHtml, None, "export-html", true),
     (Opt::Worker, None, "worker", true),

@@ -85,7 +85,10 @@ pgbench-rs options (beyond pgbench 15):
                            after the report, print latency percentiles
                            (default list: 50,90,99,99.9,99.99; max is always shown)
   --temp-instance          run on a throwaway local PostgreSQL cluster,
-                           initialized at scale -s, removed afterwards
+                           initialized at scale -s, removed afterwards; fast
+                           but not durable (fsync, synchronous_commit and
+                           full_page_writes off)
+  --temp-instance-durable  the same with the server's durable defaults
   --warmup=SECONDS         run SECONDS before measuring (the report, logs,
                            -P and results files cover the measured part only)
   --worker=I/N             be worker I (0..N-1) of N processes running one run

@@ -52,9 +52,9 @@ pub fn main() -> i32 {
             init,
             temp_instance,
         } => {
-            if temp_instance {
+            if let Some(kind) = temp_instance {
                 warn_ignored_by_temp_instance(&conn);
-                return crate::temp_instance::run_init(&init);
+                return crate::temp_instance::run_init(kind, &init);
             }
             let Some((main, opts)) = connect_for_init(&conn) else {
                 return 1;
@@ -82,9 +82,9 @@ pub fn main() -> i32 {
                 logging::error(&e.to_string());
                 return 1;
             }
-            if temp_instance {
+            if let Some(kind) = temp_instance {
                 warn_ignored_by_temp_instance(&conn);
-                return crate::temp_instance::run_bench(&plan, |outcome| {
+                return crate::temp_instance::run_bench(kind, &plan, |outcome| {
                     bench_exit_status(outcome, &plan, &argv, "postgres")
                 });
             }

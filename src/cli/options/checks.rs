@@ -74,7 +74,7 @@ fn add_workload_script(d: &mut Draft, w: &crate::workload::Configured) -> Result
     if !d.scripts.is_empty() {
         return Err(ConfigError::WorkloadWithScripts);
     }
-    if d.temp_instance {
+    if d.temp_instance.is_some() {
         return Err(ConfigError::WorkloadWithTempInstance);
     }
     let text = w.script_text(script_context(d));
@@ -91,7 +91,7 @@ fn prepare_action(d: Draft, workload: crate::workload::Configured) -> Result<Act
     if d.benchmarking_option_set {
         return Err(ConfigError::BenchOptionInInit);
     }
-    if d.temp_instance {
+    if d.temp_instance.is_some() {
         return Err(ConfigError::WorkloadWithTempInstance);
     }
     Ok(Action::Prepare {
@@ -209,7 +209,7 @@ fn check_worker(d: &Draft) -> Result<(), ConfigError> {
             None => Ok(()),
         };
     };
-    if d.temp_instance {
+    if d.temp_instance.is_some() {
         return Err(ConfigError::WorkerWithTempInstance);
     }
     if i64::from(count).saturating_mul(d.nclients) > i64::from(i32::MAX) {

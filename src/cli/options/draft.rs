@@ -59,7 +59,7 @@ pub(super) struct Draft {
     pub random_seed: u64,
     /// The seed is a number (not the clock, `time` or `rand`).
     pub seed_given: bool,
-    pub temp_instance: bool,
+    pub temp_instance: Option<crate::temp_instance::TempInstance>,
     /// `--worker=I/N`.
     pub worker: Option<(u32, u32)>,
     /// `--worker-timeout`, seconds.
@@ -118,7 +118,7 @@ impl Draft {
             debug: false,
             random_seed,
             seed_given,
-            temp_instance: false,
+            temp_instance: None,
             worker: None,
             worker_timeout: None,
             warmup: 0,
@@ -157,7 +157,15 @@ impl Draft {
             Port => self.conn.port = Some(v.to_string()),
             Username => self.conn.user = Some(v.to_string()),
             Debug => self.debug = true,
-            TempInstance => self.temp_instance = true,
+            // Durable wins, whichever comes first.
+            TempInstance => {
+                self.temp_instance = self
+                    .temp_instance
+                    .or(Some(crate::temp_instance::TempInstance::Fast))
+            }
+            TempInstanceDurable => {
+                self.temp_instance = Some(crate::temp_instance::TempInstance::Durable)
+            }
             Workload => self.workload = Some(crate::workload::find(v)?),
             NoVacuum => self.no_vacuum = true,
             VacuumAll => {

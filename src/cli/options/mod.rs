@@ -26,7 +26,7 @@ pub enum Action {
     Init {
         conn: ConnArgs,
         init: InitOptions,
-        temp_instance: bool,
+        temp_instance: Option<crate::temp_instance::TempInstance>,
     },
     /// `-i --workload=NAME`: the workload's prepare step over `jobs` connections.
     Prepare {
@@ -38,8 +38,8 @@ pub enum Action {
     Bench {
         conn: ConnArgs,
         plan: Box<BenchPlan>,
-        /// `--temp-instance`: run on a throwaway cluster.
-        temp_instance: bool,
+        /// `--temp-instance` or `--temp-instance-durable`: run on a throwaway cluster.
+        temp_instance: Option<crate::temp_instance::TempInstance>,
     },
 }
 
