@@ -7,6 +7,7 @@
 
 use crate::support::{aim, fresh_db, run, stock_pgbench};
 use pgbench_cluster::{Cluster, ClusterOptions};
+use std::io::Write;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -246,14 +247,18 @@ fn a_prepare_waits_on_a_lock(db: &crate::support::Db, io: &str) {
         "lock.sql",
         "\\if :client_id = 0\nselect count(*) from locked_t;\n\\else\ninsert into mux_done values (:client_id);\n\\endif\n",
     );
+    // The lock is held until psql reads the commit (or its input ends).
     let mut holder = std::process::Command::new("psql");
     aim(&mut holder, db.cluster, &db.name);
     let mut holder = holder
-        .args(["-X", "-q", "-c"])
-        .arg("begin; lock table locked_t in access exclusive mode; select pg_sleep(60)")
+        .args(["-X", "-q", "-f", "-"])
+        .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
+        .unwrap();
+    let mut sql = holder.stdin.take().unwrap();
+    sql.write_all(b"begin; lock table locked_t in access exclusive mode;\n")
         .unwrap();
     let locked = "select count(*) > 0 from pg_locks where relation = 'locked_t'::regclass \
                   and granted and mode = 'AccessExclusiveLock'";
@@ -277,13 +282,9 @@ fn a_prepare_waits_on_a_lock(db: &crate::support::Db, io: &str) {
         "100",
         Duration::from_secs(20),
     );
-    let _ = holder.kill();
+    let _ = sql.write_all(b"commit;\n");
+    drop(sql);
     let _ = holder.wait();
-    db.value(
-        "select count(pg_terminate_backend(pid)) from pg_stat_activity \
-          where datname = current_database() and query like '%pg_sleep(60)' \
-            and pid <> pg_backend_pid()",
-    );
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         prepare_waited, "t",
