@@ -271,3 +271,23 @@ fn a_forwarded_second_sigint_keeps_the_report_and_a_later_one_says_what_is_lost(
         "{stderr}"
     );
 }
+
+/// `\setshell v yes 1` read the command's whole, endless output (1.2 GB/s) until
+/// memory ran out. Now it reads what stock reads, the first line, and goes on; under a
+/// 1 GiB address-space limit the run ends as stock's does.
+#[test]
+fn setshell_reads_the_first_line_of_an_endless_output() {
+    let db = crate::support::fresh_db("run_end_setshell");
+    let dir = tempfile::tempdir().unwrap();
+    let script = script_file(&dir, "yes.sql", "\\setshell v yes 7\nSELECT :v;\n");
+    let ours = env!("CARGO_BIN_EXE_pgbench-rs");
+    let started = Instant::now();
+    let mut sh = Command::new("sh");
+    crate::support::aim(&mut sh, db.cluster, &db.name);
+    let limited = "ulimit -v 1048576; exec \"$0\" -n -t 3 -f \"$1\"";
+    let out = sh.args(["-c", limited, ours, &script]).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(started.elapsed() < Duration::from_secs(30), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(processed(&stdout), 3, "{stdout}");
+}

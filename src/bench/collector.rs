@@ -435,6 +435,46 @@ mod tests {
         })
     }
 
+    #[test]
+    fn a_client_lost_to_a_panic_is_an_abort_and_the_collection_ends() {
+        let mut events = vec![Event::Batch(vec![tx(
+            0,
+            TxOutcome::Success,
+            1_000.0,
+            100_000,
+        )])];
+        events.extend(crate::bench::events::lost_client(0, 1, 200_000));
+        events.push(done(300_000, 0));
+        let (c, text) = run(&plan(), events);
+        assert_eq!(c.aborted, 1);
+        assert_eq!(c.total.cnt, 1);
+        assert!(
+            text.contains("client 1 aborted: internal error in its thread"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn clients_the_stopper_gave_up_on_are_unfinished() {
+        let (tx_, rx) = crossbeam_channel::unbounded();
+        tx_.send(done(100_000, 0)).unwrap();
+        let mut t = 0;
+        let mut looks = 0;
+        let mut hooks = Hooks {
+            now: &mut || {
+                t += 500_000;
+                t
+            },
+            out: &mut |_| {},
+            watch: &mut |_, _| {
+                looks += 1;
+                looks > 3
+            },
+        };
+        let c = collect(&plan(), &rx, 0, &mut hooks);
+        assert_eq!((c.abandoned, c.unfinished), (1, 1));
+    }
+
     /// Runs the collector on `events` with a clock that moves 0.5 s per look.
     fn run(plan: &CollectorPlan, events: Vec<Event>) -> (Collected, String) {
         let (tx_, rx) = crossbeam_channel::unbounded();

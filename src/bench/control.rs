@@ -78,6 +78,8 @@ pub struct RunControl {
     clients: Vec<Mutex<Option<Registered>>>,
     /// When each client's transaction in flight began (run clock), 0 = none.
     tx_since: Vec<AtomicI64>,
+    /// Each client has sent its last word to the collector.
+    reported: Vec<AtomicBool>,
     /// The signal that stopped the run, 0 if none, and when it came.
     signal: AtomicI32,
     signal_at: AtomicI64,
@@ -99,6 +101,7 @@ impl RunControl {
             clock: RunClock::new(),
             clients: (0..clients).map(|_| Mutex::new(None)).collect(),
             tx_since: (0..clients).map(|_| AtomicI64::new(0)).collect(),
+            reported: (0..clients).map(|_| AtomicBool::new(false)).collect(),
             signal: AtomicI32::new(0),
             signal_at: AtomicI64::new(0),
             stopping: AtomicBool::new(false),
@@ -136,6 +139,16 @@ impl RunControl {
     #[inline]
     pub fn transaction_ended(&self, client: usize) {
         self.tx_since[client].store(0, Ordering::Relaxed);
+    }
+
+    /// A client sent its last word to the collector.
+    pub fn reported(&self, client: usize) {
+        self.reported[client].store(true, Ordering::SeqCst);
+    }
+
+    /// Whether a client sent its last word (a thread that panicked did not, for some).
+    pub fn has_reported(&self, client: usize) -> bool {
+        self.reported[client].load(Ordering::SeqCst)
     }
 
     fn in_transaction(&self, client: usize) -> bool {

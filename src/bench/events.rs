@@ -30,3 +30,21 @@ pub enum Event {
     },
     Done(ClientDone),
 }
+
+/// What is said for a client whose thread panicked before its last word: an abort,
+/// then a last word with nothing more counted.
+pub fn lost_client(thread: usize, client: usize, end_us: i64) -> [Event; 2] {
+    let abort = ClientAbort::new(
+        client,
+        super::error::AbortReason::Other("internal error in its thread (see the panic above)"),
+    );
+    [
+        Event::Aborted { thread, abort },
+        Event::Done(ClientDone {
+            commands: Vec::new(),
+            conn_duration_us: 0.0,
+            end_us,
+            unfinished: false,
+        }),
+    ]
+}

@@ -289,6 +289,7 @@ fn run_thread(
     let alone = own.len() == 1;
     // Chosen before the clients connect: an io_uring driver does their I/O.
     let driver = (!alone).then(|| multiplex::Driver::new(own.len()));
+    let slots: Vec<usize> = own.iter().map(|(slot, _)| *slot).collect();
     let mut clients: Vec<client::Client> = own
         .into_iter()
         .map(|(slot, (vars, rng))| {
@@ -317,9 +318,27 @@ fn run_thread(
     if start != Start::Go {
         return;
     }
-    match driver {
+    // A panic (a bug) must not leave the collector waiting for clients that are gone.
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match driver {
         None => clients.into_iter().for_each(client::Client::run),
         Some(d) => d.drive(clients),
+    }));
+    if ran.is_err() {
+        report_lost_clients(ctx, thread, &slots);
+    }
+}
+
+/// The last words of the clients of a thread that panicked, as aborts: the run ends
+/// with its report and exit status 2.
+fn report_lost_clients(ctx: &Context, thread: usize, slots: &[usize]) {
+    for &slot in slots.iter().filter(|&&s| !ctx.control.has_reported(s)) {
+        ctx.control.transaction_ended(slot);
+        ctx.control.unregister(slot);
+        let client = ctx.plan.first_client() + slot;
+        for event in events::lost_client(thread, client, now_us()) {
+            let _ = ctx.events.send(event);
+        }
+        ctx.control.reported(slot);
     }
 }
 

@@ -250,23 +250,12 @@ impl Client<'_> {
                     .then(|| format!("{word}: could not launch shell command"))),
             };
         };
-        let output = match shell_command(&line)
-            .stderr(std::process::Stdio::inherit())
-            .output()
-        {
-            Ok(o) => o,
-            Err(_) => {
-                return Err(Some(format!("{word}: could not launch shell command")));
-            }
+        let Some(first) = first_line_of(shell_command(&line)) else {
+            return Err(Some(format!("{word}: could not launch shell command")));
         };
-        let out = String::from_utf8_lossy(&output.stdout);
-        // fgets: the first line, at most 63 bytes.
-        let mut res: String = match out.find('\n') {
-            Some(i) => out[..=i].to_string(),
-            None => out.to_string(),
-        };
-        if res.len() > 63 {
-            let mut cut = 63;
+        let mut res = String::from_utf8_lossy(&first).into_owned();
+        if res.len() > SHELL_RESULT_MAX {
+            let mut cut = SHELL_RESULT_MAX;
             while !res.is_char_boundary(cut) {
                 cut -= 1;
             }
@@ -341,6 +330,29 @@ pub(super) fn meta_argv(meta: &MetaCommand, first_line: &str) -> String {
         }
     }
     line
+}
+
+/// What pgbench's `fgets(res, 64, fp)` keeps of a `\setshell` command's output.
+const SHELL_RESULT_MAX: usize = 63;
+
+/// Runs `cmd` and reads what `popen` + `fgets` + `pclose` read: the first line, at
+/// most [`SHELL_RESULT_MAX`] bytes; then the pipe is closed (a command that writes on,
+/// such as `yes`, ends on SIGPIPE) and the command waited for. `None` if it could not
+/// be started.
+fn first_line_of(mut cmd: std::process::Command) -> Option<Vec<u8>> {
+    use std::io::{BufRead, Read};
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .ok()?;
+    let mut first = Vec::with_capacity(SHELL_RESULT_MAX + 1);
+    if let Some(out) = child.stdout.take() {
+        let mut bounded = std::io::BufReader::new(out.take(SHELL_RESULT_MAX as u64));
+        let _ = bounded.read_until(b'\n', &mut first);
+    }
+    let _ = child.wait();
+    Some(first)
 }
 
 /// `sh -c <line>` as system() and popen() run it: the shell's own messages then begin

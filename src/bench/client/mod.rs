@@ -441,6 +441,7 @@ impl<'a> Client<'a> {
             end_us: now_us(),
             unfinished,
         }));
+        self.ctx.control.reported(self.slot);
     }
 
     /// CSTATE_CHOOSE_SCRIPT: the next transaction, its slot, or the end.
