@@ -83,6 +83,7 @@ impl LatencyHistogram {
     /// Reads what [`LatencyHistogram::to_base64`] wrote (or any HdrHistogram V2 encoding).
     pub fn from_base64(text: &str) -> Result<LatencyHistogram, HistogramError> {
         let bytes = base64_decode(text.trim()).map_err(HistogramError::Base64)?;
+        check_header(&bytes)?;
         let read: Histogram<u64> = Deserializer::new()
             .deserialize(&mut bytes.as_slice())
             .map_err(|e| HistogramError::Decode(format!("{e:?}")))?;
@@ -133,6 +134,67 @@ fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
 
 /// The latency bounds every histogram here uses: 1 µs to 1 hour, 3 significant digits.
 const HIGHEST_US: u64 = 3_600_000_000;
+
+/// HdrHistogram's V2 cookies (its serialization module's constants).
+const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
+const V2_DEFLATE_COOKIE: u32 = 0x1c84_9304 | 0x10;
+/// The most significant digits a histogram read may keep: ours. With 3 the counts
+/// array stays under 140,000 entries whatever the bounds; with 5 it may take 128 MiB.
+const MAX_SIGNIFICANT_DIGITS: u32 = 3;
+/// Bytes one count takes at most in the V2 payload (LEB128 of a zig-zagged i64).
+const MAX_BYTES_PER_COUNT: u64 = 9;
+/// deflate expands at most about 1032 times.
+const MAX_DEFLATE_RATIO: u64 = 1032;
+
+/// Refuses a serialised histogram whose header asks for more than its bytes can hold:
+/// the library would allocate what the header says (a 56-character string asked for
+/// 4 GiB) before finding out.
+fn check_header(bytes: &[u8]) -> Result<(), HistogramError> {
+    use std::io::Read;
+    let (Some(cookie), Some(compressed)) = (be32(bytes, 0), be32(bytes, 4)) else {
+        return Err(HistogramError::Decode("too short".into()));
+    };
+    if cookie != V2_DEFLATE_COOKIE {
+        // The library reads plain V2 too: its payload is what follows the header.
+        return check_v2_header(bytes, bytes.len() as u64);
+    }
+    let compressed = u64::from(compressed).min(bytes.len() as u64 - 8);
+    let mut header = Vec::with_capacity(40);
+    let mut inflate = flate2::read::ZlibDecoder::new(&bytes[8..]).take(40);
+    if inflate.read_to_end(&mut header).is_err() {
+        return Err(HistogramError::Decode("not deflate data".into()));
+    }
+    check_v2_header(&header, compressed * MAX_DEFLATE_RATIO)
+}
+
+fn be32(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// The V2 header (cookie, payload length, offset, digits, bounds): the payload must
+/// fit in `room` bytes and in the counts array the digits allow.
+fn check_v2_header(header: &[u8], room: u64) -> Result<(), HistogramError> {
+    let (Some(V2_COOKIE), Some(payload), Some(digits)) =
+        (be32(header, 0), be32(header, 4), be32(header, 12))
+    else {
+        return Err(HistogramError::Decode(
+            "not an HdrHistogram V2 header".into(),
+        ));
+    };
+    if digits > MAX_SIGNIFICANT_DIGITS {
+        return Err(HistogramError::Decode(format!(
+            "{digits} significant digits (at most {MAX_SIGNIFICANT_DIGITS})"
+        )));
+    }
+    // 2048 sub-buckets (3 digits) times at most 64 buckets.
+    let counts_room = 2048 * 64 * MAX_BYTES_PER_COUNT;
+    if u64::from(payload) > room.min(counts_room) {
+        return Err(HistogramError::Decode(format!(
+            "a payload of {payload} bytes, more than the histogram can hold"
+        )));
+    }
+    Ok(())
+}
 /// HdrHistogram's layout for those bounds: 2 × 10³ values need 2¹¹ sub-buckets, half
 /// of which each bucket after the first uses.
 const SUB_BUCKET_HALF_MAGNITUDE: u32 = 10;
@@ -377,6 +439,46 @@ mod tests {
         assert_eq!(merged, both);
         assert!(LatencyHistogram::from_base64("not base64!").is_err());
         assert!(LatencyHistogram::from_base64("AAAA").is_err());
+    }
+
+    #[test]
+    fn a_header_asking_for_more_than_its_bytes_hold_is_refused_before_allocating() {
+        use std::io::Write;
+        // A V2 header claiming a 4 GiB payload, deflated: 56 base64 characters.
+        let mut v2 = Vec::new();
+        v2.extend(V2_COOKIE.to_be_bytes());
+        v2.extend(u32::MAX.to_be_bytes());
+        v2.extend(0u32.to_be_bytes());
+        v2.extend(3u32.to_be_bytes());
+        v2.extend(1u64.to_be_bytes());
+        v2.extend(HIGHEST_US.to_be_bytes());
+        v2.extend(1f64.to_be_bytes());
+        let deflate = |v2: &[u8]| {
+            let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+            z.write_all(v2).unwrap();
+            let body = z.finish().unwrap();
+            let mut bytes = V2_DEFLATE_COOKIE.to_be_bytes().to_vec();
+            bytes.extend((body.len() as u32).to_be_bytes());
+            bytes.extend(body);
+            base64_encode(&bytes)
+        };
+        let text = deflate(&v2);
+        assert!(text.len() < 80, "{text}");
+        let err = LatencyHistogram::from_base64(&text)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("more than the histogram can hold"), "{err}");
+        // 5 significant digits: a counts array of 128 MiB.
+        v2[12..16].copy_from_slice(&5u32.to_be_bytes());
+        v2[4..8].copy_from_slice(&16u32.to_be_bytes());
+        let err = LatencyHistogram::from_base64(&deflate(&v2))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("5 significant digits"), "{err}");
+        // Undeflated V2 is held to its own length.
+        v2[12..16].copy_from_slice(&3u32.to_be_bytes());
+        v2[4..8].copy_from_slice(&1000u32.to_be_bytes());
+        assert!(LatencyHistogram::from_base64(&base64_encode(&v2)).is_err());
     }
 
     #[test]

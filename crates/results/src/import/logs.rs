@@ -67,8 +67,15 @@ fn tx_line(file: &str, line_no: usize, line: &str, cols: Columns) -> Result<Tx, 
     };
     let lag = if cols.lag { int(w[6])? as f64 } else { 0.0 };
     let retries = if cols.retries { int(w[want - 1])? } else { 0 };
+    let (secs, usecs) = (int(w[4])?, int(w[5])?);
+    if !(0..MAX_UNIX_S).contains(&secs) || !(0..1_000_000).contains(&usecs) {
+        return Err(bad(format!("not a time: {secs} {usecs}")));
+    }
+    if latency < 0.0 || lag < 0.0 {
+        return Err(bad("a negative latency or lag".to_string()));
+    }
     Ok(Tx {
-        end_us: int(w[4])? * 1_000_000 + int(w[5])?,
+        end_us: secs * 1_000_000 + usecs,
         latency,
         lag,
         tries: u32::try_from(retries + 1).map_err(|_| bad("bad retries".to_string()))?,
@@ -77,14 +84,36 @@ fn tx_line(file: &str, line_no: usize, line: &str, cols: Columns) -> Result<Tx, 
     })
 }
 
+/// Unix seconds a log line may carry (year 2100): its microseconds then fit an i64.
+const MAX_UNIX_S: i64 = 4_102_444_800;
+/// How far apart two transactions of one run may end. The per-second series has an
+/// entry for every second between the first and the last: one bad timestamp made a
+/// 420 MB file of empty seconds.
+const MAX_SPAN_US: i64 = 31 * 86_400 * 1_000_000;
+
 /// Reads every thread's `-l` log of one run.
 pub fn tx_logs(files: &[(String, String)], cols: Columns) -> Result<TxLogs, ImportError> {
     let mut txs = Vec::new();
+    let mut first_end = None;
     for (name, text) in files {
         for (i, line) in text.lines().enumerate() {
-            if !line.trim().is_empty() {
-                txs.push(tx_line(name, i + 1, line, cols)?);
+            if line.trim().is_empty() {
+                continue;
             }
+            let tx = tx_line(name, i + 1, line, cols)?;
+            let first = *first_end.get_or_insert(tx.end_us);
+            if (tx.end_us - first).abs() > MAX_SPAN_US {
+                return Err(ImportError::Log {
+                    file: name.clone(),
+                    line: i + 1,
+                    message: format!(
+                        "time {} s is more than 31 days from the first line's, {} s",
+                        tx.end_us / 1_000_000,
+                        first / 1_000_000
+                    ),
+                });
+            }
+            txs.push(tx);
         }
     }
     txs.sort_by_key(|t| t.end_us);

@@ -50,6 +50,14 @@ pub fn parse(file: &str, text: &str) -> Result<(Summary, Banner), ImportError> {
             file: file.to_string(),
         });
     }
+    // Every report pgbench finishes has its tps line.
+    if p.s.tps.is_none() {
+        return Err(ImportError::Report {
+            file: file.to_string(),
+            line: p.line_no,
+            message: "the report ends before its \"tps = \" line (a truncated file?)".into(),
+        });
+    }
     p.finish();
     Ok((p.s, p.banner))
 }
@@ -91,6 +99,20 @@ impl At<'_> {
 
     fn num<T: std::str::FromStr>(self, v: &str, what: &str) -> Result<T, ImportError> {
         v.trim().parse().map_err(|_| self.bad(what))
+    }
+
+    /// A count pgbench prints from a C int or int64: never negative, and a client or
+    /// thread count within an int (a larger one is a wrapped or edited number).
+    fn count(self, v: &str, what: &str, max: i64) -> Result<i64, ImportError> {
+        let n: i64 = self.num(v, what)?;
+        if (0..=max).contains(&n) {
+            return Ok(n);
+        }
+        Err(ImportError::Report {
+            file: self.file.to_string(),
+            line: self.line,
+            message: format!("{what} is {n}, not a count pgbench prints"),
+        })
     }
 }
 
@@ -141,13 +163,20 @@ impl<'a> Parser<'a> {
         };
         let s = &mut self.s;
         match key {
+            "transaction type" if s.transaction_type.is_some() => {
+                return Err(ImportError::Report {
+                    file: self.file.to_string(),
+                    line: self.line_no,
+                    message: "a second report starts here (one report per file)".into(),
+                });
+            }
             "transaction type" => s.transaction_type = Some(v.to_string()),
             "scaling factor" => s.scaling_factor = Some(at.num(v, key)?),
             "partition method" => s.partition_method = Some(v.to_string()),
             "partitions" => s.partitions = Some(at.num(v, key)?),
             "query mode" => s.query_mode = Some(v.to_string()),
-            "number of clients" => s.clients = Some(at.num(v, key)?),
-            "number of threads" => s.threads = Some(at.num(v, key)?),
+            "number of clients" => s.clients = Some(at.count(v, key, i32::MAX.into())?),
+            "number of threads" => s.threads = Some(at.count(v, key, i32::MAX.into())?),
             "maximum number of tries" => s.max_tries = Some(at.num(v, key)?),
             "number of transactions per client" => {
                 s.transactions_per_client = Some(at.num(v, key)?)
@@ -155,7 +184,7 @@ impl<'a> Parser<'a> {
             "duration" => s.duration_s = Some(at.num(v.trim_end_matches(" s"), key)?),
             "number of transactions actually processed" => {
                 let done = v.split('/').next().unwrap_or(v);
-                s.transactions = Some(at.num(done, key)?);
+                s.transactions = Some(at.count(done, key, i64::MAX)?);
             }
             "latency average" => {
                 s.latency_avg_ms = Some(ms_value(v).ok_or_else(|| at.bad(key))?);

@@ -288,6 +288,44 @@ fn bad_input_is_named_with_its_line() {
         "log.0:1: expected 7 fields of a -l log line, found 5"
     );
     assert!(err(with(None, vec!["0 1 100 0 1796114956 1 0\n"])).starts_with("the -l logs hold 1 "));
+    // A log line far in time from the others would make a series of empty seconds.
+    let far = "0 1 100 0 1796114956 1 0\n0 2 100 0 2796114956 1 0\n";
+    assert_eq!(
+        err(with(None, vec![far])),
+        "log.0:2: time 2796114956 s is more than 31 days from the first line's, 1796114956 s"
+    );
+    assert_eq!(
+        err(with(None, vec!["0 1 100 0 99999999999999 1 0\n"])),
+        "log.0:1: not a time: 99999999999999 1"
+    );
+    // Two reports in one file, a report cut short, a wrapped client count.
+    let two = format!("{}{}", stdout("max-tries"), stdout("max-tries"));
+    let e = err(Inputs {
+        report: ("out.txt".into(), two),
+        ..Inputs::default()
+    });
+    assert!(
+        e.contains(": a second report starts here (one report per file)"),
+        "{e}"
+    );
+    let whole = stdout("max-tries");
+    let cut = &whole[..whole.find("tps = ").unwrap()];
+    let e = err(Inputs {
+        report: ("out.txt".into(), cut.to_string()),
+        ..Inputs::default()
+    });
+    assert!(
+        e.contains("the report ends before its \"tps = \" line"),
+        "{e}"
+    );
+    let wrapped = whole.replace("number of clients: 4", "number of clients: -2147483648");
+    assert_eq!(
+        err(Inputs {
+            report: ("out.txt".into(), wrapped),
+            ..Inputs::default()
+        }),
+        "out.txt:5: number of clients is -2147483648, not a count pgbench prints"
+    );
     let mut broken = stdout("max-tries");
     broken = broken.replace("number of clients: 4", "number of clients: four");
     assert_eq!(

@@ -34,6 +34,7 @@ pub fn workers<'a>(files: &'a [(String, ResultsFile)]) -> Result<Vec<WorkerFile<
                 .run
                 .as_ref()
                 .ok_or_else(|| MergeError::NoRun { file: file.clone() })?;
+            plausible(file, worker, run)?;
             if worker.index >= worker.count {
                 return Err(MergeError::IndexOutOfRange {
                     file: file.clone(),
@@ -74,6 +75,58 @@ pub fn workers<'a>(files: &'a [(String, ResultsFile)]) -> Result<Vec<WorkerFile<
         }
     }
     Ok(out)
+}
+
+/// PostgreSQL's most connections (MAX_BACKENDS): every worker has a client, and all
+/// connect to one server.
+const MAX_WORKERS: u32 = 262_143;
+
+/// Refuses numbers no run writes: more workers than a server takes connections,
+/// client numbers past a C int (pgbench's), negative counters.
+fn plausible(file: &str, worker: &WorkerInfo, run: &RunResult) -> Result<(), MergeError> {
+    let refuse = |field: &str, value: String, why| {
+        Err(MergeError::Implausible {
+            file: file.to_string(),
+            field: field.to_string(),
+            value,
+            why,
+        })
+    };
+    if worker.count > MAX_WORKERS {
+        return refuse(
+            "worker.count",
+            worker.count.to_string(),
+            "more workers than a PostgreSQL server takes connections",
+        );
+    }
+    let clients = run.settings.clients as u64;
+    if clients == 0 || u64::from(worker.first_client) + clients > i32::MAX as u64 {
+        return refuse(
+            "options.client",
+            clients.to_string(),
+            "not a client count of a worker starting at \"worker.first_client\"",
+        );
+    }
+    let stats = std::iter::once(("run.total", &run.total)).chain(
+        run.scripts
+            .iter()
+            .map(|s| ("run.scripts[].stats", &s.stats)),
+    );
+    for (name, s) in stats {
+        let counters = [
+            ("cnt", s.cnt),
+            ("skipped", s.skipped),
+            ("retries", s.retries),
+            ("retried", s.retried),
+            ("serialization_failures", s.serialization_failures),
+            ("deadlock_failures", s.deadlock_failures),
+            ("latency.count", s.latency.count),
+        ];
+        if let Some((field, value)) = counters.iter().find(|(_, v)| *v < 0) {
+            return refuse(&format!("{name}.{field}"), value.to_string(), "negative");
+        }
+    }
+    Ok(())
 }
 
 /// `w` is of the same run as `first`, field by field; the first field that differs

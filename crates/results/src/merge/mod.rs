@@ -28,6 +28,13 @@ pub enum MergeError {
         "{file}: has no exact counters (\"run\" is null: an imported stock run cannot be merged)"
     )]
     NoRun { file: String },
+    #[error("{file}: \"{field}\" is {value}: {why}")]
+    Implausible {
+        file: String,
+        field: String,
+        value: String,
+        why: &'static str,
+    },
     #[error("{file}: \"worker.index\" is {index}, not below \"worker.count\" {count}")]
     IndexOutOfRange {
         file: String,

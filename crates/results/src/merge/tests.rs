@@ -507,3 +507,33 @@ fn merged_and_worker_files_validate_against_the_schema_and_read_back_equal() {
         assert_eq!(ResultsFile::from_json(&json).unwrap(), merged, "{what}");
     }
 }
+
+#[test]
+fn implausible_numbers_are_refused_naming_the_file_and_the_field() {
+    type Edit = fn(&mut ResultsFile);
+    let edits: [(Edit, &str); 4] = [
+        (
+            // Each worker would be listed as missing: 400 MB for nothing.
+            |d| d.worker.as_mut().unwrap().count = 100_000_000,
+            "w1.json: \"worker.count\" is 100000000: more workers than a PostgreSQL server takes connections",
+        ),
+        (
+            |d| d.run.as_mut().unwrap().total.cnt = -5,
+            "w1.json: \"run.total.cnt\" is -5: negative",
+        ),
+        (
+            |d| d.run.as_mut().unwrap().scripts[0].stats.latency.count = -1,
+            "w1.json: \"run.scripts[].stats.latency.count\" is -1: negative",
+        ),
+        (
+            |d| d.worker.as_mut().unwrap().first_client = u32::MAX - 1,
+            "w1.json: \"options.client\" is 2: not a client count",
+        ),
+    ];
+    for (edit, message) in edits {
+        let mut files = three();
+        edit(&mut files[1].1);
+        let e = refused(&files);
+        assert!(e.contains(message), "{e}");
+    }
+}
