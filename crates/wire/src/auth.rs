@@ -1,5 +1,5 @@
 //! The start-up exchange on a fresh transport: the StartupMessage (user, database,
-//! options, application_name, client_encoding), then authentication — trust,
+//! options, application_name, client_encoding, PGDATESTYLE/PGTZ/PGGEQO), then authentication — trust,
 //! cleartext password, md5, SCRAM-SHA-256 (with `tls-server-end-point` channel binding
 //! on TLS and libpq's `channel_binding` rules) — until ReadyForQuery.
 
@@ -47,6 +47,9 @@ pub(crate) fn startup(
             e.to_string()
         };
         params.push(("client_encoding", &encoding));
+    }
+    for (setting, value) in &opts.environment_settings {
+        params.push((setting, value));
     }
     frontend::startup_message(params.iter().copied(), &mut conn.wbuf)
         .map_err(|e| Failure::new(format!("could not send startup packet: {e}"), Next::Stop))?;

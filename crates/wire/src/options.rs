@@ -145,6 +145,8 @@ pub struct ConnectOptions {
     pub(crate) target: TargetSessionAttrs,
     pub(crate) load_balance: bool,
     pub(crate) home: Option<PathBuf>,
+    /// Settings libpq takes from the environment into the startup packet.
+    pub(crate) environment_settings: Vec<(&'static str, String)>,
     /// The TLS context built for these options (and their clones), filled by the TLS
     /// module at the first TLS connection.
     pub(crate) tls_context: std::sync::Arc<std::sync::Mutex<Option<crate::tls::Prepared>>>,
@@ -172,6 +174,25 @@ fn invalid(name: &str, value: &str) -> ConnError {
 
 fn nonempty(v: Option<&str>) -> Option<&str> {
     v.filter(|s| !s.is_empty())
+}
+
+/// libpq's `EnvironmentOptions`: variables whose values go into the startup packet as
+/// session settings (`default`, in any case, sends nothing).
+const ENVIRONMENT_SETTINGS: [(&str, &str); 3] = [
+    ("PGDATESTYLE", "datestyle"),
+    ("PGTZ", "timezone"),
+    ("PGGEQO", "geqo"),
+];
+
+fn environment_settings(env: &dyn Fn(&str) -> Option<String>) -> Vec<(&'static str, String)> {
+    ENVIRONMENT_SETTINGS
+        .iter()
+        .filter_map(|&(var, setting)| {
+            env(var)
+                .filter(|v| !v.eq_ignore_ascii_case("default"))
+                .map(|v| (setting, v))
+        })
+        .collect()
 }
 
 /// libpq's `parse_comma_separated_list` over a whole string: `a,,b` → `["a","","b"]`.
@@ -238,7 +259,9 @@ impl ConnectOptions {
                 *slot = sys::os_user_name();
             }
         }
-        Self::finish(values, home)
+        let mut options = Self::finish(values, home)?;
+        options.environment_settings = environment_settings(env);
+        Ok(options)
     }
 
     /// libpq's `connectOptions2`: host list, defaults that depend on others,
@@ -307,6 +330,7 @@ impl ConnectOptions {
             target,
             load_balance,
             home,
+            environment_settings: Vec::new(),
             tls_context: Default::default(),
         })
     }

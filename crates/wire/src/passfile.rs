@@ -139,14 +139,36 @@ pub(crate) fn apply_service(
     Err(format!("definition of service \"{service}\" not found"))
 }
 
+/// libpq's line buffer for service files (`char buf[1024]`).
+const SERVICE_LINE_MAX: usize = 1024;
+
 /// Returns whether the `[service]` group was found; sets only values not yet set.
 fn parse_service_file(path: &Path, service: &str, values: &mut Values) -> Result<bool, String> {
-    let content =
-        fs::read(path).map_err(|_| format!("service file \"{}\" not found", path.display()))?;
+    use std::io::{BufRead, Read};
+    let file = fs::File::open(path)
+        .map_err(|_| format!("service file \"{}\" not found", path.display()))?;
+    let mut reader = std::io::BufReader::new(file);
     let mut found = false;
-    for (n, raw) in content.split(|&b| b == b'\n').enumerate() {
-        let line_no = n + 1;
-        let line = String::from_utf8_lossy(raw);
+    let mut raw = Vec::with_capacity(SERVICE_LINE_MAX);
+    for line_no in 1.. {
+        // libpq's fgets into a 1024-byte buffer: 1023 bytes or more (the newline
+        // counted) is an error, so a file without newlines (/dev/zero) costs 1 KiB,
+        // not all memory.
+        raw.clear();
+        let read = (&mut reader)
+            .take(SERVICE_LINE_MAX as u64 - 1)
+            .read_until(b'\n', &mut raw)
+            .map_err(|e| format!("could not read service file \"{}\": {e}", path.display()))?;
+        if read == 0 {
+            break;
+        }
+        if raw.len() >= SERVICE_LINE_MAX - 1 {
+            return Err(format!(
+                "line {line_no} too long in service file \"{}\"",
+                path.display()
+            ));
+        }
+        let line = String::from_utf8_lossy(&raw);
         let line = line.trim_matches(|c: char| c.is_ascii_whitespace());
         if line.is_empty() || line.starts_with('#') {
             continue;
@@ -294,6 +316,27 @@ mod tests {
         assert!(
             e.starts_with("nested service specifications not supported"),
             "{e}"
+        );
+        // libpq's 1024-byte line buffer: 1022 characters and the newline are too many.
+        fs::write(&file, format!("[s]\nhost={}\n", "x".repeat(1017))).unwrap();
+        let e = apply_service(&mut v, &env, None).unwrap_err();
+        assert_eq!(
+            e,
+            format!("line 2 too long in service file \"{}\"", file.display())
+        );
+        fs::write(&file, format!("[s]\nhost={}\n", "x".repeat(1016))).unwrap();
+        apply_service(&mut Values::new(), &env, None).unwrap();
+    }
+
+    #[test]
+    fn an_endless_service_file_is_read_one_line_buffer_at_most() {
+        // /dev/zero: no newline ever. Read whole, it took all memory.
+        let env = |k: &str| (k == "PGSERVICEFILE").then(|| "/dev/zero".to_string());
+        let mut v = Values::new();
+        v.store("service", "s").unwrap();
+        assert_eq!(
+            apply_service(&mut v, &env, None).unwrap_err(),
+            "line 1 too long in service file \"/dev/zero\""
         );
     }
 }

@@ -418,3 +418,53 @@ fn host_and_port_as_libpq_reports_them() {
         .unwrap();
     assert_eq!(conn.host(), "127.0.0.1");
 }
+
+/// libpq's EnvironmentOptions: PGDATESTYLE, PGTZ and PGGEQO go into the startup
+/// packet as session settings (and `default` sends nothing): the same settings as a
+/// libpq connection (psql) made with the same environment.
+#[test]
+fn pgtz_pgdatestyle_and_pggeqo_set_the_session_as_libpq_does() {
+    let c = pgbench_cluster::shared();
+    let db = c.fresh_database("wire_env_settings").unwrap();
+    let sql = "select current_setting('timezone') || ' ' || current_setting('datestyle') \
+               || ' ' || current_setting('geqo')";
+    let env = Env::new()
+        .set("PGTZ", "Asia/Tokyo")
+        .set("PGDATESTYLE", "German, DMY")
+        .set("PGGEQO", "off");
+    let mut conn = env.connect(&socket_args(c, &db)).unwrap();
+    let ours = conn.query_rows(sql).unwrap()[0][0].clone().unwrap();
+    assert_eq!(ours, "Asia/Tokyo German, DMY off");
+    let psql = std::process::Command::new("psql")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs([
+            ("PGTZ", "Asia/Tokyo"),
+            ("PGDATESTYLE", "German, DMY"),
+            ("PGGEQO", "off"),
+        ])
+        .args(["-X", "-w", "-At", "-h"])
+        .arg(c.socket_dir())
+        .args([
+            "-p",
+            &c.port().to_string(),
+            "-U",
+            c.user(),
+            "-d",
+            &db,
+            "-c",
+            sql,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&psql.stdout).trim_end(), ours);
+    // `default`, in any case, leaves the server's setting.
+    let mut plain = Env::new().connect(&socket_args(c, &db)).unwrap();
+    let server = plain.query_rows(sql).unwrap()[0][0].clone().unwrap();
+    let env = Env::new()
+        .set("PGTZ", "DEFAULT")
+        .set("PGDATESTYLE", "default")
+        .set("PGGEQO", "Default");
+    let mut conn = env.connect(&socket_args(c, &db)).unwrap();
+    assert_eq!(conn.query_rows(sql).unwrap()[0][0].clone().unwrap(), server);
+}
