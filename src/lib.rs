@@ -7,6 +7,7 @@ pub mod cli;
 pub mod connect;
 pub mod init;
 pub mod logging;
+pub mod metrics;
 pub mod sys;
 pub mod temp_instance;
 pub mod version;

@@ -165,6 +165,7 @@ pub fn run_init(kind: TempInstance, init: &InitOptions) -> i32 {
 pub fn run_bench(
     kind: TempInstance,
     bench: &BenchPlan,
+    metrics: Option<std::sync::Arc<crate::metrics::Live>>,
     report: impl FnOnce(Result<crate::bench::RunOutcome, crate::bench::RunError>) -> i32,
 ) -> i32 {
     let Some(cluster) = start(kind) else {
@@ -188,7 +189,7 @@ pub fn run_bench(
     // The scale was used to initialise: the run has no reason to warn that it ignores it.
     let mut run = bench.clone();
     run.scale.given = false;
-    let code = report(crate::bench::run(args, &run));
+    let code = report(crate::bench::run(args, &run, metrics));
     logging::info("removing the temporary instance");
     drop(cluster);
     code

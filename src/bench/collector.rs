@@ -299,6 +299,8 @@ pub struct Hooks<'a> {
     /// Called at every look with the time and the longest transaction counted (µs):
     /// enforces the run's end; true says to stop waiting for the clients left.
     pub watch: &'a mut dyn FnMut(i64, f64) -> bool,
+    /// `--metrics-listen`: gets every batch, abort and last word too.
+    pub live: Option<&'a crate::metrics::Live>,
 }
 
 /// Collects until every client is done (or, with `--exit-on-abort`, one aborted).
@@ -309,7 +311,16 @@ pub fn collect(
     start_us: i64,
     hooks: &mut Hooks<'_>,
 ) -> Collected {
-    let Hooks { now, out, watch } = hooks;
+    let Hooks {
+        now,
+        out,
+        watch,
+        live,
+    } = hooks;
+    let live = *live;
+    if let Some(l) = live {
+        l.started(start_us, now());
+    }
     let mut c = Collected::new(plan, start_us);
     let mut progress = plan.progress.map(|(period, format)| ProgressClock {
         period,
@@ -326,18 +337,26 @@ pub fn collect(
         // woken for every batch would cost a futex wake-up (and crossbeam's spinning)
         // per batch, CPU the clients and the server on the same cores need.
         match rx.try_recv() {
-            Ok(Event::Batch(records)) => c.record_batch(plan, &records),
+            Ok(Event::Batch(records)) => {
+                c.record_batch(plan, &records);
+                if let Some(l) = live {
+                    l.record_batch(&records, &c.per_script);
+                }
+            }
             Ok(Event::Aborted { thread, abort }) => {
                 out(&abort.render());
                 c.aborted += 1;
+                live.inspect(|l| l.aborted());
                 if plan.exit_on_abort {
                     c.stopped_by_thread = Some(thread);
+                    live.inspect(|l| l.finished());
                     return c;
                 }
             }
             Ok(Event::Done(d)) => {
                 done += 1;
                 c.client_done(d);
+                live.inspect(|l| l.client_done());
             }
             Err(TryRecvError::Disconnected) => break,
             Err(TryRecvError::Empty) => {
@@ -350,6 +369,7 @@ pub fn collect(
                     c.last_client_end = c.last_client_end.max(t);
                     break;
                 }
+                live.inspect(|l| l.tick(t));
                 let wait = progress
                     .as_ref()
                     .map_or(POLL_US, |p| p.due_in(t).min(POLL_US));
@@ -378,6 +398,8 @@ pub fn collect(
             }
         }
     }
+    // Everything counted is in before the report is printed.
+    live.inspect(|l| l.finished());
     c
 }
 
@@ -491,6 +513,7 @@ mod tests {
             now: &mut clock,
             out: &mut |s| text.push_str(s),
             watch: &mut |_, _| false,
+            live: None,
         };
         let c = collect(plan, &rx, 0, &mut hooks);
         (c, text)

@@ -66,6 +66,8 @@ pub struct Context {
     pub retry: RetryPlan,
     pub events: crossbeam_channel::Sender<Event>,
     pub threads: Vec<ThreadShared>,
+    /// `--metrics-listen`: what the endpoint shows.
+    pub metrics: Option<std::sync::Arc<crate::metrics::Live>>,
 }
 
 impl Context {

@@ -52,8 +52,12 @@ use plan::BenchPlan;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// Runs the benchmark.
-pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, RunError> {
+/// Runs the benchmark; `metrics` (`--metrics-listen`) sees it as it goes.
+pub fn run(
+    mut conn_args: ConnectArgs,
+    plan: &BenchPlan,
+    metrics: Option<Arc<crate::metrics::Live>>,
+) -> Result<RunOutcome, RunError> {
     let settings = &plan.settings;
     let target = interrupts();
     let (setup, conn_opts) = setup::prepare(&mut conn_args, plan)?;
@@ -77,6 +81,7 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
         events,
         threads: thread_states(plan, &seeds)?,
         plan: plan.clone(),
+        metrics,
     });
     let _ = target.set(Arc::clone(&ctx));
     // pgbench: the start-up time that "initial connection time" counts from is taken
@@ -93,6 +98,7 @@ pub fn run(mut conn_args: ConnectArgs, plan: &BenchPlan) -> Result<RunOutcome, R
             now: &mut now_us,
             out: &mut |text| crate::logging::raw(text),
             watch: &mut |now, longest| ctx.control.watch(now, longest),
+            live: ctx.metrics.as_deref(),
         },
     );
     if let Some(thread) = collected.stopped_by_thread {
@@ -144,6 +150,10 @@ fn interrupts() -> Arc<std::sync::OnceLock<Arc<Context>>> {
     let target: Arc<std::sync::OnceLock<Arc<Context>>> = Arc::default();
     let seen = Arc::clone(&target);
     crate::sys::on_signals(&[libc::SIGINT, libc::SIGTERM], move |sig| {
+        // After the report: the metrics endpoint's linger ends, then the process.
+        if crate::metrics::end_linger() {
+            return;
+        }
         let exit_now = match seen.get() {
             None => true,
             Some(ctx) => match ctx.control.interrupt(sig) {
@@ -308,6 +318,9 @@ fn run_thread(
             if let Err(e) = c.connect_initial() {
                 failed = Some((c.id, e));
                 break;
+            }
+            if let Some(m) = &ctx.metrics {
+                m.connected(1);
             }
         }
     }

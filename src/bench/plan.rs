@@ -106,6 +106,8 @@ pub struct BenchPlan {
     pub warmup_s: Option<Secs>,
     /// `--workload=NAME`: its tables are checked before the run.
     pub workload: Option<crate::workload::Configured>,
+    /// `--metrics-listen`, `--metrics-linger`.
+    pub metrics: Option<crate::metrics::MetricsPlan>,
 }
 
 impl BenchPlan {

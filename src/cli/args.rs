@@ -64,6 +64,8 @@ pub enum Opt {
     WorkerTimeout,
     Warmup,
     Workload,
+    MetricsListen,
+    MetricsLinger,
 }
 
 /// (option, short letter, long name, takes a value)
@@ -133,6 +135,8 @@ const OPTIONS: &[(Opt, Option<char>, &str, bool)] = &[
     (Opt::WorkerTimeout, None, "worker-timeout", true),
     (Opt::Warmup, None, "warmup", true),
     (Opt::Workload, None, "workload", true),
+    (Opt::MetricsListen, None, "metrics-listen", true),
+    (Opt::MetricsLinger, None, "metrics-linger", true),
 ];
 
 /// One option occurrence, in command-line order.

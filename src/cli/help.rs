@@ -84,6 +84,11 @@ pgbench-rs options (beyond pgbench 15):
   --latency-percentiles[=LIST]
                            after the report, print latency percentiles
                            (default list: 50,90,99,99.9,99.99; max is always shown)
+  --metrics-linger=SECONDS after the report, keep serving the final metrics
+                           (default: 30; Ctrl-C ends it)
+  --metrics-listen=[HOST:]PORT
+                           serve Prometheus metrics at http://HOST:PORT/metrics
+                           during the run (default host: 127.0.0.1)
   --temp-instance          run on a throwaway local PostgreSQL cluster,
                            initialized at scale -s, removed afterwards; fast
                            but not durable (fsync, synchronous_commit and

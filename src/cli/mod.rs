@@ -82,16 +82,55 @@ pub fn main() -> i32 {
                 logging::error(&e.to_string());
                 return 1;
             }
-            if let Some(kind) = temp_instance {
-                warn_ignored_by_temp_instance(&conn);
-                return crate::temp_instance::run_bench(kind, &plan, |outcome| {
-                    bench_exit_status(outcome, &plan, &argv, "postgres")
-                });
-            }
-            let outcome = crate::bench::run(conn.connect_args(), &plan);
-            bench_exit_status(outcome, &plan, &argv, &conn.dbname)
+            run_bench(&conn, &plan, temp_instance, &argv)
         }
     }
+}
+
+/// Benchmarking mode: the metrics endpoint (bound before anything connects), the run
+/// on the server or a temporary instance, the report, then the endpoint's linger.
+fn run_bench(
+    conn: &options::ConnArgs,
+    plan: &crate::bench::plan::BenchPlan,
+    temp_instance: Option<crate::temp_instance::TempInstance>,
+    argv: &[String],
+) -> i32 {
+    // Before connecting: a port in use ends the run before it starts.
+    let endpoint = match crate::metrics::start(plan) {
+        Ok(e) => e,
+        Err(message) => {
+            logging::error(&message);
+            return 1;
+        }
+    };
+    let live = endpoint.as_ref().map(crate::metrics::Endpoint::live);
+    // A run stopped by a signal ends at once, without the linger.
+    let mut interrupted = false;
+    let mut report = |outcome: Result<RunOutcome, crate::bench::RunError>, db: &str| {
+        interrupted = matches!(
+            &outcome,
+            Ok(RunOutcome::Completed {
+                stopped: Some(crate::bench::control::StopCause::Signal(_)),
+                ..
+            })
+        );
+        bench_exit_status(outcome, plan, argv, db)
+    };
+    let code = match temp_instance {
+        Some(kind) => {
+            warn_ignored_by_temp_instance(conn);
+            crate::temp_instance::run_bench(kind, plan, live, |outcome| report(outcome, "postgres"))
+        }
+        None => report(
+            crate::bench::run(conn.connect_args(), plan, live),
+            &conn.dbname,
+        ),
+    };
+    match endpoint {
+        Some(e) if !interrupted => e.linger(),
+        _ => {}
+    }
+    code
 }
 
 /// Ctrl-C handling and the first connection of `-i` (pgbench's doConnect: a password

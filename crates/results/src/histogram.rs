@@ -299,6 +299,27 @@ impl LatencyCounts {
         Some((value_at(lo), value_at(hi) + bucket_width(hi) - 1))
     }
 
+    /// How many latencies fall between consecutive bounds (µs, ascending): entry `i`
+    /// counts those below `bounds_us[i]` and not below the bound before it, the last
+    /// entry those not below the last bound (`bounds_us.len() + 1` entries, the
+    /// per-bucket counts of a Prometheus histogram). To the buckets' precision: a
+    /// bucket counts as below a bound when its lowest value is.
+    pub fn counts_between(&self, bounds_us: &[u64]) -> Vec<u64> {
+        let mut out = vec![0; bounds_us.len() + 1];
+        let mut range = 0;
+        for (i, &n) in self.used().iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            let lowest = value_at(i);
+            while range < bounds_us.len() && lowest >= bounds_us[range] {
+                range += 1;
+            }
+            out[range] += n;
+        }
+        out
+    }
+
     /// Adds what `other` counted.
     pub fn add_counts(&mut self, other: &LatencyCounts) {
         for (mine, theirs) in self.counts.iter_mut().zip(other.used()) {
@@ -479,6 +500,18 @@ mod tests {
         v2[12..16].copy_from_slice(&3u32.to_be_bytes());
         v2[4..8].copy_from_slice(&1000u32.to_be_bytes());
         assert!(LatencyHistogram::from_base64(&base64_encode(&v2)).is_err());
+    }
+
+    #[test]
+    fn counts_between_bounds_split_at_bucket_starts() {
+        let mut counts = LatencyCounts::new();
+        for us in [0.5, 99.0, 100.0, 100.9, 1_999.0, 5_000.0, 5_003.0, 9e9] {
+            counts.record(us);
+        }
+        // 0.5 is clamped to 1 µs and 9e9 to an hour; 5,000-5,003 µs share a bucket.
+        assert_eq!(counts.counts_between(&[100, 5_000, 5_004]), [2, 3, 2, 1]);
+        assert_eq!(counts.counts_between(&[]), [8]);
+        assert_eq!(LatencyCounts::new().counts_between(&[10]), [0, 0]);
     }
 
     #[test]

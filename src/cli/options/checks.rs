@@ -58,6 +58,9 @@ pub(super) fn finish(
         return Err(ConfigError::UnlimitedTriesWithoutBound);
     }
     check_worker(&d)?;
+    if d.metrics_linger.is_some() && d.metrics_listen.is_none() {
+        return Err(ConfigError::LingerWithoutMetrics);
+    }
     Ok(bench_action(d, workload))
 }
 
@@ -257,6 +260,15 @@ fn bench_action(d: Draft, workload: Option<crate::workload::Configured>) -> Acti
         timeout_s: d.worker_timeout.unwrap_or(DEFAULT_WORKER_TIMEOUT_S),
         seed_given: d.seed_given,
     });
+    let metrics = d
+        .metrics_listen
+        .map(|(host, port)| crate::metrics::MetricsPlan {
+            host,
+            port,
+            linger_s: d
+                .metrics_linger
+                .map_or(crate::metrics::DEFAULT_LINGER_S, |s| s as u64),
+        });
     let vacuum = match (d.no_vacuum, d.vacuum_all) {
         // sysbench vacuums nothing before a run, and pgbench's tables are not there
         _ if workload.is_some() => Vacuum::Skip,
@@ -286,6 +298,7 @@ fn bench_action(d: Draft, workload: Option<crate::workload::Configured>) -> Acti
             worker,
             warmup_s: positive(d.warmup),
             workload,
+            metrics,
         }),
         temp_instance: d.temp_instance,
     }

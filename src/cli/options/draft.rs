@@ -72,6 +72,10 @@ pub(super) struct Draft {
     pub show_workload: Option<crate::workload::Workload>,
     /// A `-D` was given (a workload's options are allowed with `-i`).
     pub defines_given: bool,
+    /// `--metrics-listen`: host and port.
+    pub metrics_listen: Option<(String, u16)>,
+    /// `--metrics-linger`, seconds.
+    pub metrics_linger: Option<i64>,
 }
 
 impl Draft {
@@ -125,6 +129,8 @@ impl Draft {
             workload: None,
             show_workload: None,
             defines_given: false,
+            metrics_listen: None,
+            metrics_linger: None,
         }
     }
 
@@ -146,9 +152,8 @@ impl Draft {
             | MaxTries | FailuresDetailed | VerboseErrors | ExitOnAbort | Define | Worker
             | WorkerTimeout | Warmup => self.run_option(opt, v, env)?,
             Log | LogPrefix | SamplingRate | AggregateInterval | Progress | ProgressTimestamp
-            | ReportPerCommand | LatencyPercentiles | ExportJson | ExportHtml => {
-                self.output_option(opt, v)?
-            }
+            | ReportPerCommand | LatencyPercentiles | ExportJson | ExportHtml | MetricsListen
+            | MetricsLinger => self.output_option(opt, v)?,
             Initialize | InitSteps | Fillfactor | Quiet | UnloggedTables | Tablespace
             | IndexTablespace | ForeignKeys | Partitions | PartitionMethod => {
                 self.init_option(opt, v)?
@@ -358,6 +363,22 @@ impl Draft {
             }
             Opt::ExportJson => self.export.json = Some(v.to_string()),
             Opt::ExportHtml => self.export.html = Some(v.to_string()),
+            Opt::MetricsListen => {
+                let listen =
+                    crate::metrics::parse_listen(v).ok_or_else(|| ConfigError::InvalidValue {
+                        option: "--metrics-listen",
+                        value: v.to_string(),
+                    })?;
+                self.metrics_listen = Some(listen);
+            }
+            Opt::MetricsLinger => {
+                self.metrics_linger = Some(super::values::parse_int(
+                    v,
+                    "--metrics-linger",
+                    0,
+                    i64::from(i32::MAX),
+                )?);
+            }
             _ => unreachable!("not an output option: {opt:?}"),
         }
         Ok(())

@@ -108,6 +108,8 @@ pub enum ConfigError {
     Worker { value: String, why: &'static str },
     #[error("--worker-timeout is allowed only under --worker")]
     WorkerTimeoutWithoutWorker,
+    #[error("--metrics-linger is allowed only under --metrics-listen")]
+    LingerWithoutMetrics,
     #[error("--worker cannot be used with --temp-instance: the workers of a run share one server")]
     WorkerWithTempInstance,
     #[error("--worker={index}/{count} with -c {clients} makes more than {max} clients in all", max = i32::MAX)]

@@ -1,0 +1,314 @@
+//! A [`Snapshot`] in Prometheus's exposition formats, through `prometheus-client`'s
+//! encoders: OpenMetrics text for a scraper that asks for it (Prometheus does), the
+//! Prometheus text format 0.0.4 otherwise (`curl`, `promtool check metrics`). Pure.
+//!
+//! Names follow Prometheus's conventions: a `pgbench_` prefix, base units in the name
+//! (`_seconds`), `_total` on counters; every series of a script carries
+//! `script="N"` (the report's "SQL script N"), and under `--worker=I/N` every series
+//! carries `worker="I"`, so `sum()` over the workers is the merged run.
+
+use super::live::{Phase, ScriptSnapshot, Snapshot, BUCKET_BOUNDS_US};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::{Registry, Unit};
+use std::borrow::Cow;
+use std::fmt::Error;
+
+/// The `Content-Type` of OpenMetrics text 1.0.0.
+pub const OPENMETRICS_CONTENT_TYPE: &str =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8";
+/// The `Content-Type` of the Prometheus text format 0.0.4.
+pub const TEXT_CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
+
+/// Which format a scrape gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    OpenMetrics,
+    Text,
+}
+
+impl Format {
+    /// The format an `Accept` header asks for: OpenMetrics when it names it.
+    pub fn accepted(accept: Option<&str>) -> Format {
+        match accept {
+            Some(a) if a.contains("application/openmetrics-text") => Format::OpenMetrics,
+            _ => Format::Text,
+        }
+    }
+
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::OpenMetrics => OPENMETRICS_CONTENT_TYPE,
+            Format::Text => TEXT_CONTENT_TYPE,
+        }
+    }
+}
+
+/// What the series are labelled with besides the figures.
+#[derive(Debug, Clone)]
+pub struct Labels {
+    /// `--worker=I/N`: I.
+    pub worker: Option<u32>,
+    /// Each script's name and weight.
+    pub scripts: Vec<(String, i64)>,
+}
+
+/// The snapshot in the given format.
+pub fn render(labels: &Labels, snapshot: Snapshot, format: Format) -> String {
+    let constant = labels
+        .worker
+        .map(|w| (Cow::Borrowed("worker"), Cow::Owned(w.to_string())));
+    let mut registry = Registry::with_prefix_and_labels("pgbench", constant.into_iter());
+    registry.register_collector(Box::new(View {
+        scripts: labels.scripts.clone(),
+        snapshot,
+    }));
+    let mut out = String::new();
+    // Writing into a String does not fail; an encoder error would be ours.
+    let _ = match format {
+        Format::OpenMetrics => prometheus_client::encoding::text::encode(&mut out, &registry),
+        Format::Text => prometheus_client::encoding::prometheus_text::encode(&mut out, &registry),
+    };
+    out
+}
+
+/// A scrape's view: the snapshot with its scripts' names.
+#[derive(Debug)]
+struct View {
+    scripts: Vec<(String, i64)>,
+    snapshot: Snapshot,
+}
+
+/// A metric family's descriptor.
+struct Family<'a> {
+    name: &'a str,
+    help: &'a str,
+    unit: Option<&'static Unit>,
+    kind: MetricType,
+}
+
+static SECONDS: Unit = Unit::Seconds;
+
+const fn family<'a>(
+    name: &'a str,
+    help: &'a str,
+    unit: Option<&'static Unit>,
+    kind: MetricType,
+) -> Family<'a> {
+    Family {
+        name,
+        help,
+        unit,
+        kind,
+    }
+}
+
+/// A figure of a per-script series: its name, help and how to read it.
+type Figure<T, V> = (&'static str, &'static str, fn(&T) -> V);
+
+impl Collector for View {
+    fn encode(&self, mut enc: DescriptorEncoder) -> Result<(), Error> {
+        use MetricType::{Counter, Gauge};
+        let counters: [Figure<ScriptSnapshot, u64>; 5] = [
+            (
+                "transactions",
+                "Successful transactions (the report's number of transactions actually processed)",
+                |s| s.stats.cnt as u64,
+            ),
+            (
+                "retries",
+                "Retries of serialization and deadlock failures",
+                |s| s.stats.retries as u64,
+            ),
+            (
+                "retried_transactions",
+                "Transactions retried at least once",
+                |s| s.stats.retried as u64,
+            ),
+            (
+                "skipped_transactions",
+                "Transactions skipped for -L under -R",
+                |s| s.stats.skipped as u64,
+            ),
+            (
+                "late_transactions",
+                "Successful transactions above the -L latency limit",
+                |s| s.late,
+            ),
+        ];
+        for (name, help, value) in counters {
+            let mut m = descriptor(&mut enc, family(name, help, None, Counter))?;
+            for (labels, s) in self.per_script() {
+                m.encode_family(&labels)?
+                    .encode_counter::<NoLabelSet, u64, f64>(&value(s), None)?;
+            }
+        }
+        self.failures(&mut enc)?;
+        self.histograms(&mut enc)?;
+        self.averages(&mut enc)?;
+        self.clients(&mut enc)?;
+        let snap = &self.snapshot;
+        let mut m = descriptor(
+            &mut enc,
+            family(
+                "phase",
+                "The run's phase: 1 for the current one",
+                None,
+                Gauge,
+            ),
+        )?;
+        for (phase, name) in Phase::ALL {
+            let v = i64::from(phase == snap.phase);
+            m.encode_family(&[("phase", name)])?.encode_gauge(&v)?;
+        }
+        let help = "The run's progress against -T or -t, 0 to 1";
+        descriptor(&mut enc, family("progress_ratio", help, None, Gauge))?
+            .encode_gauge(&snap.progress)?;
+        let info = family("script", "The run's scripts", None, MetricType::Info);
+        let mut m = descriptor(&mut enc, info)?;
+        for (i, (name, weight)) in self.scripts.iter().enumerate() {
+            let labels = [
+                ("script", (i + 1).to_string()),
+                ("name", name.clone()),
+                ("weight", weight.to_string()),
+            ];
+            m.encode_info(&labels)?;
+        }
+        Ok(())
+    }
+}
+
+fn descriptor<'e>(
+    enc: &'e mut DescriptorEncoder,
+    f: Family<'e>,
+) -> Result<prometheus_client::encoding::MetricEncoder<'e>, Error> {
+    enc.encode_descriptor(f.name, f.help, f.unit, f.kind)
+}
+
+impl View {
+    /// Each script's `script` label with its figures.
+    fn per_script(&self) -> impl Iterator<Item = ([(&'static str, String); 1], &ScriptSnapshot)> {
+        self.snapshot
+            .scripts
+            .iter()
+            .enumerate()
+            .map(|(i, s)| ([("script", (i + 1).to_string())], s))
+    }
+
+    fn failures(&self, enc: &mut DescriptorEncoder) -> Result<(), Error> {
+        let help = "Transactions failed for good, by kind";
+        let mut m = descriptor(enc, family("failures", help, None, MetricType::Counter))?;
+        for (i, s) in self.snapshot.scripts.iter().enumerate() {
+            let script = (i + 1).to_string();
+            for (kind, n) in [
+                ("serialization", s.stats.serialization_failures),
+                ("deadlock", s.stats.deadlock_failures),
+            ] {
+                let labels = [("script", script.as_str()), ("kind", kind)];
+                m.encode_family(&labels)?
+                    .encode_counter::<NoLabelSet, u64, f64>(&(n as u64), None)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn histograms(&self, enc: &mut DescriptorEncoder) -> Result<(), Error> {
+        let help = "Latency of successful transactions";
+        let f = family("latency", help, Some(&SECONDS), MetricType::Histogram);
+        let mut m = descriptor(enc, f)?;
+        for (labels, s) in self.per_script() {
+            let hist = m.encode_family(&labels)?;
+            histogram(hist, s.stats.latency.sum, &s.latency_buckets)?;
+        }
+        if self
+            .snapshot
+            .scripts
+            .iter()
+            .all(|s| s.lag_buckets.is_none())
+        {
+            return Ok(());
+        }
+        let help = "Schedule lag of successful transactions under -R";
+        let f = family("schedule_lag", help, Some(&SECONDS), MetricType::Histogram);
+        let mut m = descriptor(enc, f)?;
+        for (labels, s) in self.per_script() {
+            if let Some(buckets) = &s.lag_buckets {
+                histogram(m.encode_family(&labels)?, s.stats.lag.sum, buckets)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The `-P` line's averages of the last interval.
+    fn averages(&self, enc: &mut DescriptorEncoder) -> Result<(), Error> {
+        let throttled = self
+            .snapshot
+            .scripts
+            .iter()
+            .any(|s| s.lag_buckets.is_some());
+        let kinds: [Figure<super::live::Averages, f64>; 2] = [
+            (
+                "latency_average",
+                "Average latency over the last -P interval (a second without -P)",
+                |a| a.latency_us,
+            ),
+            (
+                "schedule_lag_average",
+                "Average schedule lag over the last -P interval (a second without -P)",
+                |a| a.lag_us,
+            ),
+        ];
+        for (name, help, value) in kinds.into_iter().take(1 + usize::from(throttled)) {
+            let f = family(name, help, Some(&SECONDS), MetricType::Gauge);
+            let mut m = descriptor(enc, f)?;
+            for (labels, s) in self.per_script() {
+                if let Some(a) = &s.average {
+                    m.encode_family(&labels)?.encode_gauge(&(value(a) / 1e6))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn clients(&self, enc: &mut DescriptorEncoder) -> Result<(), Error> {
+        let snap = &self.snapshot;
+        let gauges = [
+            (
+                "clients_connected",
+                "Clients with their connection made (under -C, the clients running)",
+                snap.clients_connected,
+            ),
+            (
+                "clients_running",
+                "Clients started and not yet done",
+                snap.clients_running,
+            ),
+        ];
+        for (name, help, v) in gauges {
+            descriptor(enc, family(name, help, None, MetricType::Gauge))?.encode_gauge(&v)?;
+        }
+        let help = "Clients aborted";
+        descriptor(
+            enc,
+            family("clients_aborted", help, None, MetricType::Counter),
+        )?
+        .encode_counter::<NoLabelSet, u64, f64>(&(snap.aborted as u64), None)
+    }
+}
+
+/// One histogram from the counts between [`BUCKET_BOUNDS_US`] and the sum (µs).
+fn histogram(
+    mut m: prometheus_client::encoding::MetricEncoder<'_>,
+    sum_us: f64,
+    counts: &[u64],
+) -> Result<(), Error> {
+    let buckets: Vec<(f64, u64)> = BUCKET_BOUNDS_US
+        .iter()
+        .map(|&b| b as f64 / 1e6)
+        .chain([f64::INFINITY])
+        .zip(counts.iter().copied())
+        .collect();
+    let count = counts.iter().sum();
+    m.encode_histogram::<NoLabelSet>(sum_us / 1e6, count, &buckets, None)
+}

@@ -1,0 +1,368 @@
+//! The run's state as the metrics endpoint shows it: the collector writes it (a lock
+//! per batch of transactions, on the collector's thread, never on a client's), a
+//! scrape copies it out as a [`Snapshot`] and renders that without the lock.
+//!
+//! The counters are pgbench's own (`StatsData` per script); the latency and schedule
+//! lag histograms count in the buckets of the report's HDR histograms
+//! ([`LatencyCounts`]), so a scrape's `_count` is the report's transaction count.
+
+use pgbench_results::run::Limit;
+use pgbench_results::{LatencyCounts, Micros, StatsData, TxOutcome, TxRecord};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// What the endpoint knows of the run before it starts.
+#[derive(Debug, Clone)]
+pub struct LivePlan {
+    /// Each script's name as the report gives it (`<builtin: select only>`, a file).
+    pub scripts: Vec<String>,
+    pub weights: Vec<i64>,
+    /// This process's clients.
+    pub clients: usize,
+    pub throttled: bool,
+    pub latency_limit_us: Option<Micros>,
+    pub limit: Limit,
+    /// The period of the `-P`-style averages: `-P`'s, or a second.
+    pub interval_us: Micros,
+}
+
+/// Where the run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Setting up and connecting the clients.
+    Connecting,
+    /// The clients run and every transaction counts. (`--warmup`'s phase goes
+    /// before this one once the option exists.)
+    Measured,
+    /// The last client is done: the values are the report's.
+    Finished,
+}
+
+impl Phase {
+    /// Every phase, in order, with the name its `phase` label takes.
+    pub const ALL: [(Phase, &'static str); 3] = [
+        (Phase::Connecting, "connecting"),
+        (Phase::Measured, "measured"),
+        (Phase::Finished, "finished"),
+    ];
+}
+
+/// The upper bounds of the histograms' buckets, µs: 1-2-5 steps from 50 µs to a
+/// minute, which `histogram_quantile` interpolates within a factor of 2.5 at worst.
+pub const BUCKET_BOUNDS_US: [u64; 19] = [
+    50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000,
+    1_000_000, 2_000_000, 5_000_000, 10_000_000, 20_000_000, 60_000_000,
+];
+
+/// One script's counters and histograms.
+struct ScriptState {
+    stats: StatsData,
+    /// Successful transactions above `-L`.
+    late: u64,
+    latency: LatencyCounts,
+    /// Under `-R` only.
+    lag: Option<LatencyCounts>,
+    /// The counters at the start of the current `-P`-style interval.
+    mark: StatsData,
+    /// The last whole interval's averages, µs (none before the first ends, or when
+    /// it had no successful transaction).
+    average: Option<Averages>,
+}
+
+/// The `-P` line's figures of one interval, µs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Averages {
+    pub latency_us: f64,
+    pub lag_us: f64,
+}
+
+struct State {
+    phase: Phase,
+    /// When the client threads started, µs on the run clock (`-T` counts from it).
+    start_us: Option<i64>,
+    running: usize,
+    aborted: usize,
+    next_mark_us: i64,
+    scripts: Vec<ScriptState>,
+}
+
+/// The live state, shared by the collector and the endpoint.
+pub struct Live {
+    plan: LivePlan,
+    /// Clients with their connection made, before the run (the client threads count
+    /// them as they connect; the collector takes over when the run starts).
+    connected: AtomicUsize,
+    state: Mutex<State>,
+}
+
+/// One script's figures at a scrape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptSnapshot {
+    pub stats: StatsData,
+    pub late: u64,
+    /// Counts between [`BUCKET_BOUNDS_US`] (one more than the bounds).
+    pub latency_buckets: Vec<u64>,
+    pub lag_buckets: Option<Vec<u64>>,
+    pub average: Option<Averages>,
+}
+
+/// Everything a scrape shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    pub phase: Phase,
+    pub clients_connected: usize,
+    pub clients_running: usize,
+    pub aborted: usize,
+    /// The run's progress against `-T` or `-t`, 0 to 1.
+    pub progress: f64,
+    pub scripts: Vec<ScriptSnapshot>,
+}
+
+impl Live {
+    pub fn new(plan: LivePlan) -> Live {
+        let scripts = (0..plan.scripts.len())
+            .map(|_| ScriptState {
+                stats: StatsData::default(),
+                late: 0,
+                latency: LatencyCounts::new(),
+                lag: plan.throttled.then(LatencyCounts::new),
+                mark: StatsData::default(),
+                average: None,
+            })
+            .collect();
+        Live {
+            connected: AtomicUsize::new(0),
+            state: Mutex::new(State {
+                phase: Phase::Connecting,
+                start_us: None,
+                running: 0,
+                aborted: 0,
+                next_mark_us: 0,
+                scripts,
+            }),
+            plan,
+        }
+    }
+
+    pub fn plan(&self) -> &LivePlan {
+        &self.plan
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A scrape that panicked holding it left nothing half-written that matters.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A client thread connected `clients` clients.
+    pub fn connected(&self, clients: usize) {
+        self.connected.fetch_add(clients, Ordering::Relaxed);
+    }
+
+    /// The clients run from `start_us` (when their threads started, µs on the run
+    /// clock) and every one is connected.
+    pub fn started(&self, start_us: i64, now_us: i64) {
+        let mut st = self.lock();
+        st.phase = Phase::Measured;
+        st.start_us = Some(start_us);
+        st.running = self.plan.clients;
+        st.next_mark_us = now_us + self.plan.interval_us;
+        self.connected.store(self.plan.clients, Ordering::Relaxed);
+    }
+
+    /// Counts a batch of transactions into the histograms; `per_script` are the
+    /// collector's counters after it (copied, not counted twice).
+    pub fn record_batch(&self, batch: &[TxRecord], per_script: &[StatsData]) {
+        let plan = &self.plan;
+        let mut st = self.lock();
+        for (s, stats) in st.scripts.iter_mut().zip(per_script) {
+            s.stats = *stats;
+        }
+        for r in batch {
+            let s = &mut st.scripts[r.script as usize];
+            if r.outcome == TxOutcome::Success {
+                s.latency.record(r.latency);
+                if let Some(lag) = &mut s.lag {
+                    lag.record(r.lag);
+                }
+                if plan.latency_limit_us.is_some_and(|l| r.latency > l as f64) {
+                    s.late += 1;
+                }
+            }
+        }
+    }
+
+    /// A client aborted.
+    pub fn aborted(&self) {
+        self.lock().aborted += 1;
+    }
+
+    /// A client is done.
+    pub fn client_done(&self) {
+        let mut st = self.lock();
+        st.running = st.running.saturating_sub(1);
+        let _ = self
+            .connected
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+    }
+
+    /// At `now_us`: ends the `-P`-style interval if it is over.
+    pub fn tick(&self, now_us: i64) {
+        let mut st = self.lock();
+        if st.phase != Phase::Measured || now_us < st.next_mark_us {
+            return;
+        }
+        while st.next_mark_us <= now_us {
+            st.next_mark_us += self.plan.interval_us;
+        }
+        for s in &mut st.scripts {
+            let n = (s.stats.cnt - s.mark.cnt) as f64;
+            s.average = (n > 0.0).then(|| Averages {
+                latency_us: (s.stats.latency.sum - s.mark.latency.sum) / n,
+                lag_us: (s.stats.lag.sum - s.mark.lag.sum) / n,
+            });
+            s.mark = s.stats;
+        }
+    }
+
+    /// The run is over: what is counted now is what the report shows.
+    pub fn finished(&self) {
+        let mut st = self.lock();
+        st.phase = Phase::Finished;
+        st.running = 0;
+        self.connected.store(0, Ordering::Relaxed);
+    }
+
+    /// What a scrape at `now_us` shows.
+    pub fn snapshot(&self, now_us: i64) -> Snapshot {
+        let st = self.lock();
+        let scripts = st
+            .scripts
+            .iter()
+            .map(|s| ScriptSnapshot {
+                stats: s.stats,
+                late: s.late,
+                latency_buckets: s.latency.counts_between(&BUCKET_BOUNDS_US),
+                lag_buckets: s.lag.as_ref().map(|l| l.counts_between(&BUCKET_BOUNDS_US)),
+                average: s.average,
+            })
+            .collect();
+        Snapshot {
+            phase: st.phase,
+            clients_connected: self.connected.load(Ordering::Relaxed),
+            clients_running: st.running,
+            aborted: st.aborted,
+            progress: self.progress(&st, now_us),
+            scripts,
+        }
+    }
+
+    /// The fraction of `-T` gone, or of the `-t` transactions done (every client's,
+    /// failed and skipped ones included), at most 1.
+    fn progress(&self, st: &State, now_us: i64) -> f64 {
+        let Some(start) = st.start_us else {
+            return 0.0;
+        };
+        let fraction = match self.plan.limit {
+            Limit::Duration(secs) => (now_us - start) as f64 / (secs as f64 * 1e6),
+            Limit::Transactions(per_client) => {
+                let done: i64 = st.scripts.iter().map(|s| s.stats.total()).sum();
+                done as f64 / (i64::from(per_client) as f64 * self.plan.clients as f64)
+            }
+        };
+        match st.phase {
+            Phase::Finished => 1.0,
+            _ => fraction.clamp(0.0, 1.0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(limit: Limit) -> LivePlan {
+        LivePlan {
+            scripts: vec!["a".into(), "b".into()],
+            weights: vec![1, 1],
+            clients: 2,
+            throttled: true,
+            latency_limit_us: Some(2_000),
+            limit,
+            interval_us: 1_000_000,
+        }
+    }
+
+    fn tx(script: u32, outcome: TxOutcome, latency: f64, lag: f64) -> TxRecord {
+        TxRecord {
+            script,
+            outcome,
+            latency,
+            lag,
+            tries: 1,
+            end_us: 0,
+        }
+    }
+
+    #[test]
+    fn counts_per_script_with_histograms_lateness_and_interval_averages() {
+        let live = Live::new(plan(Limit::Transactions(2)));
+        live.connected(1);
+        assert_eq!(live.snapshot(0).clients_connected, 1);
+        assert_eq!(live.snapshot(0).phase, Phase::Connecting);
+        live.started(0, 0);
+        let batch = [
+            tx(0, TxOutcome::Success, 1_000.0, 10.0),
+            tx(0, TxOutcome::Success, 3_000.0, 30.0),
+            tx(1, TxOutcome::SerializationFailure, 0.0, 0.0),
+        ];
+        let mut per_script = [StatsData::default(); 2];
+        for r in &batch {
+            per_script[r.script as usize].accum(r.outcome, r.latency, r.lag, r.tries, true);
+        }
+        live.record_batch(&batch, &per_script);
+        live.tick(999_999);
+        assert_eq!(
+            live.snapshot(0).scripts[0].average,
+            None,
+            "no interval over yet"
+        );
+        live.tick(1_000_000);
+        let s = live.snapshot(1_000_000);
+        assert_eq!((s.clients_running, s.clients_connected), (2, 2));
+        assert_eq!(s.progress, 0.75);
+        let a = &s.scripts[0];
+        assert_eq!((a.stats.cnt, a.late), (2, 1));
+        assert_eq!(
+            a.average,
+            Some(Averages {
+                latency_us: 2_000.0,
+                lag_us: 20.0
+            })
+        );
+        assert_eq!(a.latency_buckets.iter().sum::<u64>(), 2);
+        assert_eq!(
+            a.latency_buckets[5], 1,
+            "1 ms is below 2 ms, not below 1 ms"
+        );
+        assert_eq!(a.lag_buckets.as_ref().unwrap()[0], 2);
+        assert_eq!(s.scripts[1].stats.serialization_failures, 1);
+        live.aborted();
+        live.client_done();
+        live.finished();
+        let s = live.snapshot(5_000_000);
+        assert_eq!(
+            (s.phase, s.clients_running, s.aborted),
+            (Phase::Finished, 0, 1)
+        );
+        assert_eq!(s.progress, 1.0);
+    }
+
+    #[test]
+    fn duration_progress_counts_from_the_threads_start() {
+        let live = Live::new(plan(Limit::Duration(10)));
+        assert_eq!(live.snapshot(5).progress, 0.0);
+        live.started(1_000_000, 2_000_000);
+        assert_eq!(live.snapshot(3_500_000).progress, 0.25);
+        assert_eq!(live.snapshot(99_000_000).progress, 1.0);
+    }
+}
