@@ -84,6 +84,26 @@ pub fn on_signals(signals: &[libc::c_int], handler: impl Fn(libc::c_int) + Send 
     });
 }
 
+/// Runs `start` (which starts threads) with these signals blocked in the calling
+/// thread, so that the threads it starts inherit the mask: a signal [`on_signals`]
+/// takes later must not go to one of them and end the process.
+pub fn with_signals_blocked<T>(signals: &[libc::c_int], start: impl FnOnce() -> T) -> T {
+    // SAFETY: the sigsets are ours, initialised by sigemptyset (or filled by
+    // pthread_sigmask) before use; the old mask is put back as it was.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for &s in signals {
+            libc::sigaddset(&mut set, s);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        let out = start();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        out
+    }
+}
+
 /// Shuts a socket down in both directions, so that a thread blocked reading it wakes
 /// with end-of-file. The descriptor stays open (its owner closes it).
 pub fn shutdown_socket(fd: std::os::fd::RawFd) {

@@ -15,6 +15,7 @@ mod golden; // the same job with stock pgbench and pgbench-rs: outputs equal lin
 mod init; // -i against stock: schema, contents, statistics, messages; errors mid-load
 mod interrupt; // Ctrl-C and SIGTERM, stuck backends, interrupted loads: runs end on time, results kept
 mod merge; // pgbench-report merge on real --export-json files rewritten as workers' files
+mod metrics; // --metrics-listen: a real Prometheus scrapes runs (one process, two workers), the linger, errors
 mod multiplex; // -j threads of several clients: seeded rows equal stock's, one OS thread per -j thread
 mod redaction; // passwords in the connection string: in no file or output of a real run or pgbench-report
 mod report; // pgbench-report as a program: show, import, compare, html (in a real browser)

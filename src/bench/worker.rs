@@ -20,11 +20,12 @@ use pgbench_wire::ConnectOptions;
 
 /// The run id: 16 hexadecimal digits of SHA-256 over the program's version, N and the
 /// whole plan but what each worker may choose for itself (its index and timeout, where
-/// its files go, `-d`) and an unnumbered seed. Workers of runs that differ in any
+/// its files go, its metrics endpoint, `-d`) and an unnumbered seed. Workers of runs that differ in any
 /// option, script, variable or numbered seed get different ids and never meet.
 pub fn run_id(plan: &BenchPlan) -> String {
     let mut shared = plan.clone();
     shared.export = Default::default();
+    shared.metrics = None;
     shared.debug = false;
     if let Some(log) = shared.log.as_mut() {
         log.prefix.clear();

@@ -312,3 +312,102 @@ fn histogram(
     let count = counts.iter().sum();
     m.encode_histogram::<NoLabelSet>(sum_us / 1e6, count, &buckets, None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::live::{Averages, ScriptSnapshot};
+    use pgbench_results::StatsData;
+
+    fn snapshot() -> Snapshot {
+        let mut stats = StatsData {
+            cnt: 3,
+            retries: 2,
+            retried: 1,
+            deadlock_failures: 1,
+            ..Default::default()
+        };
+        stats.latency.sum = 1_500.0;
+        let mut latency_buckets = vec![0; BUCKET_BOUNDS_US.len() + 1];
+        latency_buckets[1] = 2;
+        latency_buckets[19] = 1;
+        Snapshot {
+            phase: Phase::Measured,
+            clients_connected: 4,
+            clients_running: 3,
+            aborted: 1,
+            progress: 0.5,
+            scripts: vec![ScriptSnapshot {
+                stats,
+                late: 1,
+                latency_buckets,
+                lag_buckets: None,
+                average: Some(Averages {
+                    latency_us: 500.0,
+                    lag_us: 0.0,
+                }),
+            }],
+        }
+    }
+
+    fn labels() -> Labels {
+        Labels {
+            worker: Some(1),
+            scripts: vec![("<builtin: select only>".into(), 1)],
+        }
+    }
+
+    #[test]
+    fn prometheus_text_names_units_and_labels() {
+        let text = render(&labels(), snapshot(), Format::Text);
+        for line in [
+            "# TYPE pgbench_transactions_total counter",
+            "pgbench_transactions_total{worker=\"1\",script=\"1\"} 3",
+            "pgbench_retries_total{worker=\"1\",script=\"1\"} 2",
+            "pgbench_failures_total{worker=\"1\",script=\"1\",kind=\"deadlock\"} 1",
+            "pgbench_late_transactions_total{worker=\"1\",script=\"1\"} 1",
+            "# TYPE pgbench_latency_seconds histogram",
+            "pgbench_latency_seconds_bucket{worker=\"1\",script=\"1\",le=\"5e-05\"} 0",
+            "pgbench_latency_seconds_bucket{worker=\"1\",script=\"1\",le=\"0.0001\"} 2",
+            "pgbench_latency_seconds_bucket{worker=\"1\",script=\"1\",le=\"60\"} 2",
+            "pgbench_latency_seconds_bucket{worker=\"1\",script=\"1\",le=\"+Inf\"} 3",
+            "pgbench_latency_seconds_count{worker=\"1\",script=\"1\"} 3",
+            "pgbench_latency_seconds_sum{worker=\"1\",script=\"1\"} 0.0015",
+            "pgbench_latency_average_seconds{worker=\"1\",script=\"1\"} 0.0005",
+            "pgbench_clients_connected{worker=\"1\"} 4",
+            "pgbench_clients_running{worker=\"1\"} 3",
+            "pgbench_clients_aborted_total{worker=\"1\"} 1",
+            "pgbench_phase{worker=\"1\",phase=\"measured\"} 1",
+            "pgbench_phase{worker=\"1\",phase=\"finished\"} 0",
+            "pgbench_progress_ratio{worker=\"1\"} 0.5",
+            "pgbench_script_info{worker=\"1\",script=\"1\",name=\"<builtin: select only>\",weight=\"1\"} 1",
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
+        }
+        assert!(!text.contains("schedule_lag"), "no -R, no lag: {text}");
+        assert!(!text.contains("# EOF"));
+    }
+
+    #[test]
+    fn openmetrics_has_units_and_the_end_marker() {
+        let text = render(&labels(), snapshot(), Format::OpenMetrics);
+        assert!(
+            text.contains("# UNIT pgbench_latency_seconds seconds\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("# TYPE pgbench_transactions counter\n"),
+            "{text}"
+        );
+        assert!(text.contains("# TYPE pgbench_script info\n"), "{text}");
+        assert!(text.ends_with("# EOF\n"), "{text}");
+        assert_eq!(
+            Format::accepted(Some(
+                "application/openmetrics-text;version=1.0.0,text/plain;q=0.5"
+            )),
+            Format::OpenMetrics
+        );
+        assert_eq!(Format::accepted(Some("*/*")), Format::Text);
+        assert_eq!(Format::accepted(None), Format::Text);
+    }
+}

@@ -78,7 +78,10 @@ pub fn start(plan: &BenchPlan) -> Result<Option<Endpoint>, String> {
             .collect(),
     };
     let linger = Duration::from_secs(m.linger_s);
-    Endpoint::start((&m.host, m.port), linger, live, labels).map(Some)
+    // The run's SIGINT and SIGTERM go to its signal thread, never to the server's.
+    crate::sys::with_signals_blocked(&[libc::SIGINT, libc::SIGTERM], || {
+        Endpoint::start((&m.host, m.port), linger, live, labels).map(Some)
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,460 @@
+//! `--metrics-listen` on real runs: a real Prometheus (Debian's `prometheus`) scrapes a
+//! 15 s run every second and its query API gives the report's count, as a counter and
+//! as the latency histogram's count; `promtool check metrics` accepts the endpoint's
+//! text; two `--worker` processes add up to the merged report; the linger after the
+//! report and Ctrl-C ending it; a port in use refused before connecting. Without
+//! prometheus the tests that need it fail under CI=true and say "skipped" otherwise.
+
+use crate::support::{fresh_db, run, script_file, Db};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A port nobody listens on now (the kernel's pick, released for the test to use).
+fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// `GET path` on a loopback port with `accept` as the Accept header: status and body,
+/// or `None` when nothing answers.
+fn get(port: u16, path: &str, accept: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: {accept}\r\nConnection: close\r\n\r\n"
+    );
+    s.write_all(request.as_bytes()).ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    let status = head.split(' ').nth(1)?.parse().ok()?;
+    let body = match head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        true => unchunk(body),
+        false => body.to_string(),
+    };
+    Some((status, body))
+}
+
+/// A chunked body's data.
+fn unchunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        body = &rest[n + 2..];
+    }
+    out
+}
+
+/// The endpoint's Prometheus text.
+fn scrape(port: u16) -> Option<String> {
+    match get(port, "/metrics", "text/plain")? {
+        (200, body) => Some(body),
+        (status, body) => panic!("status {status}: {body}"),
+    }
+}
+
+/// The value of an unlabelled or fully labelled series in Prometheus text.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+fn processed(report: &str) -> i64 {
+    report
+        .lines()
+        .find_map(|l| l.strip_prefix("number of transactions actually processed: "))
+        // `-t` runs print `done/planned`.
+        .and_then(|n| n.split('/').next()?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no count in {report}"))
+}
+
+/// A tool from Debian's prometheus package; `None` (skip) outside CI without it.
+fn tool(name: &str) -> Option<PathBuf> {
+    let path = Path::new("/usr/bin").join(name);
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{name} is not installed (.ci/run installs Debian's prometheus)"
+    );
+    eprintln!("skipped: {name} is not installed (.ci/run installs Debian's prometheus)");
+    None
+}
+
+/// A Prometheus of the test's own: loopback, a throwaway port and storage, scraping
+/// the given endpoints every second.
+struct Prometheus {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Prometheus {
+    fn start(binary: &Path, targets: &[u16]) -> Prometheus {
+        let dir = tempfile::tempdir().unwrap();
+        let targets: Vec<String> = targets.iter().map(|p| format!("'127.0.0.1:{p}'")).collect();
+        let config = format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n\
+             scrape_configs:\n  - job_name: pgbench\n    static_configs:\n      \
+             - targets: [{}]\n",
+            targets.join(", ")
+        );
+        std::fs::write(dir.path().join("prometheus.yml"), config).unwrap();
+        let port = free_port();
+        let child = Command::new(binary)
+            .arg(format!(
+                "--config.file={}",
+                dir.path().join("prometheus.yml").display()
+            ))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("log")).unwrap())
+            .spawn()
+            .expect("start prometheus");
+        let p = Prometheus {
+            child,
+            port,
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while get(port, "/-/ready", "*/*").map(|(s, _)| s) != Some(200) {
+            assert!(
+                Instant::now() < deadline,
+                "prometheus not ready: {}",
+                p.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        p
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self._dir.path().join("log")).unwrap_or_default()
+    }
+
+    /// An instant query's single value.
+    fn value(&self, query: &str) -> f64 {
+        let path = format!("/api/v1/query?query={}", url_encode(query));
+        let (status, body) = get(self.port, &path, "application/json").expect("query");
+        assert_eq!(status, 200, "{body}");
+        let doc: Value = serde_json::from_str(&body).unwrap();
+        let result = &doc["data"]["result"];
+        assert_eq!(result.as_array().map(Vec::len), Some(1), "{query}: {body}");
+        result[0]["value"][1].as_str().unwrap().parse().unwrap()
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// `SELECT 1` with a little sleep, so that a debug build's run stays light.
+fn script(dir: &tempfile::TempDir) -> String {
+    script_file(dir, "select.sql", "SELECT 1;\n\\sleep 1 ms\n")
+}
+
+fn spawn(db: &Db, dir: &Path, args: &[&str]) -> Child {
+    db.ours()
+        .current_dir(dir)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start pgbench-rs")
+}
+
+fn finish(child: Child) -> (i32, String, String) {
+    let out = child.wait_with_output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (
+        out.status.code().unwrap_or(-1),
+        text(&out.stdout),
+        text(&out.stderr),
+    )
+}
+
+#[test]
+fn prometheus_scrapes_a_15_s_run_and_its_last_values_are_the_reports() {
+    let (Some(prometheus), Some(promtool)) = (tool("prometheus"), tool("promtool")) else {
+        return;
+    };
+    let db = fresh_db("metrics_prometheus");
+    let tmp = tempfile::tempdir().unwrap();
+    let script = script(&tmp);
+    let port = free_port();
+    let server = Prometheus::start(&prometheus, &[port]);
+    let listen = format!("--metrics-listen={port}");
+    let args = [
+        "-n", "-c", "2", "-j", "2", "-T", "15", "-P", "5", "-f", &script,
+    ];
+    let child = spawn(
+        &db,
+        tmp.path(),
+        &[&args[..], &[&listen, "--metrics-linger=4"]].concat(),
+    );
+    std::thread::sleep(Duration::from_secs(6));
+    let text = scrape(port).expect("the endpoint answers during the run");
+    assert_eq!(
+        sample(&text, "pgbench_phase{phase=\"measured\"}"),
+        Some(1.0),
+        "{text}"
+    );
+    let mut check = Command::new(&promtool)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    check
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let checked = check.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&checked.stdout).into_owned()
+        + &String::from_utf8_lossy(&checked.stderr);
+    assert!(
+        checked.status.success() && said.trim().is_empty(),
+        "{said}\n{text}"
+    );
+
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(code, 0, "{stderr}");
+    let count = processed(&stdout) as f64;
+    // Range selections skip the staleness markers written once the endpoint is gone.
+    let last = |series: &str| server.value(&format!("last_over_time({series}[5m])"));
+    assert_eq!(last("pgbench_transactions_total{script=\"1\"}"), count);
+    assert_eq!(last("pgbench_latency_seconds_count{script=\"1\"}"), count);
+    assert_eq!(
+        last("pgbench_latency_seconds_bucket{script=\"1\",le=\"+Inf\"}"),
+        count
+    );
+    assert_eq!(last("pgbench_phase{phase=\"finished\"}"), 1.0);
+    assert_eq!(last("pgbench_progress_ratio"), 1.0);
+    // Scraped all along, not only at the end.
+    let scrapes = server.value("count_over_time(pgbench_transactions_total[5m])");
+    assert!(scrapes >= 12.0, "{scrapes} scrapes");
+    let p99 = server
+        .value("histogram_quantile(0.99, last_over_time(pgbench_latency_seconds_bucket[5m]))");
+    assert!(p99 > 0.001 && p99 < 1.0, "p99 {p99} s");
+}
+
+#[test]
+fn two_workers_add_up_to_the_merged_report() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let db = fresh_db("metrics_workers");
+    let tmp = tempfile::tempdir().unwrap();
+    let script = script(&tmp);
+    let ports = [free_port(), free_port()];
+    let server = Prometheus::start(&prometheus, &ports);
+    let workers: Vec<Child> = (0..2)
+        .map(|i| {
+            let listen = format!("--metrics-listen={}", ports[i]);
+            let worker = format!("--worker={i}/2");
+            let json = format!("--export-json=w{i}.json");
+            let args = ["-n", "-c", "2", "-j", "2", "-T", "5", "--worker-timeout=30"];
+            let more = ["-f", &script, &listen, "--metrics-linger=4", &worker, &json];
+            spawn(&db, tmp.path(), &[&args[..], &more[..]].concat())
+        })
+        .collect();
+    let mut counts = Vec::new();
+    for w in workers {
+        let (code, stdout, stderr) = finish(w);
+        assert_eq!(code, 0, "{stderr}");
+        counts.push(processed(&stdout));
+    }
+    let merged = run(Command::new(env!("CARGO_BIN_EXE_pgbench-report"))
+        .current_dir(tmp.path())
+        .args(["merge", "w0.json", "w1.json", "-o", "merged.json"]));
+    assert_eq!(merged.code, 0, "{}", merged.stderr);
+    let total = processed(&merged.stdout);
+    assert_eq!(total, counts.iter().sum::<i64>());
+    let query = "sum(last_over_time(pgbench_transactions_total[5m]))";
+    assert_eq!(server.value(query), total as f64);
+    for (i, &n) in counts.iter().enumerate() {
+        let q = format!("last_over_time(pgbench_transactions_total{{worker=\"{i}\"}}[5m])");
+        assert_eq!(server.value(&q), n as f64, "worker {i}");
+    }
+}
+
+#[test]
+fn the_final_values_linger_after_the_report_until_ctrl_c() {
+    let db = fresh_db("metrics_linger");
+    let tmp = tempfile::tempdir().unwrap();
+    let script = script(&tmp);
+    let port = free_port();
+    let listen = format!("--metrics-listen=127.0.0.1:{port}");
+    let args = [
+        "-n",
+        "-c",
+        "2",
+        "-t",
+        "50",
+        "-f",
+        &script,
+        &listen,
+        "--metrics-linger=60",
+    ];
+    let child = spawn(&db, tmp.path(), &args);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let text = loop {
+        assert!(Instant::now() < deadline, "the run did not finish");
+        match scrape(port) {
+            Some(t) if sample(&t, "pgbench_phase{phase=\"finished\"}") == Some(1.0) => break t,
+            _ => std::thread::sleep(Duration::from_millis(100)),
+        }
+    };
+    // Lingering: the endpoint still answers a while after the report.
+    std::thread::sleep(Duration::from_secs(1));
+    let again = scrape(port).expect("still serving");
+    assert_eq!(
+        (get(port, "/", "*/*").map(|r| r.0)),
+        Some(404),
+        "only /metrics is served"
+    );
+    let sent = Instant::now();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    assert!(kill.unwrap().success());
+    let (code, stdout, stderr) = finish(child);
+    assert!(
+        sent.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(code, 0, "the run completed: {stderr}");
+    assert_eq!(processed(&stdout), 100);
+    for t in [&text, &again] {
+        assert_eq!(
+            sample(t, "pgbench_transactions_total{script=\"1\"}"),
+            Some(100.0)
+        );
+        assert_eq!(sample(t, "pgbench_clients_running"), Some(0.0));
+    }
+    let om = get(port, "/metrics", "application/openmetrics-text");
+    assert_eq!(om, None, "nothing listens after the linger");
+}
+
+#[test]
+fn ctrl_c_during_the_run_prints_the_report_and_ends_without_the_linger() {
+    let db = fresh_db("metrics_interrupt");
+    let tmp = tempfile::tempdir().unwrap();
+    let script = script(&tmp);
+    let port = free_port();
+    let listen = format!("--metrics-listen={port}");
+    let args = [
+        "-n",
+        "-c",
+        "2",
+        "-T",
+        "60",
+        "-f",
+        &script,
+        &listen,
+        "--metrics-linger=60",
+    ];
+    let child = spawn(&db, tmp.path(), &args);
+    std::thread::sleep(Duration::from_secs(2));
+    let text = scrape(port).expect("serving during the run");
+    assert_eq!(
+        sample(&text, "pgbench_clients_running"),
+        Some(2.0),
+        "{text}"
+    );
+    let sent = Instant::now();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    assert!(kill.unwrap().success());
+    let (code, stdout, stderr) = finish(child);
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(code, 130, "{stderr}");
+    assert!(processed(&stdout) > 0, "{stdout}");
+    assert_eq!(scrape(port), None, "no linger after Ctrl-C");
+}
+
+#[test]
+fn a_port_in_use_is_an_error_before_connecting() {
+    let held = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port();
+    let tmp = tempfile::tempdir().unwrap();
+    // No server there: the error comes before any connection is tried.
+    let out = run(Command::new(env!("CARGO_BIN_EXE_pgbench-rs"))
+        .env("PGHOST", tmp.path())
+        .args(["-n", "-T", "1", &format!("--metrics-listen={port}")]));
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "pgbench-rs: error: could not listen for metrics on 127.0.0.1:{port}: \
+             Address already in use\n"
+        )
+    );
+    assert_eq!(out.stdout, "");
+}
+
+#[test]
+fn bad_metrics_options_are_refused() {
+    let ours = |args: &[&str]| run(Command::new(env!("CARGO_BIN_EXE_pgbench-rs")).args(args));
+    for (args, message) in [
+        (
+            &["--metrics-listen=host"][..],
+            "pgbench-rs: error: invalid value \"host\" for option --metrics-listen\n",
+        ),
+        (
+            &["--metrics-listen=0"],
+            "pgbench-rs: error: invalid value \"0\" for option --metrics-listen\n",
+        ),
+        (
+            &["--metrics-linger=5"],
+            "pgbench-rs: error: --metrics-linger is allowed only under --metrics-listen\n",
+        ),
+        (
+            &["--metrics-listen=9", "--metrics-linger=-1"],
+            "pgbench-rs: error: --metrics-linger must be in range 0..2147483647\n",
+        ),
+    ] {
+        let out = ours(args);
+        assert_eq!((out.code, out.stderr.as_str()), (1, message), "{args:?}");
+    }
+}
