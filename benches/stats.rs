@@ -1,7 +1,8 @@
 //! Micro-benchmarks of the stats thread and the report, without a server: recording a
 //! batch of transactions as the collector does (counters, `-L` lateness, and with
 //! `--latency-percentiles` the HDR histograms), a `progress:` line, and rendering the
-//! final report with per-command latencies and percentiles.
+//! final report with per-command latencies and percentiles; `--metrics-listen`'s
+//! share of a batch and one scrape.
 //!
 //!   cargo bench -p pgbench-rs --bench stats
 
@@ -154,5 +155,34 @@ fn render(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, record, progress, render);
+/// `--metrics-listen`: a batch into the live state (besides the collector's own
+/// counting), and one scrape of two scripts with lag histograms (snapshot and text).
+fn metrics(c: &mut Criterion) {
+    use pgbench_rs::metrics::encode::{render, Format, Labels};
+    use pgbench_rs::metrics::{Live, LivePlan};
+    let live = Live::new(LivePlan {
+        scripts: vec!["a".into(), "b".into()],
+        weights: vec![1, 1],
+        clients: 256,
+        throttled: true,
+        latency_limit_us: Some(5_000),
+        limit: Limit::Duration(3_600),
+        interval_us: 1_000_000,
+    });
+    live.started(0, 0);
+    let records = batch();
+    let per_script = [stats(10_000, 1_500.0), stats(10_000, 1_800.0)];
+    c.bench_function("metrics: record 64 transactions", |b| {
+        b.iter(|| live.record_batch(black_box(&records), &per_script))
+    });
+    let labels = Labels {
+        worker: None,
+        scripts: vec![("a".into(), 1), ("b".into(), 1)],
+    };
+    c.bench_function("metrics: scrape (2 scripts, -R)", |b| {
+        b.iter(|| render(&labels, live.snapshot(1_000_000), Format::Text))
+    });
+}
+
+criterion_group!(benches, record, progress, render, metrics);
 criterion_main!(benches);

@@ -218,6 +218,35 @@ fn worker_is_i_of_n_with_its_timeout_and_seed_rule() {
 }
 
 #[test]
+fn metrics_listen_on_loopback_by_default_lingering_30_s() {
+    use crate::metrics::MetricsPlan;
+    let metrics = |args: &[&str]| match parse(args) {
+        Ok(Action::Bench { plan, .. }) => plan.metrics,
+        other => panic!("{args:?}: {other:?}"),
+    };
+    let m = |host: &str, port, linger_s| {
+        Some(MetricsPlan {
+            host: host.into(),
+            port,
+            linger_s,
+        })
+    };
+    assert_eq!(
+        metrics(&["--metrics-listen=9450"]),
+        m("127.0.0.1", 9450, 30)
+    );
+    assert_eq!(
+        metrics(&["--metrics-listen", "0.0.0.0:1", "--metrics-linger=0"]),
+        m("0.0.0.0", 1, 0)
+    );
+    assert_eq!(metrics(&["-c", "2"]), None);
+    assert_eq!(
+        error_of(&["--metrics-listen=a:b"]),
+        "pgbench: error: invalid value \"a:b\" for option --metrics-listen\n"
+    );
+}
+
+#[test]
 fn bad_worker_values_are_refused_with_what_is_expected() {
     let spec = "expecting I/N, this process's index I (0 to N-1) and the number of workers N";
     for bad in [
