@@ -169,11 +169,11 @@ fn metrics(c: &mut Criterion) {
         limit: Limit::Duration(3_600),
         interval_us: 1_000_000,
     });
-    live.started(0, 0);
+    live.started(0, None, 0);
     let records = batch();
     let per_script = [stats(10_000, 1_500.0), stats(10_000, 1_800.0)];
     c.bench_function("metrics: record 64 transactions", |b| {
-        b.iter(|| live.record_batch(black_box(&records), &per_script))
+        b.iter(|| live.record_batch(black_box(&records), &per_script, None))
     });
     let labels = Labels {
         worker: None,

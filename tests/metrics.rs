@@ -414,6 +414,67 @@ fn ctrl_c_during_the_run_prints_the_report_and_ends_without_the_linger() {
 }
 
 #[test]
+fn a_warm_up_is_a_phase_of_its_own_counted_apart() {
+    let db = fresh_db("metrics_warmup");
+    let tmp = tempfile::tempdir().unwrap();
+    let script = script(&tmp);
+    let port = free_port();
+    let listen = format!("--metrics-listen={port}");
+    let args = [
+        "-n",
+        "-c",
+        "2",
+        "-T",
+        "2",
+        "--warmup=2",
+        "-f",
+        &script,
+        &listen,
+    ];
+    let child = spawn(
+        &db,
+        tmp.path(),
+        &[&args[..], &["--metrics-linger=30"]].concat(),
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let warm = scrape(port).expect("serving in the warm-up");
+    assert_eq!(
+        sample(&warm, "pgbench_phase{phase=\"warmup\"}"),
+        Some(1.0),
+        "{warm}"
+    );
+    assert_eq!(
+        sample(&warm, "pgbench_transactions_total{script=\"1\"}"),
+        Some(0.0)
+    );
+    assert!(sample(&warm, "pgbench_warmup_transactions_total").unwrap() > 0.0);
+    assert_eq!(sample(&warm, "pgbench_progress_ratio"), Some(0.0));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let last = loop {
+        assert!(Instant::now() < deadline, "the run did not finish");
+        match scrape(port) {
+            Some(t) if sample(&t, "pgbench_phase{phase=\"finished\"}") == Some(1.0) => break t,
+            _ => std::thread::sleep(Duration::from_millis(100)),
+        }
+    };
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    assert!(kill.unwrap().success());
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(code, 0, "{stderr}");
+    let count = processed(&stdout) as f64;
+    assert_eq!(
+        sample(&last, "pgbench_transactions_total{script=\"1\"}"),
+        Some(count)
+    );
+    assert_eq!(
+        sample(&last, "pgbench_latency_seconds_count{script=\"1\"}"),
+        Some(count)
+    );
+}
+
+#[test]
 fn a_port_in_use_is_an_error_before_connecting() {
     let held = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = held.local_addr().unwrap().port();

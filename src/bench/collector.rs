@@ -190,8 +190,13 @@ impl Collected {
         }
     }
 
-    /// Counts a client's batch of transactions (see [`Collected::record`]).
-    pub fn record_batch(&mut self, plan: &CollectorPlan, batch: &[TxRecord]) {
+    /// Counts a client's batch of transactions (see [`Collected::record`]); returns
+    /// its measured part (after any warm-up).
+    pub fn record_batch<'b>(
+        &mut self,
+        plan: &CollectorPlan,
+        batch: &'b [TxRecord],
+    ) -> &'b [TxRecord] {
         // A client's batch is in the order its transactions ended.
         let batch = match &mut self.warmup {
             Some(w) if batch.first().is_some_and(|r| r.end_us < w.until_us) => {
@@ -202,7 +207,7 @@ impl Collected {
             _ => batch,
         };
         if batch.is_empty() {
-            return;
+            return batch;
         }
         let before = self.total;
         for r in batch {
@@ -211,6 +216,7 @@ impl Collected {
         if let Some(extras) = &mut self.extras {
             extras.record_batch(batch, plan.throttled, (&before, &self.total));
         }
+        batch
     }
 
     /// Counts one transaction: totals, its script's counters and `-L` lateness (the
@@ -319,7 +325,7 @@ pub fn collect(
     } = hooks;
     let live = *live;
     if let Some(l) = live {
-        l.started(start_us, now());
+        l.started(start_us, plan.measure_from_us, now());
     }
     let mut c = Collected::new(plan, start_us);
     let mut progress = plan.progress.map(|(period, format)| ProgressClock {
@@ -338,9 +344,10 @@ pub fn collect(
         // per batch, CPU the clients and the server on the same cores need.
         match rx.try_recv() {
             Ok(Event::Batch(records)) => {
-                c.record_batch(plan, &records);
+                let measured = c.record_batch(plan, &records);
                 if let Some(l) = live {
-                    l.record_batch(&records, &c.per_script);
+                    let warm = c.warmup.as_ref().map(|w| &w.total);
+                    l.record_batch(measured, &c.per_script, warm);
                 }
             }
             Ok(Event::Aborted { thread, abort }) => {

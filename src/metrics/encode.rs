@@ -144,6 +144,11 @@ impl Collector for View {
                     .encode_counter::<NoLabelSet, u64, f64>(&value(s), None)?;
             }
         }
+        if let Some(warm) = &self.snapshot.warmup {
+            let help = "Successful transactions of the --warmup, counted apart from the run";
+            descriptor(&mut enc, family("warmup_transactions", help, None, Counter))?
+                .encode_counter::<NoLabelSet, u64, f64>(&(warm.cnt as u64), None)?;
+        }
         self.failures(&mut enc)?;
         self.histograms(&mut enc)?;
         self.averages(&mut enc)?;
@@ -333,6 +338,7 @@ mod tests {
         latency_buckets[19] = 1;
         Snapshot {
             phase: Phase::Measured,
+            warmup: None,
             clients_connected: 4,
             clients_running: 3,
             aborted: 1,

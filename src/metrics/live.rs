@@ -31,8 +31,9 @@ pub struct LivePlan {
 pub enum Phase {
     /// Setting up and connecting the clients.
     Connecting,
-    /// The clients run and every transaction counts. (`--warmup`'s phase goes
-    /// before this one once the option exists.)
+    /// `--warmup`: the clients run, nothing is counted but the warm-up's own.
+    Warmup,
+    /// The clients run and every transaction counts.
     Measured,
     /// The last client is done: the values are the report's.
     Finished,
@@ -40,8 +41,9 @@ pub enum Phase {
 
 impl Phase {
     /// Every phase, in order, with the name its `phase` label takes.
-    pub const ALL: [(Phase, &'static str); 3] = [
+    pub const ALL: [(Phase, &'static str); 4] = [
         (Phase::Connecting, "connecting"),
+        (Phase::Warmup, "warmup"),
         (Phase::Measured, "measured"),
         (Phase::Finished, "finished"),
     ];
@@ -77,9 +79,14 @@ pub struct Averages {
 }
 
 struct State {
+    /// Connecting, Measured (from the start, warm-up included) or Finished.
     phase: Phase,
     /// When the client threads started, µs on the run clock (`-T` counts from it).
     start_us: Option<i64>,
+    /// `--warmup`: when the measured part begins (`-T` then counts from it).
+    measure_from_us: Option<i64>,
+    /// `--warmup`: what the warm-up counted (the collector's figures).
+    warmup: Option<StatsData>,
     running: usize,
     aborted: usize,
     next_mark_us: i64,
@@ -110,6 +117,8 @@ pub struct ScriptSnapshot {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
     pub phase: Phase,
+    /// `--warmup`: what the warm-up counted, apart from the run's figures.
+    pub warmup: Option<StatsData>,
     pub clients_connected: usize,
     pub clients_running: usize,
     pub aborted: usize,
@@ -135,6 +144,8 @@ impl Live {
             state: Mutex::new(State {
                 phase: Phase::Connecting,
                 start_us: None,
+                measure_from_us: None,
+                warmup: None,
                 running: 0,
                 aborted: 0,
                 next_mark_us: 0,
@@ -159,23 +170,35 @@ impl Live {
     }
 
     /// The clients run from `start_us` (when their threads started, µs on the run
-    /// clock) and every one is connected.
-    pub fn started(&self, start_us: i64, now_us: i64) {
+    /// clock; under `--warmup` the measured part from `measure_from_us`) and every one
+    /// is connected.
+    pub fn started(&self, start_us: i64, measure_from_us: Option<i64>, now_us: i64) {
         let mut st = self.lock();
         st.phase = Phase::Measured;
         st.start_us = Some(start_us);
+        st.measure_from_us = measure_from_us;
+        st.warmup = measure_from_us.map(|_| StatsData::default());
         st.running = self.plan.clients;
         st.next_mark_us = now_us + self.plan.interval_us;
         self.connected.store(self.plan.clients, Ordering::Relaxed);
     }
 
-    /// Counts a batch of transactions into the histograms; `per_script` are the
-    /// collector's counters after it (copied, not counted twice). Each figure in a
+    /// Counts a batch's measured transactions into the histograms; `per_script` are
+    /// the collector's counters after it and `warmup` its warm-up's (copied, not
+    /// counted twice). Each figure in a
     /// loop of its own, and only the figures the run has: this is the endpoint's whole
     /// cost per transaction (benches/metrics/run.sh).
-    pub fn record_batch(&self, batch: &[TxRecord], per_script: &[StatsData]) {
+    pub fn record_batch(
+        &self,
+        batch: &[TxRecord],
+        per_script: &[StatsData],
+        warmup: Option<&StatsData>,
+    ) {
         let plan = &self.plan;
         let mut st = self.lock();
+        if let Some(w) = warmup {
+            st.warmup = Some(*w);
+        }
         for (s, stats) in st.scripts.iter_mut().zip(per_script) {
             s.stats = *stats;
         }
@@ -257,8 +280,13 @@ impl Live {
                 average: s.average,
             })
             .collect();
+        let warming_up = st.measure_from_us.is_some_and(|at| now_us < at);
         Snapshot {
-            phase: st.phase,
+            phase: match st.phase {
+                Phase::Measured if warming_up => Phase::Warmup,
+                phase => phase,
+            },
+            warmup: st.warmup,
             clients_connected: self.connected.load(Ordering::Relaxed),
             clients_running: st.running,
             aborted: st.aborted,
@@ -268,9 +296,9 @@ impl Live {
     }
 
     /// The fraction of `-T` gone, or of the `-t` transactions done (every client's,
-    /// failed and skipped ones included), at most 1.
+    /// failed and skipped ones included), at most 1; 0 in a warm-up.
     fn progress(&self, st: &State, now_us: i64) -> f64 {
-        let Some(start) = st.start_us else {
+        let Some(start) = st.measure_from_us.or(st.start_us) else {
             return 0.0;
         };
         let fraction = match self.plan.limit {
@@ -320,7 +348,7 @@ mod tests {
         live.connected(1);
         assert_eq!(live.snapshot(0).clients_connected, 1);
         assert_eq!(live.snapshot(0).phase, Phase::Connecting);
-        live.started(0, 0);
+        live.started(0, None, 0);
         let batch = [
             tx(0, TxOutcome::Success, 1_000.0, 10.0),
             tx(0, TxOutcome::Success, 3_000.0, 30.0),
@@ -330,7 +358,7 @@ mod tests {
         for r in &batch {
             per_script[r.script as usize].accum(r.outcome, r.latency, r.lag, r.tries, true);
         }
-        live.record_batch(&batch, &per_script);
+        live.record_batch(&batch, &per_script, None);
         live.tick(999_999);
         assert_eq!(
             live.snapshot(0).scripts[0].average,
@@ -372,8 +400,25 @@ mod tests {
     fn duration_progress_counts_from_the_threads_start() {
         let live = Live::new(plan(Limit::Duration(10)));
         assert_eq!(live.snapshot(5).progress, 0.0);
-        live.started(1_000_000, 2_000_000);
+        live.started(1_000_000, None, 2_000_000);
         assert_eq!(live.snapshot(3_500_000).progress, 0.25);
         assert_eq!(live.snapshot(99_000_000).progress, 1.0);
+    }
+
+    #[test]
+    fn a_warm_up_is_its_own_phase_and_progress_counts_from_its_end() {
+        let live = Live::new(plan(Limit::Duration(10)));
+        live.started(0, Some(5_000_000), 0);
+        let s = live.snapshot(1_000_000);
+        assert_eq!((s.phase, s.progress), (Phase::Warmup, 0.0));
+        assert_eq!(s.warmup, Some(StatsData::default()));
+        let warm = StatsData {
+            cnt: 7,
+            ..Default::default()
+        };
+        live.record_batch(&[], &[StatsData::default(); 2], Some(&warm));
+        let s = live.snapshot(7_500_000);
+        assert_eq!((s.phase, s.progress), (Phase::Measured, 0.25));
+        assert_eq!(s.warmup.map(|w| w.cnt), Some(7));
     }
 }
