@@ -204,6 +204,29 @@ fn finish(child: Child) -> (i32, String, String) {
     )
 }
 
+/// The endpoint's text once the run is finished (the report printed or about to be).
+fn scrape_when_finished(port: u16) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "the run did not finish");
+        match scrape(port) {
+            Some(t) if sample(&t, "pgbench_phase{phase=\"finished\"}") == Some(1.0) => return t,
+            _ => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}
+
+/// Ctrl-C to the child; its exit status and output, and how long it took to end.
+fn interrupt(child: Child) -> ((i32, String, String), Duration) {
+    let sent = Instant::now();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    assert!(kill.unwrap().success());
+    let out = finish(child);
+    (out, sent.elapsed())
+}
+
 #[test]
 fn prometheus_scrapes_a_15_s_run_and_its_last_values_are_the_reports() {
     let (Some(prometheus), Some(promtool)) = (tool("prometheus"), tool("promtool")) else {
@@ -331,14 +354,7 @@ fn the_final_values_linger_after_the_report_until_ctrl_c() {
         "--metrics-linger=60",
     ];
     let child = spawn(&db, tmp.path(), &args);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let text = loop {
-        assert!(Instant::now() < deadline, "the run did not finish");
-        match scrape(port) {
-            Some(t) if sample(&t, "pgbench_phase{phase=\"finished\"}") == Some(1.0) => break t,
-            _ => std::thread::sleep(Duration::from_millis(100)),
-        }
-    };
+    let text = scrape_when_finished(port);
     // Lingering: the endpoint still answers a while after the report.
     std::thread::sleep(Duration::from_secs(1));
     let again = scrape(port).expect("still serving");
@@ -347,17 +363,8 @@ fn the_final_values_linger_after_the_report_until_ctrl_c() {
         Some(404),
         "only /metrics is served"
     );
-    let sent = Instant::now();
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    assert!(kill.unwrap().success());
-    let (code, stdout, stderr) = finish(child);
-    assert!(
-        sent.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        sent.elapsed()
-    );
+    let ((code, stdout, stderr), took) = interrupt(child);
+    assert!(took < Duration::from_secs(3), "{took:?}");
     assert_eq!(code, 0, "the run completed: {stderr}");
     assert_eq!(processed(&stdout), 100);
     for t in [&text, &again] {
@@ -397,17 +404,8 @@ fn ctrl_c_during_the_run_prints_the_report_and_ends_without_the_linger() {
         Some(2.0),
         "{text}"
     );
-    let sent = Instant::now();
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    assert!(kill.unwrap().success());
-    let (code, stdout, stderr) = finish(child);
-    assert!(
-        sent.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        sent.elapsed()
-    );
+    let ((code, stdout, stderr), took) = interrupt(child);
+    assert!(took < Duration::from_secs(5), "{took:?}");
     assert_eq!(code, 130, "{stderr}");
     assert!(processed(&stdout) > 0, "{stdout}");
     assert_eq!(scrape(port), None, "no linger after Ctrl-C");
@@ -449,19 +447,8 @@ fn a_warm_up_is_a_phase_of_its_own_counted_apart() {
     );
     assert!(sample(&warm, "pgbench_warmup_transactions_total").unwrap() > 0.0);
     assert_eq!(sample(&warm, "pgbench_progress_ratio"), Some(0.0));
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let last = loop {
-        assert!(Instant::now() < deadline, "the run did not finish");
-        match scrape(port) {
-            Some(t) if sample(&t, "pgbench_phase{phase=\"finished\"}") == Some(1.0) => break t,
-            _ => std::thread::sleep(Duration::from_millis(100)),
-        }
-    };
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    assert!(kill.unwrap().success());
-    let (code, stdout, stderr) = finish(child);
+    let last = scrape_when_finished(port);
+    let ((code, stdout, stderr), _) = interrupt(child);
     assert_eq!(code, 0, "{stderr}");
     let count = processed(&stdout) as f64;
     assert_eq!(
