@@ -194,6 +194,27 @@ fn spawn(db: &Db, dir: &Path, args: &[&str]) -> Child {
         .expect("start pgbench-rs")
 }
 
+/// pgbench-rs running [`script`] with `-n -c 2` and the endpoint on `port`, plus `args`.
+struct Metered {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+fn start_metered(test: &str, port: u16, args: &[&str]) -> Metered {
+    let db = fresh_db(test);
+    let dir = tempfile::tempdir().unwrap();
+    let script = script(&dir);
+    let listen = format!("--metrics-listen=127.0.0.1:{port}");
+    let common = ["-n", "-c", "2", "-f", &script, &listen];
+    let child = spawn(&db, dir.path(), &[&common[..], args].concat());
+    Metered {
+        child,
+        port,
+        _dir: dir,
+    }
+}
+
 fn finish(child: Child) -> (i32, String, String) {
     let out = child.wait_with_output().unwrap();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
@@ -232,20 +253,10 @@ fn prometheus_scrapes_a_15_s_run_and_its_last_values_are_the_reports() {
     let (Some(prometheus), Some(promtool)) = (tool("prometheus"), tool("promtool")) else {
         return;
     };
-    let db = fresh_db("metrics_prometheus");
-    let tmp = tempfile::tempdir().unwrap();
-    let script = script(&tmp);
     let port = free_port();
     let server = Prometheus::start(&prometheus, &[port]);
-    let listen = format!("--metrics-listen={port}");
-    let args = [
-        "-n", "-c", "2", "-j", "2", "-T", "15", "-P", "5", "-f", &script,
-    ];
-    let child = spawn(
-        &db,
-        tmp.path(),
-        &[&args[..], &[&listen, "--metrics-linger=4"]].concat(),
-    );
+    let args = ["-j", "2", "-T", "15", "-P", "5", "--metrics-linger=4"];
+    let Metered { child, _dir, .. } = start_metered("metrics_prometheus", port, &args);
     std::thread::sleep(Duration::from_secs(6));
     let text = scrape(port).expect("the endpoint answers during the run");
     assert_eq!(
@@ -337,23 +348,8 @@ fn two_workers_add_up_to_the_merged_report() {
 
 #[test]
 fn the_final_values_linger_after_the_report_until_ctrl_c() {
-    let db = fresh_db("metrics_linger");
-    let tmp = tempfile::tempdir().unwrap();
-    let script = script(&tmp);
-    let port = free_port();
-    let listen = format!("--metrics-listen=127.0.0.1:{port}");
-    let args = [
-        "-n",
-        "-c",
-        "2",
-        "-t",
-        "50",
-        "-f",
-        &script,
-        &listen,
-        "--metrics-linger=60",
-    ];
-    let child = spawn(&db, tmp.path(), &args);
+    let args = ["-t", "50", "--metrics-linger=60"];
+    let Metered { child, port, _dir } = start_metered("metrics_linger", free_port(), &args);
     let text = scrape_when_finished(port);
     // Lingering: the endpoint still answers a while after the report.
     std::thread::sleep(Duration::from_secs(1));
@@ -380,23 +376,8 @@ fn the_final_values_linger_after_the_report_until_ctrl_c() {
 
 #[test]
 fn ctrl_c_during_the_run_prints_the_report_and_ends_without_the_linger() {
-    let db = fresh_db("metrics_interrupt");
-    let tmp = tempfile::tempdir().unwrap();
-    let script = script(&tmp);
-    let port = free_port();
-    let listen = format!("--metrics-listen={port}");
-    let args = [
-        "-n",
-        "-c",
-        "2",
-        "-T",
-        "60",
-        "-f",
-        &script,
-        &listen,
-        "--metrics-linger=60",
-    ];
-    let child = spawn(&db, tmp.path(), &args);
+    let args = ["-T", "60", "--metrics-linger=60"];
+    let Metered { child, port, _dir } = start_metered("metrics_interrupt", free_port(), &args);
     std::thread::sleep(Duration::from_secs(2));
     let text = scrape(port).expect("serving during the run");
     assert_eq!(
@@ -413,27 +394,8 @@ fn ctrl_c_during_the_run_prints_the_report_and_ends_without_the_linger() {
 
 #[test]
 fn a_warm_up_is_a_phase_of_its_own_counted_apart() {
-    let db = fresh_db("metrics_warmup");
-    let tmp = tempfile::tempdir().unwrap();
-    let script = script(&tmp);
-    let port = free_port();
-    let listen = format!("--metrics-listen={port}");
-    let args = [
-        "-n",
-        "-c",
-        "2",
-        "-T",
-        "2",
-        "--warmup=2",
-        "-f",
-        &script,
-        &listen,
-    ];
-    let child = spawn(
-        &db,
-        tmp.path(),
-        &[&args[..], &["--metrics-linger=30"]].concat(),
-    );
+    let args = ["-T", "2", "--warmup=2", "--metrics-linger=30"];
+    let Metered { child, port, _dir } = start_metered("metrics_warmup", free_port(), &args);
     std::thread::sleep(Duration::from_millis(1500));
     let warm = scrape(port).expect("serving in the warm-up");
     assert_eq!(
