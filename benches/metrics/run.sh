@@ -31,6 +31,7 @@ listen=${METRICS_BENCH_LISTEN:-9459}
 throwaway_cluster "$bindir" "$work" "$port" fsync=off synchronous_commit=off autovacuum=off
 
 (cd "$root" && CARGO_TARGET_DIR=$target cargo build --quiet --release --bin pgbench-rs)
+built=$(git -C "$root" rev-parse --short HEAD)
 ours=$target/release/pgbench-rs
 echo 'SELECT 1;' >"$work/select1.sql"
 
@@ -61,7 +62,7 @@ result=$(
         printf '%-10s %10s %10s %8s\n' "$mode" "$off" "$on" \
             "$(awk -v a="$on" -v b="$off" 'BEGIN { printf "%.4f", a / b }')"
     done
-    echo "pgbench-rs: $(git -C "$root" rev-parse --short HEAD)"
+    echo "pgbench-rs: $built"
 )
 echo "$result"
 mkdir -p "$here/results"
