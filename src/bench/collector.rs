@@ -499,6 +499,7 @@ mod tests {
                 looks += 1;
                 looks > 3
             },
+            live: None,
         };
         let c = collect(&plan(), &rx, 0, &mut hooks);
         assert_eq!((c.abandoned, c.unfinished), (1, 1));
