@@ -160,3 +160,28 @@ fn the_schema_rejects_what_readers_would_misread() {
     extra["summary"]["tps_typo"] = serde_json::json!(1.0);
     assert!(!v.is_valid(&extra), "unknown summary field accepted");
 }
+
+#[test]
+fn what_is_not_a_results_file_is_told_apart_from_broken_json() {
+    for other in ["\"text\"", "42", "{\"a\": 1}", "{\"schema\": \"1\"}"] {
+        assert!(
+            matches!(
+                ResultsFile::from_json(other),
+                Err(DocumentError::NotResults)
+            ),
+            "{other}"
+        );
+    }
+    assert!(matches!(
+        ResultsFile::from_json("{\"schema\": 1,"),
+        Err(DocumentError::Json(_))
+    ));
+    assert!(matches!(
+        ResultsFile::from_json("{\"schema\": 99}"),
+        Err(DocumentError::SchemaVersion { found: 99 })
+    ));
+    assert!(matches!(
+        ResultsFile::from_json(&format!("{{\"schema\": {SCHEMA_VERSION}}}")),
+        Err(DocumentError::Invalid(_))
+    ));
+}
