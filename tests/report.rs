@@ -218,6 +218,17 @@ fn compare_reads_a_stock_import_beside_a_pgbench_rs_run() {
     );
     let tps = table.lines().find(|l| l.starts_with("tps ")).unwrap();
     assert!(tps.ends_with("too short to tell"), "{tps}");
+    // #22: a gate on runs too short to tell is undecided (4), not a regression (2).
+    let (short, _) = write_doc(&dir, "short", &Spec::tpcb(2, 4, 1800.0, 1000.0));
+    let (base, _) = write_doc(&dir, "base", &Spec::tpcb(1, 4, 2300.0, 800.0));
+    let out = report_cmd(&["compare", &arg(base), &arg(short), "--fail-if=tps<-5%"]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr)
+            .starts_with("pgbench-report: undecided: short.json vs base.json: tps changed by -"),
+        "{}",
+        text(&out.stderr)
+    );
     let bad = report_cmd(&["compare", "--fail-if", "speed<1%", "a", "b"]);
     assert_eq!(bad.status.code(), Some(1));
     assert!(text(&bad.stderr).contains("unknown figure \"speed\""));

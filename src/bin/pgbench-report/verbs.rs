@@ -2,7 +2,7 @@
 //! `pgbench_results`, and prints or writes the result. Errors are values, printed by
 //! main as `pgbench-report: error: ...` with exit status 1.
 
-use pgbench_results::compare::{self, CompareError, Gate, Side};
+use pgbench_results::compare::{self, CompareError, Gate, GateFinding, Side};
 use pgbench_results::import::{self, ImportError};
 use pgbench_results::merge::{self, MergeError};
 use pgbench_results::{show, DocumentError, ResultsFile};
@@ -18,6 +18,9 @@ pub const EXIT_REGRESSION: u8 = 2;
 /// `merge`: merged, but a worker is missing or its run was cut short, so the result
 /// covers less than the run (the merged file says so in `merge.incomplete`).
 pub const EXIT_INCOMPLETE: u8 = 3;
+/// `compare --fail-if`: no gate tripped, but a change passing a gate's threshold could
+/// not be told from noise (runs too short, too few runs).
+pub const EXIT_UNDECIDED: u8 = 4;
 
 const USAGE: &str = "\
 pgbench-report reads pgbench-rs results files (--export-json) and stock pgbench output.
@@ -78,7 +81,9 @@ Options:
                            of: tps, latency_avg, latency_stddev, p50, p90, p99, p99.9,
                            p99.99, max, failed, retries, lag_avg
 
-Exit status: 0 no gate tripped, 1 error, 2 a --fail-if gate tripped.
+Exit status: 0 no gate tripped, 1 error, 2 a --fail-if gate tripped (a change
+beyond noise), 4 none tripped but a change passing a gate's threshold could not be
+told from noise (too short, too few runs: run longer or run groups).
 ";
 
 const HTML_HELP: &str = "\
@@ -360,14 +365,23 @@ fn compare_verb(args: &[String]) -> Result<u8, VerbError> {
     };
     let comparison = compare::compare(&sides)?;
     print(&compare::render_table(&comparison))?;
-    let tripped: Vec<String> = gates.iter().flat_map(|g| g.check(&comparison)).collect();
-    for t in &tripped {
-        eprintln!("pgbench-report: regression: {t}");
+    let (mut tripped, mut undecided) = (false, false);
+    for finding in gates.iter().flat_map(|g| g.check(&comparison)) {
+        match finding {
+            GateFinding::Regression(m) => {
+                tripped = true;
+                eprintln!("pgbench-report: regression: {m}");
+            }
+            GateFinding::Undecided(m) => {
+                undecided = true;
+                eprintln!("pgbench-report: undecided: {m}");
+            }
+        }
     }
-    Ok(if tripped.is_empty() {
-        EXIT_OK
-    } else {
-        EXIT_REGRESSION
+    Ok(match (tripped, undecided) {
+        (true, _) => EXIT_REGRESSION,
+        (false, true) => EXIT_UNDECIDED,
+        (false, false) => EXIT_OK,
     })
 }
 

@@ -366,7 +366,8 @@ pub fn compare(sides: &[Side]) -> Result<Comparison, CompareError> {
 }
 
 /// `--fail-if FIGURE<PERCENT` or `FIGURE>PERCENT`: fail when a later side's change of
-/// the figure passes the threshold and is not within noise.
+/// the figure passes the threshold beyond noise; when it passes it but the data cannot
+/// tell it from noise (too short, too few runs, no interval), say so apart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Gate {
     pub figure: String,
@@ -398,8 +399,8 @@ impl Gate {
         })
     }
 
-    /// A message for each later side whose change trips this gate.
-    pub fn check(&self, c: &Comparison) -> Vec<String> {
+    /// What this gate finds for each later side whose change passes its threshold.
+    pub fn check(&self, c: &Comparison) -> Vec<GateFinding> {
         let Some(row) = c
             .rows
             .iter()
@@ -417,21 +418,42 @@ impl Gate {
                 } else {
                     pct > self.threshold
                 };
-                let noise = matches!(ch.verdict, Verdict::WithinNoise | Verdict::Same);
-                (passed && !noise).then(|| {
-                    format!(
-                        "{} vs {}: {} changed by {}% ({}), beyond --fail-if '{}'",
-                        c.labels[i + 1],
-                        c.labels[0],
-                        self.figure,
-                        table::signed(pct, 1),
-                        ch.verdict.text(),
+                if !passed {
+                    return None;
+                }
+                let change = format!(
+                    "{} vs {}: {} changed by {}% ({})",
+                    c.labels[i + 1],
+                    c.labels[0],
+                    self.figure,
+                    table::signed(pct, 1),
+                    ch.verdict.text(),
+                );
+                match ch.verdict {
+                    Verdict::Better | Verdict::Worse => Some(GateFinding::Regression(format!(
+                        "{change}, beyond --fail-if '{}'",
                         self.text
-                    )
-                })
+                    ))),
+                    Verdict::WithinNoise | Verdict::Same => None,
+                    Verdict::TooShort | Verdict::TooFewRuns | Verdict::NoInterval => {
+                        Some(GateFinding::Undecided(format!(
+                            "{change}: --fail-if '{}' cannot tell it from noise",
+                            self.text
+                        )))
+                    }
+                }
             })
             .collect()
     }
+}
+
+/// What a `--fail-if` gate found for one later side.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GateFinding {
+    /// The change passes the threshold beyond noise: the gate trips.
+    Regression(String),
+    /// The change passes the threshold, but the data cannot tell it from noise.
+    Undecided(String),
 }
 
 #[cfg(test)]

@@ -132,9 +132,8 @@ fn gates_trip_on_regressions_beyond_noise_only() {
     let msgs = gate.check(&slower);
     assert_eq!(msgs.len(), 1, "{msgs:?}");
     assert!(
-        msgs[0].starts_with("b vs a: tps changed by -"),
-        "{}",
-        msgs[0]
+        matches!(&msgs[0], GateFinding::Regression(m) if m.starts_with("b vs a: tps changed by -")),
+        "{msgs:?}"
     );
     assert!(gate.check(&same).is_empty());
     assert_eq!(Gate::parse("p99>10").unwrap().check(&slower).len(), 1);
@@ -147,6 +146,29 @@ fn gates_trip_on_regressions_beyond_noise_only() {
         Gate::parse("speed<-5%"),
         Err(CompareError::UnknownFigure(_))
     ));
+}
+
+/// #22: a change past the threshold that is too short to tell tripped the gate.
+#[test]
+fn issue_22_a_gate_on_runs_too_short_to_tell_is_undecided_not_tripped() {
+    let short = compare(&[
+        side("a", &[Spec::tpcb(1, 4, 500.0, 2000.0)]),
+        side("b", &[Spec::tpcb(2, 4, 400.0, 2500.0)]),
+    ])
+    .unwrap();
+    assert_eq!(
+        row(&short, &Figure::Tps).changes[0].verdict,
+        Verdict::TooShort
+    );
+    let found = Gate::parse("tps<-5%").unwrap().check(&short);
+    assert!(
+        matches!(&found[..], [GateFinding::Undecided(m)]
+            if m.starts_with("b vs a: tps changed by -")
+                && m.ends_with("% (too short to tell): --fail-if 'tps<-5%' cannot tell it from noise")),
+        "{found:?}"
+    );
+    // A change that does not pass the threshold says nothing, told or not.
+    assert!(Gate::parse("tps<-50%").unwrap().check(&short).is_empty());
 }
 
 #[test]
