@@ -42,6 +42,7 @@ fn config(histograms: bool) -> CollectorPlan {
         exit_on_abort: false,
         epoch_shift_us: 0,
         measure_from_us: None,
+        duration_s: None,
     }
 }
 

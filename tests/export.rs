@@ -245,3 +245,39 @@ fn devices_and_standard_output_are_written_in_place() {
     let text = std::fs::read_to_string(&out_path).unwrap();
     assert!(text.contains("\ntps = ") && text.contains("\n{"), "{text}");
 }
+
+/// #22: the partial last second (the transactions still running at `-T`'s deadline,
+/// a few ms) was drawn as a whole second, the page's tps falling to about 0 at the end.
+/// Seen in headless Chromium: a `-T 3` run's tps chart has 3 seconds, ending at 3 s,
+/// the last not far below the others.
+#[test]
+fn issue_22_the_page_draws_no_partial_last_second() {
+    let db = fresh_db("export_last_second");
+    let dir = tempfile::tempdir().unwrap();
+    let script = script_file(&dir, "one.sql", "SELECT 1;\n");
+    let page = dir.path().join("run.html");
+    let out = db
+        .ours()
+        .args(["-n", "-T", "3", "-c", "2", "-j", "1", "-f", &script])
+        .arg(format!("--export-html={}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let Some(c) = crate::report::check_page(&page, &dir.path().join("run.png")) else {
+        return;
+    };
+    let (_, data) = c.data.iter().find(|(id, _)| id == "chart-tps").unwrap();
+    let x: Vec<f64> = data[0].iter().map(|v| v.unwrap()).collect();
+    let tps: Vec<f64> = data[1].iter().map(|v| v.unwrap()).collect();
+    assert_eq!(x, [1.0, 2.0, 3.0], "{tps:?}");
+    let mut earlier = tps[..2].to_vec();
+    earlier.sort_by(f64::total_cmp);
+    assert!(
+        tps[2] > earlier[0] / 4.0,
+        "the last second drawn at {tps:?}"
+    );
+}

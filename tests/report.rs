@@ -261,15 +261,17 @@ fn browser_tools() -> Option<(PathBuf, PathBuf)> {
 
 /// What crates/results/tests/browser/check-page.js saw of `page`.
 #[derive(Debug, Default)]
-struct PageCheck {
+pub(crate) struct PageCheck {
     requests: Vec<String>,
     problems: Vec<String>,
     /// id -> (coloured plot pixels, dark pixels left, dark pixels below, per colour)
     charts: Vec<(String, u64, u64, u64, Vec<u64>)>,
     drawn: usize,
+    /// id -> what the chart plots: x values, then each series' values.
+    pub data: Vec<(String, Vec<Vec<Option<f64>>>)>,
 }
 
-fn check_page(page: &Path, shot: &Path) -> Option<PageCheck> {
+pub(crate) fn check_page(page: &Path, shot: &Path) -> Option<PageCheck> {
     let (chromium, node) = browser_tools()?;
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/results/tests/browser/check-page.js");
@@ -293,6 +295,11 @@ fn check_page(page: &Path, shot: &Path) -> Option<PageCheck> {
             "request" => c.requests.push(rest.to_string()),
             "console" | "exception" => c.problems.push(line.to_string()),
             "drawn" => c.drawn = rest.parse().unwrap(),
+            "data" => {
+                let (id, values) = rest.split_once(' ').unwrap();
+                c.data
+                    .push((id.to_string(), serde_json::from_str(values).unwrap()));
+            }
             "chart" => {
                 let w: Vec<&str> = rest.split(' ').collect();
                 let field = |k: &str| {

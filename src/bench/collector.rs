@@ -36,6 +36,8 @@ pub struct CollectorPlan {
     pub epoch_shift_us: i64,
     /// `--warmup`: when the measured part begins, µs on the run clock.
     pub measure_from_us: Option<i64>,
+    /// `-T`: the measured part's seconds (its series has that many).
+    pub duration_s: Option<i64>,
 }
 
 /// What the warm-up did: counted apart from the run, kept for the results file.
@@ -169,9 +171,12 @@ impl Collected {
             latency_late: 0,
             aborted: 0,
             extras: (plan.histograms || plan.series).then(|| {
-                let series = plan.series.then(|| match plan.histograms {
-                    true => SeriesRecorder::keeping_run_latencies(start_us),
-                    false => SeriesRecorder::new(start_us),
+                let series = plan.series.then(|| {
+                    match plan.histograms {
+                        true => SeriesRecorder::keeping_run_latencies(start_us),
+                        false => SeriesRecorder::new(start_us),
+                    }
+                    .lasting(plan.duration_s)
                 });
                 let run = (plan.histograms && !plan.series).then(LatencyCounts::new);
                 let per_script = histograms(if plan.histograms { per_script } else { 0 });
@@ -435,6 +440,7 @@ mod tests {
             exit_on_abort: false,
             epoch_shift_us: 0,
             measure_from_us: None,
+            duration_s: None,
         }
     }
 

@@ -408,6 +408,7 @@ fn collector_plan(ctx: &Context) -> CollectorPlan {
         exit_on_abort: plan.exit_on_abort,
         epoch_shift_us: ctx.control.clock.epoch_shift_us,
         measure_from_us: ctx.control.clock.measure_from_us(),
+        duration_s: s.limit.duration(),
     }
 }
 

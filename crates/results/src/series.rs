@@ -31,6 +31,10 @@ pub struct Second {
     pub lag: SimpleStats,
     /// Latency µs at [`SECOND_QUANTILES`]; `None` in a second with no success.
     pub quantiles_us: Option<[u64; 4]>,
+    /// How long the second really was, when the run ended inside it (the last second,
+    /// usually a few ms of transactions finishing after `-T`); absent for a whole one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub length_s: Option<f64>,
 }
 
 impl Second {
@@ -55,6 +59,7 @@ impl Second {
             latency: delta.latency,
             lag: delta.lag,
             quantiles_us,
+            length_s: None,
         }
     }
 }
@@ -153,6 +158,9 @@ pub struct SeriesRecorder {
     run_latencies: Option<LatencyCounts>,
     /// Counts of closed seconds, cleared, for the next ones.
     spare: Vec<LatencyCounts>,
+    /// The last second there is (`-T`): what ends later, the transactions still
+    /// running at the deadline, counts in it.
+    last_second: i64,
 }
 
 /// How many seconds stay open for late records (batches are at most 10 ms old, and
@@ -169,7 +177,18 @@ impl SeriesRecorder {
             seconds: Vec::new(),
             run_latencies: None,
             spare: Vec::new(),
+            last_second: i64::MAX,
         }
+    }
+
+    /// A run of `seconds` (`-T`, counted from the origin) has that many seconds: the
+    /// transactions that end after its deadline count in its last second, instead of
+    /// a few milliseconds' second of their own, drawn as tps falling to about 0.
+    pub fn lasting(mut self, seconds: Option<i64>) -> SeriesRecorder {
+        if let Some(s) = seconds.filter(|&s| s > 0) {
+            self.last_second = s - 1;
+        }
+        self
     }
 
     /// A recorder that also adds up the run's latencies (second by second, so that
@@ -240,7 +259,7 @@ impl SeriesRecorder {
     /// The index in `open` of the second holding `end_us`, opening seconds (and
     /// closing the oldest) as needed.
     fn open_second_of(&mut self, end_us: i64) -> usize {
-        let t = ((end_us - self.origin_us).max(0)) / 1_000_000;
+        let t = (((end_us - self.origin_us).max(0)) / 1_000_000).min(self.last_second);
         while self.first_open + (self.open.len() as i64) <= t {
             if self.open.len() == OPEN_SECONDS {
                 self.close_oldest();
@@ -282,13 +301,19 @@ impl SeriesRecorder {
         mut self,
         end_us: i64,
     ) -> (Vec<Second>, Option<LatencyCounts>) {
-        let last = ((end_us - self.origin_us).max(0)) / 1_000_000;
+        let last = (((end_us - self.origin_us).max(0)) / 1_000_000).min(self.last_second);
         while self.first_open + (self.open.len() as i64) <= last {
             let counts = self.spare.pop().unwrap_or_default();
             self.open.push((SecondSums::default(), counts));
         }
         while !self.open.is_empty() {
             self.close_oldest();
+        }
+        // Within a millisecond of a whole second counts as whole.
+        let length = (end_us - self.origin_us - last * 1_000_000) as f64 / 1e6;
+        if let Some(s) = self.seconds.last_mut().filter(|_| length < 0.999) {
+            // An end on the second's very start still leaves it a length.
+            s.length_s = Some(length.max(1e-6));
         }
         (self.seconds, self.run_latencies)
     }
@@ -326,6 +351,29 @@ mod tests {
         assert_eq!((s[2].transactions, s[3].transactions), (1, 1));
         assert_eq!((s[3].deadlock_failures, s[3].retries), (1, 1));
         assert_eq!((s[4].t, s[4].transactions), (4, 0));
+    }
+
+    /// #22: the partial last second was drawn and counted as a whole one.
+    #[test]
+    fn issue_22_a_partial_last_second_has_its_length_and_a_t_runs_drain_its_last_second() {
+        let ok = TxOutcome::Success;
+        // -t: the run ends 0.25 s into its second second, which says so.
+        let mut r = SeriesRecorder::new(0);
+        r.record(500_000, ok, 100.0, 0.0, 1, false);
+        r.record(1_200_000, ok, 100.0, 0.0, 1, false);
+        let s = r.finish(1_250_000);
+        assert_eq!((s[0].length_s, s[1].length_s), (None, Some(0.25)));
+        let points =
+            crate::timeline::Timeline::from_seconds(crate::timeline::TimelineSource::Series, &s)
+                .points;
+        assert_eq!((points[1].length_s, points[1].tps), (0.25, 4.0));
+        // -T 2: what ends after the deadline counts in the last of its 2 seconds.
+        let mut r = SeriesRecorder::new(0).lasting(Some(2));
+        r.record(1_500_000, ok, 100.0, 0.0, 1, false);
+        r.record(2_003_000, ok, 100.0, 0.0, 1, false);
+        let s = r.finish(2_004_000);
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[1].t, s[1].transactions, s[1].length_s), (1, 2, None));
     }
 
     #[test]

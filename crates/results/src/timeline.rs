@@ -82,13 +82,16 @@ pub(crate) fn stats_ms(s: &SimpleStats) -> Option<(f64, f64, f64, f64)> {
     })
 }
 
+/// A second as a point: a partial last second (the run ended in it) keeps its real
+/// length, so its tps is its rate, not its count.
 fn point_of_second(s: &Second) -> Point {
     let lat = stats_ms(&s.latency);
     let lag = stats_ms(&s.lag);
+    let length_s = s.length_s.unwrap_or(1.0);
     Point {
         t_s: s.t as f64,
-        length_s: 1.0,
-        tps: s.transactions as f64,
+        length_s,
+        tps: s.transactions as f64 / length_s,
         transactions: Some(s.transactions),
         latency_avg_ms: lat.map(|l| l.0),
         latency_stddev_ms: lat.map(|l| l.1),

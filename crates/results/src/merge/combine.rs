@@ -98,4 +98,6 @@ fn add_second(into: &mut Second, s: &Second) {
         (Some(a), Some(b)) => Some(std::array::from_fn(|k| a[k].max(b[k]))),
         (a, b) => a.or(b),
     };
+    // The workers' last seconds: as long as the longest (a whole one is whole).
+    into.length_s = into.length_s.zip(s.length_s).map(|(a, b)| a.max(b));
 }

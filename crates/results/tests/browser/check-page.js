@@ -9,6 +9,7 @@
 //       area, dark (text) pixels in the strips left of and below it (axis labels),
 //       and pixels near each palette colour inside the plot area
 //   drawn N                   charts the page says it drew
+//   data ID [[x...],[y...]...] the values a chart plots (uPlot's aligned data)
 //   screenshot WxH            the screenshot, also written to SCREENSHOT.png
 // Usage: node check-page.js CHROMIUM PAGE.html SCREENSHOT.png
 "use strict";
@@ -183,6 +184,8 @@ function count(img, rect, test) {
       " dark_bottom=" + count(img, bottom, darkText) + " colours=" + colours.join(","));
   }
   say("drawn " + (await evaluate("document.body.getAttribute('data-charts-drawn')")));
+  const data = JSON.parse((await evaluate("JSON.stringify((window.pgbenchCharts || []).map(function (c) { return [c.id, c.plot.data]; }))")) || "[]");
+  for (const [id, d] of data) say("data " + id + " " + JSON.stringify(d));
   process.stdout.write(out.join("\n") + "\n");
   finish(0);
 })().catch((e) => finish(2, "check-page: " + e.stack));
