@@ -146,6 +146,7 @@ fn report() -> RunResult {
         histogram: Some(histogram.clone()),
         series: Vec::new(),
         warmup: None,
+        tpcc: None,
     }
 }
 

@@ -67,6 +67,7 @@ pub fn run(
     // Every random state, derived in pgbench's order (this worker's share of them).
     let seeds = worker::seed_plan(plan, seed);
     let vars = client_variables(plan, setup.scale, &seeds)?;
+    let tpcc = crate::workload::tpcc::run::before(plan, &conn_opts)?;
     let (events, events_rx) = crossbeam_channel::unbounded();
     let scripts = launch::run_scripts(plan);
     let ctx = Arc::new(Context {
@@ -90,6 +91,7 @@ pub fn run(
     let (clients, gate) = start_clients(&ctx, vars, seeds.clients)?;
     let starts = worker::start_together(joined, plan, &ctx.control, &gate, start)?;
     let (bench_start, measured_from) = begin(&ctx, &gate, starts.clock_us);
+    let tpcc = tpcc.map(|t| t.measure_from(measured_from));
     let collected = collector::collect(
         &collector_plan(&ctx),
         &events_rx,
@@ -122,7 +124,8 @@ pub fn run(
         end,
     };
     let unfinished = collected.unfinished;
-    let result = outcome::assemble(plan, &setup, &ctx.scripts, collected, timing);
+    let mut result = outcome::assemble(plan, &setup, &ctx.scripts, collected, timing);
+    result.tpcc = tpcc.map(|t| t.finish(&result));
     let shift = ctx.control.clock.epoch_shift_us;
     let info = outcome::RunInfo {
         server_version: setup.server_version,
@@ -403,7 +406,10 @@ fn collector_plan(ctx: &Context) -> CollectorPlan {
         }),
         latency_limit_us: s.latency_limit_us,
         throttled: s.throttled(),
-        histograms: s.percentiles.is_some() || plan.export.any(),
+        // TPC-C's report ends with per-transaction percentiles.
+        histograms: s.percentiles.is_some()
+            || plan.export.any()
+            || matches!(plan.workload, Some(crate::workload::Configured::Tpcc(_))),
         series: plan.export.any(),
         exit_on_abort: plan.exit_on_abort,
         epoch_shift_us: ctx.control.clock.epoch_shift_us,

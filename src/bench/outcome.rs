@@ -140,5 +140,6 @@ pub fn assemble(
         histogram,
         series: series.unwrap_or_default(),
         warmup,
+        tpcc: None,
     }
 }

@@ -60,6 +60,9 @@ pub fn prepare(
                 message,
                 hint: None,
             })?;
+        if let Some(scale) = workload.table_scale(&mut conn) {
+            setup.scale = scale;
+        }
     }
     if plan.vacuum != Vacuum::Skip {
         logging::raw("starting vacuum...");

@@ -66,6 +66,7 @@ pub enum Opt {
     Workload,
     MetricsListen,
     MetricsLinger,
+    Check,
 }
 
 /// (option, short letter, long name, takes a value)
@@ -137,6 +138,7 @@ const OPTIONS: &[(Opt, Option<char>, &str, bool)] = &[
     (Opt::Workload, None, "workload", true),
     (Opt::MetricsListen, None, "metrics-listen", true),
     (Opt::MetricsLinger, None, "metrics-linger", true),
+    (Opt::Check, None, "check", false),
 ];
 
 /// One option occurrence, in command-line order.

@@ -72,7 +72,12 @@ pub fn main() -> i32 {
             workload,
             jobs,
             seed,
-        } => prepare_workload(&conn, &workload, jobs, seed),
+            scale,
+            quiet,
+        } => prepare_workload(&conn, &workload, (jobs, seed, scale, quiet)),
+        Action::CheckWorkload { conn, workload } => {
+            crate::workload::run_check(&workload, &conn.connect_args())
+        }
         Action::Bench {
             conn,
             plan,
@@ -154,13 +159,18 @@ fn connect_for_init(
 fn prepare_workload(
     conn: &options::ConnArgs,
     workload: &crate::workload::Configured,
-    jobs: usize,
-    seed: u64,
+    (jobs, seed, scale, quiet): (usize, u64, i32, bool),
 ) -> i32 {
     let Some((main, opts)) = connect_for_init(conn) else {
         return 1;
     };
-    match workload.prepare(main, &opts, jobs, seed) {
+    let how = crate::workload::PrepareOptions {
+        jobs,
+        seed,
+        scale,
+        quiet,
+    };
+    match workload.prepare(main, &opts, &how) {
         Ok(()) => 0,
         Err(e) => {
             logging::error(&e.to_string());

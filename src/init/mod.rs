@@ -8,7 +8,7 @@ mod error;
 pub mod interrupt;
 mod load;
 mod parallel;
-mod progress;
+pub(crate) mod progress;
 mod rows;
 mod sql;
 

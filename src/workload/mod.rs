@@ -3,9 +3,10 @@
 //! `--show-script=NAME` prints it) plus a prepare step for `-i`, configured by `-D`
 //! options under the workload's own names. This module is the registry: the names,
 //! the lookup, and what a configured workload offers the command line, the runner and
-//! init mode. Each family of workloads lives in a submodule ([`sysbench`]).
+//! init mode. Each family of workloads lives in a submodule ([`sysbench`], [`tpcc`]).
 
 pub mod sysbench;
+pub mod tpcc;
 
 use pgbench_results::QueryMode;
 use pgbench_wire::{ConnectOptions, Connection};
@@ -39,17 +40,24 @@ pub enum WorkloadError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Workload {
     Sysbench(sysbench::Test),
+    /// TPC-C as HammerDB runs it on PostgreSQL (TPROC-C).
+    Tpcc,
 }
 
 /// Every workload's name, in the order `--help` and errors list them.
 pub fn names() -> Vec<&'static str> {
-    sysbench::TESTS.iter().map(|t| t.name()).collect()
+    let mut names: Vec<&str> = sysbench::TESTS.iter().map(|t| t.name()).collect();
+    names.push(tpcc::NAME);
+    names
 }
 
 /// The workload called `name` (exactly).
 pub fn find(name: &str) -> Result<Workload, WorkloadError> {
     if let Some(test) = sysbench::TESTS.iter().find(|t| t.name() == name) {
         return Ok(Workload::Sysbench(*test));
+    }
+    if name == tpcc::NAME {
+        return Ok(Workload::Tpcc);
     }
     Err(WorkloadError::Unknown {
         name: name.to_string(),
@@ -62,6 +70,7 @@ impl Workload {
     pub fn name(self) -> &'static str {
         match self {
             Workload::Sysbench(t) => t.name(),
+            Workload::Tpcc => tpcc::NAME,
         }
     }
 
@@ -69,6 +78,7 @@ impl Workload {
     pub fn configure(self, defines: &[(String, String)]) -> Result<Configured, WorkloadError> {
         match self {
             Workload::Sysbench(t) => Ok(Configured::Sysbench(sysbench::Config::new(t, defines)?)),
+            Workload::Tpcc => Ok(Configured::Tpcc(tpcc::Config::new(defines)?)),
         }
     }
 }
@@ -85,6 +95,29 @@ pub struct ScriptContext {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Configured {
     Sysbench(sysbench::Config),
+    Tpcc(tpcc::Config),
+}
+
+/// One script of a workload's run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkloadScript {
+    pub name: String,
+    pub description: String,
+    pub text: String,
+    pub weight: i64,
+}
+
+/// How `-i --workload=NAME` loads.
+#[derive(Debug, Clone, Copy)]
+pub struct PrepareOptions {
+    /// `-j`: connections to load over.
+    pub jobs: usize,
+    /// `--random-seed` (sysbench's generated values).
+    pub seed: u64,
+    /// `-s` (TPC-C's warehouses).
+    pub scale: i32,
+    /// `-q`: progress lines every 5 s.
+    pub quiet: bool,
 }
 
 impl Configured {
@@ -92,6 +125,7 @@ impl Configured {
     pub fn name(&self) -> &'static str {
         match self {
             Configured::Sysbench(c) => c.test.name(),
+            Configured::Tpcc(_) => tpcc::NAME,
         }
     }
 
@@ -100,10 +134,24 @@ impl Configured {
         format!("<workload: {}>", self.name())
     }
 
-    /// The pgbench script of one transaction (sysbench's event).
+    /// What `--show-script=NAME` prints: the script(s) of a run.
     pub fn script_text(&self, ctx: ScriptContext) -> String {
         match self {
             Configured::Sysbench(c) => sysbench::script::generate(c, ctx),
+            Configured::Tpcc(_) => tpcc::show_scripts(),
+        }
+    }
+
+    /// The scripts of a run, with their weights.
+    pub fn scripts(&self, ctx: ScriptContext) -> Vec<WorkloadScript> {
+        match self {
+            Configured::Sysbench(_) => vec![WorkloadScript {
+                name: self.name().to_string(),
+                description: self.description(),
+                text: self.script_text(ctx),
+                weight: 1,
+            }],
+            Configured::Tpcc(_) => tpcc::scripts(),
         }
     }
 
@@ -111,6 +159,7 @@ impl Configured {
     pub fn variables(&self) -> Vec<(String, String)> {
         match self {
             Configured::Sysbench(c) => c.variables(),
+            Configured::Tpcc(c) => c.variables(),
         }
     }
 
@@ -120,11 +169,11 @@ impl Configured {
         &self,
         main: Connection,
         options: &ConnectOptions,
-        jobs: usize,
-        seed: u64,
+        how: &PrepareOptions,
     ) -> Result<(), PrepareError> {
         match self {
-            Configured::Sysbench(c) => sysbench::prepare::run(c, main, options, jobs, seed),
+            Configured::Sysbench(c) => sysbench::prepare::run(c, main, options, how.jobs, how.seed),
+            Configured::Tpcc(_) => tpcc::init::prepare(main, options, how),
         }
     }
 
@@ -132,6 +181,16 @@ impl Configured {
     pub fn check_tables(&self, conn: &mut Connection) -> Result<(), String> {
         match self {
             Configured::Sysbench(c) => sysbench::prepare::check_tables(c, conn),
+            Configured::Tpcc(_) => tpcc::monitor::warehouses(conn).map(|_| ()),
+        }
+    }
+
+    /// The scale the report shows, when the workload's tables give it (TPC-C's
+    /// warehouses).
+    pub fn table_scale(&self, conn: &mut Connection) -> Option<i32> {
+        match self {
+            Configured::Sysbench(_) => None,
+            Configured::Tpcc(_) => tpcc::monitor::warehouses(conn).ok(),
         }
     }
 }
@@ -147,4 +206,41 @@ pub enum PrepareError {
     Copy { table: String, message: String },
     #[error("initialization stopped by a signal")]
     Interrupted,
+}
+
+/// `--workload=NAME --check`: the workload's consistency checks; 0 when all hold,
+/// 1 when one fails or they could not run.
+pub fn run_check(workload: &Configured, args: &pgbench_wire::ConnectArgs) -> i32 {
+    use crate::logging;
+    let Configured::Tpcc(_) = workload else {
+        logging::error(&format!(
+            "workload {} has no consistency check (--check)",
+            workload.name()
+        ));
+        return 1;
+    };
+    let mut args = args.clone();
+    let mut conn = match crate::connect::connect_with_prompt(&mut args) {
+        Ok((conn, _)) => conn,
+        Err(e) => {
+            logging::error(&e.to_string());
+            return 1;
+        }
+    };
+    match tpcc::check::check(&mut conn) {
+        Ok((report, all_hold)) => {
+            use std::io::Write;
+            let _ = std::io::stdout().lock().write_all(report.as_bytes());
+            if all_hold {
+                0
+            } else {
+                logging::error("the TPC-C consistency check failed");
+                1
+            }
+        }
+        Err(e) => {
+            logging::error(&e);
+            1
+        }
+    }
 }

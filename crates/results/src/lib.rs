@@ -38,6 +38,7 @@ pub mod stats;
 pub mod summary;
 pub mod synthetic;
 pub mod timeline;
+pub mod tpcc;
 
 pub use document::{DocumentError, ResultsFile, RunMeta, SERVER_SETTINGS};
 pub use histogram::{LatencyCounts, LatencyHistogram, Percentiles};

@@ -172,6 +172,9 @@ pub struct RunResult {
     /// `--warmup`: what ran before the measured part, which nothing above counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<Warmup>,
+    /// `--workload=tpcc`: HammerDB's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpcc: Option<crate::tpcc::TpccResult>,
 }
 
 /// The warm-up of a run (`--warmup`), kept apart from what was measured.

@@ -281,5 +281,6 @@ pub fn run(spec: &Spec) -> RunResult {
         histogram: Some(hist),
         series: series.finish(spec.seconds * 1_000_000 - 1),
         warmup: None,
+        tpcc: None,
     }
 }

@@ -25,6 +25,9 @@ pub(super) fn finish(
         Some(w) => Some(w.configure(&d.defines)?),
         None => None,
     };
+    if d.check {
+        return check_action(d, workload, positionals, env);
+    }
     if let (Some(w), false) = (&workload, d.is_init_mode) {
         add_workload_script(&mut d, w)?;
     }
@@ -80,10 +83,13 @@ fn add_workload_script(d: &mut Draft, w: &crate::workload::Configured) -> Result
     if d.temp_instance.is_some() {
         return Err(ConfigError::WorkloadWithTempInstance);
     }
-    let text = w.script_text(script_context(d));
-    let script = pgbench_script::parser::parse_script(w.name(), &w.description(), &text)?;
-    d.scripts
-        .push(crate::bench::plan::WeightedScript { script, weight: 1 });
+    for s in w.scripts(script_context(d)) {
+        let script = pgbench_script::parser::parse_script(&s.name, &s.description, &s.text)?;
+        d.scripts.push(crate::bench::plan::WeightedScript {
+            script,
+            weight: s.weight,
+        });
+    }
     d.defines.extend(w.variables());
     d.benchmarking_option_set = true;
     Ok(())
@@ -102,6 +108,25 @@ fn prepare_action(d: Draft, workload: crate::workload::Configured) -> Result<Act
         workload,
         jobs: d.init.jobs.unwrap_or(1) as usize,
         seed: d.random_seed,
+        scale: d.scale,
+        quiet: d.init.quiet,
+    })
+}
+
+/// `--workload=NAME --check`: no run, no -i.
+fn check_action(
+    mut d: Draft,
+    workload: Option<crate::workload::Configured>,
+    positionals: Vec<String>,
+    env: &dyn Env,
+) -> Result<Action, ConfigError> {
+    let Some(workload) = workload.filter(|_| !d.is_init_mode) else {
+        return Err(ConfigError::CheckWithoutWorkload);
+    };
+    database_name(&mut d, positionals, env)?;
+    Ok(Action::CheckWorkload {
+        conn: d.conn,
+        workload,
     })
 }
 

@@ -76,6 +76,8 @@ pub(super) struct Draft {
     pub metrics_listen: Option<(String, u16)>,
     /// `--metrics-linger`, seconds.
     pub metrics_linger: Option<i64>,
+    /// `--check`: check the workload's tables, run nothing.
+    pub check: bool,
 }
 
 impl Draft {
@@ -131,6 +133,7 @@ impl Draft {
             defines_given: false,
             metrics_listen: None,
             metrics_linger: None,
+            check: false,
         }
     }
 
@@ -172,6 +175,7 @@ impl Draft {
                 self.temp_instance = Some(crate::temp_instance::TempInstance::Durable)
             }
             Workload => self.workload = Some(crate::workload::find(v)?),
+            Check => self.check = true,
             NoVacuum => self.no_vacuum = true,
             VacuumAll => {
                 self.benchmarking_option_set = true;

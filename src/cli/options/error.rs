@@ -112,6 +112,8 @@ pub enum ConfigError {
     LingerWithoutMetrics,
     #[error("--worker cannot be used with --temp-instance: the workers of a run share one server")]
     WorkerWithTempInstance,
+    #[error("--check needs --workload (it checks a workload's tables) and no -i")]
+    CheckWithoutWorkload,
     #[error("--worker={index}/{count} with -c {clients} makes more than {max} clients in all", max = i32::MAX)]
     WorkerClients {
         index: u32,

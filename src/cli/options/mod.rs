@@ -34,6 +34,15 @@ pub enum Action {
         workload: crate::workload::Configured,
         jobs: usize,
         seed: u64,
+        /// `-s` (TPC-C's warehouses).
+        scale: i32,
+        /// `-q`.
+        quiet: bool,
+    },
+    /// `--workload=NAME --check`: the workload's consistency checks, no run.
+    CheckWorkload {
+        conn: ConnArgs,
+        workload: crate::workload::Configured,
     },
     Bench {
         conn: ConnArgs,

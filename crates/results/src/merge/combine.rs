@@ -59,6 +59,9 @@ fn add(into: &mut RunResult, r: &RunResult) {
     into.aborted_clients += r.aborted_clients;
     add_histogram(&mut into.histogram, &r.histogram);
     add_series(&mut into.series, &r.series);
+    if let (Some(t), Some(theirs)) = (into.tpcc.as_mut(), &r.tpcc) {
+        t.merge(theirs);
+    }
     if let (Some(w), Some(theirs)) = (into.warmup.as_mut(), &r.warmup) {
         w.total.merge(&theirs.total);
         add_series(&mut w.series, &theirs.series);

@@ -161,6 +161,7 @@ fn result_of(all: &[Client], ids: &[usize], set: &RunSettings, scripts: u32) -> 
         histogram: run_latencies.map(|l| l.to_histogram()),
         series: seconds,
         warmup: None,
+        tpcc: None,
     }
 }
 

@@ -37,6 +37,7 @@ fn base() -> RunResult {
         histogram: None,
         series: Vec::new(),
         warmup: None,
+        tpcc: None,
     }
 }
 

@@ -1,0 +1,141 @@
+//! What a TPC-C run (`--workload=tpcc`) adds to its result: HammerDB's result line,
+//! `TEST RESULT : System achieved N NOPM from M PostgreSQL TPM`, from the server's
+//! counts over the measured part (as HammerDB's monitor takes them), beside the new
+//! orders the clients committed; and HammerDB's time profile per transaction. Pure:
+//! rendered after pgbench's report from the [`RunResult`].
+
+use crate::run::RunResult;
+use serde::{Deserialize, Serialize};
+
+/// What the server counted between the start and the end of the measured part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerCounts {
+    /// `sum(xact_commit + xact_rollback)` of `pg_stat_database`: every database's.
+    pub transactions: i64,
+    /// `sum(d_next_o_id)` of `district`: the new orders committed.
+    pub new_orders: i64,
+}
+
+/// A TPC-C run's own figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TpccResult {
+    /// New orders this process's clients committed in the measured part.
+    pub new_orders_committed: i64,
+    /// The server's counts (`None` for a `--worker` other than 0: worker 0 measures
+    /// the whole run's, and a merge adds them up once).
+    pub server: Option<ServerCounts>,
+    /// The script of each transaction in the run's scripts, with its name in the
+    /// time profile (the two new-order scripts share one).
+    pub profile: Vec<(usize, String)>,
+}
+
+impl TpccResult {
+    /// NOPM and TPM over `minutes`, when the server's counts are there.
+    pub fn per_minute(&self, minutes: f64) -> Option<(i64, i64)> {
+        let s = self.server?;
+        (minutes > 0.0).then(|| {
+            (
+                (s.new_orders as f64 / minutes).round() as i64,
+                (s.transactions as f64 / minutes).round() as i64,
+            )
+        })
+    }
+
+    /// Another worker's figures added (`pgbench-report merge`).
+    pub fn merge(&mut self, other: &TpccResult) {
+        self.new_orders_committed += other.new_orders_committed;
+        self.server = match (self.server, other.server) {
+            (Some(a), Some(b)) => Some(ServerCounts {
+                transactions: a.transactions + b.transactions,
+                new_orders: a.new_orders + b.new_orders,
+            }),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
+/// NOPM and TPM of a run, if it is a TPC-C run with the server's counts.
+pub fn nopm_tpm(r: &RunResult) -> Option<(i64, i64)> {
+    r.tpcc.as_ref()?.per_minute(r.bench_duration_us / 60e6)
+}
+
+/// The lines after pgbench's report.
+pub fn render(r: &RunResult, out: &mut String) {
+    let Some(t) = &r.tpcc else { return };
+    match (t.server, nopm_tpm(r)) {
+        (Some(s), Some((nopm, tpm))) => {
+            out.push_str(&format!(
+                "TEST RESULT : System achieved {nopm} NOPM from {tpm} PostgreSQL TPM\n"
+            ));
+            let same = if s.new_orders == t.new_orders_committed {
+                "the same".to_string()
+            } else {
+                format!("a difference of {}", s.new_orders - t.new_orders_committed)
+            };
+            out.push_str(&format!(
+                "new orders in the measured part: {} counted by the server (district.d_next_o_id), {} committed by the clients: {same}\n",
+                s.new_orders, t.new_orders_committed
+            ));
+        }
+        _ => out.push_str(&format!(
+            "new orders committed by the clients in the measured part: {}\n",
+            t.new_orders_committed
+        )),
+    }
+    time_profile(r, t, out);
+}
+
+/// HammerDB's time profile: per transaction, calls and latencies in ms.
+fn time_profile(r: &RunResult, t: &TpccResult, out: &mut String) {
+    out.push_str("time profile (ms):\n");
+    out.push_str(&format!(
+        "  {:<14}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}\n",
+        "transaction", "calls", "min", "avg", "max", "p50", "p95", "p99"
+    ));
+    let mut names: Vec<&str> = Vec::new();
+    for (_, name) in &t.profile {
+        if !names.contains(&name.as_str()) {
+            names.push(name);
+        }
+    }
+    for name in names {
+        let scripts: Vec<_> = t
+            .profile
+            .iter()
+            .filter(|(_, n)| n == name)
+            .filter_map(|(i, _)| r.scripts.get(*i))
+            .collect();
+        let mut stats = crate::stats::StatsData::default();
+        let mut histogram: Option<crate::histogram::LatencyHistogram> = None;
+        for s in &scripts {
+            stats.merge(&s.stats);
+            match (&mut histogram, &s.histogram) {
+                (Some(h), Some(o)) => h.merge(o),
+                (None, Some(o)) => histogram = Some(o.clone()),
+                _ => {}
+            }
+        }
+        let lat = &stats.latency;
+        let ms = |us: f64| format!("{:.3}", us / 1000.0);
+        let (min, avg, max) = if stats.cnt > 0 {
+            (ms(lat.min), ms(lat.sum / stats.cnt as f64), ms(lat.max))
+        } else {
+            ("-".into(), "-".into(), "-".into())
+        };
+        let q = |q: f64| match &histogram {
+            Some(h) if !h.is_empty() => ms(h.value_at_quantile(q) as f64),
+            _ => "-".into(),
+        };
+        out.push_str(&format!(
+            "  {:<14}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}\n",
+            name,
+            stats.cnt,
+            min,
+            avg,
+            max,
+            q(0.50),
+            q(0.95),
+            q(0.99)
+        ));
+    }
+}

@@ -1,0 +1,306 @@
+//! `-i --workload=tpcc -s W [-j N]`: HammerDB's PostgreSQL TPROC-C schema, loaded
+//! with W warehouses by client-side generation ([`super::rows`]) through COPY, over N
+//! connections (the items, then one warehouse after another, to whichever connection
+//! is free), then vacuum (with analyze), keys and indexes (a table per connection),
+//! and the functions of the five transactions. Messages and progress lines are
+//! pgbench's init's; the `done in` line names the same steps plus the functions.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use pgbench_wire::{ConnectOptions, Connection};
+
+use super::rows::{self, CUSTOMERS, DISTRICTS, FIRST_NEW_ORDER, ITEMS, ORDERS};
+use super::schema::{COPY, CREATE_TABLES, FUNCTIONS, KEYS, TABLES};
+use crate::init::interrupt;
+use crate::init::progress::Progress;
+use crate::init::InitError;
+use crate::workload::{PrepareError, PrepareOptions};
+
+/// Rows generated between two reports to the progress line.
+const BATCH_ROWS: i32 = 5_000;
+
+/// What to load.
+#[derive(Debug, Clone, Copy)]
+pub struct TpccInit {
+    pub warehouses: i32,
+    /// Connections to load over (1: the main one only).
+    pub jobs: usize,
+    /// `-q`: a progress line every 5 s instead of every 100,000 rows.
+    pub quiet: bool,
+}
+
+/// One unit of the load.
+#[derive(Debug, Clone, Copy)]
+enum Job {
+    Items,
+    Warehouse(i32),
+}
+
+/// Every row the load writes (the line counts are drawn apart, so known first).
+pub fn total_rows(warehouses: i32) -> i64 {
+    let per_district =
+        i64::from(CUSTOMERS) * 2 + i64::from(ORDERS) + i64::from(ORDERS - FIRST_NEW_ORDER + 1);
+    let fixed = 1 + i64::from(DISTRICTS) + i64::from(ITEMS) + i64::from(DISTRICTS) * per_district;
+    let lines: i64 = (1..=warehouses)
+        .flat_map(|w| (1..=DISTRICTS).map(move |d| rows::line_counts(w, d).iter().sum::<i64>()))
+        .sum();
+    i64::from(ITEMS) + i64::from(warehouses) * fixed + lines
+}
+
+/// `-i --workload=tpcc -s W -j N`.
+pub fn prepare(
+    main: Connection,
+    conn: &ConnectOptions,
+    how: &PrepareOptions,
+) -> Result<(), PrepareError> {
+    interrupt::register(&main);
+    let opts = TpccInit {
+        warehouses: how.scale,
+        jobs: how.jobs.max(1),
+        quiet: how.quiet,
+    };
+    run(main, conn, &opts).map_err(|e| match e {
+        InitError::Connect { message } => PrepareError::Connect(message),
+        InitError::Query { message, sql } => PrepareError::Query { message, sql },
+        InitError::CopyStart { message }
+        | InitError::CopyData { message }
+        | InitError::CopyEnd { message } => PrepareError::Copy {
+            table: "tpcc".into(),
+            message,
+        },
+        InitError::Aborted | InitError::UnknownStep(_) => PrepareError::Interrupted,
+    })
+}
+
+/// Runs the load on `main` and `jobs - 1` more connections.
+pub fn run(main: Connection, conn: &ConnectOptions, opts: &TpccInit) -> Result<(), InitError> {
+    let start = Instant::now();
+    let mut conns = vec![main];
+    for _ in 1..opts.jobs.max(1) {
+        let c = Connection::connect(conn).map_err(|e| InitError::Connect {
+            message: e.to_string(),
+        })?;
+        interrupt::register(&c);
+        conns.push(c);
+    }
+    let mut times: Vec<(&str, f64)> = Vec::new();
+    let mut timed = |name, f: &mut dyn FnMut() -> Result<(), InitError>| {
+        let t = Instant::now();
+        f()?;
+        times.push((name, t.elapsed().as_secs_f64()));
+        interrupt::check()
+    };
+    timed("drop tables", &mut || {
+        say("dropping old tables...\n");
+        let list = TABLES.join(", ");
+        execute(
+            &mut conns[0],
+            &format!("drop table if exists {list} cascade"),
+        )
+    })?;
+    timed("create tables", &mut || {
+        say("creating tables...\n");
+        CREATE_TABLES
+            .iter()
+            .try_for_each(|sql| execute(&mut conns[0], sql))
+    })?;
+    timed("client-side generate", &mut || {
+        say("generating data (client-side)...\n");
+        generate(&mut conns, opts)
+    })?;
+    timed("vacuum", &mut || {
+        say("vacuuming...\n");
+        let sql: Vec<String> = TABLES
+            .iter()
+            .map(|t| format!("vacuum analyze {t}"))
+            .collect();
+        statements(&mut conns, &sql)
+    })?;
+    timed("primary keys", &mut || {
+        say("creating primary keys...\n");
+        let sql: Vec<String> = KEYS.iter().map(|s| s.to_string()).collect();
+        statements(&mut conns, &sql)
+    })?;
+    timed("functions", &mut || {
+        say("creating functions...\n");
+        execute(&mut conns[0], FUNCTIONS)
+    })?;
+    let steps: Vec<String> = times
+        .iter()
+        .map(|(name, secs)| format!("{name} {secs:.2} s"))
+        .collect();
+    say(&format!(
+        "done in {:.2} s ({}).\n",
+        start.elapsed().as_secs_f64(),
+        steps.join(", ")
+    ));
+    Ok(())
+}
+
+fn say(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+fn execute(conn: &mut Connection, sql: &str) -> Result<(), InitError> {
+    conn.execute(sql).map_err(|e| InitError::Query {
+        message: e.to_string(),
+        sql: sql.to_string(),
+    })
+}
+
+/// `g`: the units of the load over every connection, with pgbench's progress lines.
+fn generate(conns: &mut [Connection], opts: &TpccInit) -> Result<(), InitError> {
+    let jobs: Vec<Job> = std::iter::once(Job::Items)
+        .chain((1..=opts.warehouses).map(Job::Warehouse))
+        .collect();
+    let total = total_rows(opts.warehouses);
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut progress = Progress::new(std::io::stderr(), total, opts.quiet, tty);
+    let start = Instant::now();
+    let mut done = 0;
+    let result = run_queue(conns, &jobs, load, |rows| {
+        done += rows;
+        progress.advance(done, start.elapsed().as_secs_f64());
+    });
+    progress.finish();
+    result
+}
+
+/// Runs `jobs` over the connections, each taking the next unit when it is free;
+/// `on_rows` hears of the rows written as they go. The first failure is returned and
+/// stops the other connections at their next unit.
+fn run_queue<J: Sync>(
+    conns: &mut [Connection],
+    jobs: &[J],
+    work: fn(&mut Connection, &J, &mpsc::Sender<i64>) -> Result<(), InitError>,
+    mut on_rows: impl FnMut(i64),
+) -> Result<(), InitError> {
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let (report, reports) = mpsc::channel::<i64>();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = conns
+            .iter_mut()
+            .map(|conn| {
+                let report = report.clone();
+                let (next, failed) = (&next, &failed);
+                scope.spawn(move || -> Result<(), InitError> {
+                    while let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        if failed.load(Ordering::Relaxed) {
+                            return Err(InitError::Aborted);
+                        }
+                        interrupt::check()?;
+                        if let Err(e) = work(conn, job, &report) {
+                            failed.store(true, Ordering::Relaxed);
+                            return Err(e);
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        drop(report);
+        for rows in reports {
+            on_rows(rows);
+        }
+        let mut first = None;
+        for h in handles {
+            let r = h.join().unwrap_or(Err(InitError::Aborted));
+            match (r, &first) {
+                (Err(InitError::Aborted), Some(_)) | (Ok(()), _) => {}
+                (Err(e), None) => first = Some(e),
+                (Err(e), Some(InitError::Aborted)) => first = Some(e),
+                (Err(_), Some(_)) => {}
+            }
+        }
+        first.map_or(Ok(()), Err)
+    })
+}
+
+/// Vacuum or keys: one statement per table, over the connections.
+fn statements(conns: &mut [Connection], sql: &[String]) -> Result<(), InitError> {
+    run_queue(conns, sql, |conn, s, _| execute(conn, s), |_| {})
+}
+
+/// Loads one unit.
+fn load(conn: &mut Connection, job: &Job, report: &mpsc::Sender<i64>) -> Result<(), InitError> {
+    let copy = |conn: &mut Connection, table: usize, data: &[u8]| {
+        copy_rows(conn, COPY[table], |c| {
+            c.write(data).map_err(copy_data)?;
+            let _ = report.send(data.iter().filter(|&&b| b == b'\n').count() as i64);
+            Ok(())
+        })
+    };
+    match *job {
+        Job::Items => copy_rows(conn, COPY[7], |c| {
+            rows::items(BATCH_ROWS, |data, n| {
+                c.write(data).map_err(copy_data)?;
+                let _ = report.send(i64::from(n));
+                Ok(())
+            })
+        }),
+        Job::Warehouse(w) => {
+            let (wh, ds) = rows::warehouse(w);
+            copy(conn, 0, &wh)?;
+            copy(conn, 1, &ds)?;
+            copy_rows(conn, COPY[8], |c| {
+                rows::stock(w, BATCH_ROWS, |data, n| {
+                    c.write(data).map_err(copy_data)?;
+                    let _ = report.send(i64::from(n));
+                    Ok(())
+                })
+            })?;
+            for d in 1..=DISTRICTS {
+                let (cs, hs) = rows::customers(w, d);
+                copy(conn, 2, &cs)?;
+                copy(conn, 3, &hs)?;
+                let o = rows::orders(w, d);
+                copy(conn, 5, &o.orders)?;
+                copy(conn, 4, &o.new_orders)?;
+                copy(conn, 6, &o.lines)?;
+                interrupt::check()?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn copy_data(e: pgbench_wire::ConnError) -> InitError {
+    InitError::CopyData {
+        message: e.to_string(),
+    }
+}
+
+/// One COPY: `fill` writes the rows.
+fn copy_rows(
+    conn: &mut Connection,
+    sql: &str,
+    fill: impl FnOnce(&mut pgbench_wire::CopyIn<'_>) -> Result<(), InitError>,
+) -> Result<(), InitError> {
+    let mut copy = conn.copy_in(sql).map_err(|e| InitError::CopyStart {
+        message: e.to_string(),
+    })?;
+    fill(&mut copy)?;
+    copy.finish().map_err(|e| InitError::CopyEnd {
+        message: e.to_string(),
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_total_counts_every_row_of_the_load() {
+        let lines: i64 = (1..=10)
+            .map(|d| rows::line_counts(1, d).iter().sum::<i64>())
+            .sum();
+        // items, warehouse, districts, stock, customers, history, orders, new orders, lines
+        let want = 100_000 + 1 + 10 + 100_000 + 30_000 + 30_000 + 30_000 + 9_000 + lines;
+        assert_eq!(total_rows(1), want);
+    }
+}

@@ -1,0 +1,84 @@
+//! HammerDB's monitor for the result line: on a connection of its own, the server's
+//! transactions (`sum(xact_commit + xact_rollback)` of `pg_stat_database`) and new
+//! orders (`sum(d_next_o_id)` of `district`) when the measured part begins and when
+//! the run ends; their differences per minute are TPM and NOPM. It also finds the
+//! number of warehouses before the run (the scripts' `:scale`).
+
+use crate::bench::RunError;
+use pgbench_results::tpcc::ServerCounts;
+use pgbench_wire::{ConnectOptions, Connection};
+
+/// The two sums, read together.
+const COUNTS: &str = "select (select sum(xact_commit + xact_rollback) from pg_stat_database), \
+     (select sum(d_next_o_id) from district)";
+
+/// The monitor's connection and the counts at the start of the measured part.
+pub struct Monitor {
+    conn: Connection,
+    start: (i64, i64),
+}
+
+fn setup_error(message: String) -> RunError {
+    RunError::Setup {
+        message,
+        hint: None,
+    }
+}
+
+fn counts(conn: &mut Connection) -> Result<(i64, i64), RunError> {
+    let rows = conn
+        .query_rows(COUNTS)
+        .map_err(|e| setup_error(format!("could not read the TPC-C counts: {e}")))?;
+    let value = |i: usize| -> i64 {
+        rows.first()
+            .and_then(|r| r.get(i).cloned().flatten())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    Ok((value(0), value(1)))
+}
+
+impl Monitor {
+    /// Connects (before the clients start, so a failure stops nothing running).
+    pub fn connect(opts: &ConnectOptions) -> Result<Connection, RunError> {
+        Connection::connect(opts)
+            .map_err(|e| setup_error(format!("could not connect the TPC-C monitor: {e}")))
+    }
+
+    /// Reads the counts at the start of the measured part.
+    pub fn start(mut conn: Connection) -> Result<Monitor, RunError> {
+        let start = counts(&mut conn)?;
+        Ok(Monitor { conn, start })
+    }
+
+    /// Reads them again at the end: what the server did in between.
+    pub fn finish(mut self) -> Result<ServerCounts, RunError> {
+        let end = counts(&mut self.conn)?;
+        Ok(ServerCounts {
+            transactions: end.0 - self.start.0,
+            new_orders: end.1 - self.start.1,
+        })
+    }
+}
+
+/// The number of warehouses, or what to do when the tables are missing.
+pub fn warehouses(conn: &mut Connection) -> Result<i32, String> {
+    let hint = format!(
+        "run \"{} -i --workload=tpcc -s WAREHOUSES\" first",
+        crate::logging::progname()
+    );
+    match conn.query_rows("select count(*) from warehouse") {
+        Ok(rows) => {
+            let n: i64 = rows
+                .first()
+                .and_then(|r| r.first().cloned().flatten())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            if n < 1 {
+                return Err(format!("no warehouses in table \"warehouse\"; {hint}"));
+            }
+            Ok(n as i32)
+        }
+        Err(e) => Err(format!("could not count warehouses: {e}; {hint}")),
+    }
+}
