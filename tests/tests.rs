@@ -22,4 +22,5 @@ mod report; // pgbench-report as a program: show, import, compare, html (in a re
 mod run_end; // how a run ends: a frozen server, a partition, signals twice, long transactions
 mod sysbench; // --workload=oltp_* beside real sysbench: prepare schema and values, statements per transaction, rows
 mod tap; // port of 001_pgbench_with_server.pl, one module per topic of the upstream file
+mod tpcc; // --workload=tpcc: the load's rows, a warmed-up run's NOPM, --check, a seeded rerun
 mod worker; // --worker=I/N: several processes, one run: seeds, one start, the barrier's faults

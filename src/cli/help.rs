@@ -100,8 +100,11 @@ pgbench-rs options (beyond pgbench 15):
                            together: clients I*C..I*C+C-1 of N*C, one start instant
   --worker-timeout=SECONDS how long --worker waits for the others (default: 60)
   --workload=NAME          run (or with -i, prepare) a generated workload:
-                           sysbench's oltp_* tests, options as -D NAME=VALUE;
-                           --show-script=NAME prints its script
+                           sysbench's oltp_* tests, HammerDB's TPC-C (tpcc),
+                           options as -D NAME=VALUE; --show-script=NAME
+                           prints its script
+  --check                  with --workload=tpcc: check the consistency of its
+                           tables (TPC-C's conditions 1-4), run nothing
   -j, --jobs=NUM           with -i: load and index with NUM connections in parallel
 
 Report bugs to <pgsql-bugs@lists.postgresql.org>.
