@@ -155,7 +155,7 @@ fn tpcc_bad_input_is_refused_with_what_to_do() {
         out.stderr.contains("could not count warehouses")
             && out
                 .stderr
-                .contains("run \"pgbench-rs -i --workload=tpcc\" first"),
+                .contains("run \"pgbench-rs -i --workload=tpcc -s WAREHOUSES\" first"),
         "{}",
         out.stderr
     );
@@ -180,22 +180,27 @@ fn tpcc_bad_input_is_refused_with_what_to_do() {
     let out = run(db.ours().args(["--workload=tpcc", "-S"]));
     assert_eq!(out.code, 1);
     assert!(
-        out.stderr.contains("cannot be used with -b, -f"),
+        out.stderr.contains("cannot be combined with -b, -f"),
         "{}",
         out.stderr
     );
-    let out = run(db.ours().args(["-i", "--workload=tpcc", "--partitions=2"]));
+    let out = run(db.ours().args(["--workload=tpcc", "-D", "warehouses=3"]));
     assert_eq!(out.code, 1);
     assert!(
-        out.stderr.contains("loads its own tables"),
+        out.stderr
+            .contains("its options: allwarehouse, keyandthink"),
+        "{}",
+        out.stderr
+    );
+    let out = run(db.ours().args(["--check"]));
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("--check needs --workload"),
         "{}",
         out.stderr
     );
     let out = run(db.ours().arg("--show-script=tpcc"));
     assert_eq!(out.code, 0);
-    assert!(
-        out.stderr.contains("SELECT tpcc_new_order("),
-        "{}",
-        out.stderr
-    );
+    let shown = format!("{}{}", out.stdout, out.stderr);
+    assert!(shown.contains("SELECT tpcc_new_order("), "{shown}");
 }

@@ -45,6 +45,14 @@ impl Config {
             keyandthink: false,
         };
         for (name, value) in defines {
+            if !DEFINES.iter().any(|(n, _)| n == name) {
+                let known: Vec<&str> = DEFINES.iter().map(|(n, _)| *n).collect();
+                return Err(WorkloadError::UnknownOption {
+                    workload: NAME,
+                    name: name.clone(),
+                    known: known.join(", "),
+                });
+            }
             let on = match value.as_str() {
                 "0" | "false" | "off" => false,
                 "1" | "true" | "on" => true,
@@ -59,15 +67,7 @@ impl Config {
             };
             match name.as_str() {
                 "allwarehouse" => c.allwarehouse = on,
-                "keyandthink" => c.keyandthink = on,
-                _ => {
-                    let known: Vec<&str> = DEFINES.iter().map(|(n, _)| *n).collect();
-                    return Err(WorkloadError::UnknownOption {
-                        workload: NAME,
-                        name: name.clone(),
-                        known: known.join(", "),
-                    });
-                }
+                _ => c.keyandthink = on,
             }
         }
         Ok(c)
@@ -238,10 +238,14 @@ mod tests {
             (w[0] + w[1], w[2], w[3], w[4], w[5]),
             (1000, 1000, 100, 100, 100)
         );
-        assert!(show_script("tpcc").unwrap().contains("tpcc_delivery"));
-        assert!(show_script("tpcc-payment")
-            .unwrap()
-            .starts_with("-- tpcc-payment"));
-        assert!(show_script("nothing").is_none());
+        assert!(show_scripts().contains("tpcc_delivery"));
+    }
+
+    #[test]
+    fn the_options_are_hammerdbs_and_nothing_else() {
+        let d = |n: &str, v: &str| vec![(n.to_string(), v.to_string())];
+        assert!(Config::new(&d("allwarehouse", "1")).unwrap().allwarehouse);
+        assert!(Config::new(&d("keyandthink", "2")).is_err());
+        assert!(Config::new(&d("warehouses", "1")).is_err());
     }
 }

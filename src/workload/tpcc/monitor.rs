@@ -79,6 +79,12 @@ pub fn warehouses(conn: &mut Connection) -> Result<i32, String> {
             }
             Ok(n as i32)
         }
-        Err(e) => Err(format!("could not count warehouses: {e}; {hint}")),
+        Err(e) => {
+            // The server's message alone: its caret block would split the line.
+            let why = e
+                .db_error()
+                .map_or_else(|| e.to_string(), |d| d.message.clone());
+            Err(format!("could not count warehouses: {why}; {hint}"))
+        }
     }
 }
