@@ -5,7 +5,7 @@
 
 use crate::support::{fresh_db, script_file};
 
-fn schema() -> jsonschema::Validator {
+pub fn schema() -> jsonschema::Validator {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/docs/results.schema.json"
@@ -16,7 +16,7 @@ fn schema() -> jsonschema::Validator {
 }
 
 /// The report part of a run's stdout (what follows the version banner).
-fn report_of(stdout: &str) -> String {
+pub fn report_of(stdout: &str) -> String {
     stdout
         .split_once('\n')
         .map(|(_, rest)| rest.to_string())

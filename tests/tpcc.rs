@@ -106,6 +106,25 @@ fn tpcc_load_run_with_warmup_nopm_and_a_seeded_rerun() {
     for tx in ["neword", "payment", "delivery", "slev", "ostat"] {
         assert!(profile.contains(&format!("  {tx} ")), "{profile}");
     }
+    // The results file validates and shows the same report, result line and profile.
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let errors: Vec<String> = crate::export::schema()
+        .iter_errors(&doc)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let shown = run(
+        std::process::Command::new(env!("CARGO_BIN_EXE_pgbench-report"))
+            .arg("show")
+            .arg(&json),
+    );
+    assert_eq!(
+        shown.stdout,
+        crate::export::report_of(&out.stdout),
+        "{}",
+        shown.stderr
+    );
     let (server, clients) = tpcc_counts(&json);
     assert!(
         server > 0 && (server - clients).abs() * 50 <= clients,
