@@ -107,7 +107,7 @@ pub const NEW_ORDER_SCRIPT: usize = 0;
 /// A transaction's script: the client's warehouse (its home one, 2.4.1.1, or any
 /// with `allwarehouse`), its draws, keying time, SQL, thinking time.
 macro_rules! tx {
-    ($comment:literal, $draws:literal, $keying:literal, $sql:literal, $thinking:literal) => {
+    ($comment:literal, $draws:expr, $keying:literal, $sql:literal, $thinking:literal) => {
         concat!(
             "-- ", $comment, "\n",
             "\\if :allwarehouse\n\\set w_id random(1, :scale)\n\\else\n\\set w_id :client_id % :scale + 1\n\\endif\n",
@@ -120,13 +120,20 @@ macro_rules! tx {
     };
 }
 
-const NEW_ORDER: &str = tx!(
-    "TPC-C new order (2.4): district, customer by NURand(1023), 5-15 lines; the items, supply warehouses and quantities are drawn by the function from :seed",
-    "\\set d_id random(1, 10)
+/// What both new-order scripts draw.
+macro_rules! new_order_draws {
+    () => {
+        "\\set d_id random(1, 10)
 \\set c_id ((random(0, 1023) | random(1, 3000)) + 259) % 3000 + 1
 \\set ol_cnt random(5, 15)
 \\set seed random(0, 2147483647)
-",
+"
+    };
+}
+
+const NEW_ORDER: &str = tx!(
+    "TPC-C new order (2.4): district, customer by NURand(1023), 5-15 lines; the items, supply warehouses and quantities are drawn by the function from :seed",
+    new_order_draws!(),
     "18",
     "SELECT tpcc_new_order(:w_id, :scale, :d_id, :c_id, :ol_cnt, false, :seed);\n",
     "12000"
@@ -134,11 +141,7 @@ const NEW_ORDER: &str = tx!(
 
 const NEW_ORDER_ROLLBACK: &str = tx!(
     "TPC-C new order whose last item is unused (2.4.1.4): processed, then rolled back",
-    "\\set d_id random(1, 10)
-\\set c_id ((random(0, 1023) | random(1, 3000)) + 259) % 3000 + 1
-\\set ol_cnt random(5, 15)
-\\set seed random(0, 2147483647)
-",
+    new_order_draws!(),
     "18",
     "BEGIN;
 SELECT tpcc_new_order(:w_id, :scale, :d_id, :c_id, :ol_cnt, true, :seed);

@@ -125,22 +125,18 @@ fn address(rng: &mut Prng, buf: &mut Vec<u8>) {
     buf.extend_from_slice(b"11111\t");
 }
 
-/// Writes the `item` rows, `batch` at a time, to `out` (with the rows' count).
-pub fn items<E>(batch: i32, mut out: impl FnMut(&[u8], i32) -> Result<(), E>) -> Result<(), E> {
-    let mut rng = rng(Unit::Items);
-    let mut buf = Vec::with_capacity(batch as usize * 80);
+/// Calls `row` for each of the `ITEMS` rows (item ids 1..), handing `out` the text of
+/// `batch` rows at a time with their count.
+fn per_item<E>(
+    batch: i32,
+    row_bytes: usize,
+    mut row: impl FnMut(&mut Vec<u8>, i32),
+    mut out: impl FnMut(&[u8], i32) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut buf = Vec::with_capacity(batch as usize * row_bytes);
     let mut n = 0;
     for i in 1..=ITEMS {
-        int(&mut buf, i64::from(i));
-        tab(&mut buf);
-        int(&mut buf, rng.int_range(1, 10_000));
-        tab(&mut buf);
-        astring(&mut rng, &mut buf, 14, 24);
-        tab(&mut buf);
-        fixed(&mut buf, rng.int_range(100, 10_000), 2);
-        tab(&mut buf);
-        data_with_original(&mut rng, &mut buf);
-        buf.push(b'\n');
+        row(&mut buf, i);
         n += 1;
         if n == batch || i == ITEMS {
             out(&buf, n)?;
@@ -149,6 +145,24 @@ pub fn items<E>(batch: i32, mut out: impl FnMut(&[u8], i32) -> Result<(), E>) ->
         }
     }
     Ok(())
+}
+
+/// Writes the `item` rows, `batch` at a time, to `out` (with the rows' count).
+pub fn items<E>(batch: i32, out: impl FnMut(&[u8], i32) -> Result<(), E>) -> Result<(), E> {
+    let mut rng = rng(Unit::Items);
+    let row = |buf: &mut Vec<u8>, i: i32| {
+        int(buf, i64::from(i));
+        tab(buf);
+        int(buf, rng.int_range(1, 10_000));
+        tab(buf);
+        astring(&mut rng, buf, 14, 24);
+        tab(buf);
+        fixed(buf, rng.int_range(100, 10_000), 2);
+        tab(buf);
+        data_with_original(&mut rng, buf);
+        buf.push(b'\n');
+    };
+    per_item(batch, 80, row, out)
 }
 
 /// The warehouse row `w` and its district rows: (warehouse, districts).
@@ -178,36 +192,24 @@ pub fn warehouse(w: i32) -> (Vec<u8>, Vec<u8>) {
 }
 
 /// Writes the stock rows of warehouse `w`, `batch` items at a time, to `out`.
-pub fn stock<E>(
-    w: i32,
-    batch: i32,
-    mut out: impl FnMut(&[u8], i32) -> Result<(), E>,
-) -> Result<(), E> {
+pub fn stock<E>(w: i32, batch: i32, out: impl FnMut(&[u8], i32) -> Result<(), E>) -> Result<(), E> {
     let mut rng = rng(Unit::Stock(w));
-    let mut buf = Vec::with_capacity(batch as usize * 320);
-    let mut n = 0;
-    for i in 1..=ITEMS {
-        int(&mut buf, i64::from(i));
-        tab(&mut buf);
-        int(&mut buf, i64::from(w));
-        tab(&mut buf);
-        int(&mut buf, rng.int_range(10, 100));
-        tab(&mut buf);
+    let row = |buf: &mut Vec<u8>, i: i32| {
+        int(buf, i64::from(i));
+        tab(buf);
+        int(buf, i64::from(w));
+        tab(buf);
+        int(buf, rng.int_range(10, 100));
+        tab(buf);
         for _ in 0..10 {
-            astring(&mut rng, &mut buf, 24, 24);
-            tab(&mut buf);
+            astring(&mut rng, buf, 24, 24);
+            tab(buf);
         }
         buf.extend_from_slice(b"0\t0\t0\t");
-        data_with_original(&mut rng, &mut buf);
+        data_with_original(&mut rng, buf);
         buf.push(b'\n');
-        n += 1;
-        if n == batch || i == ITEMS {
-            out(&buf, n)?;
-            buf.clear();
-            n = 0;
-        }
-    }
-    Ok(())
+    };
+    per_item(batch, 320, row, out)
 }
 
 /// The customer rows and their history rows of district `d` of warehouse `w`.
