@@ -198,6 +198,19 @@ fn unseeded_workers_share_worker_zeros_seed_and_start_at_one_instant() {
     for w in [&w0, &w1] {
         assert!(w.stderr.contains("progress: 1.0 s"), "{}", w.stderr);
     }
+    // #22: a waiting worker printed nothing for up to 60 s. Now a line when it starts
+    // waiting, and one per worker that arrives.
+    for (w, me, other) in [(&w0, 0, 1), (&w1, 1, 0)] {
+        assert!(
+            w.stderr.contains(&format!(
+                "pgbench-rs: worker {me} of 2: waiting up to 60 s for the other workers of run "
+            )),
+            "{}",
+            w.stderr
+        );
+        let arrived = format!("pgbench-rs: worker {other} of 2 arrived\n");
+        assert_eq!(w.stderr.matches(&arrived).count(), 1, "{}", w.stderr);
+    }
     assert_eq!(barrier_leftovers(&db), "0 sessions, 0 locks");
 }
 
@@ -253,6 +266,48 @@ fn a_worker_that_never_comes_stops_the_others_with_nothing_run() {
     );
     assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
     assert_eq!(db.value("select count(*) from draws"), "0");
+    assert_eq!(barrier_leftovers(&db), "0 sessions, 0 locks");
+}
+
+/// #22: workers of two runs that differ in an option each said the other "did not
+/// arrive". Now each says a worker of another run is waiting, and names the option.
+#[test]
+fn issue_22_workers_of_different_runs_name_the_option_that_differs() {
+    let db = fresh_db("worker_other_run");
+    draws_table(&db);
+    let dir = tempfile::tempdir().unwrap();
+    let script = script_file(&dir, "draws.sql", DRAWS);
+    let run = |worker: &str, clients: &str| {
+        let w = format!("--worker={worker}");
+        spawn(
+            &db,
+            &[
+                "-n",
+                "-f",
+                &script,
+                "-t",
+                "5",
+                "-c",
+                clients,
+                "--worker-timeout=2",
+                &w,
+            ],
+        )
+    };
+    let (a, b) = (run("0/2", "1"), run("1/2", "2"));
+    let (a, b) = (finish(a), finish(b));
+    for (r, other) in [(&a, 1), (&b, 0)] {
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!(
+                "warning: a worker of another run is waiting here: worker {other} of run "
+            )) && r.stderr.contains(
+                "; its -c differs from this run's (the workers of one run need the same options)\n"
+            ),
+            "{}",
+            r.stderr
+        );
+    }
     assert_eq!(barrier_leftovers(&db), "0 sessions, 0 locks");
 }
 

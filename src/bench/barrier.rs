@@ -29,6 +29,13 @@
 //! - **Seed**: unless the seed was given as a number, worker 0 shows its own seed in its
 //!   entry and the others take it before they derive their random states.
 //!
+//! - **Saying what happens**: a worker says when it starts waiting and when each other
+//!   worker arrives. Every barrier statement carries the worker's option digests in a
+//!   comment (`/* pgbr-options ... */`, [`super::worker::option_digests`]), which
+//!   `pg_stat_activity.query` shows to sessions of the same role: a worker that sees
+//!   the entry of a worker of another run (another run id) says so, naming the options
+//!   that differ, instead of both waiting for each other in silence.
+//!
 //! A connection pooler in transaction mode would break the barrier session's locks and
 //! settings: the barrier needs a session of its own, as the clients' connections do.
 
@@ -56,6 +63,8 @@ const FAIL_LINGER: Duration = Duration::from_secs(1);
 const CLOCK_SAMPLES: usize = 5;
 /// What every barrier session's application name starts with.
 const TAG: &str = "pgbr";
+/// What starts the comment of option digests on every barrier statement.
+const OPTIONS_TAG: &str = "pgbr-options";
 
 /// Why the workers did not start together (the run then does not start).
 #[derive(Debug, thiserror::Error)]
@@ -219,6 +228,12 @@ pub struct AgreedStart {
 pub struct Barrier {
     conn: Connection,
     run_id: String,
+    /// `/* pgbr-options DIGESTS */`, before every statement of the barrier session.
+    comment: String,
+    /// The workers seen arrived so far (said once each).
+    arrived: Vec<bool>,
+    /// The other runs whose workers were seen here (said once each).
+    other_runs: Vec<String>,
     index: u32,
     count: u32,
     timeout_s: i64,
@@ -233,9 +248,10 @@ impl Barrier {
     /// Joins the run `run_id` as `worker` (after this process's setup, before its
     /// clients connect); unless the seed was given as a number, a worker other than 0
     /// waits here for worker 0's seed.
+    /// `run` is the run id and the option digests.
     pub fn join(
         opts: &ConnectOptions,
-        run_id: &str,
+        (run_id, digests): (&str, &str),
         worker: &WorkerPlan,
         own_seed: u64,
     ) -> Result<Barrier, BarrierError> {
@@ -243,6 +259,9 @@ impl Barrier {
         let mut b = Barrier {
             conn,
             run_id: run_id.to_string(),
+            comment: format!("/* {OPTIONS_TAG} {} */ ", digests.replace("*/", "")),
+            arrived: vec![false; worker.count as usize],
+            other_runs: Vec::new(),
             index: worker.index,
             count: worker.count,
             timeout_s: worker.timeout_s,
@@ -261,6 +280,10 @@ impl Barrier {
         }
         let shown = (b.index == 0).then_some(own_seed);
         b.announce(State::Waiting { seed: shown })?;
+        crate::logging::info(&format!(
+            "worker {} of {}: waiting up to {} s for the other workers of run {run_id}",
+            b.index, b.count, b.timeout_s
+        ));
         if b.index != 0 && !worker.seed_given {
             b.seed = b.leaders_seed()?;
         }
@@ -420,23 +443,76 @@ impl Barrier {
             state,
         }
         .render(&self.run_id);
-        self.conn
-            .execute(&format!("set application_name = '{name}'"))
-            .map_err(BarrierError::Query)
+        let sql = format!("{}set application_name = '{name}'", self.comment);
+        self.conn.execute(&sql).map_err(BarrierError::Query)
     }
 
-    /// Every barrier session of this run, in this database.
+    /// Every barrier session of this run, in this database; says which workers
+    /// arrived since the last look, and which workers of other runs are here.
     fn entries(&mut self) -> Result<Vec<Entry>, BarrierError> {
         let rows = self.query(&format!(
-            "select application_name from pg_catalog.pg_stat_activity \
-             where datname = current_database() and application_name like '{TAG} {} %'",
-            self.run_id
+            "select application_name, query from pg_catalog.pg_stat_activity \
+             where datname = current_database() and application_name like '{TAG} %'"
         ))?;
-        Ok(rows
-            .iter()
-            .filter_map(|r| r.first().cloned().flatten())
-            .filter_map(|name| Entry::parse(&name, &self.run_id))
-            .collect())
+        let mut entries = Vec::new();
+        for row in &rows {
+            let Some(name) = row.first().cloned().flatten() else {
+                continue;
+            };
+            match Entry::parse(&name, &self.run_id) {
+                Some(entry) => entries.push(entry),
+                None => self.other_run(&name, row.get(1).cloned().flatten()),
+            }
+        }
+        for e in &entries {
+            let seen = self.arrived.get_mut(e.index as usize);
+            if let Some(seen) = seen.filter(|s| !**s && e.index != self.index && e.state.arrived())
+            {
+                *seen = true;
+                crate::logging::info(&format!("worker {} of {} arrived", e.index, self.count));
+            }
+        }
+        Ok(entries)
+    }
+
+    /// The barrier session of a worker of another run: said once per run, with the
+    /// options that differ when its statement shows them.
+    fn other_run(&mut self, name: &str, query: Option<String>) {
+        let mut words = name.split(' ').skip(1);
+        let (Some(run), Some(index)) = (words.next(), words.next()) else {
+            return;
+        };
+        if self.other_runs.iter().any(|r| r == run) {
+            return;
+        }
+        self.other_runs.push(run.to_string());
+        let digests = |text: &str| {
+            let start = text.find(OPTIONS_TAG)? + OPTIONS_TAG.len();
+            let end = start + text[start..].find("*/")?;
+            Some(text[start..end].trim().to_string())
+        };
+        let differ = query
+            .as_deref()
+            .and_then(digests)
+            .zip(digests(&self.comment))
+            .map(|(theirs, ours)| super::worker::differing_options(&ours, &theirs))
+            .filter(|d| !d.is_empty());
+        let what = match differ {
+            Some(names) => format!(
+                "its {} {} from this run's",
+                names.join(", "),
+                if names.len() == 1 {
+                    "differs"
+                } else {
+                    "differ"
+                }
+            ),
+            None => "its options differ from this run's".to_string(),
+        };
+        crate::logging::warning(&format!(
+            "a worker of another run is waiting here: worker {index} of run {run}; {what} \
+             (the workers of one run need the same options)"
+        ));
     }
 
     /// Server clock minus run clock, µs.
@@ -459,7 +535,8 @@ impl Barrier {
     }
 
     fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, BarrierError> {
-        self.conn.query_rows(sql).map_err(BarrierError::Query)
+        let sql = format!("{}{sql}", self.comment);
+        self.conn.query_rows(&sql).map_err(BarrierError::Query)
     }
 }
 

@@ -44,6 +44,65 @@ pub fn run_id(plan: &BenchPlan) -> String {
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The options workers of one run must share, each with a short digest of its value,
+/// as `name=digest` words: a worker that meets a worker of another run names the
+/// options whose digests differ ([`differing_options`]). The names are the options'
+/// own spellings; what is not listed (if anything) differs only in the run id.
+pub fn option_digests(plan: &BenchPlan) -> String {
+    let s = &plan.settings;
+    let seed = plan
+        .worker
+        .as_ref()
+        .is_some_and(|w| w.seed_given)
+        .then_some(plan.random_seed);
+    let fields: [(&str, String); 16] = [
+        ("-c", format!("{:?}", s.clients)),
+        ("-j", format!("{:?}", s.threads)),
+        ("-t/-T", format!("{:?}", s.limit)),
+        ("-M", format!("{:?}", s.query_mode)),
+        ("-R", format!("{:?}", s.rate)),
+        ("-L", format!("{:?}", s.latency_limit_us)),
+        ("--max-tries", format!("{:?}", s.max_tries)),
+        (
+            "-P",
+            format!("{:?} {:?}", s.progress_s, plan.progress_timestamp),
+        ),
+        ("-C", format!("{:?}", s.reconnect)),
+        ("the scripts", format!("{:?}", plan.scripts)),
+        ("-D", format!("{:?}", plan.defines)),
+        ("-s", format!("{:?}", plan.scale)),
+        ("--random-seed", format!("{seed:?}")),
+        ("--warmup", format!("{:?}", plan.warmup_s)),
+        ("--workload", format!("{:?}", plan.workload)),
+        (
+            "--worker (N)",
+            format!("{:?}", plan.worker.as_ref().map(|w| w.count)),
+        ),
+    ];
+    fields
+        .iter()
+        .map(|(name, value)| {
+            let digest = openssl::sha::sha256(value.as_bytes());
+            format!(
+                "{}={:02x}{:02x}",
+                name.replace(' ', "_"),
+                digest[0],
+                digest[1]
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The options whose digests differ between two [`option_digests`] texts.
+pub fn differing_options(ours: &str, theirs: &str) -> Vec<String> {
+    let theirs: Vec<&str> = theirs.split(' ').collect();
+    ours.split(' ')
+        .filter(|word| !theirs.contains(word))
+        .filter_map(|word| word.split_once('=').map(|(name, _)| name.replace('_', " ")))
+        .collect()
+}
+
 /// Every random state of `clients` clients and `threads` threads of worker `index` of
 /// `count`: pgbench's for the whole run (`count * clients` clients, `count * threads`
 /// threads, all derived from `seed` in pgbench's order), then this worker's slice.
@@ -100,7 +159,12 @@ pub fn join(plan: &BenchPlan, opts: &ConnectOptions) -> Result<Option<Joined>, R
         return Ok(None);
     };
     let run_id = run_id(plan);
-    let barrier = Barrier::join(opts, &run_id, worker, plan.random_seed)?;
+    let barrier = Barrier::join(
+        opts,
+        (&run_id, &option_digests(plan)),
+        worker,
+        plan.random_seed,
+    )?;
     Ok(Some(Joined { barrier, run_id }))
 }
 
@@ -165,6 +229,16 @@ pub fn start_together(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn differing_options_are_named_by_their_spelling() {
+        let ours = "-c=0a0b -j=1111 --worker_(N)=2222";
+        assert_eq!(differing_options(ours, ours), Vec::<String>::new());
+        assert_eq!(
+            differing_options(ours, "-c=0a0c -j=1111 --worker_(N)=3333"),
+            ["-c", "--worker (N)"]
+        );
+    }
     use proptest::prelude::*;
 
     /// The first draws of a generator, to compare states by what they produce.
