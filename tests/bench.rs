@@ -437,3 +437,62 @@ fn warmup_is_run_and_then_left_out_of_every_figure() {
     let per_client = db.psql("select count(*) > 50 from w group by client order by client");
     assert_eq!(per_client.trim(), "t\nt", "the warm-up's rows come first");
 }
+
+/// #22: as root in a shell without /usr/sbin on PATH (Debian's `su`), `--temp-instance`
+/// failed with `No such file or directory (os error 2)`: `runuser` was not found. It
+/// is looked for in /usr/sbin and /sbin too, and a program that is missing is named
+/// with where it was looked for, as are missing server binaries. Needs root and a
+/// mount namespace (skipped with a message otherwise, failing under CI=true).
+#[test]
+fn issue_22_temp_instance_says_which_program_it_did_not_find_and_where() {
+    let ours = env!("CARGO_BIN_EXE_pgbench-rs");
+    let hidden = |dirs: &str| {
+        let mounts: String = dirs
+            .split(' ')
+            .map(|d| format!("mount -t tmpfs none {d} && "))
+            .collect();
+        run(Command::new("unshare")
+            .args(["-m", "sh", "-c"])
+            .arg(format!("{mounts}exec \"$0\" --temp-instance -t 1 -S"))
+            .arg(ours)
+            .env_remove("PG_BINDIR")
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin"))
+    };
+    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+    });
+    let probe = Command::new("unshare").args(["-m", "true"]).status();
+    if !root || !probe.is_ok_and(|s| s.success()) {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "needs root and unshare -m"
+        );
+        eprintln!("skipped: needs root and a mount namespace (unshare -m)");
+        return;
+    }
+    // /usr/sbin off PATH: runuser is found anyway.
+    let out = run(Command::new(ours)
+        .args(["--temp-instance", "-t", "1", "-S"])
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = hidden("/usr/sbin /sbin");
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "error: could not start a temporary instance: could not run runuser (looked for it in PATH, /usr/sbin and /sbin;"
+        ),
+        "{}",
+        out.stderr
+    );
+    let bindir = pgbench_cluster::bindir().unwrap();
+    let out = hidden(&format!("{} /usr/lib/postgresql", bindir.display()));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "error: could not start a temporary instance: PostgreSQL server binaries (initdb, postgres) not found in $PG_BINDIR, PATH, `pg_config --bindir` or /usr/lib/postgresql/*/bin"
+        ),
+        "{}",
+        out.stderr
+    );
+}

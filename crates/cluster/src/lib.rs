@@ -23,12 +23,20 @@ use std::time::{Duration, Instant};
 #[derive(Debug, thiserror::Error)]
 pub enum ClusterError {
     #[error(
-        "PostgreSQL server binaries (initdb, postgres) not found in PATH, PG_BINDIR or \
-         `pg_config --bindir`; install them (Debian: apt-get install postgresql)"
+        "PostgreSQL server binaries (initdb, postgres) not found in $PG_BINDIR, PATH, \
+         `pg_config --bindir` or /usr/lib/postgresql/*/bin; install them (Debian: apt-get \
+         install postgresql)"
     )]
     NoBinaries,
     #[error("{what} failed: {detail}")]
     Command { what: String, detail: String },
+    /// A program to run was not where it was looked for.
+    #[error("could not run {program} ({looked}): {detail}")]
+    NotRun {
+        program: String,
+        looked: String,
+        detail: String,
+    },
     #[error("the server did not become ready within {0} s; its log:\n{1}")]
     NotReady(u64, String),
     #[error("{0}")]
@@ -53,7 +61,8 @@ pub struct Cluster {
     port: u16,
     tcp: bool,
     bindir: PathBuf,
-    as_postgres: bool,
+    /// `runuser`, to run the server as `postgres` when we are root.
+    runuser: Option<PathBuf>,
     /// The watcher's stdin: closing it stops the server.
     watcher: Mutex<Option<(Child, ChildStdin)>>,
     /// Set when the cluster was started elsewhere (PGBENCH_TEST_HOST): never stopped here.
@@ -121,8 +130,33 @@ fn running_as_root() -> bool {
         .unwrap_or(false)
 }
 
+/// `runuser` (util-linux): on PATH, else in `/usr/sbin` or `/sbin`, which a root shell
+/// opened with `su` (not `su -`) leaves off PATH on Debian.
+fn find_runuser() -> Result<PathBuf, ClusterError> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs: Vec<PathBuf> = std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin"].map(PathBuf::from))
+        .collect();
+    dirs.iter()
+        .map(|d| d.join("runuser"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| ClusterError::NotRun {
+            program: "runuser".into(),
+            looked: format!(
+                "looked for it in PATH, /usr/sbin and /sbin; as root the server runs as user \
+                 {SUPERUSER} through it"
+            ),
+            detail: "not found (Debian: apt-get install util-linux)".into(),
+        })
+}
+
+/// Runs `cmd`; a program that cannot be started is named with the path tried.
 fn run(what: &str, cmd: &mut Command) -> Result<Output, ClusterError> {
-    let out = cmd.output()?;
+    let out = cmd.output().map_err(|e| ClusterError::NotRun {
+        program: what.to_string(),
+        looked: format!("as {}", Path::new(cmd.get_program()).display()),
+        detail: e.to_string(),
+    })?;
     if out.status.success() {
         Ok(out)
     } else {
@@ -145,7 +179,7 @@ impl Cluster {
     /// Makes and starts a private cluster.
     pub fn start(opts: ClusterOptions) -> Result<Cluster, ClusterError> {
         let bindir = bindir()?;
-        let as_postgres = running_as_root();
+        let runuser = running_as_root().then(find_runuser).transpose()?;
         let dir = tempfile::Builder::new()
             .prefix("pgbench-rs-cluster-")
             .tempdir()?
@@ -163,11 +197,11 @@ impl Cluster {
             port,
             tcp: opts.tcp,
             bindir,
-            as_postgres,
+            runuser: runuser.clone(),
             watcher: Mutex::new(None),
             external: false,
         };
-        if as_postgres {
+        if runuser.is_some() {
             run(
                 "chown",
                 Command::new("chown").arg(format!("{SUPERUSER}:")).arg(&dir),
@@ -205,8 +239,8 @@ impl Cluster {
     /// A command running a server binary, as `postgres` when we are root.
     fn server_command(&self, program: &str) -> Command {
         let path = self.bindir.join(program);
-        if self.as_postgres {
-            let mut c = Command::new("runuser");
+        if let Some(runuser) = &self.runuser {
+            let mut c = Command::new(runuser);
             c.args(["-u", SUPERUSER, "--"]).arg(path);
             c
         } else {
@@ -217,8 +251,8 @@ impl Cluster {
     /// Starts the server under the watcher and waits until it accepts connections.
     fn launch(&self) -> Result<(), ClusterError> {
         let postgres = self.bindir.join("postgres");
-        let runas = if self.as_postgres {
-            format!("runuser -u {SUPERUSER} -- ")
+        let runas = if let Some(runuser) = &self.runuser {
+            format!("'{}' -u {SUPERUSER} -- ", runuser.display())
         } else {
             String::new()
         };
@@ -370,7 +404,7 @@ fi
         let path = self.data.join(name);
         std::fs::write(&path, contents)?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
-        if self.as_postgres {
+        if self.runuser.is_some() {
             run(
                 "chown",
                 Command::new("chown")
@@ -467,7 +501,10 @@ pub fn shared() -> &'static Cluster {
                     .expect("PGBENCH_TEST_PORT must be a port number"),
                 tcp: false,
                 bindir: bindir().expect("PostgreSQL binaries"),
-                as_postgres: running_as_root(),
+                runuser: running_as_root()
+                    .then(find_runuser)
+                    .transpose()
+                    .expect("runuser"),
                 watcher: Mutex::new(None),
                 external: true,
             };
