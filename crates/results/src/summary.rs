@@ -121,6 +121,12 @@ pub struct Summary {
     pub aborted_clients: Option<i64>,
     pub percentiles: Option<PercentileSummary>,
     pub scripts: Vec<ScriptSummary>,
+    /// `--workload=tpcc`: HammerDB's NOPM and TPM (new orders and server transactions
+    /// per measured minute).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nopm: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpm: Option<i64>,
 }
 
 fn ms(us: f64) -> f64 {
@@ -199,6 +205,8 @@ impl Summary {
                 .as_ref()
                 .and_then(PercentileSummary::from_histogram),
             scripts: r.scripts.iter().map(|s| script_summary(r, s)).collect(),
+            nopm: crate::tpcc::nopm_tpm(r).map(|(n, _)| n),
+            tpm: crate::tpcc::nopm_tpm(r).map(|(_, t)| t),
         }
     }
 

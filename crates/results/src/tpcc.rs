@@ -139,3 +139,60 @@ fn time_profile(r: &RunResult, t: &TpccResult, out: &mut String) {
         ));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synthetic::{run, Spec};
+
+    /// A synthetic run of `minutes` as a TPC-C run with these counts.
+    fn tpcc_run(seconds: i64, committed: i64, server: Option<(i64, i64)>) -> RunResult {
+        let mut r = run(&Spec::tpcb(3, seconds, 100.0, 1500.0));
+        r.bench_duration_us = seconds as f64 * 1e6;
+        r.tpcc = Some(TpccResult {
+            new_orders_committed: committed,
+            server: server.map(|(transactions, new_orders)| ServerCounts {
+                transactions,
+                new_orders,
+            }),
+            profile: vec![(0, "neword".into())],
+        });
+        r
+    }
+
+    #[test]
+    fn the_result_line_is_hammerdbs_per_measured_minute_beside_the_clients_count() {
+        let r = tpcc_run(120, 5_000, Some((30_000, 5_010)));
+        assert_eq!(nopm_tpm(&r), Some((2_505, 15_000)));
+        let mut out = String::new();
+        render(&r, &mut out);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines[0],
+            "TEST RESULT : System achieved 2505 NOPM from 15000 PostgreSQL TPM"
+        );
+        assert!(lines[1].ends_with("5010 counted by the server (district.d_next_o_id), 5000 committed by the clients: a difference of 10"));
+        assert_eq!(lines[2], "time profile (ms):");
+        assert!(lines[4].starts_with("  neword"), "{out}");
+        let calls: i64 = lines[4].split_whitespace().nth(1).unwrap().parse().unwrap();
+        assert_eq!(calls, r.scripts[0].stats.cnt);
+    }
+
+    #[test]
+    fn workers_add_up_and_only_worker_0_brings_the_servers_counts() {
+        let mut a = tpcc_run(60, 100, Some((1_000, 210))).tpcc.unwrap();
+        let b = tpcc_run(60, 110, None).tpcc.unwrap();
+        a.merge(&b);
+        assert_eq!(a.new_orders_committed, 210);
+        assert_eq!(
+            a.server,
+            Some(ServerCounts {
+                transactions: 1_000,
+                new_orders: 210
+            })
+        );
+        let mut out = String::new();
+        render(&tpcc_run(60, 7, None), &mut out);
+        assert!(out.starts_with("new orders committed by the clients in the measured part: 7\n"));
+    }
+}

@@ -27,7 +27,7 @@ pub enum CompareError {
 
 /// The figures a gate can name.
 pub const GATE_FIGURES: &str =
-    "tps, latency_avg, latency_stddev, p50, p90, p99, p99.9, p99.99, max, failed, retries, lag_avg";
+    "tps, latency_avg, latency_stddev, p50, p90, p99, p99.9, p99.99, max, failed, retries, lag_avg, nopm, tpm";
 
 /// One side: a label and its runs.
 #[derive(Debug, Clone)]
@@ -48,6 +48,9 @@ pub enum Figure {
     FailedPct,
     Retries,
     LagAvg,
+    /// `--workload=tpcc`: HammerDB's new orders and server transactions per minute.
+    Nopm,
+    Tpm,
     /// By script name.
     ScriptTps(String),
     ScriptLatency(String),
@@ -73,6 +76,8 @@ impl Figure {
             Figure::FailedPct => "failed transactions (%)".into(),
             Figure::Retries => "retries".into(),
             Figure::LagAvg => "schedule lag average (ms)".into(),
+            Figure::Nopm => "NOPM".into(),
+            Figure::Tpm => "TPM".into(),
             Figure::ScriptTps(s) => format!("{s}: tps"),
             Figure::ScriptLatency(s) => format!("{s}: latency average (ms)"),
             Figure::Statement(k) => {
@@ -95,12 +100,17 @@ impl Figure {
             Figure::FailedPct => "failed".into(),
             Figure::Retries => "retries".into(),
             Figure::LagAvg => "lag_avg".into(),
+            Figure::Nopm => "nopm".into(),
+            Figure::Tpm => "tpm".into(),
             _ => return None,
         })
     }
 
     pub fn higher_is_better(&self) -> bool {
-        matches!(self, Figure::Tps | Figure::ScriptTps(_))
+        matches!(
+            self,
+            Figure::Tps | Figure::ScriptTps(_) | Figure::Nopm | Figure::Tpm
+        )
     }
 
     /// The figure of one run, if it has it.
@@ -119,6 +129,8 @@ impl Figure {
             }
             Figure::Retries => s.retries.map(|r| r as f64),
             Figure::LagAvg => s.lag_avg_ms,
+            Figure::Nopm => s.nopm.map(|v| v as f64),
+            Figure::Tpm => s.tpm.map(|v| v as f64),
             Figure::ScriptTps(n) => script(n)?.tps,
             Figure::ScriptLatency(n) => script(n)?.latency_avg_ms,
             Figure::Statement(k) => s
@@ -233,6 +245,9 @@ fn figures(sides: &[Side]) -> Vec<Figure> {
         Figure::LagAvg,
     ]);
     let first = &sides[0].runs[0].summary;
+    if first.nopm.is_some() {
+        v.splice(0..0, [Figure::Nopm, Figure::Tpm]);
+    }
     if first.scripts.len() > 1 {
         for sc in &first.scripts {
             v.push(Figure::ScriptTps(sc.name.clone()));

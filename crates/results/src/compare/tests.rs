@@ -231,3 +231,38 @@ fn a_a_groups_are_within_noise_at_about_the_nominal_rate() {
         );
     }
 }
+
+#[test]
+fn tpcc_runs_compare_nopm_and_tpm_first_higher_being_better() {
+    let with = |seed: u64, new_orders: i64| {
+        let mut r = run(&Spec::tpcb(seed, 60, 500.0, 2000.0));
+        r.tpcc = Some(crate::tpcc::TpccResult {
+            new_orders_committed: new_orders,
+            server: Some(crate::tpcc::ServerCounts {
+                transactions: 3 * new_orders,
+                new_orders,
+            }),
+            profile: Vec::new(),
+        });
+        ResultsFile::from_run(r, RunMeta::default())
+    };
+    let sides = [
+        Side {
+            label: "a".into(),
+            runs: vec![with(1, 10_000)],
+        },
+        Side {
+            label: "b".into(),
+            runs: vec![with(2, 12_000)],
+        },
+    ];
+    let c = compare(&sides).unwrap();
+    assert_eq!(
+        (&c.rows[0].figure, &c.rows[1].figure),
+        (&Figure::Nopm, &Figure::Tpm)
+    );
+    assert!(Figure::Nopm.higher_is_better());
+    let a = Figure::Nopm.value(&sides[0].runs[0]).unwrap();
+    let b = Figure::Nopm.value(&sides[1].runs[0]).unwrap();
+    assert!(b > a * 1.19, "{a} {b}");
+}

@@ -97,6 +97,7 @@ fn num(v: Option<f64>, prec: usize) -> String {
 fn summary_table(files: &[(String, ResultsFile)], out: &mut String) {
     let lag = files.iter().any(|(_, d)| d.summary.lag_avg_ms.is_some());
     let started = files.iter().any(|(_, d)| d.started_at.is_some());
+    let tpcc = files.iter().any(|(_, d)| d.summary.nopm.is_some());
     out.push_str(
         "<table id=\"summary\"><thead><tr><th>run</th><th>source</th><th>tps</th>\
          <th>latency avg (ms)</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th>\
@@ -104,6 +105,9 @@ fn summary_table(files: &[(String, ResultsFile)], out: &mut String) {
     );
     if lag {
         out.push_str("<th>lag avg (ms)</th>");
+    }
+    if tpcc {
+        out.push_str("<th>NOPM</th><th>TPM</th>");
     }
     if started {
         out.push_str("<th>started</th>");
@@ -136,6 +140,9 @@ fn summary_table(files: &[(String, ResultsFile)], out: &mut String) {
         );
         if lag {
             let _ = write!(out, "<td>{}</td>", num(s.lag_avg_ms, 3));
+        }
+        if tpcc {
+            let _ = write!(out, "<td>{}</td><td>{}</td>", count(s.nopm), count(s.tpm));
         }
         if started {
             let _ = write!(
