@@ -127,6 +127,7 @@ fn report() -> RunResult {
             limit: Limit::Duration(3_900),
             max_tries: MaxTries::Limited(1),
             failures_detailed: false,
+            continue_on_error: false,
             rate: None,
             latency_limit_us: None,
             progress_s: Some(1),

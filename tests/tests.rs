@@ -7,6 +7,7 @@ mod support; // shared helpers: databases on the test cluster, both programs, Pe
 
 mod bench; // benchmark runs against a real server: the headline workload, a dying server
 mod cli; // port of 002_pgbench_no_server.pl: options and scripts that fail before connecting
+mod continue_on_error; // pgbench 19's --continue-on-error: report, per-script, -r and log lines from its rules
 mod deploy; // deploy/: manifests against the Kubernetes schema, hadolint, collect.sh on canned logs
 mod distributed; // three real --worker=I/3 processes merged: rows, -l percentiles, a killed worker
 mod examples; // every examples/ script and every docs/script-language.md case runs as written

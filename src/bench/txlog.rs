@@ -101,6 +101,9 @@ pub struct LogFormat {
     /// `--max-tries` is not 1: lines carry the retries.
     pub show_retries: bool,
     pub failures_detailed: bool,
+    /// pgbench 19's `--continue-on-error`: aggregate lines get its 16th column, the
+    /// other failures.
+    pub continue_on_error: bool,
     /// `--aggregate-interval` in seconds, 0 = a line per transaction.
     pub agg_interval: i64,
     /// `--sampling-rate`, 0 = every transaction.
@@ -143,7 +146,10 @@ pub fn tx_line(fmt: &LogFormat, tx: &LoggedTx) -> String {
         TxOutcome::Skipped => Some("skipped"),
         TxOutcome::SerializationFailure if fmt.failures_detailed => Some("serialization"),
         TxOutcome::DeadlockFailure if fmt.failures_detailed => Some("deadlock"),
-        TxOutcome::SerializationFailure | TxOutcome::DeadlockFailure => Some("failed"),
+        TxOutcome::OtherFailure if fmt.failures_detailed => Some("other"),
+        TxOutcome::SerializationFailure | TxOutcome::DeadlockFailure | TxOutcome::OtherFailure => {
+            Some("failed")
+        }
     };
     let _ = match status {
         None => write!(
@@ -167,10 +173,26 @@ pub fn tx_line(fmt: &LogFormat, tx: &LoggedTx) -> String {
     line
 }
 
-/// One aggregate line (with newline): always 15 columns, as pgbench 15 writes them.
+/// One aggregate line (with newline): 15 columns, as pgbench 15 writes them, or
+/// pgbench 19's 16 (the other failures last) under `--continue-on-error`.
 pub fn agg_line(fmt: &LogFormat, start_epoch_s: i64, agg: &StatsData) -> String {
+    let mut line = agg_columns(fmt, start_epoch_s, agg);
+    if fmt.continue_on_error {
+        let other = if fmt.failures_detailed {
+            agg.other_sql_failures
+        } else {
+            0
+        };
+        let _ = write!(line, " {other}");
+    }
+    line.push('\n');
+    line
+}
+
+/// pgbench 15's 15 columns of an aggregate line.
+fn agg_columns(fmt: &LogFormat, start_epoch_s: i64, agg: &StatsData) -> String {
     format!(
-        "{} {} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {} {} {} {} {}\n",
+        "{} {} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {} {} {} {} {}",
         start_epoch_s,
         agg.cnt,
         agg.latency.sum,
@@ -218,6 +240,7 @@ impl LogFormat {
             latency_limit: s.latency_limit_us.is_some(),
             show_retries: !s.max_tries.is_single(),
             failures_detailed: s.failures_detailed,
+            continue_on_error: s.continue_on_error,
             agg_interval: log.aggregate_interval.unwrap_or(0),
             sample_rate: log.sample_rate.unwrap_or(0.0),
         }
@@ -331,6 +354,7 @@ mod tests {
             latency_limit: false,
             show_retries: false,
             failures_detailed: false,
+            continue_on_error: false,
             agg_interval: 0,
             sample_rate: 0.0,
         }
@@ -383,6 +407,19 @@ mod tests {
         let line = agg_line(&fmt(), 1796028427, &agg);
         assert_eq!(line.split_whitespace().count(), 15);
         assert!(line.starts_with("1796028427 2 12517 "), "{line}");
+        // pgbench 19's --continue-on-error: a 16th column, the other failures
+        agg.accum(TxOutcome::OtherFailure, 0.0, 0.0, 1, false);
+        let f = LogFormat {
+            continue_on_error: true,
+            failures_detailed: true,
+            ..fmt()
+        };
+        let line = agg_line(&f, 1796028427, &agg);
+        assert!(line.ends_with(" 0 0 0 0 0 0 1\n"), "{line}");
+        assert_eq!(
+            tx_line(&f, &tx(TxOutcome::OtherFailure)),
+            "3 1 other 0 1796028436 891449\n"
+        );
     }
 
     /// Takes `room` bytes, then fails as a full disk does.

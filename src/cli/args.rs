@@ -67,6 +67,7 @@ pub enum Opt {
     MetricsListen,
     MetricsLinger,
     Check,
+    ContinueOnError,
 }
 
 /// (option, short letter, long name, takes a value)
@@ -121,6 +122,8 @@ const OPTIONS: &[(Opt, Option<char>, &str, bool)] = &[
     (Opt::VerboseErrors, None, "verbose-errors", false),
     // pgbench 17
     (Opt::ExitOnAbort, None, "exit-on-abort", false),
+    // pgbench 19
+    (Opt::ContinueOnError, None, "continue-on-error", false),
     // pgbench-rs
     (Opt::LatencyPercentiles, None, "latency-percentiles", true),
     (Opt::TempInstance, None, "temp-instance", false),

@@ -78,6 +78,7 @@ Common options:
   -?, --help               show this help, then exit
 
 pgbench-rs options (beyond pgbench 15):
+  --continue-on-error      continue running after an SQL error (as pgbench 19)
   --exit-on-abort          exit when any client is aborted (as pgbench 17)
   --export-html=FILE       write the run's charts as a self-contained HTML page
   --export-json=FILE       write the run's results as JSON (see pgbench-report)

@@ -271,6 +271,16 @@ fn failure_lines(set: &RunSettings, out: &mut String, prefix: &str, s: &StatsDat
             s.deadlock_failures,
             pct(s.deadlock_failures, total)
         );
+        // pgbench 19 prints it always; pgbench 15, which we match otherwise, has no
+        // such failures, so only its --continue-on-error shows the line
+        if set.continue_on_error {
+            let _ = writeln!(
+                out,
+                "{prefix}number of other failures: {} ({}%)",
+                s.other_sql_failures,
+                pct(s.other_sql_failures, total)
+            );
+        }
     }
     if !set.max_tries.is_single() {
         let _ = writeln!(

@@ -96,6 +96,10 @@ pub struct RunSettings {
     pub limit: Limit,
     pub max_tries: MaxTries,
     pub failures_detailed: bool,
+    /// pgbench 19's `--continue-on-error`: other SQL errors fail the transaction
+    /// (counted as other failures) instead of aborting the client.
+    #[serde(default)]
+    pub continue_on_error: bool,
     /// `-R` as typed, transactions per second over all clients.
     pub rate: Option<f64>,
     /// `-L`.

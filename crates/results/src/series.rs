@@ -20,6 +20,9 @@ pub struct Second {
     pub failures: i64,
     pub serialization_failures: i64,
     pub deadlock_failures: i64,
+    /// `--continue-on-error`'s other SQL failures (absent from older files).
+    #[serde(default)]
+    pub other_failures: i64,
     /// Transactions that needed more than one try, and the tries beyond the first.
     pub retried: i64,
     pub retries: i64,
@@ -53,6 +56,7 @@ impl Second {
             failures: delta.failures(),
             serialization_failures: delta.serialization_failures,
             deadlock_failures: delta.deadlock_failures,
+            other_failures: delta.other_sql_failures,
             retried: delta.retried,
             retries: delta.retries,
             skipped: delta.skipped,
@@ -74,6 +78,7 @@ struct SecondSums {
     skipped: i64,
     serialization_failures: i64,
     deadlock_failures: i64,
+    other_failures: i64,
     retried: i64,
     retries: i64,
     latency_sum: f64,
@@ -100,6 +105,7 @@ impl SecondSums {
             TxOutcome::Skipped => self.skipped += 1,
             TxOutcome::SerializationFailure => self.serialization_failures += 1,
             TxOutcome::DeadlockFailure => self.deadlock_failures += 1,
+            TxOutcome::OtherFailure => self.other_failures += 1,
         }
     }
 
@@ -111,6 +117,7 @@ impl SecondSums {
         self.skipped += after.skipped - before.skipped;
         self.serialization_failures += after.serialization_failures - before.serialization_failures;
         self.deadlock_failures += after.deadlock_failures - before.deadlock_failures;
+        self.other_failures += after.other_sql_failures - before.other_sql_failures;
         self.retried += after.retried - before.retried;
         self.retries += after.retries - before.retries;
         self.latency_sum += after.latency.sum - before.latency.sum;
@@ -127,6 +134,7 @@ impl SecondSums {
             retried: self.retried,
             serialization_failures: self.serialization_failures,
             deadlock_failures: self.deadlock_failures,
+            other_sql_failures: self.other_failures,
             latency: SimpleStats {
                 count: self.cnt,
                 min: min as f64,

@@ -53,6 +53,7 @@ fn failure_lines(out: &mut String, prefix: &str, f: Option<Failures>) {
             &format!("{prefix}number of deadlock failures: "),
             f.deadlock,
         );
+        line(out, &format!("{prefix}number of other failures: "), f.other);
     }
 }
 

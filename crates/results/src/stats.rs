@@ -77,6 +77,8 @@ pub enum TxOutcome {
     SerializationFailure,
     /// Failed for good with a deadlock (SQLSTATE 40P01).
     DeadlockFailure,
+    /// Failed with another SQL error, under pgbench 19's `--continue-on-error`.
+    OtherFailure,
 }
 
 /// One finished (or skipped, or failed) transaction.
@@ -105,6 +107,10 @@ pub struct StatsData {
     pub retried: i64,
     pub serialization_failures: i64,
     pub deadlock_failures: i64,
+    /// pgbench 19's `other_sql_failures` (`--continue-on-error`); absent from older
+    /// results files.
+    #[serde(default)]
+    pub other_sql_failures: i64,
     /// Latency of successful transactions, µs.
     pub latency: SimpleStats,
     /// Schedule lag of successful transactions under `-R`, µs.
@@ -137,12 +143,13 @@ impl StatsData {
             TxOutcome::Skipped => self.skipped += 1,
             TxOutcome::SerializationFailure => self.serialization_failures += 1,
             TxOutcome::DeadlockFailure => self.deadlock_failures += 1,
+            TxOutcome::OtherFailure => self.other_sql_failures += 1,
         }
     }
 
-    /// Failures of both kinds (`getFailures`).
+    /// Failures of every kind (`getFailures`).
     pub fn failures(&self) -> i64 {
-        self.serialization_failures + self.deadlock_failures
+        self.serialization_failures + self.deadlock_failures + self.other_sql_failures
     }
 
     /// Every transaction counted: successful, skipped and failed.
@@ -158,6 +165,7 @@ impl StatsData {
         self.retried += other.retried;
         self.serialization_failures += other.serialization_failures;
         self.deadlock_failures += other.deadlock_failures;
+        self.other_sql_failures += other.other_sql_failures;
         self.latency.merge(&other.latency);
         self.lag.merge(&other.lag);
     }

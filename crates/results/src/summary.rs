@@ -20,6 +20,9 @@ pub struct Failures {
     /// `None` when the run did not tell them apart (stock without `--failures-detailed`).
     pub serialization: Option<i64>,
     pub deadlock: Option<i64>,
+    /// `--continue-on-error`'s other SQL failures (`None` without it).
+    #[serde(default)]
+    pub other: Option<i64>,
 }
 
 /// Latency percentiles from a histogram, in ms.
@@ -138,6 +141,7 @@ fn failures(s: &StatsData) -> Failures {
         total: s.failures(),
         serialization: Some(s.serialization_failures),
         deadlock: Some(s.deadlock_failures),
+        other: (s.other_sql_failures > 0).then_some(s.other_sql_failures),
     }
 }
 

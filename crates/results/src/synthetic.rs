@@ -65,6 +65,7 @@ impl Spec {
                 limit: Limit::Duration(seconds),
                 max_tries: MaxTries::Limited(1),
                 failures_detailed: false,
+                continue_on_error: false,
                 rate: None,
                 latency_limit_us: None,
                 progress_s: None,

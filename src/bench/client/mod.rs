@@ -40,17 +40,21 @@ use std::time::Duration;
 const BATCH_RECORDS: usize = 64;
 const BATCH_MAX_AGE_US: i64 = 10_000;
 
-/// The retryable error classes (pgbench's `EStatus`).
+/// The SQL error classes that end a try without aborting the client (pgbench's
+/// `EStatus`): serialization and deadlock failures may be retried; other errors only
+/// get here under pgbench 19's `--continue-on-error`, and are never retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Retryable {
     Serialization,
     Deadlock,
+    Other,
 }
 
 /// Why a transaction stopped before its end. Kept small (the abort is boxed): every
 /// command of every transaction returns one of these through the hot path.
 enum TxError {
-    /// A serialization or deadlock failure at this command index.
+    /// A failed try (serialization, deadlock, or another error under
+    /// `--continue-on-error`) at this command index.
     Retry(Retryable, usize),
     /// The client stops for good.
     Abort(Box<ClientAbort>),
@@ -522,9 +526,10 @@ impl<'a> Client<'a> {
                     return Ok(Some(Wait::Done));
                 }
                 let elapsed = || now_us() - scheduled;
-                if ctx
-                    .retry
-                    .can_retry(tries, elapsed, || ctx.control.clock.timer_exceeded())
+                if kind != Retryable::Other
+                    && ctx
+                        .retry
+                        .can_retry(tries, elapsed, || ctx.control.clock.timer_exceeded())
                 {
                     if ctx.plan.verbose_errors {
                         self.verbose_try_message(true, tries, scheduled);
@@ -544,6 +549,7 @@ impl<'a> Client<'a> {
                 match kind {
                     Retryable::Serialization => TxOutcome::SerializationFailure,
                     Retryable::Deadlock => TxOutcome::DeadlockFailure,
+                    Retryable::Other => TxOutcome::OtherFailure,
                 }
             }
         };

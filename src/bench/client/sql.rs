@@ -68,7 +68,8 @@ impl Client<'_> {
             .map_err(|_| self.backend_died(script, index).into())
     }
 
-    /// Classifies a server error: retryable failures go back to the transaction loop,
+    /// Classifies a server error: retryable failures (and, under
+    /// `--continue-on-error`, every other one) go back to the transaction loop;
     /// anything else aborts the client with pgbench's message.
     fn sql_error(
         &self,
@@ -80,6 +81,7 @@ impl Client<'_> {
         let kind = match e.code() {
             "40001" => Some(Retryable::Serialization),
             "40P01" => Some(Retryable::Deadlock),
+            _ if self.ctx.plan.settings.continue_on_error => Some(Retryable::Other),
             _ => None,
         };
         match kind {

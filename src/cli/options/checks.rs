@@ -91,6 +91,9 @@ fn add_workload_script(d: &mut Draft, w: &crate::workload::Configured) -> Result
         });
     }
     d.defines.extend(w.variables());
+    // sysbench rolls back and ignores the errors concurrency brings (a duplicate key
+    // after a concurrent delete and insert, deadlocks): counted as failures, not aborts
+    d.continue_on_error = true;
     d.benchmarking_option_set = true;
     Ok(())
 }
@@ -267,6 +270,7 @@ fn bench_action(d: Draft, workload: Option<crate::workload::Configured>) -> Acti
             n => MaxTries::Limited(n),
         },
         failures_detailed: d.failures_detailed,
+        continue_on_error: d.continue_on_error,
         rate: d.rate,
         latency_limit_us: positive(d.latency_limit),
         progress_s: positive(d.progress),

@@ -48,6 +48,8 @@ pub(super) struct Draft {
     pub failures_detailed: bool,
     pub verbose_errors: bool,
     pub exit_on_abort: bool,
+    /// pgbench 19's `--continue-on-error`.
+    pub continue_on_error: bool,
     pub defines: Vec<(String, String)>,
     pub scale: i32,
     pub scale_given: bool,
@@ -114,6 +116,7 @@ impl Draft {
             failures_detailed: false,
             verbose_errors: false,
             exit_on_abort: false,
+            continue_on_error: false,
             defines: Vec::new(),
             scale: 1,
             scale_given: false,
@@ -152,8 +155,8 @@ impl Draft {
                 return self.script_option(opt, v, env)
             }
             Client | Jobs | Connect | Transactions | Time | Rate | LatencyLimit | Protocol
-            | MaxTries | FailuresDetailed | VerboseErrors | ExitOnAbort | Define | Worker
-            | WorkerTimeout | Warmup => self.run_option(opt, v, env)?,
+            | MaxTries | FailuresDetailed | VerboseErrors | ExitOnAbort | ContinueOnError
+            | Define | Worker | WorkerTimeout | Warmup => self.run_option(opt, v, env)?,
             Log | LogPrefix | SamplingRate | AggregateInterval | Progress | ProgressTimestamp
             | ReportPerCommand | LatencyPercentiles | ExportJson | ExportHtml | MetricsListen
             | MetricsLinger => self.output_option(opt, v)?,
@@ -312,6 +315,7 @@ impl Draft {
             Opt::FailuresDetailed => self.failures_detailed = true,
             Opt::VerboseErrors => self.verbose_errors = true,
             Opt::ExitOnAbort => self.exit_on_abort = true,
+            Opt::ContinueOnError => self.continue_on_error = true,
             Opt::Define => {
                 // Not a benchmarking-only option when it configures a workload's -i.
                 self.define(v)?;

@@ -63,6 +63,7 @@ fn tx_line(file: &str, line_no: usize, line: &str, cols: Columns) -> Result<Tx, 
         "skipped" => (TxOutcome::Skipped, 0.0),
         "failed" | "serialization" => (TxOutcome::SerializationFailure, 0.0),
         "deadlock" => (TxOutcome::DeadlockFailure, 0.0),
+        "other" => (TxOutcome::OtherFailure, 0.0),
         v => (TxOutcome::Success, int(v)? as f64),
     };
     let lag = if cols.lag { int(w[6])? as f64 } else { 0.0 };
@@ -242,6 +243,8 @@ fn aggregate_line(file: &str, line_no: usize, line: &str) -> Result<(i64, StatsD
         retries: n[12] as i64,
         serialization_failures: n[13] as i64,
         deadlock_failures: n[14] as i64,
+        // pgbench 19 logs a 16th column: its other failures
+        other_sql_failures: n.get(15).map_or(0, |v| *v as i64),
     };
     Ok((n[0] as i64, s))
 }

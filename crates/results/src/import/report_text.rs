@@ -394,6 +394,9 @@ fn counters(
         "number of serialization failures" => {
             failures.get_or_insert_with(Failures::default).serialization = Some(n()?)
         }
+        "number of other failures" => {
+            failures.get_or_insert_with(Failures::default).other = Some(n()?)
+        }
         "number of deadlock failures" => {
             failures.get_or_insert_with(Failures::default).deadlock = Some(n()?)
         }

@@ -92,6 +92,7 @@ fn add_second(into: &mut Second, s: &Second) {
     into.failures += s.failures;
     into.serialization_failures += s.serialization_failures;
     into.deadlock_failures += s.deadlock_failures;
+    into.other_failures += s.other_failures;
     into.retried += s.retried;
     into.retries += s.retries;
     into.skipped += s.skipped;

@@ -19,6 +19,7 @@ fn settings(clients: usize) -> RunSettings {
         limit: Limit::Duration(3),
         max_tries: MaxTries::Limited(1),
         failures_detailed: false,
+        continue_on_error: false,
         rate: None,
         latency_limit_us: None,
         progress_s: None,

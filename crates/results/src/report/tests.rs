@@ -14,6 +14,7 @@ fn base() -> RunResult {
             limit: Limit::Transactions(50),
             max_tries: MaxTries::Limited(1),
             failures_detailed: false,
+            continue_on_error: false,
             rate: None,
             latency_limit_us: None,
             progress_s: None,
