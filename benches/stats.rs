@@ -148,6 +148,7 @@ fn report() -> RunResult {
         series: Vec::new(),
         warmup: None,
         tpcc: None,
+        sysbench: None,
     }
 }
 

@@ -312,6 +312,7 @@ fn same_statements(name: &str, test: &str, options: &[(&str, &str)], simple: boo
             "{q}: {o} per transaction, sysbench {t}\nsysbench {theirs_per_tx:#?}\nours {ours_per_tx:#?}"
         );
     }
+    summary_like_sysbench(&report, &out.stdout);
     // the same rows left: delete+insert pairs keep each table's count
     let count = "select sum(n) from (select count(*) n from sbtest1) t";
     assert_eq!(ours.value(count), theirs.value(count));
@@ -399,6 +400,30 @@ fn insert_and_delete_leave_sysbench_row_counts() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let rows = "select (select count(*) from sbtest1) + (select count(*) from sbtest2)";
     assert_eq!(db.value(rows), "2300");
+    // the summary's figures in the results file: 150 inserts, each a write
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let out = run(db
+        .ours()
+        .args(["--workload=oltp_insert", "-D", "tables=2", "-t", "20"])
+        .arg(format!("--export-json={}", json.display())));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out
+        .stdout
+        .contains("        write:                           20\n"));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let errors: Vec<String> = crate::export::schema()
+        .iter_errors(&doc)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let queries = &doc["run"]["sysbench"]["queries"];
+    assert_eq!(
+        (&queries["write"], &queries["read"]),
+        (&20.into(), &0.into())
+    );
+    assert_eq!(doc["run"]["sysbench"]["percentile"], 95);
     // oltp_insert without auto_inc: prepared empty, ids unique across clients
     let empty = Db::fresh("sb insert noinc");
     let defines = ["-D", "auto_inc=off", "-D", "tables=1"];
@@ -464,4 +489,45 @@ fn unknown_workload_option_names_the_known_ones() {
     assert!(out
         .stderr
         .contains("unknown workload \"tpcb\"; known workloads: oltp_read_write,"));
+}
+
+/// Our summary has sysbench's layout (each line's words, and the column where its
+/// first number starts) and its queries by kind per transaction within 2%.
+fn summary_like_sysbench(theirs: &str, ours: &str) {
+    let block = |text: &str| -> Vec<String> {
+        let start = text
+            .find("SQL statistics:")
+            .expect("an SQL statistics block");
+        let end = text.find("Threads fairness:").unwrap_or(text.len());
+        let (counts, latency) =
+            text[start..end].split_at(text[start..end].find("Latency").unwrap());
+        // left-aligned values: where the value starts; right-aligned ones: where it ends
+        let left = counts
+            .lines()
+            .map(|l| match l.find(|c: char| c.is_ascii_digit()) {
+                Some(at) => format!("{}#{at}", &l[..at]),
+                None => l.to_string(),
+            });
+        let right = latency.lines().map(|l| match l.rfind(':') {
+            Some(at) => format!("{}#{}", &l[..=at], l.len()),
+            None => l.to_string(),
+        });
+        left.chain(right).collect()
+    };
+    assert_eq!(
+        block(ours),
+        block(theirs),
+        "ours:\n{ours}\nsysbench:\n{theirs}"
+    );
+    let tx = |text: &str| figure(text, "transactions:");
+    for kind in ["read:", "write:", "other:"] {
+        let (t, o) = (
+            figure(theirs, kind) / tx(theirs),
+            figure(ours, kind) / tx(ours),
+        );
+        assert!(
+            (o - t).abs() <= 0.02 * t.max(0.01),
+            "{kind} {o} per transaction, sysbench {t}"
+        );
+    }
 }

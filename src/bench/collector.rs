@@ -135,6 +135,8 @@ pub struct Collected {
     pub per_script: Vec<StatsData>,
     pub commands: Vec<Vec<CommandStats>>,
     pub conn_total_duration_us: f64,
+    /// Every client's queries by sysbench's kinds.
+    pub queries: pgbench_results::sysbench::QueryCounts,
     pub latency_late: i64,
     pub aborted: usize,
     /// What only some runs keep; one test per transaction when none is kept.
@@ -168,6 +170,7 @@ impl Collected {
             per_script: vec![StatsData::default(); plan.scripts],
             commands: Vec::new(),
             conn_total_duration_us: 0.0,
+            queries: Default::default(),
             latency_late: 0,
             aborted: 0,
             extras: (plan.histograms || plan.series).then(|| {
@@ -243,6 +246,7 @@ impl Collected {
         self.last_client_end = self.last_client_end.max(done.end_us);
         self.unfinished += usize::from(done.unfinished);
         self.conn_total_duration_us += done.conn_duration_us;
+        self.queries.add(&done.queries);
         if self.commands.is_empty() {
             self.commands = done.commands;
         } else {
@@ -465,6 +469,7 @@ mod tests {
                 vec![],
             ],
             conn_duration_us: 10.0,
+            queries: Default::default(),
             end_us,
             unfinished: false,
         })

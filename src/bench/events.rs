@@ -13,6 +13,8 @@ pub struct ClientDone {
     pub commands: Vec<Vec<CommandStats>>,
     /// Time spent in `-C` connects and disconnects, µs.
     pub conn_duration_us: f64,
+    /// Its queries by sysbench's kinds.
+    pub queries: pgbench_results::sysbench::QueryCounts,
     /// When it finished, µs on the run clock.
     pub end_us: i64,
     /// The run was stopped (Ctrl-C, an overdue end) while it was in a transaction.
@@ -43,6 +45,7 @@ pub fn lost_client(thread: usize, client: usize, end_us: i64) -> [Event; 2] {
         Event::Done(ClientDone {
             commands: Vec::new(),
             conn_duration_us: 0.0,
+            queries: Default::default(),
             end_us,
             unfinished: false,
         }),

@@ -406,10 +406,9 @@ fn collector_plan(ctx: &Context) -> CollectorPlan {
         }),
         latency_limit_us: s.latency_limit_us,
         throttled: s.throttled(),
-        // TPC-C's report ends with per-transaction percentiles.
-        histograms: s.percentiles.is_some()
-            || plan.export.any()
-            || matches!(plan.workload, Some(crate::workload::Configured::Tpcc(_))),
+        // TPC-C's report ends with per-transaction percentiles, sysbench's
+        // summary with its percentile.
+        histograms: s.percentiles.is_some() || plan.export.any() || plan.workload.is_some(),
         series: plan.export.any(),
         exit_on_abort: plan.exit_on_abort,
         epoch_shift_us: ctx.control.clock.epoch_shift_us,

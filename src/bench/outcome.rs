@@ -141,5 +141,12 @@ pub fn assemble(
         series: series.unwrap_or_default(),
         warmup,
         tpcc: None,
+        sysbench: plan.workload.as_ref().and_then(|w| {
+            w.summary_percentile()
+                .map(|percentile| pgbench_results::sysbench::SysbenchSummary {
+                    percentile,
+                    queries: collected.queries,
+                })
+        }),
     }
 }

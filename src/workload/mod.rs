@@ -163,6 +163,14 @@ impl Configured {
         }
     }
 
+    /// The percentile of sysbench's summary after the report (`None`: no summary).
+    pub fn summary_percentile(&self) -> Option<u32> {
+        match self {
+            Configured::Sysbench(c) => Some(c.percentile),
+            Configured::Tpcc(_) => None,
+        }
+    }
+
     /// `-i --workload=NAME`: creates and fills the workload's tables over `jobs`
     /// connections (the first is `main`).
     pub fn prepare(

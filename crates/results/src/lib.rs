@@ -37,6 +37,7 @@ pub mod show;
 pub mod stats;
 pub mod summary;
 pub mod synthetic;
+pub mod sysbench;
 pub mod timeline;
 pub mod tpcc;
 

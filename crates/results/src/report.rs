@@ -26,6 +26,10 @@ pub fn render(r: &RunResult) -> String {
     render_pgbench(r, &mut out);
     render_percentiles(r, &mut out);
     crate::tpcc::render(r, &mut out);
+    if let Some(s) = &r.sysbench {
+        out.push('\n');
+        crate::sysbench::render(r, s, &mut out);
+    }
     out
 }
 

@@ -179,6 +179,9 @@ pub struct RunResult {
     /// `--workload=tpcc`: HammerDB's figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpcc: Option<crate::tpcc::TpccResult>,
+    /// `--workload`: sysbench's summary figures (queries by kind, its percentile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sysbench: Option<crate::sysbench::SysbenchSummary>,
 }
 
 /// The warm-up of a run (`--warmup`), kept apart from what was measured.

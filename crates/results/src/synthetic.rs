@@ -283,5 +283,6 @@ pub fn run(spec: &Spec) -> RunResult {
         series: series.finish(spec.seconds * 1_000_000 - 1),
         warmup: None,
         tpcc: None,
+        sysbench: None,
     }
 }

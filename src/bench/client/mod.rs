@@ -169,6 +169,8 @@ pub struct Client<'a> {
     batch_since: i64,
     /// Time spent in `-C` connects and disconnects, µs.
     conn_duration_us: f64,
+    /// Queries by sysbench's kinds (its summary of a `--workload` run).
+    queries: pgbench_results::sysbench::QueryCounts,
     /// Reused buffers for SQL text and parameters.
     sql_buf: String,
     param_buf: String,
@@ -219,6 +221,7 @@ impl<'a> Client<'a> {
             batch: Vec::with_capacity(BATCH_RECORDS),
             batch_since: 0,
             conn_duration_us: 0.0,
+            queries: Default::default(),
             sql_buf: String::with_capacity(256),
             param_buf: String::with_capacity(128),
             param_ends: Vec::new(),
@@ -263,6 +266,7 @@ impl<'a> Client<'a> {
             .flatten()
             .for_each(|c| *c = CommandStats::default());
         self.conn_duration_us = 0.0;
+        self.queries = Default::default();
         false
     }
 
@@ -442,6 +446,7 @@ impl<'a> Client<'a> {
         let _ = events.send(Event::Done(ClientDone {
             commands: std::mem::take(&mut self.commands),
             conn_duration_us: self.conn_duration_us,
+            queries: self.queries,
             end_us: now_us(),
             unfinished,
         }));

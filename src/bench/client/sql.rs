@@ -347,8 +347,14 @@ impl Client<'_> {
             match res {
                 ResultStatus::CommandOk | ResultStatus::EmptyQuery => {
                     last_rows = Some(0);
+                    if changed_rows(conn.command_tag()) {
+                        self.queries.write += 1;
+                    } else {
+                        self.queries.other += 1;
+                    }
                 }
                 ResultStatus::TuplesOk => {
+                    self.queries.read += 1;
                     let ntuples = conn.ntuples();
                     last_rows = Some(ntuples);
                     match &sql.target {
@@ -368,6 +374,7 @@ impl Client<'_> {
                     }
                 }
                 ResultStatus::Error(e) => {
+                    self.queries.errors += 1;
                     failure = Some(self.sql_error(&e, script, index, qrynum));
                 }
                 ResultStatus::CopyIn | ResultStatus::CopyOut => {
@@ -506,4 +513,13 @@ fn unexpected_result_message(r: &ResultStatus) -> String {
         ResultStatus::PipelineAborted => "pipeline aborted".to_string(),
         other => format!("unexpected result status {other:?}"),
     }
+}
+
+/// sysbench's write: a command whose tag counts rows (`PQcmdTuples`) and counted some
+/// (`UPDATE 1`, `INSERT 0 1`); `BEGIN` or `DELETE 0` is another query.
+fn changed_rows(tag: &str) -> bool {
+    tag.rsplit(' ')
+        .next()
+        .and_then(|n| n.parse::<u64>().ok())
+        .is_some_and(|n| n > 0)
 }

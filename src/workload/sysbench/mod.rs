@@ -90,6 +90,7 @@ const COMMON_OPTIONS: &[(&str, &str)] = &[
     ("rand_spec_pct", "1"),
     ("rand_spec_res", "75"),
     ("rand_pareto_h", "0.2"),
+    ("percentile", "95"),
 ];
 
 /// sysbench's `--rand-type`: the distribution of `sysbench.rand.default`.
@@ -128,6 +129,8 @@ pub struct Config {
     pub random_points: u32,
     pub number_of_ranges: u32,
     pub delta: u32,
+    /// sysbench's `--percentile` for its latency summary (0: disabled).
+    pub percentile: u32,
 }
 
 impl Config {
@@ -234,6 +237,7 @@ impl Config {
             random_points: int("random_points")?,
             number_of_ranges: int("number_of_ranges")?,
             delta: int("delta")?,
+            percentile: int("percentile")?,
         };
         config.check(unsupported)
     }
@@ -245,6 +249,9 @@ impl Config {
         }
         if matches!(self.test, Test::RandomPoints | Test::RandomRanges) && self.tables != 1 {
             return Err(unsupported("this benchmark does not support --tables > 1"));
+        }
+        if self.percentile > 100 {
+            return Err(unsupported("percentile must be within 0..100"));
         }
         if self.rand_spec_iter == 0 {
             return Err(unsupported("rand_spec_iter must be at least 1"));

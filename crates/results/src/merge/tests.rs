@@ -163,6 +163,7 @@ fn result_of(all: &[Client], ids: &[usize], set: &RunSettings, scripts: u32) -> 
         series: seconds,
         warmup: None,
         tpcc: None,
+        sysbench: None,
     }
 }
 

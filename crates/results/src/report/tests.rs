@@ -39,6 +39,7 @@ fn base() -> RunResult {
         series: Vec::new(),
         warmup: None,
         tpcc: None,
+        sysbench: None,
     }
 }
 
