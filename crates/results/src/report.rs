@@ -263,26 +263,20 @@ fn failure_lines(set: &RunSettings, out: &mut String, prefix: &str, s: &StatsDat
         pct(failures, total)
     );
     if set.failures_detailed {
-        let _ = writeln!(
-            out,
-            "{prefix}number of serialization failures: {} ({}%)",
-            s.serialization_failures,
-            pct(s.serialization_failures, total)
-        );
-        let _ = writeln!(
-            out,
-            "{prefix}number of deadlock failures: {} ({}%)",
-            s.deadlock_failures,
-            pct(s.deadlock_failures, total)
-        );
-        // pgbench 19 prints it always; pgbench 15, which we match otherwise, has no
-        // such failures, so only its --continue-on-error shows the line
-        if set.continue_on_error {
+        // pgbench 19 prints the other failures always; pgbench 15, which we match
+        // otherwise, has none, so only its --continue-on-error shows that line
+        let kinds = [
+            ("serialization", s.serialization_failures),
+            ("deadlock", s.deadlock_failures),
+        ];
+        let other = set
+            .continue_on_error
+            .then_some(("other", s.other_sql_failures));
+        for (kind, n) in kinds.into_iter().chain(other) {
             let _ = writeln!(
                 out,
-                "{prefix}number of other failures: {} ({}%)",
-                s.other_sql_failures,
-                pct(s.other_sql_failures, total)
+                "{prefix}number of {kind} failures: {n} ({}%)",
+                pct(n, total)
             );
         }
     }
