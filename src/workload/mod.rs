@@ -163,6 +163,13 @@ impl Configured {
         }
     }
 
+    /// Whether the workload runs under `--continue-on-error`: sysbench rolls back and
+    /// ignores the errors concurrency brings (a duplicate key after a concurrent
+    /// delete and insert, deadlocks), so they are failures, not aborts.
+    pub fn continues_on_error(&self) -> bool {
+        matches!(self, Configured::Sysbench(_))
+    }
+
     /// The percentile of sysbench's summary after the report (`None`: no summary).
     pub fn summary_percentile(&self) -> Option<u32> {
         match self {

@@ -91,9 +91,9 @@ fn add_workload_script(d: &mut Draft, w: &crate::workload::Configured) -> Result
         });
     }
     d.defines.extend(w.variables());
-    // sysbench rolls back and ignores the errors concurrency brings (a duplicate key
-    // after a concurrent delete and insert, deadlocks): counted as failures, not aborts
-    d.continue_on_error = true;
+    if w.continues_on_error() {
+        d.continue_on_error = true;
+    }
     d.benchmarking_option_set = true;
     Ok(())
 }
