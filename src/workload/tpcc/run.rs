@@ -82,7 +82,12 @@ impl During {
         let server = self.started.and_then(|h| {
             let counted = h
                 .join()
-                .unwrap_or_else(|_| Err(RunError::Define("the TPC-C monitor failed".into())))
+                .unwrap_or_else(|_| {
+                    Err(RunError::Setup {
+                        message: "the TPC-C monitor's thread failed".into(),
+                        hint: None,
+                    })
+                })
                 .and_then(|m| m.map(Monitor::finish).transpose());
             match counted {
                 Ok(counts) => counts,
