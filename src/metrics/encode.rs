@@ -202,13 +202,15 @@ impl View {
     }
 
     fn failures(&self, enc: &mut DescriptorEncoder) -> Result<(), Error> {
-        let help = "Transactions failed for good, by kind";
+        let help = "Transactions failed for good, by kind (other: under --continue-on-error)";
         let mut m = descriptor(enc, family("failures", help, None, MetricType::Counter))?;
         for (i, s) in self.snapshot.scripts.iter().enumerate() {
             let script = (i + 1).to_string();
             for (kind, n) in [
                 ("serialization", s.stats.serialization_failures),
                 ("deadlock", s.stats.deadlock_failures),
+                // --continue-on-error's other SQL errors.
+                ("other", s.stats.other_sql_failures),
             ] {
                 let labels = [("script", script.as_str()), ("kind", kind)];
                 m.encode_family(&labels)?
@@ -330,6 +332,7 @@ mod tests {
             retries: 2,
             retried: 1,
             deadlock_failures: 1,
+            other_sql_failures: 4,
             ..Default::default()
         };
         stats.latency.sum = 1_500.0;
@@ -371,6 +374,7 @@ mod tests {
             "pgbench_transactions_total{worker=\"1\",script=\"1\"} 3",
             "pgbench_retries_total{worker=\"1\",script=\"1\"} 2",
             "pgbench_failures_total{worker=\"1\",script=\"1\",kind=\"deadlock\"} 1",
+            "pgbench_failures_total{worker=\"1\",script=\"1\",kind=\"other\"} 4",
             "pgbench_late_transactions_total{worker=\"1\",script=\"1\"} 1",
             "# TYPE pgbench_latency_seconds histogram",
             "pgbench_latency_seconds_bucket{worker=\"1\",script=\"1\",le=\"5e-05\"} 0",
