@@ -186,6 +186,7 @@ fn a_network_partition_ends_the_run_within_20_s_of_t() {
         let out = child.wait_with_output().unwrap();
         let took = started.elapsed();
         let (stdout, stderr) = text(&out);
+        eprintln!("{}: ended {took:?} after its start (-T 8)", ns.name);
         assert!(
             took < Duration::from_secs(28),
             "{}: took {took:?}: {stderr}",
@@ -238,8 +239,9 @@ fn a_forwarded_second_sigint_keeps_the_report_and_a_later_one_says_what_is_lost(
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_secs(2));
+    // Back to back, as a terminal's Ctrl-C and timeout's forwarding of it arrive
+    // (0.1.0 lost the report to the second 3 times in 3).
     kill(child.id(), "-INT");
-    std::thread::sleep(Duration::from_millis(50));
     kill(child.id(), "-INT");
     let out = child.wait_with_output().unwrap();
     let (stdout, stderr) = text(&out);
