@@ -223,6 +223,19 @@ fn long_transactions_after_t_are_waited_for_as_stock_does() {
     assert!(!stderr.contains("cancelled"), "{stderr}");
 }
 
+/// `pgbench-rs ARGS` on the shared cluster, 2 s into its run.
+fn started(db: &crate::support::Db, args: &[&str]) -> Child {
+    let child = db
+        .ours()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    child
+}
+
 /// Ctrl-C on a terminal under `timeout 60 pgbench-rs -T 30` reaches both, and timeout
 /// forwards it: the second SIGINT exited at once and the report was lost. Two signals
 /// close together are now one request; a later one still exits at once, saying so.
@@ -231,14 +244,7 @@ fn a_forwarded_second_sigint_keeps_the_report_and_a_later_one_says_what_is_lost(
     let db = crate::support::fresh_db("run_end_twice");
     let dir = tempfile::tempdir().unwrap();
     let quick = script_file(&dir, "one.sql", "SELECT 1;\n");
-    let child = db
-        .ours()
-        .args(["-n", "-c", "2", "-T", "30", "-f", &quick])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_secs(2));
+    let child = started(&db, &["-n", "-c", "2", "-T", "30", "-f", &quick]);
     // Back to back, as a terminal's Ctrl-C and timeout's forwarding of it arrive
     // (0.1.0 lost the report to the second 3 times in 3).
     kill(child.id(), "-INT");
@@ -250,14 +256,7 @@ fn a_forwarded_second_sigint_keeps_the_report_and_a_later_one_says_what_is_lost(
     assert!(!stderr.contains("again"), "{stderr}");
     // A client in a 10 s \sleep keeps the run going after the first.
     let sleepy = script_file(&dir, "sleep.sql", "\\sleep 10 s\n");
-    let child = db
-        .ours()
-        .args(["-n", "-c", "1", "-T", "30", "-f", &sleepy])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_secs(2));
+    let child = started(&db, &["-n", "-c", "1", "-T", "30", "-f", &sleepy]);
     kill(child.id(), "-INT");
     std::thread::sleep(Duration::from_millis(1500));
     let sent = Instant::now();
