@@ -464,11 +464,7 @@ fn issue_22_temp_instance_says_which_program_it_did_not_find_and_where() {
     });
     let probe = Command::new("unshare").args(["-m", "true"]).status();
     if !root || !probe.is_ok_and(|s| s.success()) {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "needs root and unshare -m"
-        );
-        eprintln!("skipped: needs root and a mount namespace (unshare -m)");
+        support::skip("needs root and a mount namespace (unshare -m)");
         return;
     }
     // /usr/sbin off PATH: runuser is found anyway.

@@ -32,11 +32,7 @@ fn tool(name: &str) -> Option<PathBuf> {
             .find(|p| p.is_file())
     });
     if found.is_none() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{name} is not installed (.ci/run installs it)"
-        );
-        eprintln!("skipped: {name} is not installed (.ci/run installs it)");
+        crate::support::skip(&format!("{name} is not installed (.ci/run installs it)"));
     }
     found
 }
