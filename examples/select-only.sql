@@ -4,7 +4,7 @@
 -- one round trip plus an index probe; with -M prepared the parse/plan cost is gone too.
 --
 --   pgbench-rs -i -s 100 bench
---   pgbench-rs -c 32 -j 32 -T 60 -P 5 -M prepared -f examples/select-only.sql bench
+--   pgbench-rs -c 32 -j 32 -T 60 -P 5 -M prepared -s 100 -f examples/select-only.sql bench
 --
 -- :scale is the -s given on the run's command line (1 when absent): a custom script
 -- does not look at pgbench_branches the way the builtin scripts do, so pass the same

@@ -216,12 +216,13 @@ fn guide_cases(text: &str) -> Vec<GuideCase> {
     cases
 }
 
-/// pgbench-rs names itself in its messages; the guide shows pgbench's name.
-fn as_pgbench(stderr: &str) -> String {
+/// Messages carry the program's name; the guide shows pgbench-rs's, and stock's are
+/// the same lines under its own name.
+fn as_pgbench_rs(stderr: &str) -> String {
     stderr
         .lines()
-        .map(|l| match l.strip_prefix("pgbench-rs: ") {
-            Some(rest) => format!("pgbench: {rest}\n"),
+        .map(|l| match l.strip_prefix("pgbench: ") {
+            Some(rest) => format!("pgbench-rs: {rest}\n"),
             None => format!("{l}\n"),
         })
         .collect()
@@ -236,7 +237,7 @@ fn run_guide_case(db: &Db, dir: &Path, case: &GuideCase) -> Vec<String> {
     let mut problems = Vec::new();
     for (who, mut cmd) in [("pgbench-rs", db.ours()), ("stock pgbench", db.stock())] {
         let out = run(cmd.current_dir(dir).args(&args));
-        let got = as_pgbench(&out.stderr);
+        let got = as_pgbench_rs(&out.stderr);
         if got != case.expected {
             problems.push(format!(
                 "guide line {}: {who} {args:?} printed on stderr:\n{got}--- the guide shows:\n{}",

@@ -267,6 +267,14 @@ fn issue_22_the_page_draws_no_partial_last_second() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // #22: a single run's series were each labelled with the whole command line; the
+    // page's name labels them, the command line is the run's row's tooltip.
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<title>pgbench results: run</title>"));
+    assert!(
+        html.contains(" -T 3 -c 2 -j 1 -f "),
+        "the command line, as a tooltip"
+    );
     let Some(c) = crate::report::check_page(&page, &dir.path().join("run.png")) else {
         return;
     };

@@ -280,7 +280,11 @@ fn write_exports(
         destination::write(path, file.to_json().as_bytes())?;
     }
     if let Some(path) = &export.html {
-        let label = file.command_line.join(" ");
+        // The page's own name labels its series (the command line, a label for every
+        // one of them before, is the run's row's tooltip).
+        let label = std::path::Path::new(path)
+            .file_stem()
+            .map_or("this run".into(), |s| s.to_string_lossy().into_owned());
         let page = pgbench_results::html::render_page(&[(label, file.clone())]);
         destination::write(path, page.as_bytes())?;
     }

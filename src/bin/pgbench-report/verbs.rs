@@ -310,10 +310,27 @@ fn import_verb(args: &[String]) -> Result<u8, VerbError> {
     Ok(EXIT_OK)
 }
 
-fn file_name(path: &str) -> String {
-    std::path::Path::new(path)
-        .file_name()
-        .map_or(path.to_string(), |n| n.to_string_lossy().into_owned())
+/// The files' labels: each file's name, with as many of its folders as tell it apart
+/// from another of the same name (`a/run.json`, `b/run.json`).
+fn labels<S: AsRef<str>>(paths: &[S]) -> Vec<String> {
+    let parts: Vec<Vec<&str>> = paths
+        .iter()
+        .map(|p| p.as_ref().split('/').filter(|c| !c.is_empty()).collect())
+        .collect();
+    let tail = |p: &[&str], k: usize| p[p.len().saturating_sub(k)..].join("/");
+    parts
+        .iter()
+        .zip(paths)
+        .map(|(p, path)| {
+            (1..=p.len())
+                .map(|k| tail(p, k))
+                .find(|label| {
+                    let k = label.split('/').count();
+                    parts.iter().filter(|o| tail(o, k) == *label).count() == 1
+                })
+                .unwrap_or_else(|| path.as_ref().to_string())
+        })
+        .collect()
 }
 
 fn compare_verb(args: &[String]) -> Result<u8, VerbError> {
@@ -340,14 +357,16 @@ fn compare_verb(args: &[String]) -> Result<u8, VerbError> {
     let sides = if groups.is_empty() {
         singles
             .iter()
-            .map(|f| {
+            .zip(labels(&singles))
+            .map(|(f, label)| {
                 Ok(Side {
-                    label: file_name(f),
+                    label,
                     runs: vec![read_doc(f)?],
                 })
             })
             .collect::<Result<Vec<_>, VerbError>>()?
     } else {
+        let mut names = labels(&groups.concat()).into_iter();
         groups
             .iter()
             .map(|files| {
@@ -355,7 +374,7 @@ fn compare_verb(args: &[String]) -> Result<u8, VerbError> {
                     .iter()
                     .map(|f| read_doc(f))
                     .collect::<Result<_, _>>()?;
-                let names: Vec<String> = files.iter().map(|f| file_name(f)).collect();
+                let names: Vec<String> = names.by_ref().take(files.len()).collect();
                 Ok(Side {
                     label: names.join(", "),
                     runs,
@@ -402,7 +421,8 @@ fn html_verb(args: &[String]) -> Result<u8, VerbError> {
     let output = output.ok_or_else(|| usage("html needs -o PAGE.html"))?;
     let docs = files
         .iter()
-        .map(|f| Ok((file_name(f), read_doc(f)?)))
+        .zip(labels(&files))
+        .map(|(f, label)| Ok((label, read_doc(f)?)))
         .collect::<Result<Vec<_>, VerbError>>()?;
     write_out(output, &pgbench_results::html::render_page(&docs))?;
     Ok(EXIT_OK)
@@ -451,4 +471,23 @@ fn merge_verb(args: &[String]) -> Result<u8, VerbError> {
     } else {
         EXIT_OK
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::labels;
+
+    /// #22: files of the same name in different folders got the same label.
+    #[test]
+    fn issue_22_labels_tell_files_of_one_name_apart_by_their_folders() {
+        assert_eq!(
+            labels(&["x/base/run.json", "x/new/run.json", "other.json"]),
+            ["base/run.json", "new/run.json", "other.json"]
+        );
+        assert_eq!(
+            labels(&["/a/b/r.json", "/c/b/r.json"]),
+            ["a/b/r.json", "c/b/r.json"]
+        );
+        assert_eq!(labels(&["r.json", "r.json"]), ["r.json", "r.json"]);
+    }
 }

@@ -288,11 +288,20 @@ fn derived_interval(a: &Side, b: &Side, ratio: f64) -> Result<Interval, Verdict>
 }
 
 fn change(fig: &Figure, method: Method, a: &Side, b: &Side, va: f64, vb: f64) -> Change {
-    if va == vb {
+    // Equal as the table shows them (0.000 and 0.000 printed +inf% before): the same.
+    if va == vb || table::value(Some(va)) == table::value(Some(vb)) {
         return Change {
             ratio: Some(0.0),
             interval: None,
             verdict: Verdict::Same,
+        };
+    }
+    // From 0 a change has no percentage.
+    if va == 0.0 {
+        return Change {
+            ratio: None,
+            interval: None,
+            verdict: Verdict::NoInterval,
         };
     }
     let ratio = vb / va - 1.0;

@@ -18,7 +18,8 @@ pub fn signed(v: f64, prec: usize) -> String {
     }
 }
 
-fn value(v: Option<f64>) -> String {
+/// A figure as the table shows it.
+pub(super) fn value(v: Option<f64>) -> String {
     match v {
         None => "-".to_string(),
         Some(v) if v.abs() >= 1000.0 => fmt_f(v, 1),

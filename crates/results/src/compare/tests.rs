@@ -266,3 +266,22 @@ fn tpcc_runs_compare_nopm_and_tpm_first_higher_being_better() {
     let b = Figure::Nopm.value(&sides[1].runs[0]).unwrap();
     assert!(b > a * 1.19, "{a} {b}");
 }
+
+/// #22: two values that both show as 0.000 printed a change of +inf%.
+#[test]
+fn issue_22_values_equal_as_shown_are_the_same_and_a_change_from_0_has_no_percentage() {
+    let sides = [
+        side("a", &[Spec::tpcb(1, 30, 500.0, 2000.0)]),
+        side("b", &[Spec::tpcb(2, 30, 500.0, 2000.0)]),
+    ];
+    let (a, b) = (&sides[0], &sides[1]);
+    let same = change(&Figure::Tps, Method::Seconds, a, b, 0.0, 0.0004);
+    assert_eq!((same.ratio, same.verdict), (Some(0.0), Verdict::Same));
+    let from_zero = change(&Figure::Tps, Method::Seconds, a, b, 0.0, 0.5);
+    assert_eq!(
+        (from_zero.ratio, from_zero.verdict),
+        (None, Verdict::NoInterval)
+    );
+    let c = compare(&sides).unwrap();
+    assert!(!render_table(&c).contains("inf%"), "{}", render_table(&c));
+}

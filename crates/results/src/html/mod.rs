@@ -123,8 +123,9 @@ fn summary_table(files: &[(String, ResultsFile)], out: &mut String) {
         let count = |v: Option<i64>| v.map_or("&ndash;".into(), |v| v.to_string());
         let _ = write!(
             out,
-            "<tr><td>{}</td><td title=\"{}\">{source}</td><td>{}</td><td>{}</td><td>{}</td>\
+            "<tr><td title=\"{}\">{}</td><td title=\"{}\">{source}</td><td>{}</td><td>{}</td><td>{}</td>\
              <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+            esc(&doc.command_line.join(" ")),
             esc(label),
             esc(doc.client_version.as_deref().unwrap_or("")),
             num(s.tps, 1),
