@@ -531,3 +531,47 @@ fn summary_like_sysbench(theirs: &str, ours: &str) {
         );
     }
 }
+
+/// `pgbench-report import` reads real sysbench's output; `compare` sets it beside a
+/// `--workload` run's results file.
+#[test]
+fn sysbench_output_imports_and_compares() {
+    if !have_sysbench("sysbench_output_imports_and_compares") {
+        return;
+    }
+    let db = Db::fresh("sb import");
+    let options = ["--tables=2", "--table-size=2000", "--time=3", "--threads=2"];
+    db.sysbench("oltp_read_only", &options, "prepare");
+    let report = db.sysbench("oltp_read_only", &options, "run").stdout;
+    let dir = tempfile::tempdir().unwrap();
+    let (theirs, imported, ours) = (
+        dir.path().join("sysbench.txt"),
+        dir.path().join("sysbench.json"),
+        dir.path().join("ours.json"),
+    );
+    std::fs::write(&theirs, &report).unwrap();
+    let report_cmd = || Command::new(env!("CARGO_BIN_EXE_pgbench-report"));
+    let out = run(report_cmd()
+        .args(["import", "--report"])
+        .arg(&theirs)
+        .arg("-o")
+        .arg(&imported));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let shown = run(report_cmd().arg("show").arg(&imported));
+    let tx = figure(&report, "transactions:") as i64;
+    assert!(
+        shown.stdout.contains(&format!("number of transactions actually processed: {tx}")),
+        "{}",
+        shown.stdout
+    );
+    let out = run(db
+        .ours()
+        .args(["--workload=oltp_read_only", "-D", "tables=2", "-D", "table_size=2000"])
+        .args(["-T", "3", "-c", "2", "-M", "prepared"])
+        .arg(format!("--export-json={}", ours.display())));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = run(report_cmd().arg("compare").arg(&imported).arg(&ours));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.starts_with("A: sysbench.json\nB: ours.json\n"), "{}", out.stdout);
+    assert!(out.stdout.lines().any(|l| l.starts_with("tps ")), "{}", out.stdout);
+}

@@ -8,6 +8,7 @@
 mod logs;
 mod progress;
 mod report_text;
+mod sysbench_text;
 
 use crate::document::ResultsFile;
 use crate::summary::PercentileSummary;
@@ -86,7 +87,11 @@ pub fn import_files(paths: &Paths) -> Result<ResultsFile, ImportError> {
 /// Imports stock output given as text.
 pub fn import(inputs: &Inputs) -> Result<ResultsFile, ImportError> {
     let (name, text) = &inputs.report;
-    let (mut summary, banner) = report_text::parse(name, text)?;
+    let (mut summary, banner) = if sysbench_text::is_sysbench(text) {
+        sysbench_text::parse(name, text)?
+    } else {
+        report_text::parse(name, text)?
+    };
     let stderr = match &inputs.progress {
         Some((name, text)) => progress::parse(name, text)?,
         None => progress::Stderr::default(),

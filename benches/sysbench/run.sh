@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Client CPU per transaction, pgbench-rs's --workload=oltp_* against real sysbench 1.0
+# (Debian's package, its pgsql driver) with the same options on the same throwaway
+# cluster: oltp_read_write, oltp_point_select, and oltp_point_select with 1,000
+# clients. Each run's client CPU comes from the kernel's accounting of the child
+# (GNU time: wait4's rusage, user and system apart), so it stays meaningful while
+# other processes share the cores; divided by the transactions the tool reports.
+# The two tools alternate (sysbench, ours, sysbench, ours, ...) ROUNDS times.
+#
+# Usage: benches/sysbench/run.sh [SECONDS [ROUNDS]]     (default 10 s, 2 rounds)
+# Output: a table on stdout, also saved as benches/sysbench/results/<date>.txt.
+set -euo pipefail
+
+SECONDS_PER_RUN=${1:-10}
+ROUNDS=${2:-2}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+target=${CARGO_TARGET_DIR:-$root/target}
+command -v sysbench >/dev/null || { echo "sysbench not found (apt-get install sysbench)" >&2; exit 1; }
+
+# shellcheck source=../cluster.sh
+source "$root/benches/cluster.sh"
+bench_workdir
+port=$((40000 + $$ % 20000))
+throwaway_cluster "$bindir" "$work" "$port" fsync=off synchronous_commit=off \
+    autovacuum=off max_connections=1100 shared_buffers=256MB
+(cd "$root" && CARGO_TARGET_DIR=$target cargo build --quiet --release --bin pgbench-rs)
+ours=$target/release/pgbench-rs
+as_server "$bindir/psql" -h "$work" -p "$port" -U postgres -qc 'create database sbtest'
+
+sb=(--db-driver=pgsql "--pgsql-host=$work" "--pgsql-port=$port" --pgsql-user=postgres --pgsql-db=sbtest)
+pg=(-h "$work" -p "$port" -U postgres)
+sysbench oltp_read_write "${sb[@]}" --tables=4 --table-size=10000 --threads=4 prepare >/dev/null
+
+# "user_us sys_us transactions" of one run of a command; the transactions are the
+# number after LABEL in its output.
+measure() {
+    local label=$1
+    shift
+    local out t n
+    out=$(/usr/bin/time -f 'TIME %U %S' "$@" 2>&1)
+    t=$(grep '^TIME ' <<<"$out" | tail -1)
+    n=$(grep -m1 "$label" <<<"$out" | sed -E "s/.*$label *([0-9]+).*/\1/")
+    awk -v t="$t" -v n="$n" 'BEGIN { split(t, a, " "); printf "%.0f %.0f %d\n", a[2] * 1e6, a[3] * 1e6, n }'
+}
+
+# One line of the table: per-transaction client CPU of both tools over ROUNDS rounds.
+compare() {
+    local name=$1 clients=$2 jobs=$3 test=$4
+    shift 4
+    local sb_opts=("$@") d_opts=() o
+    for o in "$@"; do
+        o=${o#--}
+        d_opts+=(-D "${o//-/_}")
+    done
+    local su=0 ss=0 sn=0 ou=0 os=0 on=0 r
+    for ((r = 0; r < ROUNDS; r++)); do
+        read -r u s n < <(measure 'transactions:' sysbench "$test" "${sb[@]}" "${sb_opts[@]}" \
+            --threads="$clients" --time="$SECONDS_PER_RUN" run)
+        su=$((su + u)) ss=$((ss + s)) sn=$((sn + n))
+        read -r u s n < <(measure 'number of transactions actually processed:' "$ours" "${pg[@]}" \
+            --workload="$test" "${d_opts[@]}" -M prepared -c "$clients" -j "$jobs" \
+            -T "$SECONDS_PER_RUN" sbtest)
+        ou=$((ou + u)) os=$((os + s)) on=$((on + n))
+    done
+    awk -v name="$name" -v su="$su" -v ss="$ss" -v sn="$sn" -v ou="$ou" -v os="$os" -v on="$on" 'BEGIN {
+        a = su / sn; b = ss / sn; c = ou / on; d = os / on
+        printf "%-28s %8.1f %8.1f %8.1f %9d | %8.1f %8.1f %8.1f %9d | %6.2f %6.2f\n",
+            name, a, b, a + b, sn, c, d, c + d, on, (c + d) / (a + b), c / a }'
+}
+
+out=$(
+    echo "client CPU per transaction, microseconds (user, kernel, total; transactions), $ROUNDS x ${SECONDS_PER_RUN} s each"
+    printf '%-28s %8s %8s %8s %9s | %8s %8s %8s %9s | %6s %6s\n' workload \
+        'sb user' 'sb sys' 'sb tot' 'sb tx' 'our user' 'our sys' 'our tot' 'our tx' total user
+    compare "oltp_read_write -c 4" 4 4 oltp_read_write --tables=4 --table-size=10000
+    compare "oltp_point_select -c 4" 4 4 oltp_point_select --tables=4 --table-size=10000
+    compare "oltp_point_select -c 1000" 1000 2 oltp_point_select --tables=4 --table-size=10000
+    echo "ratios: ours / sysbench (targets: total <= 0.8, user <= 0.5)"
+    echo "sysbench: $(sysbench --version); pgbench-rs: $(git -C "$root" rev-parse --short HEAD); $(nproc) cores"
+)
+echo "$out"
+mkdir -p "$here/results"
+echo "$out" >"$here/results/$(date +%Y-%m-%d).txt"
