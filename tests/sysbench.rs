@@ -560,18 +560,34 @@ fn sysbench_output_imports_and_compares() {
     let shown = run(report_cmd().arg("show").arg(&imported));
     let tx = figure(&report, "transactions:") as i64;
     assert!(
-        shown.stdout.contains(&format!("number of transactions actually processed: {tx}")),
+        shown
+            .stdout
+            .contains(&format!("number of transactions actually processed: {tx}")),
         "{}",
         shown.stdout
     );
     let out = run(db
         .ours()
-        .args(["--workload=oltp_read_only", "-D", "tables=2", "-D", "table_size=2000"])
+        .args([
+            "--workload=oltp_read_only",
+            "-D",
+            "tables=2",
+            "-D",
+            "table_size=2000",
+        ])
         .args(["-T", "3", "-c", "2", "-M", "prepared"])
         .arg(format!("--export-json={}", ours.display())));
     assert_eq!(out.code, 0, "{}", out.stderr);
     let out = run(report_cmd().arg("compare").arg(&imported).arg(&ours));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
-    assert!(out.stdout.starts_with("A: sysbench.json\nB: ours.json\n"), "{}", out.stdout);
-    assert!(out.stdout.lines().any(|l| l.starts_with("tps ")), "{}", out.stdout);
+    assert!(
+        out.stdout.starts_with("A: sysbench.json\nB: ours.json\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.lines().any(|l| l.starts_with("tps ")),
+        "{}",
+        out.stdout
+    );
 }

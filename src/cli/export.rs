@@ -43,6 +43,8 @@ pub fn effective_options(plan: &BenchPlan, dbname: &str) -> BTreeMap<String, Val
     put("failures-detailed", json!(s.failures_detailed));
     put("verbose-errors", json!(plan.verbose_errors));
     put("exit-on-abort", json!(plan.exit_on_abort));
+    put("continue-on-error", json!(s.continue_on_error));
+    put("workload", json!(plan.workload.as_ref().map(|w| w.name())));
     put("warmup", json!(plan.warmup_s));
     put("latency-percentiles", json!(s.percentiles));
     put(

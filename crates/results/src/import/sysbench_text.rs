@@ -129,7 +129,10 @@ Threads fairness:
         assert!(is_sysbench(RUN));
         let (s, banner) = parse("sb.txt", RUN).unwrap();
         assert_eq!(banner.client.as_deref(), Some("sysbench 1.0.20"));
-        assert_eq!((s.clients, s.transactions, s.tps), (Some(2), Some(1799), Some(358.46)));
+        assert_eq!(
+            (s.clients, s.transactions, s.tps),
+            (Some(2), Some(1799), Some(358.46))
+        );
         assert_eq!(s.failures.map(|f| f.total), Some(7));
         assert_eq!((s.duration_s, s.latency_avg_ms), (Some(5), Some(5.56)));
         let p = s.percentiles.unwrap();
@@ -138,7 +141,9 @@ Threads fairness:
 
     #[test]
     fn a_pgbench_report_is_not_sysbench_output() {
-        assert!(!is_sysbench("pgbench (15.18)\ntransaction type: <builtin: TPC-B (sort of)>\n"));
+        assert!(!is_sysbench(
+            "pgbench (15.18)\ntransaction type: <builtin: TPC-B (sort of)>\n"
+        ));
         assert!(parse("x", "sysbench 1.0.20\nFATAL: no such test\n").is_err());
     }
 }
