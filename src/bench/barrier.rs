@@ -247,8 +247,8 @@ pub struct Barrier {
 impl Barrier {
     /// Joins the run `run_id` as `worker` (after this process's setup, before its
     /// clients connect); unless the seed was given as a number, a worker other than 0
-    /// waits here for worker 0's seed.
-    /// `run` is the run id and the option digests.
+    /// waits here for worker 0's seed. Its statements carry `digests`
+    /// ([`super::worker::option_digests`]) for workers of other runs to read.
     pub fn join(
         opts: &ConnectOptions,
         (run_id, digests): (&str, &str),
@@ -482,7 +482,7 @@ impl Barrier {
         let (Some(run), Some(index)) = (words.next(), words.next()) else {
             return;
         };
-        if self.other_runs.iter().any(|r| r == run) {
+        if run == self.run_id || self.other_runs.iter().any(|r| r == run) {
             return;
         }
         self.other_runs.push(run.to_string());

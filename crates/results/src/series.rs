@@ -34,8 +34,8 @@ pub struct Second {
     pub lag: SimpleStats,
     /// Latency µs at [`SECOND_QUANTILES`]; `None` in a second with no success.
     pub quantiles_us: Option<[u64; 4]>,
-    /// How long the second really was, when the run ended inside it (the last second,
-    /// usually a few ms of transactions finishing after `-T`); absent for a whole one.
+    /// How long the second really was, when the run ended inside it (the last second
+    /// of a `-t` run; a `-T` run's seconds are whole); absent for a whole one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub length_s: Option<f64>,
 }
