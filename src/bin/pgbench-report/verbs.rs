@@ -193,10 +193,19 @@ pub fn read_doc(path: &str) -> Result<ResultsFile, VerbError> {
         file: path.to_string(),
         message: pgbench_results::destination::strerror(&e),
     })?;
-    ResultsFile::from_json(&text).map_err(|source| VerbError::Document {
+    let mut doc = ResultsFile::from_json(&text).map_err(|source| VerbError::Document {
         file: path.to_string(),
         source,
-    })
+    })?;
+    // A file written before passwords were masked (or edited) is masked as it is read,
+    // so that nothing this program writes or prints holds one.
+    for arg in &mut doc.command_line {
+        *arg = pgbench_wire::redact_secrets(arg);
+    }
+    if let Some(serde_json::Value::String(db)) = doc.options.get_mut("dbname") {
+        *db = pgbench_wire::redact_secrets(db);
+    }
+    Ok(doc)
 }
 
 /// Writes `text` to `path`, or stdout for `-`.
