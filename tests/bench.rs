@@ -293,7 +293,7 @@ fn a_full_log_disk_is_said_once_counted_and_fails_the_run() {
         .arg(&small)
         .output();
     if !mounted.as_ref().is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: cannot mount a small tmpfs here ({mounted:?})");
+        support::skip(&format!("cannot mount a small tmpfs here ({mounted:?})"));
         return;
     }
     let script = crate::support::script_file(&dir, "one.sql", "SELECT 1;\n");

@@ -151,11 +151,7 @@ fn device(dir: &tempfile::TempDir, name: &str, minor: &str) -> Option<std::path:
     if made {
         return Some(path);
     }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "mknod failed: run as root"
-    );
-    eprintln!("skipped: mknod needs root");
+    crate::support::skip("mknod needs root");
     None
 }
 

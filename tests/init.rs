@@ -619,7 +619,7 @@ fn server_gone_mid_load() {
 #[test]
 fn terminal_progress() {
     if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("script(1) not installed: skipped");
+        crate::support::skip("script(1) is not installed");
         return;
     }
     let o = InitOptions {
