@@ -40,6 +40,10 @@ pub const REPEAT_WINDOW_US: i64 = 1_000_000;
 const CANCEL_TIMEOUT: Duration = Duration::from_secs(2);
 /// Threads sending cancel requests at once.
 const CANCEL_SENDERS: usize = 16;
+/// How long the end of a run waits for cancel requests still under way: a healthy
+/// server takes them in milliseconds (its backends then stop their statements rather
+/// than run them to the end after pgbench-rs exited); a frozen one is not waited for.
+pub const CANCELS_WAIT: Duration = Duration::from_millis(500);
 
 /// The grace after `-T` when the longest transaction counted took `longest_us`.
 pub fn grace_us(longest_us: f64) -> i64 {
@@ -90,6 +94,8 @@ pub struct RunControl {
     closed: AtomicBool,
     /// The grace an overdue run exceeded, 0 = not overdue.
     overdue_grace: AtomicI64,
+    /// Cancel requests not yet sent and answered.
+    cancels_left: Arc<AtomicUsize>,
     /// When the clients were let go (run clock), 0 = not yet: a deadline that passed
     /// while they connected gets its grace from then.
     started_at: AtomicI64,
@@ -108,6 +114,7 @@ impl RunControl {
             close_at: AtomicI64::new(i64::MAX),
             closed: AtomicBool::new(false),
             overdue_grace: AtomicI64::new(0),
+            cancels_left: Arc::default(),
             started_at: AtomicI64::new(0),
         }
     }
@@ -196,7 +203,16 @@ impl RunControl {
             .filter(|&c| self.in_transaction(c))
             .filter_map(|c| self.slot(c).as_ref().map(|r| r.cancel.clone()))
             .collect();
-        send_cancels(tokens);
+        self.cancels_left.store(tokens.len(), Ordering::SeqCst);
+        send_cancels(tokens, Arc::clone(&self.cancels_left));
+    }
+
+    /// Waits up to `within` for the cancel requests under way.
+    pub fn wait_for_cancels(&self, within: Duration) {
+        let until = std::time::Instant::now() + within;
+        while self.cancels_left.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// The clients were let go at `now`.
@@ -250,20 +266,21 @@ impl RunControl {
 /// Sends the cancel requests, [`CANCEL_SENDERS`] at a time, each bounded by
 /// [`CANCEL_TIMEOUT`], on threads nobody waits for: a frozen server or a lost network
 /// must not hold the signal thread or the collector.
-fn send_cancels(tokens: Vec<CancelToken>) {
+fn send_cancels(tokens: Vec<CancelToken>, left: Arc<AtomicUsize>) {
     if tokens.is_empty() {
         return;
     }
     let tokens = Arc::new(tokens);
     let next = Arc::new(AtomicUsize::new(0));
     for _ in 0..CANCEL_SENDERS.min(tokens.len()) {
-        let (tokens, next) = (Arc::clone(&tokens), Arc::clone(&next));
+        let (tokens, next, left) = (Arc::clone(&tokens), Arc::clone(&next), Arc::clone(&left));
         let spawned = std::thread::Builder::new()
             .name("cancel".into())
             .stack_size(64 * 1024)
             .spawn(move || {
                 while let Some(t) = tokens.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let _ = t.cancel_within(CANCEL_TIMEOUT);
+                    left.fetch_sub(1, Ordering::SeqCst);
                 }
             });
         // No thread to be had: the sockets are shut after the grace anyway.

@@ -114,6 +114,7 @@ pub fn run(
             let _ = c.join();
         }
     }
+    ctx.control.wait_for_cancels(control::CANCELS_WAIT);
     // pgbench's run ends when its last thread does.
     let end = collected.last_client_end.max(measured_from);
     let log_losses = finish_logs(&ctx, end + ctx.control.clock.epoch_shift_us);
