@@ -149,6 +149,8 @@ fn report() -> RunResult {
         warmup: None,
         tpcc: None,
         sysbench: None,
+        server: None,
+        client_cpu: None,
     }
 }
 

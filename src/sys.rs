@@ -38,6 +38,17 @@ pub fn ensure_open_files(need: u64) -> Result<(), LimitError> {
     Ok(())
 }
 
+/// User and system CPU seconds this process has used (all its threads).
+pub fn process_cpu_s() -> Option<f64> {
+    // SAFETY: getrusage writes into the zeroed struct we own.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return None;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Some(secs(usage.ru_utime) + secs(usage.ru_stime))
+}
+
 /// The effective user's login name (libpq's and pgbench's default user and database),
 /// as the connection layer looks it up.
 pub use pgbench_wire::os_user_name;

@@ -33,9 +33,11 @@ pub mod outcome;
 pub mod plan;
 pub mod progress;
 pub mod retry;
+pub mod server_stats;
 pub mod setup;
 pub mod throttle;
 pub mod txlog;
+pub mod window;
 pub mod worker;
 
 pub use error::{ClientAbort, RunError};
@@ -68,6 +70,7 @@ pub fn run(
     let seeds = worker::seed_plan(plan, seed);
     let vars = client_variables(plan, setup.scale, &seeds)?;
     let tpcc = crate::workload::tpcc::run::before(plan, &conn_opts)?;
+    let sampler = server_stats::before(plan, &conn_opts)?;
     let (events, events_rx) = crossbeam_channel::unbounded();
     let scripts = launch::run_scripts(plan);
     let ctx = Arc::new(Context {
@@ -92,6 +95,8 @@ pub fn run(
     let starts = worker::start_together(joined, plan, &ctx.control, &gate, start)?;
     let (bench_start, measured_from) = begin(&ctx, &gate, starts.clock_us);
     let tpcc = tpcc.map(|t| t.measure_from(measured_from));
+    let sampler = sampler.map(|s| s.measure_from(measured_from));
+    let cpu_at_start = crate::sys::process_cpu_s();
     let collected = collector::collect(
         &collector_plan(&ctx),
         &events_rx,
@@ -127,6 +132,8 @@ pub fn run(
     let unfinished = collected.unfinished;
     let mut result = outcome::assemble(plan, &setup, &ctx.scripts, collected, timing);
     result.tpcc = tpcc.map(|t| t.finish(&result));
+    result.server = sampler.and_then(|s| server_stats::finish(s, &result));
+    result.client_cpu = client_cpu(plan, cpu_at_start, bench_start, end);
     let shift = ctx.control.clock.epoch_shift_us;
     let info = outcome::RunInfo {
         server_version: setup.server_version,
@@ -389,6 +396,23 @@ fn begin(ctx: &Context, gate: &StartGate, start: i64) -> (i64, i64) {
     (bench_start, measured_from)
 }
 
+/// The process's CPU time from the clients' start to the run's end, beside what its
+/// threads could have used.
+fn client_cpu(
+    plan: &BenchPlan,
+    cpu_at_start: Option<f64>,
+    start_us: i64,
+    end_us: i64,
+) -> Option<pgbench_results::warnings::ClientCpu> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Some(pgbench_results::warnings::ClientCpu {
+        cpu_s: crate::sys::process_cpu_s()? - cpu_at_start?,
+        wall_s: (end_us - start_us) as f64 / 1e6,
+        threads: plan.settings.threads.min(cores),
+    })
+    .filter(|c| c.wall_s > 0.0)
+}
+
 /// What the collector needs of the plan.
 fn collector_plan(ctx: &Context) -> CollectorPlan {
     let plan = &ctx.plan;
@@ -410,7 +434,7 @@ fn collector_plan(ctx: &Context) -> CollectorPlan {
         // TPC-C's report ends with per-transaction percentiles, sysbench's
         // summary with its percentile.
         histograms: s.percentiles.is_some() || plan.export.any() || plan.workload.is_some(),
-        series: plan.export.any(),
+        series: plan.export.any() || plan.print_warnings,
         exit_on_abort: plan.exit_on_abort,
         epoch_shift_us: ctx.control.clock.epoch_shift_us,
         measure_from_us: ctx.control.clock.measure_from_us(),

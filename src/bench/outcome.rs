@@ -148,5 +148,7 @@ pub fn assemble(
                     queries: collected.queries,
                 })
         }),
+        server: None,
+        client_cpu: None,
     }
 }

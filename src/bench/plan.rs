@@ -108,6 +108,16 @@ pub struct BenchPlan {
     pub workload: Option<crate::workload::Configured>,
     /// `--metrics-listen`, `--metrics-linger`.
     pub metrics: Option<crate::metrics::MetricsPlan>,
+    /// `--server-stats`; `print`: `--print-server-stats`, its block after the report.
+    pub server_stats: Option<ServerStatsPlan>,
+    /// `--print-warnings`: the validity checks' warnings after the report.
+    pub print_warnings: bool,
+}
+
+/// `--server-stats` as asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerStatsPlan {
+    pub print: bool,
 }
 
 impl BenchPlan {

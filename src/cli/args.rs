@@ -68,6 +68,9 @@ pub enum Opt {
     MetricsLinger,
     Check,
     ContinueOnError,
+    ServerStats,
+    PrintServerStats,
+    PrintWarnings,
 }
 
 /// (option, short letter, long name, takes a value)
@@ -142,6 +145,9 @@ const OPTIONS: &[(Opt, Option<char>, &str, bool)] = &[
     (Opt::MetricsListen, None, "metrics-listen", true),
     (Opt::MetricsLinger, None, "metrics-linger", true),
     (Opt::Check, None, "check", false),
+    (Opt::ServerStats, None, "server-stats", false),
+    (Opt::PrintServerStats, None, "print-server-stats", false),
+    (Opt::PrintWarnings, None, "print-warnings", false),
 ];
 
 /// One option occurrence, in command-line order.

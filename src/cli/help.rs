@@ -90,6 +90,11 @@ pgbench-rs options (beyond pgbench 15):
   --metrics-listen=[HOST:]PORT
                            serve Prometheus metrics at http://HOST:PORT/metrics
                            during the run (default host: 127.0.0.1)
+  --print-server-stats     --server-stats, and its server: block after the report
+  --print-warnings         after the report, print the run's validity warnings
+  --server-stats           record the server's statistics over the measured
+                           window (pg_stat_database, pg_stat_wal, checkpoints,
+                           wait events) in the results file
   --temp-instance          run on a throwaway local PostgreSQL cluster,
                            initialized at scale -s, removed afterwards; fast
                            but not durable (fsync, synchronous_commit and

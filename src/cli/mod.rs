@@ -1,6 +1,7 @@
 //! The command line: what `main` calls. Parses arguments as pgbench does
 //! ([`args`], [`options`]) and runs the chosen mode.
 
+mod after_report;
 pub mod args;
 pub mod export;
 pub mod help;
@@ -207,6 +208,7 @@ pub fn bench_exit_status(
         } => {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(pgbench_results::report::render(result).as_bytes());
+            let _ = out.write_all(after_report::render(result, plan).as_bytes());
             let _ = out.flush();
             drop(out);
             if result.aborted_clients > 0 {

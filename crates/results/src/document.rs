@@ -11,11 +11,16 @@ use crate::merged::MergeRecord;
 use crate::run::RunResult;
 use crate::summary::Summary;
 use crate::timeline::{Timeline, TimelineSource};
+use crate::warnings::{NotChecked, Warning};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The version of the document format this library writes and reads.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The version of the document format this library writes. Version 2 added
+/// `warnings`, `not_checked`, `run.server` and `run.client_cpu`; a version 1 file
+/// reads as one without them.
+pub const SCHEMA_VERSION: u32 = 2;
+/// The oldest version this library reads.
+pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 
 /// The server settings a run records, read at start (`SHOW name` or `pg_settings`):
 /// those that move pgbench's figures most.
@@ -57,7 +62,7 @@ pub enum DocumentError {
     #[error("not a pgbench-rs results file (no \"schema\" version number)")]
     NotResults,
     #[error(
-        "results file schema version {found} is not supported (this program reads version {SCHEMA_VERSION})"
+        "results file schema version {found} is not supported (this program reads versions {OLDEST_SCHEMA_VERSION} to {SCHEMA_VERSION})"
     )]
     SchemaVersion { found: u64 },
     #[error("invalid results file: {0}")]
@@ -199,11 +204,18 @@ pub struct ResultsFile {
     /// Set in a file `pgbench-report merge` wrote: the workers it was merged from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge: Option<MergeRecord>,
+    /// The validity checks' findings (see [`crate::warnings`]).
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
+    /// The checks this run's data could not answer.
+    #[serde(default)]
+    pub not_checked: Vec<NotChecked>,
 }
 
 impl ResultsFile {
     /// The document of a pgbench-rs run.
     pub fn from_run(result: RunResult, meta: RunMeta) -> ResultsFile {
+        let checks = crate::warnings::check(&result);
         let timeline = (!result.series.is_empty())
             .then(|| Timeline::from_seconds(TimelineSource::Series, &result.series));
         ResultsFile {
@@ -225,6 +237,8 @@ impl ResultsFile {
             run: Some(result),
             worker: meta.worker,
             merge: None,
+            warnings: checks.warnings,
+            not_checked: checks.not_checked,
         }
     }
 
@@ -249,6 +263,8 @@ impl ResultsFile {
             run: None,
             worker: None,
             merge: None,
+            warnings: Vec::new(),
+            not_checked: Vec::new(),
         }
     }
 
@@ -279,7 +295,7 @@ impl ResultsFile {
             .schema
             .and_then(|n| n.as_u64())
             .ok_or(DocumentError::NotResults)?;
-        if found != u64::from(SCHEMA_VERSION) {
+        if !(u64::from(OLDEST_SCHEMA_VERSION)..=u64::from(SCHEMA_VERSION)).contains(&found) {
             return Err(DocumentError::SchemaVersion { found });
         }
         serde_json::from_str(text).map_err(DocumentError::Invalid)

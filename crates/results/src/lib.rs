@@ -33,6 +33,7 @@ pub mod merged;
 pub mod report;
 pub mod run;
 pub mod series;
+pub mod server;
 pub mod show;
 pub mod stats;
 pub mod summary;
@@ -40,6 +41,7 @@ pub mod synthetic;
 pub mod sysbench;
 pub mod timeline;
 pub mod tpcc;
+pub mod warnings;
 
 pub use document::{DocumentError, ResultsFile, RunMeta, SERVER_SETTINGS};
 pub use histogram::{LatencyCounts, LatencyHistogram, Percentiles};

@@ -182,6 +182,12 @@ pub struct RunResult {
     /// `--workload`: sysbench's summary figures (queries by kind, its percentile).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sysbench: Option<crate::sysbench::SysbenchSummary>,
+    /// `--server-stats`: what the server did in the measured window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::server::ServerStats>,
+    /// The client process's CPU time over the run (for the client-bottleneck check).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpu: Option<crate::warnings::ClientCpu>,
 }
 
 /// The warm-up of a run (`--warmup`), kept apart from what was measured.

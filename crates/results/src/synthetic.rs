@@ -284,5 +284,7 @@ pub fn run(spec: &Spec) -> RunResult {
         warmup: None,
         tpcc: None,
         sysbench: None,
+        server: None,
+        client_cpu: None,
     }
 }

@@ -33,6 +33,7 @@ Usage:
   pgbench-report compare --a A1.json A2.json... --b B1.json B2.json... [options]
   pgbench-report html FILE... -o PAGE.html
   pgbench-report merge FILE... [-o MERGED.json] [--report-only]
+  pgbench-report check FILE... [--fail-if-warnings]
 
 Run pgbench-report VERB --help for a verb's options.
 ";
@@ -144,7 +145,7 @@ pub enum VerbError {
     Output(#[from] pgbench_results::destination::WriteError),
 }
 
-fn usage(msg: impl Into<String>) -> VerbError {
+pub fn usage(msg: impl Into<String>) -> VerbError {
     VerbError::Usage(msg.into())
 }
 
@@ -168,6 +169,7 @@ pub fn run(args: &[String]) -> Result<u8, VerbError> {
         "compare" => (COMPARE_HELP, compare_verb),
         "html" => (HTML_HELP, html_verb),
         "merge" => (MERGE_HELP, merge_verb),
+        "check" => (super::check::HELP, super::check::verb),
         other => return Err(usage(format!("unknown verb \"{other}\""))),
     };
     if wants_help {
@@ -177,7 +179,7 @@ pub fn run(args: &[String]) -> Result<u8, VerbError> {
 }
 
 /// Writes to stdout; a closed pipe is not a panic.
-fn print(text: &str) -> Result<(), VerbError> {
+pub fn print(text: &str) -> Result<(), VerbError> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())

@@ -328,6 +328,8 @@ fn bench_action(d: Draft, workload: Option<crate::workload::Configured>) -> Acti
             warmup_s: positive(d.warmup),
             workload,
             metrics,
+            server_stats: d.server_stats,
+            print_warnings: d.print_warnings,
         }),
         temp_instance: d.temp_instance,
     }

@@ -5,7 +5,7 @@
 use super::error::{ConfigError, MAX_SCRIPTS};
 use super::values::{check_init_steps, parse_int, parse_positive, parse_script_weight};
 use super::{Action, ConnArgs, Env};
-use crate::bench::plan::WeightedScript;
+use crate::bench::plan::{ServerStatsPlan, WeightedScript};
 use crate::cli::args::Opt;
 use crate::init::{InitOptions, PartitionMethod};
 use pgbench_results::QueryMode;
@@ -80,6 +80,9 @@ pub(super) struct Draft {
     pub metrics_linger: Option<i64>,
     /// `--check`: check the workload's tables, run nothing.
     pub check: bool,
+    /// `--server-stats`, `--print-server-stats` (which implies it), `--print-warnings`.
+    pub server_stats: Option<crate::bench::plan::ServerStatsPlan>,
+    pub print_warnings: bool,
 }
 
 impl Draft {
@@ -137,6 +140,8 @@ impl Draft {
             metrics_listen: None,
             metrics_linger: None,
             check: false,
+            server_stats: None,
+            print_warnings: false,
         }
     }
 
@@ -159,7 +164,9 @@ impl Draft {
             | Define | Worker | WorkerTimeout | Warmup => self.run_option(opt, v, env)?,
             Log | LogPrefix | SamplingRate | AggregateInterval | Progress | ProgressTimestamp
             | ReportPerCommand | LatencyPercentiles | ExportJson | ExportHtml | MetricsListen
-            | MetricsLinger => self.output_option(opt, v)?,
+            | MetricsLinger | ServerStats | PrintServerStats | PrintWarnings => {
+                self.output_option(opt, v)?
+            }
             Initialize | InitSteps | Fillfactor | Quiet | UnloggedTables | Tablespace
             | IndexTablespace | ForeignKeys | Partitions | PartitionMethod => {
                 self.init_option(opt, v)?
@@ -387,6 +394,12 @@ impl Draft {
                     i64::from(i32::MAX),
                 )?);
             }
+            Opt::ServerStats => {
+                self.server_stats
+                    .get_or_insert(ServerStatsPlan { print: false });
+            }
+            Opt::PrintServerStats => self.server_stats = Some(ServerStatsPlan { print: true }),
+            Opt::PrintWarnings => self.print_warnings = true,
             _ => unreachable!("not an output option: {opt:?}"),
         }
         Ok(())

@@ -4,6 +4,7 @@
 //! the run ends; their differences per minute are TPM and NOPM. It also finds the
 //! number of warehouses before the run (the scripts' `:scale`).
 
+use crate::bench::window::Watcher;
 use crate::bench::RunError;
 use pgbench_results::tpcc::ServerCounts;
 use pgbench_wire::{ConnectOptions, Connection};
@@ -40,19 +41,27 @@ fn counts(conn: &mut Connection) -> Result<(i64, i64), RunError> {
 
 impl Monitor {
     /// Connects (before the clients start, so a failure stops nothing running).
-    pub fn connect(opts: &ConnectOptions) -> Result<Connection, RunError> {
-        Connection::connect(opts)
-            .map_err(|e| setup_error(format!("could not connect the TPC-C monitor: {e}")))
+    pub fn connect(opts: &ConnectOptions) -> Result<Monitor, RunError> {
+        let conn = Connection::connect(opts)
+            .map_err(|e| setup_error(format!("could not connect the TPC-C monitor: {e}")))?;
+        Ok(Monitor {
+            conn,
+            start: (0, 0),
+        })
     }
+}
+
+impl Watcher for Monitor {
+    type Output = ServerCounts;
 
     /// Reads the counts at the start of the measured part.
-    pub fn start(mut conn: Connection) -> Result<Monitor, RunError> {
-        let start = counts(&mut conn)?;
-        Ok(Monitor { conn, start })
+    fn start(&mut self) -> Result<(), RunError> {
+        self.start = counts(&mut self.conn)?;
+        Ok(())
     }
 
     /// Reads them again at the end: what the server did in between.
-    pub fn finish(mut self) -> Result<ServerCounts, RunError> {
+    fn finish(mut self) -> Result<ServerCounts, RunError> {
         let end = counts(&mut self.conn)?;
         Ok(ServerCounts {
             transactions: end.0 - self.start.0,

@@ -35,6 +35,15 @@ pub fn combine(runs: &[&RunResult]) -> Option<RunResult> {
     for r in rest {
         add(&mut out, r);
     }
+    // Worker 0's server figures are the whole run's: per transaction of all clients.
+    if let Some(s) = out.server.as_mut() {
+        s.derived = crate::server::derive(
+            &s.window,
+            &s.activity,
+            s.sampler_transactions,
+            out.total.cnt,
+        );
+    }
     Some(out)
 }
 
@@ -61,6 +70,14 @@ fn add(into: &mut RunResult, r: &RunResult) {
     add_series(&mut into.series, &r.series);
     if let (Some(t), Some(theirs)) = (into.tpcc.as_mut(), &r.tpcc) {
         t.merge(theirs);
+    }
+    if into.server.is_none() {
+        into.server.clone_from(&r.server);
+    }
+    // Each worker's machine of its own: the busiest client is the one that set the pace.
+    let usage = |c: &Option<crate::warnings::ClientCpu>| c.as_ref().map(|c| c.usage());
+    if usage(&r.client_cpu) > usage(&into.client_cpu) {
+        into.client_cpu.clone_from(&r.client_cpu);
     }
     if let (Some(w), Some(theirs)) = (into.warmup.as_mut(), &r.warmup) {
         w.total.merge(&theirs.total);

@@ -105,6 +105,7 @@ fn document(
     }
     let timeline = (!run.series.is_empty())
         .then(|| Timeline::from_seconds(TimelineSource::Series, &run.series));
+    let checks = crate::warnings::check(&run);
     let mut command_line = vec!["pgbench-report".to_string(), "merge".to_string()];
     command_line.extend(files);
     ResultsFile {
@@ -129,6 +130,8 @@ fn document(
         run: Some(run),
         worker: None,
         merge: Some(record),
+        warnings: checks.warnings,
+        not_checked: checks.not_checked,
     }
 }
 

@@ -164,6 +164,8 @@ fn result_of(all: &[Client], ids: &[usize], set: &RunSettings, scripts: u32) -> 
         warmup: None,
         tpcc: None,
         sysbench: None,
+        server: None,
+        client_cpu: None,
     }
 }
 

@@ -40,6 +40,8 @@ fn base() -> RunResult {
         warmup: None,
         tpcc: None,
         sysbench: None,
+        server: None,
+        client_cpu: None,
     }
 }
 

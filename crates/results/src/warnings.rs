@@ -1,0 +1,330 @@
+//! Validity checks of a run: what makes its figures not to be trusted, each a
+//! [`Warning`] with a code, a one-sentence message that says why it matters and what
+//! to do, and the figures behind it. They are computed for every pgbench-rs run and
+//! kept in the results file (`warnings`, and `not_checked` for the checks a run could
+//! not have: those that need `--server-stats`, or a per-second series).
+
+use crate::compare::interval;
+use crate::run::RunResult;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The client process's CPU time over the run, from `getrusage`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientCpu {
+    /// User and system CPU seconds of the whole process.
+    pub cpu_s: f64,
+    pub wall_s: f64,
+    /// `-j` threads, capped by the CPUs the process may use.
+    pub threads: usize,
+}
+
+impl ClientCpu {
+    /// CPU time over what the threads could have used: 1.0 is every thread busy.
+    pub fn usage(&self) -> f64 {
+        self.cpu_s / (self.wall_s * self.threads.max(1) as f64)
+    }
+}
+
+/// One thing wrong with a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Warning {
+    pub code: String,
+    pub message: String,
+    pub figures: BTreeMap<String, f64>,
+}
+
+/// A check the run's data could not answer, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotChecked {
+    pub code: String,
+    pub reason: String,
+}
+
+/// The checks' outcome.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Checks {
+    pub warnings: Vec<Warning>,
+    pub not_checked: Vec<NotChecked>,
+}
+
+/// CPU use per thread at or above which the client, not the server, set the pace.
+pub const CLIENT_BUSY: f64 = 0.9;
+/// A change of tps across the run (trend or step) beyond this share is not steady.
+pub const UNSTEADY: f64 = 0.2;
+/// The first seconds of a run without warm-up differ from the rest beyond this share.
+pub const COLD: f64 = 0.2;
+
+/// The builtins whose every transaction updates a `pgbench_branches` row.
+const BRANCH_UPDATERS: &[&str] = &["<builtin: TPC-B (sort of)>", "<builtin: simple update>"];
+
+fn warning(code: &str, message: String, figures: &[(&str, f64)]) -> Warning {
+    Warning {
+        code: code.into(),
+        message,
+        figures: figures.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+    }
+}
+
+fn not_checked(code: &str, reason: &str) -> NotChecked {
+    NotChecked {
+        code: code.into(),
+        reason: reason.into(),
+    }
+}
+
+/// Every check of `run`.
+pub fn check(run: &RunResult) -> Checks {
+    let mut c = Checks::default();
+    client_bottleneck(run, &mut c);
+    scale_below_clients(run, &mut c);
+    server_events(run, &mut c);
+    let tps = whole_seconds_tps(run);
+    if tps.is_empty() {
+        for code in ["tps_not_steady", "too_short_to_compare", "cold_start"] {
+            c.not_checked.push(not_checked(
+                code,
+                "the run recorded no per-second series (--export-json or --export-html records one)",
+            ));
+        }
+    } else {
+        steadiness(&tps, &mut c);
+        too_short(&tps, &mut c);
+        cold_start(run, &tps, &mut c);
+    }
+    c
+}
+
+/// tps of each whole second of the series (a partial last second is left out).
+fn whole_seconds_tps(run: &RunResult) -> Vec<f64> {
+    run.series
+        .iter()
+        .filter(|s| s.length_s.is_none())
+        .map(|s| s.transactions as f64)
+        .collect()
+}
+
+fn mean(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>() / x.len().max(1) as f64
+}
+
+fn client_bottleneck(run: &RunResult, c: &mut Checks) {
+    let Some(cpu) = &run.client_cpu else {
+        c.not_checked.push(not_checked(
+            "client_bottleneck",
+            "the run recorded no client CPU time",
+        ));
+        return;
+    };
+    let usage = cpu.usage();
+    if usage >= CLIENT_BUSY {
+        c.warnings.push(warning(
+            "client_bottleneck",
+            format!(
+                "the client's threads were {:.0}% busy, so the client may have set the pace rather than the server: run with more -j threads or from a bigger client machine",
+                usage * 100.0
+            ),
+            &[
+                ("cpu_s", cpu.cpu_s),
+                ("wall_s", cpu.wall_s),
+                ("threads", cpu.threads as f64),
+                ("usage", usage),
+            ],
+        ));
+    }
+}
+
+fn scale_below_clients(run: &RunResult, c: &mut Checks) {
+    let updaters = run
+        .scripts
+        .iter()
+        .any(|s| BRANCH_UPDATERS.contains(&s.desc.as_str()));
+    let clients = run.settings.clients;
+    if updaters && (run.scale as i64) < clients as i64 {
+        c.warnings.push(warning(
+            "scale_below_clients",
+            format!(
+                "scale {} is below the {clients} clients, so clients wait on each other's updates of the same pgbench_branches rows: initialize with -s {clients} or more",
+                run.scale
+            ),
+            &[("scale", run.scale as f64), ("clients", clients as f64)],
+        ));
+    }
+}
+
+fn server_events(run: &RunResult, c: &mut Checks) {
+    let Some(server) = &run.server else {
+        for code in ["checkpoint_in_window", "autovacuum_in_window"] {
+            c.not_checked
+                .push(not_checked(code, "needs --server-stats, which was off"));
+        }
+        return;
+    };
+    let d = &server.derived;
+    match d.checkpoints {
+        Some(n) if n > 0 => c.warnings.push(warning(
+            "checkpoint_in_window",
+            format!(
+                "{n} checkpoint(s) began in the measured window, so its figures include their write and full-page-image cost: run longer than checkpoint_timeout or compare runs with the same checkpoints"
+            ),
+            &[("checkpoints", n as f64)],
+        )),
+        Some(_) => {}
+        None => c.not_checked.push(not_checked(
+            "checkpoint_in_window",
+            "the server's checkpoint counters could not be read",
+        )),
+    }
+    match d.autovacuums {
+        Some(n) if n > 0 => c.warnings.push(warning(
+            "autovacuum_in_window",
+            format!(
+                "autovacuum or autoanalyze ran {n} time(s) on the run's tables in the measured window, competing with the clients: vacuum before the run (pgbench does unless -n) or run long enough that it is part of the steady state"
+            ),
+            &[("autovacuums", n as f64)],
+        )),
+        Some(_) => {}
+        None => c.not_checked.push(not_checked(
+            "autovacuum_in_window",
+            "pg_stat_all_tables could not be read",
+        )),
+    }
+}
+
+/// The least-squares line through the series: (its change across the run as a share
+/// of the mean, the sum of squared residuals).
+fn trend(tps: &[f64]) -> (f64, f64) {
+    let n = tps.len() as f64;
+    let mx = (n - 1.0) / 2.0;
+    let my = mean(tps);
+    let (mut sxy, mut sxx) = (0.0, 0.0);
+    for (i, y) in tps.iter().enumerate() {
+        sxy += (i as f64 - mx) * (y - my);
+        sxx += (i as f64 - mx) * (i as f64 - mx);
+    }
+    if sxx == 0.0 || my == 0.0 {
+        return (0.0, 0.0);
+    }
+    let slope = sxy / sxx;
+    let sse = tps
+        .iter()
+        .enumerate()
+        .map(|(i, y)| (y - my - slope * (i as f64 - mx)).powi(2))
+        .sum();
+    (slope * (n - 1.0) / my, sse)
+}
+
+/// Sum of squared deviations from the mean.
+fn sse(x: &[f64]) -> f64 {
+    let m = mean(x);
+    x.iter().map(|v| (v - m) * (v - m)).sum()
+}
+
+/// The one instant (each side at least a sixth of the run, and 3 s) that splits the
+/// series into the two best-fitting means: (where, the change as a share of the
+/// mean, the sum of squared residuals).
+fn step(tps: &[f64]) -> Option<(usize, f64, f64)> {
+    let m = mean(tps);
+    let edge = (tps.len() / 6).max(3);
+    if m == 0.0 || tps.len() < 2 * edge {
+        return None;
+    }
+    (edge..=tps.len() - edge)
+        .map(|k| {
+            let change = (mean(&tps[k..]) - mean(&tps[..k])) / m;
+            (k, change, sse(&tps[..k]) + sse(&tps[k..]))
+        })
+        .min_by(|a, b| a.2.total_cmp(&b.2))
+}
+
+fn steadiness(tps: &[f64], c: &mut Checks) {
+    let Some((at, jump, step_sse)) = step(tps) else {
+        return;
+    };
+    let (slope, line_sse) = trend(tps);
+    let figures = [
+        ("trend", slope),
+        ("step", jump),
+        ("step_at_s", at as f64),
+        ("mean_tps", mean(tps)),
+    ];
+    // Whichever shape fits the seconds better describes the change.
+    let what = if step_sse < line_sse && jump.abs() > UNSTEADY {
+        Some(format!(
+            "tps changed by {:+.0}% in one step at second {at}",
+            jump * 100.0
+        ))
+    } else if slope.abs() > UNSTEADY {
+        Some(format!(
+            "tps changed by {:+.0}% across the run as a trend",
+            slope * 100.0
+        ))
+    } else {
+        None
+    };
+    if let Some(what) = what {
+        c.warnings.push(warning(
+            "tps_not_steady",
+            format!("{what}, so its average describes no state the server was in: run longer, after a warm-up, and look at the per-second series for the cause"),
+            &figures,
+        ));
+    }
+}
+
+fn too_short(tps: &[f64], c: &mut Checks) {
+    let len = interval::batch_length(tps);
+    let batches = tps.len() / len;
+    if batches < interval::MIN_BATCHES {
+        c.warnings.push(warning(
+            "too_short_to_compare",
+            format!(
+                "{} s make {batches} batch(es) of {len} s where compare needs {}, so compare cannot put an interval on this run alone: run longer or repeat it at least {} times",
+                tps.len(),
+                interval::MIN_BATCHES,
+                interval::MIN_RUNS
+            ),
+            &[
+                ("seconds", tps.len() as f64),
+                ("batch_s", len as f64),
+                ("batches", batches as f64),
+            ],
+        ));
+    }
+}
+
+fn cold_start(run: &RunResult, tps: &[f64], c: &mut Checks) {
+    if run.warmup.is_some() || tps.len() < 10 {
+        return;
+    }
+    let head = (tps.len() / 5).clamp(2, 5);
+    let (first, rest) = (mean(&tps[..head]), mean(&tps[head..]));
+    if rest == 0.0 {
+        return;
+    }
+    let change = first / rest - 1.0;
+    if change.abs() > COLD {
+        c.warnings.push(warning(
+            "cold_start",
+            format!(
+                "the first {head} s differ by {:+.0}% from the rest's tps (caches and connections warming up) and count in the average: use --warmup=SECONDS",
+                change * 100.0
+            ),
+            &[
+                ("first_s", head as f64),
+                ("first_tps", first),
+                ("rest_tps", rest),
+            ],
+        ));
+    }
+}
+
+/// What `--print-warnings` and `pgbench-report check` print: one line a warning.
+pub fn render(warnings: &[Warning]) -> String {
+    warnings
+        .iter()
+        .map(|w| format!("warning: {}: {}\n", w.code, w.message))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

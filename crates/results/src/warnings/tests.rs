@@ -1,0 +1,82 @@
+//! Each check on synthetic runs: it warns where the figures say so, and stays quiet
+//! on a steady, long, well-sized run.
+
+use super::*;
+use crate::synthetic::{run, Spec};
+
+fn codes(r: &RunResult) -> Vec<String> {
+    check(r).warnings.into_iter().map(|w| w.code).collect()
+}
+
+fn steady(seconds: i64) -> RunResult {
+    run(&Spec::tpcb(7, seconds, 400.0, 2000.0))
+}
+
+fn with_tps(mut r: RunResult, f: impl Fn(usize) -> f64) -> RunResult {
+    for (i, s) in r.series.iter_mut().enumerate() {
+        s.transactions = f(i) as i64;
+        s.length_s = None;
+    }
+    r
+}
+
+#[test]
+fn a_steady_long_run_has_no_warnings_and_says_what_it_could_not_check() {
+    let mut r = steady(60);
+    r.scale = 100;
+    r.client_cpu = Some(ClientCpu {
+        cpu_s: 3.0,
+        wall_s: 60.0,
+        threads: 1,
+    });
+    let c = check(&r);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let skipped: Vec<_> = c.not_checked.iter().map(|n| n.code.as_str()).collect();
+    assert_eq!(skipped, ["checkpoint_in_window", "autovacuum_in_window"]);
+    assert!(c.not_checked[0].reason.contains("--server-stats"));
+}
+
+#[test]
+fn a_busy_client_small_scale_and_short_run_warn() {
+    let mut r = steady(4);
+    r.scale = 1;
+    r.client_cpu = Some(ClientCpu {
+        cpu_s: 3.9,
+        wall_s: 4.0,
+        threads: 1,
+    });
+    let c = codes(&r);
+    assert!(c.contains(&"client_bottleneck".to_string()), "{c:?}");
+    assert!(c.contains(&"scale_below_clients".to_string()), "{c:?}");
+    assert!(c.contains(&"too_short_to_compare".to_string()), "{c:?}");
+    let w = check(&r).warnings;
+    let scale = w.iter().find(|w| w.code == "scale_below_clients").unwrap();
+    assert_eq!(scale.figures["scale"], 1.0);
+    assert!(scale.message.contains("-s "), "{}", scale.message);
+}
+
+#[test]
+fn a_trend_a_step_and_a_cold_start_are_told_with_their_size() {
+    let falling = with_tps(steady(60), |i| 1070.0 - 13.0 * i as f64);
+    let w = check(&falling).warnings;
+    let t = w.iter().find(|w| w.code == "tps_not_steady").unwrap();
+    assert!(t.message.contains("trend"), "{}", t.message);
+    assert!(t.figures["trend"] < -0.5);
+
+    let stepped = with_tps(steady(60), |i| if i < 30 { 1000.0 } else { 500.0 });
+    let w = check(&stepped).warnings;
+    let s = w.iter().find(|w| w.code == "tps_not_steady").unwrap();
+    assert!(s.message.contains("step at second 30"), "{}", s.message);
+
+    let cold = with_tps(steady(60), |i| if i < 3 { 100.0 } else { 1000.0 });
+    assert!(codes(&cold).contains(&"cold_start".to_string()));
+    let mut warmed = cold.clone();
+    warmed.warmup = Some(crate::run::Warmup {
+        seconds: 5,
+        total: Default::default(),
+        series: Vec::new(),
+    });
+    assert!(!codes(&warmed).contains(&"cold_start".to_string()));
+    assert!(!codes(&with_tps(steady(60), |i| 1000.0 + (i % 3) as f64))
+        .contains(&"tps_not_steady".to_string()));
+}

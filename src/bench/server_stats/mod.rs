@@ -1,0 +1,260 @@
+//! `--server-stats`: the [`Sampler`], a [`Watcher`] of the measured window on a
+//! connection of its own. It reads the [`views`] the server's version has when the
+//! window begins, every second, and when the clients are done, and samples the run's
+//! own backends in `pg_stat_activity` 10 times a second. A view the server lacks or
+//! the user may not read is left out with a note, never a failed run. Worker 0 of a
+//! `--worker` run samples for all (the server's figures are the whole run's).
+//!
+//! PostgreSQL's backends publish their counters at most once a second (and when they
+//! exit), so a second's figures can lean into the next; the window's totals are
+//! exact within that, and the end is read after the run's backends have gone.
+
+pub mod views;
+
+use super::clock::now_us;
+use super::plan::BenchPlan;
+use super::window::{self, Watcher};
+use super::RunError;
+use pgbench_results::server::{self, ActivityCount, Counters, ServerSecond, ServerStats};
+use pgbench_results::RunResult;
+use pgbench_wire::{ConnectOptions, Connection};
+use views::View;
+
+/// Activity samples a second.
+const SAMPLES_PER_SECOND: i64 = 10;
+/// How long the end waits for the run's backends to exit (and publish their counters).
+const EXIT_WAIT_US: i64 = 2_000_000;
+
+/// The sampler's state over the window.
+pub struct Sampler {
+    conn: Connection,
+    version: i64,
+    views: Vec<View>,
+    notes: Vec<String>,
+    activity_sql: String,
+    start: Counters,
+    last: Counters,
+    series: Vec<ServerSecond>,
+    /// Samples of the second under way.
+    second: Vec<ActivityCount>,
+    activity: Vec<ActivityCount>,
+    rounds: i64,
+    /// Queries run since the window's start was read (each a transaction).
+    queries: i64,
+}
+
+fn number(rows: &[Vec<Option<String>>], col: usize) -> i64 {
+    rows.first()
+        .and_then(|r| r.get(col).cloned().flatten())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+impl Sampler {
+    /// Connects and finds the server's version and which views it lets us read.
+    pub fn connect(opts: &ConnectOptions) -> Result<Sampler, RunError> {
+        let mut conn = Connection::connect(opts).map_err(|e| RunError::Setup {
+            message: format!("could not connect for --server-stats: {e}"),
+            hint: None,
+        })?;
+        let version = conn
+            .query_rows("select current_setting('server_version_num')::int")
+            .map(|rows| number(&rows, 0))
+            .unwrap_or(0);
+        let mut notes = Vec::new();
+        let views = views::views(version)
+            .into_iter()
+            .filter(|v| match conn.query_rows(&v.query) {
+                Ok(_) => true,
+                Err(e) => {
+                    notes.push(format!("{} left out: {}", v.name, short(&e)));
+                    false
+                }
+            })
+            .collect();
+        let app = opts
+            .get("application_name")
+            .or_else(|| opts.get("fallback_application_name"))
+            .unwrap_or("")
+            .to_string();
+        Ok(Sampler {
+            conn,
+            version,
+            views,
+            notes,
+            activity_sql: views::activity_query(&app),
+            start: Counters::new(),
+            last: Counters::new(),
+            series: Vec::new(),
+            second: Vec::new(),
+            activity: Vec::new(),
+            rounds: 0,
+            queries: 0,
+        })
+    }
+
+    /// Every view's counters now (a view that fails is noted once and keeps its
+    /// last figures).
+    fn snapshot(&mut self) -> Counters {
+        let mut out = Counters::new();
+        for v in &self.views {
+            self.queries += 1;
+            match self.conn.query_rows(&v.query) {
+                Ok(rows) => {
+                    let cols = v
+                        .columns
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| (c.to_string(), number(&rows, i)))
+                        .collect();
+                    out.insert(v.name.to_string(), cols);
+                }
+                Err(e) => {
+                    let note = format!("{} could not be read: {}", v.name, short(&e));
+                    if !self.notes.contains(&note) {
+                        self.notes.push(note);
+                    }
+                    if let Some(old) = self.last.get(v.name) {
+                        out.insert(v.name.to_string(), old.clone());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// One round of `pg_stat_activity`; the number of the run's backends seen.
+    fn sample(&mut self) -> i64 {
+        self.queries += 1;
+        let Ok(rows) = self.conn.query_rows(&self.activity_sql) else {
+            return 0;
+        };
+        self.rounds += 1;
+        let mut seen = 0;
+        for r in rows {
+            let text = |i: usize| r.get(i).cloned().flatten();
+            let count = ActivityCount {
+                state: text(0),
+                wait_event_type: text(1),
+                wait_event: text(2),
+                samples: text(3).and_then(|v| v.parse().ok()).unwrap_or(0),
+            };
+            seen += count.samples;
+            server::add_activity(&mut self.second, &count);
+            server::add_activity(&mut self.activity, &count);
+        }
+        seen
+    }
+
+    /// Closes the second under way with the counters' change since the last.
+    fn close_second(&mut self) {
+        let now = self.snapshot();
+        self.series.push(ServerSecond {
+            t: self.series.len() as i64,
+            counters: server::delta(&self.last, &now),
+            activity: std::mem::take(&mut self.second),
+        });
+        self.last = now;
+    }
+}
+
+/// What a query's failure says, without the caret block.
+fn short(e: &pgbench_wire::QueryError) -> String {
+    e.db_error()
+        .map_or_else(|| e.to_string(), |d| d.message.clone())
+}
+
+impl Watcher for Sampler {
+    type Output = ServerStats;
+
+    fn start(&mut self) -> Result<(), RunError> {
+        self.queries = 0;
+        self.start = self.snapshot();
+        self.last = self.start.clone();
+        Ok(())
+    }
+
+    fn period_us(&self) -> Option<i64> {
+        Some(1_000_000 / SAMPLES_PER_SECOND)
+    }
+
+    fn tick(&mut self, elapsed_us: i64) {
+        if elapsed_us >= (self.series.len() as i64 + 1) * 1_000_000 {
+            self.close_second();
+        }
+        self.sample();
+    }
+
+    fn finish(mut self) -> Result<ServerStats, RunError> {
+        let deadline = now_us() + EXIT_WAIT_US;
+        while self.sample_gone() > 0 && now_us() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        // The part of a second since the last whole one.
+        self.close_second();
+        let window = server::delta(&self.start, &self.last);
+        // The queries of the end's own read commit after it.
+        let sampler = self.queries - self.views.len() as i64;
+        Ok(ServerStats {
+            server_version_num: self.version,
+            views: self.views.iter().map(|v| v.name.to_string()).collect(),
+            notes: self.notes,
+            derived: server::derive(&window, &self.activity, sampler, 0),
+            window,
+            series: self.series,
+            activity_rounds: self.rounds,
+            activity: self.activity,
+            sampler_transactions: sampler,
+        })
+    }
+}
+
+impl Sampler {
+    /// The run's backends still there (counted apart from the window's samples).
+    fn sample_gone(&mut self) -> i64 {
+        self.queries += 1;
+        self.conn
+            .query_rows(&self.activity_sql)
+            .map(|rows| {
+                rows.iter()
+                    .filter_map(|r| r.get(3).cloned().flatten()?.parse::<i64>().ok())
+                    .sum()
+            })
+            .unwrap_or(0)
+    }
+}
+
+/// Before the clients start: the sampler (worker 0 or no `--worker` only).
+pub fn before(
+    plan: &BenchPlan,
+    opts: &ConnectOptions,
+) -> Result<Option<window::Before<Sampler>>, RunError> {
+    let samples = plan.worker.as_ref().is_none_or(|w| w.index == 0);
+    if plan.server_stats.is_none() || !samples {
+        return Ok(None);
+    }
+    window::before(Sampler::connect(opts)?, plan.warmup_s.is_some()).map(Some)
+}
+
+/// After the clients: the figures on the client's seconds and per its transactions
+/// (a failure is said and the figures left out).
+pub fn finish(during: window::During<Sampler>, result: &RunResult) -> Option<ServerStats> {
+    let mut stats = match during.finish() {
+        Ok(stats) => stats?,
+        Err(e) => {
+            crate::logging::warning(&e.to_string());
+            return None;
+        }
+    };
+    let first_t = result.series.first().map_or(0, |s| s.t);
+    for s in &mut stats.series {
+        s.t += first_t;
+    }
+    stats.derived = server::derive(
+        &stats.window,
+        &stats.activity,
+        stats.sampler_transactions,
+        result.total.cnt,
+    );
+    Some(stats)
+}

@@ -1,0 +1,234 @@
+//! `--server-stats` and the validity warnings on a real server: a select-only run's
+//! server transactions beside the client's, its WAL and wait-event samples on the
+//! client's seconds; a CHECKPOINT issued mid-run in the window and warned about; a
+//! tpcb-like run at a scale below its clients warned about; `pgbench-report check`'s
+//! exit statuses; and stdout unchanged by the option.
+
+use crate::export::schema;
+use crate::support::{fresh_db, normalize_timed, run, Db};
+use std::path::Path;
+use std::process::Command;
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn codes(doc: &serde_json::Value) -> Vec<String> {
+    doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn valid(doc: &serde_json::Value) {
+    let errors: Vec<String> = schema().iter_errors(doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+fn check(files: &[&Path], fail: bool) -> crate::support::Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgbench-report"));
+    cmd.arg("check").args(files);
+    if fail {
+        cmd.arg("--fail-if-warnings");
+    }
+    run(&mut cmd)
+}
+
+#[test]
+fn select_only_server_commits_match_the_clients_with_wal_and_wait_events() {
+    let db = fresh_db("server_stats_select");
+    db.init(1);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.json");
+    let out = run(db
+        .ours()
+        .args([
+            "-S",
+            "-c",
+            "4",
+            "-j",
+            "2",
+            "-T",
+            "6",
+            "--print-server-stats",
+        ])
+        .arg(format!("--export-json={}", file.display())));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("\nserver: (server_version_num "),
+        "{}",
+        out.stdout
+    );
+    let doc = json(&file);
+    valid(&doc);
+    let r = &doc["run"];
+    let s = &r["server"];
+    let client = r["total"]["cnt"].as_i64().unwrap();
+    let server = s["derived"]["server_transactions"].as_i64().unwrap();
+    let commits = s["window"]["pg_stat_database"]["xact_commit"]
+        .as_i64()
+        .unwrap();
+    let sampler = s["sampler_transactions"].as_i64().unwrap();
+    assert_eq!(server, commits - sampler);
+    assert!(sampler > 50, "{sampler}");
+    assert!(
+        (server - client).abs() as f64 <= client as f64 * 0.01,
+        "server {server} client {client}"
+    );
+    assert!(
+        s["window"]["pg_stat_wal"]["wal_bytes"].as_i64().is_some(),
+        "{s}"
+    );
+    assert!(s["derived"]["wal_bytes_per_transaction"].as_f64().is_some());
+    assert!(s["activity_rounds"].as_i64().unwrap() >= 40, "{s}");
+    let samples: i64 = s["activity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["samples"].as_i64().unwrap())
+        .sum();
+    assert!(samples >= 4 * 40, "{samples}");
+    // The server's seconds on the client's.
+    let ts = |series: &serde_json::Value| -> Vec<i64> {
+        series
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["t"].as_i64().unwrap())
+            .collect()
+    };
+    let (client_t, server_t) = (ts(&r["series"]), ts(&s["series"]));
+    assert_eq!(server_t[..client_t.len()], client_t[..]);
+    // (Checkpoints are the cluster's: another test's may fall in this window.)
+}
+
+/// A run of `args` with `--server-stats --export-json`; a CHECKPOINT after `at`.
+fn run_with_checkpoint(db: &Db, file: &Path, args: &[&str]) -> crate::support::Run {
+    let child = db
+        .ours()
+        .args(args)
+        .arg("--server-stats")
+        .arg(format!("--export-json={}", file.display()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    db.psql("checkpoint");
+    let out = child.wait_with_output().unwrap();
+    crate::support::Run {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code: out.status.code().unwrap_or(-1),
+    }
+}
+
+#[test]
+fn a_checkpoint_mid_run_is_in_the_window_and_a_warning_check_fails_on() {
+    let db = fresh_db("server_stats_checkpoint");
+    db.init(1);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.json");
+    let out = run_with_checkpoint(&db, &file, &["-N", "-c", "2", "-T", "5"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc = json(&file);
+    valid(&doc);
+    assert!(
+        doc["run"]["server"]["derived"]["checkpoints"]
+            .as_i64()
+            .unwrap()
+            >= 1
+    );
+    assert!(
+        doc["run"]["server"]["derived"]["wal_bytes_per_transaction"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert!(
+        codes(&doc).contains(&"checkpoint_in_window".to_string()),
+        "{}",
+        doc["warnings"]
+    );
+    let plain = check(&[&file], false);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    assert!(
+        plain.stdout.contains("warning: checkpoint_in_window: "),
+        "{}",
+        plain.stdout
+    );
+    assert_eq!(check(&[&file], true).code, 2);
+
+    // The same file without warnings passes the gate; a version 1 file is checked
+    // from its run (it warns of the checkpoint again).
+    let mut clean = doc.clone();
+    clean["warnings"] = serde_json::json!([]);
+    let clean_file = dir.path().join("clean.json");
+    std::fs::write(&clean_file, clean.to_string()).unwrap();
+    let out = check(&[&clean_file], true);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stdout.contains("clean.json: no warnings"),
+        "{}",
+        out.stdout
+    );
+    let mut old = clean;
+    old["schema"] = serde_json::json!(1);
+    let old_file = dir.path().join("old.json");
+    std::fs::write(&old_file, old.to_string()).unwrap();
+    assert_eq!(check(&[&clean_file, &old_file], true).code, 2);
+    assert_eq!(check(&[Path::new("/nonexistent.json")], true).code, 1);
+}
+
+#[test]
+fn tpcb_like_below_its_clients_warns_about_the_scale_and_server_checks_say_off() {
+    let db = fresh_db("server_stats_scale");
+    db.init(1);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.json");
+    let out = run(db
+        .ours()
+        .args(["-c", "8", "-j", "2", "-T", "2", "--print-warnings"])
+        .arg(format!("--export-json={}", file.display())));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("\nwarning: scale_below_clients: scale 1 is below the 8 clients"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("not checked: checkpoint_in_window: needs --server-stats"),
+        "{}",
+        out.stdout
+    );
+    let doc = json(&file);
+    valid(&doc);
+    let w = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "scale_below_clients")
+        .unwrap();
+    assert_eq!(w["figures"]["clients"], 8.0);
+    assert!(doc["run"]["client_cpu"]["cpu_s"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn without_print_options_stdout_is_unchanged() {
+    let db = fresh_db("server_stats_stdout");
+    db.init(1);
+    let plain = run(db.ours().args(["-S", "-t", "200", "-c", "2"]));
+    let with = run(db
+        .ours()
+        .args(["-S", "-t", "200", "-c", "2", "--server-stats"]));
+    assert_eq!(with.code, 0, "{}", with.stderr);
+    assert_eq!(
+        normalize_timed(&with.stdout),
+        normalize_timed(&plain.stdout)
+    );
+    assert_eq!(with.stderr, plain.stderr);
+}
