@@ -36,15 +36,28 @@ fn check(files: &[&Path], fail: bool) -> crate::support::Run {
     run(&mut cmd)
 }
 
-#[test]
-fn select_only_server_commits_match_the_clients_with_wal_and_wait_events() {
-    let db = fresh_db("server_stats_select");
+/// A fresh database at scale 1 and a run of `args` exporting JSON: what it printed
+/// and its results file (checked against the schema).
+fn exported(test: &str, args: &[&str]) -> (crate::support::Run, serde_json::Value) {
+    let db = fresh_db(test);
     db.init(1);
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("s.json");
+    let file = dir.path().join("run.json");
     let out = run(db
         .ours()
-        .args([
+        .args(args)
+        .arg(format!("--export-json={}", file.display())));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc = json(&file);
+    valid(&doc);
+    (out, doc)
+}
+
+#[test]
+fn select_only_server_commits_match_the_clients_with_wal_and_wait_events() {
+    let (out, doc) = exported(
+        "server_stats_select",
+        &[
             "-S",
             "-c",
             "4",
@@ -53,16 +66,13 @@ fn select_only_server_commits_match_the_clients_with_wal_and_wait_events() {
             "-T",
             "6",
             "--print-server-stats",
-        ])
-        .arg(format!("--export-json={}", file.display())));
-    assert_eq!(out.code, 0, "{}", out.stderr);
+        ],
+    );
     assert!(
         out.stdout.contains("\nserver: (server_version_num "),
         "{}",
         out.stdout
     );
-    let doc = json(&file);
-    valid(&doc);
     let r = &doc["run"];
     let s = &r["server"];
     let client = r["total"]["cnt"].as_i64().unwrap();
@@ -184,15 +194,10 @@ fn a_checkpoint_mid_run_is_in_the_window_and_a_warning_check_fails_on() {
 
 #[test]
 fn tpcb_like_below_its_clients_warns_about_the_scale_and_server_checks_say_off() {
-    let db = fresh_db("server_stats_scale");
-    db.init(1);
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("t.json");
-    let out = run(db
-        .ours()
-        .args(["-c", "8", "-j", "2", "-T", "2", "--print-warnings"])
-        .arg(format!("--export-json={}", file.display())));
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let (out, doc) = exported(
+        "server_stats_scale",
+        &["-c", "8", "-j", "2", "-T", "2", "--print-warnings"],
+    );
     assert!(
         out.stdout
             .contains("\nwarning: scale_below_clients: scale 1 is below the 8 clients"),
@@ -205,8 +210,6 @@ fn tpcb_like_below_its_clients_warns_about_the_scale_and_server_checks_say_off()
         "{}",
         out.stdout
     );
-    let doc = json(&file);
-    valid(&doc);
     let w = doc["warnings"]
         .as_array()
         .unwrap()
@@ -231,4 +234,22 @@ fn without_print_options_stdout_is_unchanged() {
         normalize_timed(&plain.stdout)
     );
     assert_eq!(with.stderr, plain.stderr);
+}
+
+#[test]
+fn after_a_warmup_the_window_and_its_seconds_are_the_measured_part() {
+    let (_, doc) = exported(
+        "server_stats_warmup",
+        &["-S", "-c", "2", "-T", "3", "--warmup=2", "--server-stats"],
+    );
+    let (r, s) = (&doc["run"], &doc["run"]["server"]);
+    let client = r["total"]["cnt"].as_i64().unwrap();
+    let server = s["derived"]["server_transactions"].as_i64().unwrap();
+    // The warm-up's 2 s are not in the window (a second's lag of published counts is).
+    assert!(
+        server < client * 3 / 2 && server > client / 2,
+        "server {server} client {client}"
+    );
+    assert_eq!(s["series"][0]["t"], r["series"][0]["t"]);
+    assert!(!codes(&doc).contains(&"cold_start".to_string()));
 }

@@ -408,7 +408,8 @@ mod tests {
             (
                 &["--s=1"],
                 "/bin/pgbench: option '--s=1' is ambiguous; possibilities: '--scale' \
-                 '--select-only' '--skip-some-updates' '--sampling-rate' '--show-script'",
+                 '--select-only' '--skip-some-updates' '--sampling-rate' '--show-script' \
+                 '--server-stats'",
             ),
         ];
         for (args, want) in cases {

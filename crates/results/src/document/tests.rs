@@ -146,7 +146,11 @@ fn the_schema_rejects_what_readers_would_misread() {
     let good: serde_json::Value = serde_json::from_str(&doc.to_json()).unwrap();
     let broken = [
         ("/summary/tps", serde_json::json!("fast")),
-        ("/schema", serde_json::json!(2)),
+        ("/schema", serde_json::json!(3)),
+        (
+            "/warnings",
+            serde_json::json!([{"code": "made_up", "message": "", "figures": {}}]),
+        ),
         ("/started_at", serde_json::json!("yesterday")),
         ("/histogram", serde_json::json!("AAAA")),
         ("/run/settings/limit", serde_json::json!({"forever": 1})),
