@@ -46,6 +46,7 @@ pub fn effective_options(plan: &BenchPlan, dbname: &str) -> BTreeMap<String, Val
     put("continue-on-error", json!(s.continue_on_error));
     put("workload", json!(plan.workload.as_ref().map(|w| w.name())));
     put("warmup", json!(plan.warmup_s));
+    put("server-stats", json!(plan.server_stats.is_some()));
     put("latency-percentiles", json!(s.percentiles));
     put(
         "file",
