@@ -20,7 +20,8 @@
 //! - [`html`]: one self-contained page of charts (uPlot, inlined) for several files;
 //! - [`show`]: a results file as text (the run's report, byte for byte);
 //! - [`destination`]: writing a results file whole, to a file, device or pipe;
-//! - [`synthetic`]: simulated runs with known properties, for tests.
+//! - `synthetic` (tests, and the `synthetic` feature): simulated runs with known
+//!   properties.
 
 pub mod compare;
 pub mod destination;
@@ -37,6 +38,7 @@ pub mod server;
 pub mod show;
 pub mod stats;
 pub mod summary;
+#[cfg(any(test, feature = "synthetic"))]
 pub mod synthetic;
 pub mod sysbench;
 pub mod timeline;
@@ -49,6 +51,4 @@ pub use run::{
     CommandResult, Limit, MaxTries, Micros, Partitions, QueryMode, RunResult, RunSettings,
     ScriptResult, Secs, Warmup,
 };
-/// For building [`RunMeta::options`] values without a dependency of one's own.
-pub use serde_json;
 pub use stats::{CommandStats, SimpleStats, StatsData, TxOutcome, TxRecord};
