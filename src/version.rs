@@ -1,10 +1,12 @@
 //! Which pgbench pgbench-rs is: the PostgreSQL version it reproduces, as the banner,
 //! `--version` and the server-version comparison use it.
 
-/// The PostgreSQL version pgbench-rs reproduces, as `PG_VERSION_NUM`.
-pub const PG_VERSION_NUM: i32 = 150018;
-
-/// What pgbench prints as `PG_VERSION` (banner and `--version`).
+/// What pgbench prints as `PG_VERSION` (banner and `--version`); the version it
+/// reproduces lives in the results crate, as `pgbench-report show` prints the banner too.
 pub fn pg_version() -> String {
-    format!("15.18 (pgbench-rs {})", env!("CARGO_PKG_VERSION"))
+    format!(
+        "{} (pgbench-rs {})",
+        pgbench_results::show::PG_VERSION,
+        env!("CARGO_PKG_VERSION")
+    )
 }

@@ -1,4 +1,4 @@
-//! `pgbench-report`, run as a program: `show` prints a run's report byte for byte
+//! `pgbench-report`, run as a program: `show` prints a run's stdout byte for byte
 //! from its results file, `import` reads recorded stock pgbench output, `compare`
 //! tells real differences from noise and gates on them, `html` draws a page that a
 //! real headless Chromium renders without errors or network requests. Self-contained
@@ -31,8 +31,14 @@ fn scratch(name: &str) -> PathBuf {
 
 fn write_doc(dir: &Path, name: &str, spec: &Spec) -> (PathBuf, String) {
     let result = run(spec);
-    let printed = report::render(&result);
+    // What the run printed: the banner (same server version), then the report.
+    let printed = format!(
+        "pgbench (15.18 (pgbench-rs {}))\n{}",
+        env!("CARGO_PKG_VERSION"),
+        report::render(&result)
+    );
     let meta = RunMeta {
+        server_version: Some("15.18".into()),
         command_line: vec!["pgbench-rs".into(), "-T".into(), spec.seconds.to_string()],
         random_seed: spec.seed,
         started_unix_us: 1_764_578_627_000_000,

@@ -107,13 +107,11 @@ fn server_settings(conn: &mut Connection) -> std::collections::BTreeMap<String, 
 /// `printVersion`: our version, and the server's when it differs.
 fn print_banner(conn: &Connection) {
     use std::io::Write;
-    let ours = crate::version::pg_version();
-    let line = if conn.server_version_num() != crate::version::PG_VERSION_NUM {
-        let server = conn.parameter("server_version").unwrap_or("unknown");
-        format!("pgbench ({ours}, server {server})\n")
-    } else {
-        format!("pgbench ({ours})\n")
-    };
+    let line = pgbench_results::show::banner(
+        &crate::version::pg_version(),
+        conn.parameter("server_version"),
+        conn.server_version_num(),
+    );
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(line.as_bytes());
     let _ = out.flush();

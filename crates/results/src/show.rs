@@ -9,10 +9,53 @@ use crate::report::{self, fmt_f};
 use crate::summary::{Failures, PercentileSummary, Summary};
 use std::fmt::Write;
 
-/// The text `show` prints.
+/// The PostgreSQL version pgbench-rs reproduces, as pgbench's `PG_VERSION` and
+/// `PG_VERSION_NUM`: the banner of a run and of a results file's `show`.
+pub const PG_VERSION: &str = "15.18";
+pub const PG_VERSION_NUM: i32 = 150018;
+
+/// pgbench.c `printVersion`, the first line of a run's stdout: `ours` is the client's
+/// `PG_VERSION` text; the server's version follows when its number differs.
+pub fn banner(ours: &str, server: Option<&str>, server_num: i32) -> String {
+    if server_num == PG_VERSION_NUM {
+        format!("pgbench ({ours})\n")
+    } else {
+        format!("pgbench ({ours}, server {})\n", server.unwrap_or("unknown"))
+    }
+}
+
+/// A `server_version` string's number, as the connection computes it when the
+/// server does not report `server_version_num` (pgbench-wire's `server_version_num`): `15.18 (Debian ...)` is 150018, `9.6.24` 90624.
+pub fn version_num(v: &str) -> i32 {
+    let nums: Vec<i32> = v
+        .split(|c: char| !c.is_ascii_digit())
+        .take_while(|s| !s.is_empty())
+        .take(3)
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    match nums.as_slice() {
+        [major, minor, rev] if *major < 10 => major * 10000 + minor * 100 + rev,
+        [major, minor, ..] if *major >= 10 => major * 10000 + minor,
+        [major, minor] => major * 10000 + minor * 100,
+        [major] => major * 10000,
+        _ => 0,
+    }
+}
+
+/// The text `show` prints: a pgbench-rs run's stdout (banner, then report) as the run
+/// printed it.
 pub fn render(doc: &ResultsFile) -> String {
     if let Some(run) = &doc.run {
-        return report::render(run);
+        let mut out = match &doc.client_version {
+            Some(client) if client.starts_with("pgbench-rs ") => {
+                let server = doc.server_version.as_deref();
+                let num = server.map_or(0, version_num);
+                banner(&format!("{PG_VERSION} ({client})"), server, num)
+            }
+            _ => String::new(),
+        };
+        out.push_str(&report::render(run));
+        return out;
     }
     let mut out = String::new();
     let files = match &doc.origin {
@@ -175,5 +218,48 @@ fn script_lines(s: &Summary, out: &mut String) {
             );
             percentile_lines(out, &title, sc.percentiles.as_ref());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::RunMeta;
+    use crate::synthetic::{run, Spec};
+
+    fn shown(server_version: Option<&str>) -> String {
+        let meta = RunMeta {
+            server_version: server_version.map(str::to_string),
+            ..RunMeta::default()
+        };
+        let result = run(&Spec::tpcb(1, 3, 100.0, 1000.0));
+        let report = report::render(&result);
+        let text = render(&ResultsFile::from_run(result, meta));
+        let banner = text
+            .strip_suffix(&report)
+            .expect("the report follows the banner");
+        banner.to_string()
+    }
+
+    #[test]
+    fn a_run_shows_the_banner_it_printed() {
+        let ours = format!("15.18 (pgbench-rs {})", env!("CARGO_PKG_VERSION"));
+        assert_eq!(
+            shown(Some("15.18 (Debian 15.18-1.pgdg120+1)")),
+            format!("pgbench ({ours})\n")
+        );
+        assert_eq!(
+            shown(Some("17.2")),
+            format!("pgbench ({ours}, server 17.2)\n")
+        );
+        assert_eq!(shown(None), format!("pgbench ({ours}, server unknown)\n"));
+    }
+
+    #[test]
+    fn version_numbers_as_the_connection_computes_them() {
+        assert_eq!(version_num("15.18"), 150018);
+        assert_eq!(version_num("16beta1"), 160000);
+        assert_eq!(version_num("9.6.24"), 90624);
+        assert_eq!(version_num("devel"), 0);
     }
 }
