@@ -482,3 +482,48 @@ fn a_full_disk_keeps_the_file_that_was_there() {
     assert_eq!(kept.unwrap(), "old");
     assert_eq!(left, 2, "only old.json and the filler");
 }
+
+/// `import RUN.LOG`: one file of stock pgbench's stdout and stderr together, as
+/// `pgbench ... 2>&1 | tee run.log` leaves it (progress lines, then the report).
+#[test]
+fn import_reads_a_2_and_1_capture_of_stock_pgbench() {
+    let db = crate::support::fresh_db("import_mixed");
+    db.init(1);
+    let dir = scratch("import-mixed");
+    let log = dir.join("run.log");
+    let capture = std::fs::File::create(&log).unwrap();
+    let status = db
+        .stock()
+        .args(["-n", "-T", "3", "-P", "1", "-c", "2", "--random-seed=7"])
+        .stdout(capture.try_clone().unwrap())
+        .stderr(capture)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mixed = std::fs::read_to_string(&log).unwrap();
+    assert!(mixed.contains("\nprogress: "), "{mixed}");
+    let out_json = dir.join("mixed.json");
+    let args = [
+        "import",
+        log.to_str().unwrap(),
+        "-o",
+        out_json.to_str().unwrap(),
+    ];
+    let out = report_cmd(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out_json).unwrap()).unwrap();
+    let tps = mixed
+        .lines()
+        .find_map(|l| l.strip_prefix("tps = "))
+        .unwrap();
+    let tps: f64 = tps.split_whitespace().next().unwrap().parse().unwrap();
+    assert_eq!(doc["summary"]["tps"].as_f64(), Some(tps));
+    assert_eq!(doc["random_seed"], 7);
+    assert_eq!(doc["timeline"]["source"], "progress", "{}", doc["timeline"]);
+    assert_eq!(doc["origin"]["files"].as_array().unwrap().len(), 1);
+    // With --report or --progress as well, the one file is ambiguous.
+    let both = report_cmd(&[&args[..], &["--report", log.to_str().unwrap()]].concat());
+    assert_eq!(both.status.code(), Some(1), "{}", text(&both.stderr));
+    assert!(text(&both.stderr).contains("takes no --report or --progress"));
+}

@@ -29,6 +29,7 @@ Usage:
   pgbench-report show FILE
   pgbench-report import --report STDOUT [--progress STDERR] [--log FILE...]
                         [--aggregate-log FILE...] -o OUT.json
+  pgbench-report import RUN.LOG [--log FILE...] -o OUT.json
   pgbench-report compare A.json B.json [C.json...] [options]
   pgbench-report compare --a A1.json A2.json... --b B1.json B2.json... [options]
   pgbench-report html FILE... -o PAGE.html
@@ -48,12 +49,15 @@ files gave, in pgbench's words.
 
 const IMPORT_HELP: &str = "\
 pgbench-report import --report STDOUT [options] -o OUT.json
+pgbench-report import RUN.LOG [options] -o OUT.json
 
 Turns stock pgbench's output into a results file; figures the files do not tell are
 null.
 
 Options:
-  --report FILE         pgbench's standard output (the report); required
+  RUN.LOG               stdout and stderr in one file (pgbench ... 2>&1 | tee RUN.LOG):
+                        the report and its progress: lines together
+  --report FILE         pgbench's standard output (the report); required without RUN.LOG
   --progress FILE       its standard error (progress: lines of -P, the random seed)
   --log FILE...         its -l per-transaction logs (pgbench_log.PID[.N]), one per
                         thread: exact latency percentiles and a per-second series
@@ -294,7 +298,7 @@ impl<'a> Options<'a> {
 
 fn import_verb(args: &[String]) -> Result<u8, VerbError> {
     let mut paths = import::Paths::default();
-    let (mut report, mut output) = (None, None);
+    let (mut report, mut output, mut mixed) = (None, None, None);
     let mut opts = Options::new(args);
     while let Some((name, value)) = opts.next() {
         match name {
@@ -306,15 +310,29 @@ fn import_verb(args: &[String]) -> Result<u8, VerbError> {
                 .extend(opts.values("--aggregate-log", value)?.into_iter().map(PathBuf::from)),
             Some("-o" | "--output") => output = Some(opts.value("--output", value)?),
             Some(other) => return Err(usage(format!("import: unknown option \"{other}\""))),
+            // One file of stdout and stderr together (`pgbench ... 2>&1 | tee run.log`):
+            // the report parser skips progress lines and the progress parser the report.
+            None if mixed.is_none() => mixed = value.map(PathBuf::from),
             None => {
                 return Err(usage(format!(
-                    "import: unexpected argument \"{}\" (files are given with --report, --progress, --log, --aggregate-log)",
+                    "import: unexpected argument \"{}\" (one file of report and progress lines, or --report and --progress)",
                     value.unwrap_or_default()
                 )))
             }
         }
     }
-    paths.report = PathBuf::from(report.ok_or_else(|| usage("import needs --report FILE"))?);
+    paths.report = match mixed {
+        Some(file) => {
+            if report.is_some() || paths.progress.is_some() {
+                return Err(usage(
+                    "import: a file of report and progress lines together takes no --report or --progress",
+                ));
+            }
+            paths.progress = Some(file.clone());
+            file
+        }
+        None => PathBuf::from(report.ok_or_else(|| usage("import needs --report FILE"))?),
+    };
     let output = output.ok_or_else(|| usage("import needs -o OUT.json"))?;
     let doc = import::import_files(&paths)?;
     write_out(output, &doc.to_json())?;

@@ -137,7 +137,14 @@ pub fn import(inputs: &Inputs) -> Result<ResultsFile, ImportError> {
         _ => None,
     };
     let mut files = vec![name.clone()];
-    files.extend(inputs.progress.iter().map(|p| p.0.clone()));
+    // One file of both (a `2>&1` capture) is named once.
+    files.extend(
+        inputs
+            .progress
+            .iter()
+            .map(|p| p.0.clone())
+            .filter(|p| p != name),
+    );
     files.extend(inputs.logs.iter().map(|p| p.0.clone()));
     files.extend(inputs.aggregate_logs.iter().map(|p| p.0.clone()));
     let mut doc = ResultsFile::imported(files, summary);
