@@ -123,7 +123,7 @@ const OPTIONS: &[(Opt, Option<char>, &str, bool)] = &[
     (Opt::FailuresDetailed, None, "failures-detailed", false),
     (Opt::MaxTries, None, "max-tries", true),
     (Opt::VerboseErrors, None, "verbose-errors", false),
-    // pgbench 17
+    // pgbench 17 (PGBENCH_15_OPTIONS counts the rows above)
     (Opt::ExitOnAbort, None, "exit-on-abort", false),
     // pgbench 19
     (Opt::ContinueOnError, None, "continue-on-error", false),
@@ -149,6 +149,12 @@ const OPTIONS: &[(Opt, Option<char>, &str, bool)] = &[
     (Opt::PrintServerStats, None, "print-server-stats", false),
     (Opt::PrintWarnings, None, "print-warnings", false),
 ];
+
+/// How many rows of `OPTIONS`, from the top, are pgbench 15's own options. A prefix that
+/// names one of them unambiguously means that option, as it does for stock pgbench, even
+/// where a later option (pgbench 17's, 19's or ours) starts the same way: `--se` stays
+/// `--select-only` beside `--server-stats`, `--m` stays `--max-tries` beside `--metrics-*`.
+const PGBENCH_15_OPTIONS: usize = 42;
 
 /// One option occurrence, in command-line order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -215,7 +221,7 @@ fn command() -> Command {
 /// getopt's complaints.
 pub fn tokenize(argv0: &str, args: &[String]) -> Result<Tokens, GetoptError> {
     let matches = command()
-        .try_get_matches_from(args)
+        .try_get_matches_from(with_stock_prefixes(args))
         .map_err(|e| GetoptError(getopt_message(argv0, args, &e)))?;
     let mut found: Vec<(usize, Occurrence)> = Vec::new();
     for &(opt, _, long, takes_value) in OPTIONS {
@@ -260,13 +266,87 @@ pub fn tokenize(argv0: &str, args: &[String]) -> Result<Tokens, GetoptError> {
     })
 }
 
-/// The long options whose names start with `prefix`, in pgbench's table order.
+/// The long options whose names start with `prefix`, in pgbench's table order: those of
+/// pgbench 15 where any of them does, so that getopt's answer (the option, or the list of
+/// possibilities) is stock's for every prefix stock knows.
 fn long_candidates(prefix: &str) -> Vec<&'static str> {
-    OPTIONS
-        .iter()
-        .map(|o| o.2)
-        .filter(|l| l.starts_with(prefix))
-        .collect()
+    let matching = |rows: &[(Opt, Option<char>, &'static str, bool)]| -> Vec<&'static str> {
+        rows.iter()
+            .map(|o| o.2)
+            .filter(|l| l.starts_with(prefix))
+            .collect()
+    };
+    let stock = matching(&OPTIONS[..PGBENCH_15_OPTIONS]);
+    if stock.is_empty() {
+        matching(OPTIONS)
+    } else {
+        stock
+    }
+}
+
+/// `args` with every long-option prefix that names one pgbench 15 option spelled out, so
+/// that clap's own prefix inference (over all options) cannot call it ambiguous. Values
+/// are left alone: the word after an option that takes one, and everything after `--`.
+fn with_stock_prefixes(args: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if word == "--" {
+            out.push(word.clone());
+            out.extend(words.by_ref().cloned());
+            break;
+        }
+        let takes_value = if let Some(long) = word.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (long, None),
+            };
+            let exact = OPTIONS.iter().find(|o| o.2 == name);
+            let row = exact.or_else(|| match long_candidates(name)[..] {
+                [only] => OPTIONS.iter().find(|o| o.2 == only),
+                _ => None,
+            });
+            match row {
+                Some(row) if !name.is_empty() => {
+                    out.push(match value {
+                        Some(value) => format!("--{}={value}", row.2),
+                        None => format!("--{}", row.2),
+                    });
+                    row.3 && value.is_none()
+                }
+                _ => {
+                    out.push(word.clone());
+                    false
+                }
+            }
+        } else {
+            out.push(word.clone());
+            short_bundle_wants_next_word(word)
+        };
+        if takes_value {
+            if let Some(value) = words.next() {
+                out.push(value.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Whether `word`, a bundle of short options (`-nc`), ends in one whose value is the next
+/// word (getopt: the rest of the bundle is the value when there is a rest).
+fn short_bundle_wants_next_word(word: &str) -> bool {
+    let Some(letters) = word.strip_prefix('-') else {
+        return false;
+    };
+    let mut chars = letters.chars();
+    while let Some(c) = chars.next() {
+        match OPTIONS.iter().find(|o| o.1 == Some(c)) {
+            Some(row) if row.3 => return chars.as_str().is_empty(),
+            Some(_) => {}
+            None => return false,
+        }
+    }
+    false
 }
 
 /// Rewords clap's error as glibc getopt would have said it.
@@ -408,13 +488,43 @@ mod tests {
             (
                 &["--s=1"],
                 "/bin/pgbench: option '--s=1' is ambiguous; possibilities: '--scale' \
-                 '--select-only' '--skip-some-updates' '--sampling-rate' '--show-script' \
-                 '--server-stats'",
+                 '--select-only' '--skip-some-updates' '--sampling-rate' '--show-script'",
             ),
         ];
         for (args, want) in cases {
             assert_eq!(tok(args).unwrap_err().0, *want, "for {args:?}");
         }
+    }
+
+    #[test]
+    fn a_prefix_of_one_pgbench_15_option_means_it_whatever_came_later() {
+        assert_eq!(OPTIONS[PGBENCH_15_OPTIONS - 1].0, Opt::VerboseErrors);
+        assert_eq!(OPTIONS[PGBENCH_15_OPTIONS].0, Opt::ExitOnAbort);
+        // Stock pgbench 15 reads these as --select-only and --max-tries; later options
+        // (--server-stats, --metrics-listen, --metrics-linger) must not make them ambiguous.
+        assert_eq!(opts(&["--se"]), vec![(Opt::SelectOnly, None)]);
+        assert_eq!(opts(&["--m=3"]), vec![(Opt::MaxTries, Some("3".into()))]);
+        assert_eq!(opts(&["--m", "3"]), vec![(Opt::MaxTries, Some("3".into()))]);
+        // Prefixes stock does not know go on meaning what they name among all options.
+        assert_eq!(opts(&["--ser"]), vec![(Opt::ServerStats, None)]);
+        assert_eq!(opts(&["--warm=5"]), vec![(Opt::Warmup, Some("5".into()))]);
+        assert_eq!(
+            tok(&["--metrics-l=1"]).unwrap_err().0,
+            "/bin/pgbench: option '--metrics-l=1' is ambiguous; possibilities: \
+             '--metrics-listen' '--metrics-linger'"
+        );
+        // An option's value and what follows `--` are words, not options.
+        assert_eq!(
+            opts(&["-D", "--se"]),
+            vec![(Opt::Define, Some("--se".into()))]
+        );
+        assert_eq!(
+            opts(&["-nD", "--se"]),
+            vec![(Opt::NoVacuum, None), (Opt::Define, Some("--se".into()))]
+        );
+        let t = tok(&["--", "--se"]).unwrap();
+        assert!(t.options.is_empty());
+        assert_eq!(t.positionals, vec!["--se".to_string()]);
     }
 
     #[test]
