@@ -106,6 +106,12 @@ fn prepare_action(d: Draft, workload: crate::workload::Configured) -> Result<Act
     if d.temp_instance.is_some() {
         return Err(ConfigError::WorkloadWithTempInstance);
     }
+    if let Some(option) = d.table_option {
+        return Err(ConfigError::TableOptionWithWorkload {
+            option,
+            workload: workload.name(),
+        });
+    }
     Ok(Action::Prepare {
         conn: d.conn,
         workload,

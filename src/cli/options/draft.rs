@@ -24,6 +24,9 @@ pub(super) struct Draft {
     pub conn: ConnArgs,
     pub init: InitOptions,
     pub partition_method_given: bool,
+    /// The first of pgbench's table options given (`-I`, `-F`, `--partitions`, ...): a
+    /// workload's `-i` builds its own tables and refuses them rather than ignore them.
+    pub table_option: Option<&'static str>,
     pub scripts: Vec<WeightedScript>,
     pub builtin_used: bool,
     pub nclients: i64,
@@ -98,6 +101,7 @@ impl Draft {
             conn: ConnArgs::default(),
             init: InitOptions::default(),
             partition_method_given: false,
+            table_option: None,
             scripts: Vec::new(),
             builtin_used: false,
             nclients: 1,
@@ -439,6 +443,9 @@ impl Draft {
             }
             _ => unreachable!("not an init option: {opt:?}"),
         }
+        if opt != Opt::Quiet && self.table_option.is_none() {
+            self.table_option = Some(table_option_name(opt));
+        }
         self.initialization_option_set = true;
         Ok(())
     }
@@ -451,4 +458,18 @@ fn check_open_files(nclients: i64, env: &dyn Env) -> Result<(), ConfigError> {
         crate::sys::LimitError::Hard(limit) => ConfigError::OpenFilesLimit { need, limit },
         crate::sys::LimitError::Raise(reason) => ConfigError::OpenFilesRaise { need, reason },
     })
+}
+
+/// How pgbench's messages name a table option.
+fn table_option_name(opt: Opt) -> &'static str {
+    match opt {
+        Opt::InitSteps => "-I/--init-steps",
+        Opt::Fillfactor => "-F/--fillfactor",
+        Opt::UnloggedTables => "--unlogged-tables",
+        Opt::Tablespace => "--tablespace",
+        Opt::IndexTablespace => "--index-tablespace",
+        Opt::ForeignKeys => "--foreign-keys",
+        Opt::Partitions => "--partitions",
+        _ => "--partition-method",
+    }
 }

@@ -23,6 +23,11 @@ pub enum ConfigError {
     WorkloadWithScripts,
     #[error("--workload cannot be combined with --temp-instance")]
     WorkloadWithTempInstance,
+    #[error("{option} does not apply to -i --workload={workload}, which creates its own tables")]
+    TableOptionWithWorkload {
+        option: &'static str,
+        workload: &'static str,
+    },
     #[error("invalid value \"{value}\" for option {option}")]
     InvalidValue { option: &'static str, value: String },
     #[error("{option} must be in range {min}..{max}")]

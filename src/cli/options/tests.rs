@@ -375,3 +375,28 @@ fn warmup_is_seconds_zero_meaning_none_and_a_benchmarking_option() {
         "pgbench: error: some of the specified options cannot be used in initialization (-i) mode\n"
     );
 }
+
+#[test]
+fn a_workloads_init_refuses_pgbench_table_options_instead_of_ignoring_them() {
+    assert_eq!(
+        error_of(&["-i", "--workload=tpcc", "-F", "90"]),
+        "pgbench: error: -F/--fillfactor does not apply to -i --workload=tpcc, which creates its own tables\n"
+    );
+    assert_eq!(
+        error_of(&["-i", "--workload=oltp_read_write", "--partitions=4"]),
+        "pgbench: error: --partitions does not apply to -i --workload=oltp_read_write, which creates its own tables\n"
+    );
+    assert_eq!(
+        error_of(&["-i", "--workload=tpcc", "--unlogged-tables"]),
+        "pgbench: error: --unlogged-tables does not apply to -i --workload=tpcc, which creates its own tables\n"
+    );
+    // -q (the progress lines) and -j apply to a workload's load as to pgbench's.
+    assert!(matches!(
+        parse(&["-i", "--workload=tpcc", "-q", "-j", "2"]),
+        Ok(Action::Prepare {
+            quiet: true,
+            jobs: 2,
+            ..
+        })
+    ));
+}
