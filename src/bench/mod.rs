@@ -35,6 +35,8 @@ pub mod progress;
 pub mod retry;
 pub mod server_stats;
 pub mod setup;
+#[cfg(test)]
+mod tests;
 pub mod throttle;
 pub mod txlog;
 pub mod window;
@@ -345,7 +347,7 @@ fn run_thread(
     // A panic (a bug) must not leave the collector waiting for clients that are gone.
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match driver {
         None => clients.into_iter().for_each(client::Client::run),
-        Some(d) => d.drive(clients),
+        Some(d) => d.drive(clients, &ctx.control.clock),
     }));
     if ran.is_err() {
         report_lost_clients(ctx, thread, &slots);

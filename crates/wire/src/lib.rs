@@ -29,6 +29,8 @@ mod simple;
 mod startup_read;
 mod stream;
 mod sys;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod tls;
 
 pub use cancel::CancelToken;

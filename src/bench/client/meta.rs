@@ -4,7 +4,6 @@
 //! the [`super::conditional`] stack, nothing else).
 
 use super::{connected, Client, Flow, Phase, TxError, Wait};
-use crate::bench::clock::now_us;
 use crate::bench::error::ClientAbort;
 use crate::logging;
 use pgbench_results::QueryMode;
@@ -48,7 +47,7 @@ impl Client<'_> {
                 };
                 let usec = amount.saturating_mul(*unit_us);
                 if usec > 0 {
-                    let until = now_us() + usec;
+                    let until = self.now() + usec;
                     self.flush_batch_if_waiting(until);
                     return Ok(Flow::Wait(Phase::Sleeping, Wait::Until(until)));
                 }

@@ -17,7 +17,6 @@
 mod meta;
 mod sql;
 
-use super::clock::now_us;
 use super::conditional::{CondStack, Effect};
 use super::error::{AbortReason, ClientAbort};
 use super::events::{ClientDone, Event, TxRecord};
@@ -31,7 +30,6 @@ use pgbench_script::eval::{evaluate, EvalContext};
 use pgbench_script::prng::{choose_script, Prng};
 use pgbench_script::variables::Variables;
 use pgbench_wire::{Connection, TransactionStatus};
-use std::time::Duration;
 
 /// How many records a client keeps before sending them to the collector, and how
 /// long at most (µs), so that progress reports see fresh figures. Batches are small
@@ -244,6 +242,12 @@ impl<'a> Client<'a> {
         }
     }
 
+    /// The run clock now, µs.
+    #[inline]
+    fn now(&self) -> i64 {
+        self.ctx.control.clock.now_us()
+    }
+
     /// Whether `now` is in the warm-up. At the first event after it, the `-r` and
     /// `-C` counters restart (the collector splits the transactions by their end).
     #[inline]
@@ -352,7 +356,7 @@ impl<'a> Client<'a> {
         loop {
             match self.advance() {
                 Wait::Done => return,
-                Wait::Until(at) => sleep_until(at),
+                Wait::Until(at) => self.ctx.control.clock.sleep_until(at),
                 // Not returned to a blocking client; reading the replies blocks anyway.
                 Wait::Replies { .. } => {}
             }
@@ -447,7 +451,7 @@ impl<'a> Client<'a> {
             commands: std::mem::take(&mut self.commands),
             conn_duration_us: self.conn_duration_us,
             queries: self.queries,
-            end_us: now_us(),
+            end_us: self.now(),
             unfinished,
         }));
         self.ctx.control.reported(self.slot);
@@ -478,11 +482,11 @@ impl<'a> Client<'a> {
         script: usize,
         scheduled: Option<i64>,
     ) -> Result<(), ClientAbort> {
-        self.ctx.control.transaction_started(self.slot, now_us());
+        self.ctx.control.transaction_started(self.slot, self.now());
         if self.conn.is_none() {
             self.reconnect()?;
         }
-        let begin = now_us();
+        let begin = self.now();
         self.tx.script = script;
         self.tx.begin = begin;
         self.tx.scheduled = scheduled.unwrap_or(begin);
@@ -530,7 +534,7 @@ impl<'a> Client<'a> {
                 if ctx.control.clock.timer_exceeded() {
                     return Ok(Some(Wait::Done));
                 }
-                let elapsed = || now_us() - scheduled;
+                let elapsed = || ctx.control.clock.now_us() - scheduled;
                 if kind != Retryable::Other
                     && ctx
                         .retry
@@ -540,13 +544,13 @@ impl<'a> Client<'a> {
                         self.verbose_try_message(true, tries, scheduled);
                     }
                     self.tx.tries += 1;
-                    self.warming_up(now_us());
+                    self.warming_up(self.now());
                     self.commands[script][command].retries += 1;
                     self.rng = self.tx.random_state.clone();
                     self.restart_commands();
                     return Ok(None);
                 }
-                self.warming_up(now_us());
+                self.warming_up(self.now());
                 self.commands[script][command].failures += 1;
                 if ctx.plan.verbose_errors {
                     self.verbose_try_message(false, tries, scheduled);
@@ -558,7 +562,7 @@ impl<'a> Client<'a> {
                 }
             }
         };
-        let now = now_us();
+        let now = self.now();
         let (latency, lag) = if outcome == TxOutcome::Success {
             ((now - scheduled) as f64, (self.tx.begin - scheduled) as f64)
         } else {
@@ -568,10 +572,10 @@ impl<'a> Client<'a> {
         self.ctx.control.transaction_ended(self.slot);
         self.end_of_transaction()?;
         if ctx.plan.settings.reconnect {
-            let start = now_us();
+            let start = self.now();
             self.detach();
             self.warming_up(start);
-            self.conn_duration_us += (now_us() - start) as f64;
+            self.conn_duration_us += (self.now() - start) as f64;
         }
         if self.is_done() {
             return Ok(Some(Wait::Done));
@@ -620,20 +624,20 @@ impl<'a> Client<'a> {
                 schedule.next(
                     &mut st.throttle_trigger,
                     &mut st.throttle_rng,
-                    now_us,
+                    || ctx.control.clock.now_us(),
                     may_skip,
                 )
             };
             match slot {
                 Slot::Skip => {
-                    self.count_transaction(script, TxOutcome::Skipped, 0.0, 0.0, 1, now_us());
+                    self.count_transaction(script, TxOutcome::Skipped, 0.0, 0.0, 1, self.now());
                     if limit.is_some_and(|n| self.counted >= i64::from(n)) {
                         return Next::Finish;
                     }
                 }
                 Slot::End => return Next::Finish,
                 Slot::Run(at) => {
-                    if at > now_us() {
+                    if at > self.now() {
                         self.flush_batch_if_waiting(at);
                         return Next::Throttle { script, at };
                     }
@@ -651,13 +655,13 @@ impl<'a> Client<'a> {
 
     /// `-C` (or after a lost connection): a new connection, timed.
     fn reconnect(&mut self) -> Result<(), ClientAbort> {
-        let start = now_us();
+        let start = self.now();
         let attached = Connection::connect(&self.ctx.conn_opts).and_then(|c| self.attach(c));
         if let Err(e) = attached {
             return Err(ClientAbort::new(self.id, AbortReason::Connect).because(e.to_string()));
         }
         self.warming_up(start);
-        self.conn_duration_us += (now_us() - start) as f64;
+        self.conn_duration_us += (self.now() - start) as f64;
         self.prepared.iter_mut().flatten().for_each(|p| *p = false);
         Ok(())
     }
@@ -692,7 +696,7 @@ impl<'a> Client<'a> {
             msg.push_str(&format!("/{n}"));
         }
         if let Some(limit) = settings.latency_limit_us {
-            let used = 100.0 * (now_us() - txn_scheduled) as f64 / limit as f64;
+            let used = 100.0 * (self.now() - txn_scheduled) as f64 / limit as f64;
             msg.push_str(&format!(
                 ", {}% of the maximum time of tries was used",
                 pgbench_script::cnum::fmt_f(used, 3)
@@ -764,7 +768,7 @@ impl<'a> Client<'a> {
 
     /// Before a wait longer than the batch age, hands over what is measured so far.
     fn flush_batch_if_waiting(&mut self, until: i64) {
-        if until - now_us() > BATCH_MAX_AGE_US {
+        if until - self.now() > BATCH_MAX_AGE_US {
             self.flush_batch();
         }
     }
@@ -779,7 +783,7 @@ impl<'a> Client<'a> {
             let index = self.tx.index;
             // pgbench times a command only when it is reached in a running branch.
             let timed = ctx.plan.settings.report_per_command && self.tx.cond.active();
-            self.tx.command_start = timed.then(now_us);
+            self.tx.command_start = timed.then(|| ctx.control.clock.now_us());
             let flow = match &command.kind {
                 CommandKind::Meta(meta) => {
                     let effect = self.tx.cond.effect(meta);
@@ -844,7 +848,7 @@ impl<'a> Client<'a> {
     /// CSTATE_END_COMMAND: the `-r` time of the command, and on to the next.
     fn command_done(&mut self) {
         if let Some(start) = self.tx.command_start {
-            let now = now_us();
+            let now = self.now();
             self.warming_up(now);
             let elapsed = (now - start) as f64 / 1e6;
             self.commands[self.tx.script][self.tx.index]
@@ -941,16 +945,5 @@ impl<'a> Client<'a> {
                 abort.because(e.to_string())
             })
         })
-    }
-}
-
-/// Sleeps until the run clock reaches `until_us`.
-fn sleep_until(until_us: i64) {
-    loop {
-        let now = now_us();
-        if now >= until_us {
-            return;
-        }
-        std::thread::sleep(Duration::from_micros((until_us - now) as u64));
     }
 }

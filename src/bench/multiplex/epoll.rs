@@ -9,11 +9,10 @@
 
 use super::{cannot_wait, next_wake};
 use crate::bench::client::{Client, Wait};
-use crate::bench::clock::now_us;
+use crate::bench::clock::RunClock;
 use crate::logging;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
-use std::time::Duration;
 
 /// One client as the loop sees it.
 struct Slot<'a> {
@@ -26,7 +25,7 @@ struct Slot<'a> {
 }
 
 /// Runs the clients of one pgbench thread until all are finished.
-pub(super) fn drive(clients: Vec<Client<'_>>) {
+pub(super) fn drive(clients: Vec<Client<'_>>, clock: &RunClock) {
     let mut poll = match Poll::new() {
         Ok(p) => p,
         Err(e) => {
@@ -55,7 +54,7 @@ pub(super) fn drive(clients: Vec<Client<'_>>) {
         let Some(next_timer) = next_wake(slots.iter().map(|s| &s.wait)) else {
             return;
         };
-        let timeout = next_timer.map(|at| Duration::from_micros((at - now_us()).max(0) as u64));
+        let timeout = next_timer.map(|at| clock.wait_until(at));
         if let Err(e) = poll.poll(&mut events, timeout) {
             if e.kind() == std::io::ErrorKind::Interrupted {
                 continue;
@@ -78,7 +77,7 @@ pub(super) fn drive(clients: Vec<Client<'_>>) {
                     s.readable = false;
                     s.client.replies_arrived(syncs)
                 }
-                Wait::Until(at) => at <= now_us(),
+                Wait::Until(at) => at <= clock.now_us(),
                 _ => false,
             };
             if due {

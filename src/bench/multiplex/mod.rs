@@ -20,6 +20,7 @@ mod epoll;
 mod uring;
 
 use super::client::{Client, Wait};
+use super::clock::RunClock;
 use super::error::{AbortReason, ClientAbort};
 
 /// How one thread waits on its clients.
@@ -35,10 +36,12 @@ impl Driver {
         if std::env::var_os("PGBENCH_RS_IO").is_some_and(|v| v == "epoll") {
             return Driver::Epoll;
         }
-        match uring::ring(clients) {
-            Some(ring) => Driver::Uring(Box::new(ring)),
-            None => Driver::Epoll,
-        }
+        Driver::uring(clients).unwrap_or(Driver::Epoll)
+    }
+
+    /// io_uring for `clients` clients, if this kernel gives one.
+    pub fn uring(clients: usize) -> Option<Driver> {
+        uring::ring(clients).map(|ring| Driver::Uring(Box::new(ring)))
     }
 
     /// Whether the driver sends and receives for the clients' plain sockets.
@@ -46,11 +49,12 @@ impl Driver {
         matches!(self, Driver::Uring(_))
     }
 
-    /// Runs the clients of one pgbench thread until all are finished.
-    pub fn drive(self, clients: Vec<Client<'_>>) {
+    /// Runs the clients of one pgbench thread until all are finished, timing their
+    /// waits on the run's `clock`.
+    pub fn drive(self, clients: Vec<Client<'_>>, clock: &RunClock) {
         match self {
-            Driver::Epoll => epoll::drive(clients),
-            Driver::Uring(ring) => uring::drive(*ring, clients),
+            Driver::Epoll => epoll::drive(clients, clock),
+            Driver::Uring(ring) => uring::drive(*ring, clients, clock),
         }
     }
 }

@@ -14,7 +14,7 @@
 
 use super::{cannot_wait, next_wake};
 use crate::bench::client::{Client, Wait};
-use crate::bench::clock::now_us;
+use crate::bench::clock::RunClock;
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -62,7 +62,7 @@ impl Slot<'_> {
     }
 }
 
-pub(super) fn drive(mut ring: IoUring, clients: Vec<Client<'_>>) {
+pub(super) fn drive(mut ring: IoUring, clients: Vec<Client<'_>>, clock: &RunClock) {
     let mut slots: Vec<Slot> = clients
         .into_iter()
         .map(|client| Slot {
@@ -88,7 +88,7 @@ pub(super) fn drive(mut ring: IoUring, clients: Vec<Client<'_>>) {
             let waited = match next_timer {
                 None => ring.submit_and_wait(1),
                 Some(at) => {
-                    let us = (at - now_us()).max(0) as u64;
+                    let us = clock.wait_until(at).as_micros() as u64;
                     let ts = types::Timespec::new()
                         .sec(us / 1_000_000)
                         .nsec((us % 1_000_000) as u32 * 1000);
@@ -118,7 +118,7 @@ pub(super) fn drive(mut ring: IoUring, clients: Vec<Client<'_>>) {
                 }
             }
             for (i, s) in slots.iter_mut().enumerate() {
-                if matches!(s.wait, Wait::Until(at) if at <= now_us()) && s.idle() {
+                if matches!(s.wait, Wait::Until(at) if at <= clock.now_us()) && s.idle() {
                     if let Err(e) = settle(&mut ring, s, i) {
                         break 'run e;
                     }

@@ -1,0 +1,324 @@
+//! The client state machine and its drivers, run against the fake server
+//! (`pgbench_wire::testing`) on a test clock: no PostgreSQL. Each test gives a pgbench
+//! command line and script, the server's replies, and a way of waiting (a client
+//! alone blocking on its socket, or clients sharing a thread under epoll or
+//! io_uring), and looks only at what the clients tell the collector: transactions
+//! (outcome, tries, latency on the test clock), aborts with pgbench's words, and
+//! last words. What a client does inside is free to change.
+//!
+//! - `meta`: `\set`, `\sleep`, `\setshell`, `\shell`, `\if` chains, `\gset`, `\aset`.
+//! - `pipeline`: `\startpipeline` .. `\endpipeline` and their rules and messages.
+//! - `retry`: 40001/40P01 under `--max-tries`, the random state rewound, `-L`.
+//! - `timing`: `-R` skips under `-L`, `-T` and its end, `-C` reconnects.
+//! - `aborts`: the connection dropped, errors, the server that never answers.
+//! - `drivers`: several clients on one driver, advanced in order, split packets.
+
+mod meta;
+mod pipeline;
+mod retry;
+mod timing;
+
+use super::clock::{RunClock, TestClock};
+use super::control::RunControl;
+use super::events::{ClientDone, Event, TxRecord};
+use super::launch::{self, Context};
+use super::multiplex::Driver;
+use super::{client, client_variables, retry as retry_plan, thread_states, worker};
+use crate::cli::options::{interpret, Action, Env};
+use pgbench_results::TxOutcome;
+use pgbench_wire::testing::{FakeServer, Reply, Request};
+use pgbench_wire::{ConnectArgs, ConnectOptions};
+use std::sync::Arc;
+
+/// Where the test clock starts, µs (0 means "not set" to the run's records).
+pub const START_US: i64 = 1_000_000_000;
+
+/// How the clients of a thread wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Drive {
+    /// Each client alone on its thread, blocking on its socket.
+    Alone,
+    /// The clients of each thread on one epoll driver.
+    Epoll,
+    /// The clients of each thread on one io_uring driver.
+    Uring,
+}
+
+/// What the clients told the collector.
+#[derive(Debug, Default)]
+pub struct Ran {
+    /// Transactions in the order sent (batches flattened).
+    pub records: Vec<TxRecord>,
+    /// Abort messages, pgbench's lines joined.
+    pub aborts: Vec<String>,
+    pub done: Vec<ClientDone>,
+}
+
+impl Ran {
+    pub fn outcomes(&self) -> Vec<TxOutcome> {
+        self.records.iter().map(|r| r.outcome).collect()
+    }
+
+    pub fn tries(&self) -> Vec<u32> {
+        self.records.iter().map(|r| r.tries).collect()
+    }
+
+    pub fn count(&self, outcome: TxOutcome) -> usize {
+        self.records.iter().filter(|r| r.outcome == outcome).count()
+    }
+
+    /// Asserts that the run counted `n` successful transactions and nothing else.
+    #[track_caller]
+    pub fn assert_succeeded(&self, n: usize) {
+        assert_eq!(
+            self.outcomes(),
+            vec![TxOutcome::Success; n],
+            "aborts: {:?}",
+            self.aborts
+        );
+    }
+
+    /// The one abort, which must be there.
+    pub fn abort(&self) -> &str {
+        assert_eq!(self.aborts.len(), 1, "aborts: {:?}", self.aborts);
+        &self.aborts[0]
+    }
+}
+
+/// The scripts `-f` names, served from memory.
+struct Scripts(Vec<(String, String)>);
+
+impl Env for Scripts {
+    fn var(&self, name: &str) -> Option<String> {
+        (name == "PGUSER").then(|| "tester".to_string())
+    }
+    fn read_file(&self, path: &str) -> std::io::Result<String> {
+        self.0
+            .iter()
+            .find(|(name, _)| name == path)
+            .map(|(_, text)| text.clone())
+            .ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENOENT))
+    }
+    fn os_user(&self) -> Option<String> {
+        Some("tester".into())
+    }
+    fn ensure_open_files(&self, _: u64) -> Result<(), crate::sys::LimitError> {
+        Ok(())
+    }
+}
+
+/// A run to make: a pgbench command line and its scripts, against a server.
+pub struct Bench {
+    args: Vec<String>,
+    scripts: Vec<(String, String)>,
+    pub clock: Arc<TestClock>,
+    /// The `-T` deadline, µs after [`START_US`], when the test sets one.
+    end_after_us: Option<i64>,
+}
+
+impl Bench {
+    /// `pgbench ARGS -f script.sql` with `script` as the file, `--random-seed=1`.
+    pub fn new(args: &[&str], script: &str) -> Bench {
+        Bench::scripts(args, &[("script.sql", script)])
+    }
+
+    /// Several `-f` scripts (each named in `args` as the test likes, e.g. `a.sql@2`).
+    pub fn scripts(args: &[&str], scripts: &[(&str, &str)]) -> Bench {
+        let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        if scripts.len() == 1 && !args.contains(&"-f") {
+            all.extend(["-f".to_string(), scripts[0].0.to_string()]);
+        }
+        if !args.iter().any(|a| a.starts_with("--random-seed")) {
+            all.push("--random-seed=1".into());
+        }
+        Bench {
+            args: all,
+            scripts: scripts
+                .iter()
+                .map(|(n, t)| (n.to_string(), t.to_string()))
+                .collect(),
+            clock: TestClock::at(START_US),
+            end_after_us: None,
+        }
+    }
+
+    /// A `-T` run's deadline on the test clock, `us` after the start (what the main
+    /// thread sets when the clients start).
+    pub fn ends_after(mut self, us: i64) -> Bench {
+        self.end_after_us = Some(us);
+        self
+    }
+
+    /// Runs the clients against `server` until all are done.
+    pub fn run(&self, server: &FakeServer, drive: Drive) -> Ran {
+        self.run_with(server, drive, |_| {})
+    }
+
+    /// Runs the clients; `meanwhile` gets the run's control on the test's thread while
+    /// they run (to stop the run, as a signal would).
+    pub fn run_with(
+        &self,
+        server: &FakeServer,
+        drive: Drive,
+        meanwhile: impl FnOnce(&RunControl),
+    ) -> Ran {
+        let (ctx, events) = self.context(server);
+        std::thread::scope(|scope| {
+            let settings = &ctx.plan.settings;
+            let seeds = worker::seed_plan(&ctx.plan, ctx.plan.random_seed);
+            let vars = client_variables(&ctx.plan, 1, &seeds).expect("variables");
+            let mut states = vars.into_iter().zip(seeds.clients).enumerate();
+            let ctx = &ctx;
+            for (thread, count) in launch::deal_clients(settings.clients, settings.threads)
+                .into_iter()
+                .enumerate()
+            {
+                let own: Vec<_> = states.by_ref().take(count).collect();
+                scope.spawn(move || run_thread(ctx, thread, own, drive));
+            }
+            meanwhile(&ctx.control);
+        });
+        collect(&events)
+    }
+
+    fn context(&self, server: &FakeServer) -> (Context, crossbeam_channel::Receiver<Event>) {
+        crate::logging::init_progname("pgbench");
+        let interpreted = interpret("pgbench", &self.args, &Scripts(self.scripts.clone()));
+        let plan = match interpreted.outcome {
+            Ok(Action::Bench { plan, .. }) => *plan,
+            other => panic!("{:?} is not a run: {other:?}", self.args),
+        };
+        let args = ConnectArgs {
+            host: Some(server.host().to_string()),
+            port: Some(server.port().to_string()),
+            user: Some("tester".into()),
+            dbname: Some("bench".into()),
+            ..ConnectArgs::default()
+        };
+        let conn_opts = ConnectOptions::from_env_and_args(&|_| None, &args).expect("options");
+        let seeds = worker::seed_plan(&plan, plan.random_seed);
+        let scripts = launch::run_scripts(&plan);
+        let mut control = RunControl::new(plan.settings.clients);
+        control.clock = RunClock::on(Arc::clone(&self.clock));
+        if let Some(after) = self.end_after_us {
+            control.clock.set_end(START_US + after);
+        }
+        control.started(START_US);
+        let (events, received) = crossbeam_channel::unbounded();
+        let ctx = Context {
+            weights: scripts.iter().map(|s| s.weight).collect(),
+            scripts,
+            conn_opts,
+            control,
+            retry: retry_plan::RetryPlan {
+                max_tries: plan.settings.max_tries,
+                latency_limit_us: plan.settings.latency_limit_us,
+            },
+            events,
+            threads: thread_states(&plan, &seeds).expect("threads"),
+            plan,
+            metrics: None,
+        };
+        (ctx, received)
+    }
+}
+
+/// One `-j` thread: connects its clients (unless `-C`) and runs them as `drive` says.
+fn run_thread(
+    ctx: &Context,
+    thread: usize,
+    own: Vec<(
+        usize,
+        (
+            pgbench_script::variables::Variables,
+            pgbench_script::prng::Prng,
+        ),
+    )>,
+    drive: Drive,
+) {
+    let driver = match drive {
+        Drive::Alone => None,
+        Drive::Epoll => Some(Driver::Epoll),
+        Drive::Uring => Some(Driver::uring(own.len()).expect("io_uring (see uring_or_skip)")),
+    };
+    let shared = &ctx.threads[thread];
+    let mut clients: Vec<client::Client> = own
+        .into_iter()
+        .map(|(slot, (vars, rng))| {
+            let c = client::Client::new((slot, slot), ctx, shared, vars, rng);
+            match &driver {
+                None => c,
+                Some(d) => c.multiplexed(d.queues_io()),
+            }
+        })
+        .collect();
+    if !ctx.plan.settings.reconnect {
+        for c in &mut clients {
+            c.connect_initial().expect("connected to the fake server");
+        }
+    }
+    match driver {
+        None => clients.into_iter().for_each(client::Client::run),
+        Some(d) => d.drive(clients, &ctx.control.clock),
+    }
+}
+
+/// What the clients sent, once all are done.
+fn collect(events: &crossbeam_channel::Receiver<Event>) -> Ran {
+    let mut ran = Ran::default();
+    for event in events.try_iter() {
+        match event {
+            Event::Batch(batch) => ran.records.extend(batch),
+            Event::Aborted { abort, .. } => ran.aborts.push(abort.lines().join("\n")),
+            Event::Done(done) => ran.done.push(done),
+        }
+    }
+    ran
+}
+
+/// Whether this kernel gives io_uring; says the test is skipped if not (failing
+/// under `CI=true`, where the kernel must allow it).
+pub fn uring_or_skip() -> bool {
+    if Driver::uring(1).is_some() {
+        return true;
+    }
+    use std::io::Write;
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "io_uring is refused here (CI=true: the io_uring driver must be tested)"
+    );
+    let _ = writeln!(std::io::stderr(), "skipped: io_uring is refused here");
+    false
+}
+
+/// A server that answers every statement as a server usually does.
+pub fn usual_server() -> FakeServer {
+    FakeServer::answering(|r: &Request| Reply::usual(&r.sql))
+}
+
+/// `test_all_drives!(name, |drive| body)`: one test per way of waiting, in a module
+/// `name` (`name::alone`, `name::epoll`, `name::uring`; io_uring skipped where the
+/// kernel refuses it).
+macro_rules! all_drives {
+    ($name:ident, $body:expr) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[test]
+            fn alone() {
+                ($body)($crate::bench::tests::Drive::Alone);
+            }
+            #[test]
+            fn epoll() {
+                ($body)($crate::bench::tests::Drive::Epoll);
+            }
+            #[test]
+            fn uring() {
+                if $crate::bench::tests::uring_or_skip() {
+                    ($body)($crate::bench::tests::Drive::Uring);
+                }
+            }
+        }
+    };
+}
+pub(crate) use all_drives;
