@@ -16,7 +16,13 @@ fn private_cluster(tcp: bool) -> Cluster {
     } else {
         (None, vec![])
     };
-    Cluster::start(ClusterOptions { tcp, hba, config }).unwrap()
+    Cluster::start(ClusterOptions {
+        tcp,
+        hba,
+        config,
+        ..Default::default()
+    })
+    .unwrap()
 }
 
 fn ours(cluster: &Cluster, db: &str) -> Command {

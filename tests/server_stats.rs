@@ -2,14 +2,17 @@
 //! server transactions beside the client's, its WAL and wait-event samples on the
 //! client's seconds; a CHECKPOINT issued mid-run in the window and warned about; a
 //! tpcb-like run at a scale below its clients warned about; `pgbench-report check`'s
-//! exit statuses; and stdout unchanged by the option.
+//! exit statuses; and stdout unchanged by the option. [`views`]: `pg_stat_io`, the
+//! checkpointer, `pg_stat_statements` and standbys.
+
+mod views;
 
 use crate::export::schema;
 use crate::support::{fresh_db, normalize_timed, run, Db};
 use std::path::Path;
 use std::process::Command;
 
-fn json(path: &Path) -> serde_json::Value {
+pub(crate) fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -22,7 +25,7 @@ fn codes(doc: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-fn valid(doc: &serde_json::Value) {
+pub(crate) fn valid(doc: &serde_json::Value) {
     let errors: Vec<String> = schema().iter_errors(doc).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
 }
@@ -115,7 +118,7 @@ fn select_only_server_commits_match_the_clients_with_wal_and_wait_events() {
 }
 
 /// A run of `args` with `--server-stats --export-json`; a CHECKPOINT after `at`.
-fn run_with_checkpoint(db: &Db, file: &Path, args: &[&str]) -> crate::support::Run {
+pub(crate) fn run_with_checkpoint(db: &Db, file: &Path, args: &[&str]) -> crate::support::Run {
     let child = db
         .ours()
         .args(args)

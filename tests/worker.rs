@@ -536,6 +536,7 @@ fn workers_in_network_namespaces_meet_over_tcp() {
         tcp: true,
         hba: Some("local all all trust\nhost all all 0.0.0.0/0 trust\n".into()),
         config: vec![("listen_addresses".into(), "*".into())],
+        ..Default::default()
     })
     .unwrap();
     let db = cluster.fresh_database("worker_netns").unwrap();

@@ -52,6 +52,10 @@ pub struct ClusterOptions {
     pub hba: Option<String>,
     /// Extra `postgresql.conf` settings, written after ours (so they win).
     pub config: Vec<(String, String)>,
+    /// The server binaries (`initdb`, `postgres`, `pg_ctl`) to run; `None`: [`bindir`].
+    /// The client programs (`psql`, `pg_isready`, `pg_basebackup`) come from here when
+    /// it has them, else from [`bindir`] (a server-only package has none).
+    pub bindir: Option<PathBuf>,
 }
 
 /// A running throwaway cluster. Dropping it stops the server and removes its directory.
@@ -61,6 +65,8 @@ pub struct Cluster {
     port: u16,
     tcp: bool,
     bindir: PathBuf,
+    /// Where the client programs are (see [`ClusterOptions::bindir`]).
+    tools: PathBuf,
     /// `runuser`, to run the server as `postgres` when we are root.
     runuser: Option<PathBuf>,
     /// The watcher's stdin: closing it stops the server.
@@ -178,7 +184,11 @@ fn free_tcp_port() -> Result<u16, ClusterError> {
 impl Cluster {
     /// Makes and starts a private cluster.
     pub fn start(opts: ClusterOptions) -> Result<Cluster, ClusterError> {
-        let bindir = bindir()?;
+        let (bindir, tools) = match &opts.bindir {
+            Some(dir) if dir.join("psql").is_file() => (dir.clone(), dir.clone()),
+            Some(dir) => (dir.clone(), bindir()?),
+            None => (bindir()?, bindir()?),
+        };
         let runuser = running_as_root().then(find_runuser).transpose()?;
         let dir = tempfile::Builder::new()
             .prefix("pgbench-rs-cluster-")
@@ -197,6 +207,7 @@ impl Cluster {
             port,
             tcp: opts.tcp,
             bindir,
+            tools,
             runuser: runuser.clone(),
             watcher: Mutex::new(None),
             external: false,
@@ -236,9 +247,75 @@ impl Cluster {
         Ok(cluster)
     }
 
+    /// A streaming standby of this cluster, made with `pg_basebackup -R` (the
+    /// primary's default `pg_hba.conf` lets local replication connections in): on a
+    /// socket directory and port of its own, gone again when dropped. It connects as
+    /// `application_name` `standby`.
+    pub fn start_standby(&self) -> Result<Cluster, ClusterError> {
+        let dir = tempfile::Builder::new()
+            .prefix("pgbench-rs-standby-")
+            .tempdir()?
+            .keep();
+        let standby = Cluster {
+            dir: dir.clone(),
+            data: dir.join("data"),
+            port: self.port,
+            tcp: false,
+            bindir: self.bindir.clone(),
+            tools: self.tools.clone(),
+            runuser: self.runuser.clone(),
+            watcher: Mutex::new(None),
+            external: false,
+        };
+        if self.runuser.is_some() {
+            run(
+                "chown",
+                Command::new("chown").arg(format!("{SUPERUSER}:")).arg(&dir),
+            )?;
+        }
+        let mut backup = self.command(self.tools.join("pg_basebackup"));
+        backup
+            .arg("-h")
+            .arg(&self.dir)
+            .arg("-p")
+            .arg(self.port.to_string())
+            .args([
+                "-U",
+                SUPERUSER,
+                "-R",
+                "-X",
+                "stream",
+                "-c",
+                "fast",
+                "--no-sync",
+                "-D",
+            ])
+            .arg(&standby.data);
+        run("pg_basebackup", &mut backup)?;
+        // The primary's settings came along; these win (the auto file, where -R wrote
+        // primary_conninfo, is read last).
+        let conf = format!(
+            "\n# pgbench-rs standby\nlisten_addresses = ''\nunix_socket_directories = '{}'\n\
+             primary_conninfo = 'host={} port={} user={SUPERUSER} application_name=standby'\n",
+            dir.display(),
+            self.dir.display(),
+            self.port
+        );
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(standby.data.join("postgresql.auto.conf"))?
+            .write_all(conf.as_bytes())?;
+        standby.launch()?;
+        Ok(standby)
+    }
+
     /// A command running a server binary, as `postgres` when we are root.
     fn server_command(&self, program: &str) -> Command {
-        let path = self.bindir.join(program);
+        self.command(self.bindir.join(program))
+    }
+
+    /// A command running `path`, as `postgres` when we are root.
+    fn command(&self, path: PathBuf) -> Command {
         if let Some(runuser) = &self.runuser {
             let mut c = Command::new(runuser);
             c.args(["-u", SUPERUSER, "--"]).arg(path);
@@ -292,7 +369,7 @@ fi
     fn wait_ready(&self, limit: Duration) -> Result<(), ClusterError> {
         let start = Instant::now();
         loop {
-            let ok = Command::new(self.bindir.join("pg_isready"))
+            let ok = Command::new(self.tools.join("pg_isready"))
                 .arg("-q")
                 .arg("-h")
                 .arg(&self.dir)
@@ -349,7 +426,7 @@ fi
 
     /// Runs SQL with psql and returns its unaligned, tuples-only output.
     pub fn psql(&self, db: &str, sql: &str) -> Result<String, ClusterError> {
-        let mut child = Command::new(self.bindir.join("psql"))
+        let mut child = Command::new(self.tools.join("psql"))
             .args(["-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
             .arg(&self.dir)
             .arg("-p")
@@ -501,6 +578,7 @@ pub fn shared() -> &'static Cluster {
                     .expect("PGBENCH_TEST_PORT must be a port number"),
                 tcp: false,
                 bindir: bindir().expect("PostgreSQL binaries"),
+                tools: bindir().expect("PostgreSQL binaries"),
                 runuser: running_as_root()
                     .then(find_runuser)
                     .transpose()

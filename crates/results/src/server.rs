@@ -5,7 +5,13 @@
 //! window, [`ServerStats::series`] their change in each second (on the same `t` as
 //! the client's series), and the activity samples count the run's own backends in
 //! `pg_stat_activity` by state and wait event. [`Derived`] puts them per transaction,
-//! and [`render_block`] prints the `server:` block after the report.
+//! and [`render_block`] prints the `server:` block after the report. Where the server
+//! has them, [`io`] breaks `pg_stat_io` down, [`replication`] follows the standbys'
+//! lag and [`statements`] keeps `pg_stat_statements`' top statements.
+
+pub mod io;
+pub mod replication;
+pub mod statements;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -52,6 +58,9 @@ pub struct ServerSecond {
     pub t: i64,
     pub counters: Counters,
     pub activity: Vec<ActivityCount>,
+    /// The attached standbys as this second's read of `pg_stat_replication` saw them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub standbys: Vec<replication::StandbySample>,
 }
 
 /// Per transaction of the run, and the shares the report prints.
@@ -92,6 +101,16 @@ pub struct ServerStats {
     /// The sampler's own queries that the window's `xact_commit` counts.
     pub sampler_transactions: i64,
     pub derived: Derived,
+    /// `pg_stat_io`'s rows that changed in the window (16 on; `None`: not read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<Vec<io::IoRow>>,
+    /// The standbys seen in `pg_stat_replication` (`Some` and empty: none attached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub standbys: Option<Vec<replication::Standby>>,
+    /// `pg_stat_statements`' top statements by time in the window (`None`: the
+    /// extension is not installed in the run's database, or could not be read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statements: Option<Vec<statements::Statement>>,
 }
 
 /// A counter's change, when the view was read.
@@ -112,6 +131,23 @@ pub fn delta(a: &Counters, b: &Counters) -> Counters {
                 })
                 .collect();
             (view.clone(), cols)
+        })
+        .collect()
+}
+
+/// `after - before` for each of `after`'s counts (from zero, with no `before`): a
+/// `pg_stat_io` row's or a statement's change.
+pub fn change(
+    before: Option<&BTreeMap<String, i64>>,
+    after: &BTreeMap<String, i64>,
+) -> BTreeMap<String, i64> {
+    after
+        .iter()
+        .map(|(c, v)| {
+            (
+                c.clone(),
+                v - before.and_then(|b| b.get(c)).copied().unwrap_or(0),
+            )
         })
         .collect()
 }
@@ -227,6 +263,23 @@ pub fn render_block(s: &ServerStats) -> String {
             waits.join(", ")
         }
     );
+    if let Some(io) = s.window.get("pg_stat_io") {
+        let figures: Vec<String> = io::COLUMNS
+            .iter()
+            .filter_map(|c| Some(format!("{c} {}", io.get(*c)?)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  pg_stat_io (relation blocks): {}",
+            figures.join(", ")
+        );
+    }
+    if let Some(standbys) = &s.standbys {
+        out.push_str(&replication::render(standbys));
+    }
+    if let Some(statements) = &s.statements {
+        out.push_str(&statements::render(statements));
+    }
     for n in &s.notes {
         let _ = writeln!(out, "  note: {n}");
     }

@@ -8,14 +8,25 @@
 //! PostgreSQL's backends publish their counters at most once a second (and when they
 //! exit), so a second's figures can lean into the next; the window's totals are
 //! exact within that, and the end is read after the run's backends have gone.
+//!
+//! Besides the views' counters: `pg_stat_io` row by row ([`io`], 16 on) and the
+//! top statements of `pg_stat_statements` ([`statements`], where it is installed) at
+//! the window's edges, and the standbys' lag ([`replication`]) every second.
 
+pub mod io;
+pub mod replication;
+pub mod statements;
 pub mod views;
 
 use super::clock::now_us;
 use super::plan::BenchPlan;
 use super::window::{self, Watcher};
 use super::RunError;
-use pgbench_results::server::{self, ActivityCount, Counters, ServerSecond, ServerStats};
+use pgbench_results::server::io::IoRow;
+use pgbench_results::server::statements::{self as top, Read};
+use pgbench_results::server::{
+    self, replication as lag, ActivityCount, Counters, ServerSecond, ServerStats,
+};
 use pgbench_results::RunResult;
 use pgbench_wire::{ConnectOptions, Connection};
 use views::View;
@@ -41,7 +52,16 @@ pub struct Sampler {
     rounds: i64,
     /// Queries run since the window's start was read (each a transaction).
     queries: i64,
+    /// `pg_stat_io`'s rows when the window began (16 on).
+    io_start: Option<Vec<IoRow>>,
+    /// Whether `pg_stat_replication` can be read.
+    replication: bool,
+    /// `pg_stat_statements`, and its statements when the window began.
+    statements: Option<(statements::Statements, Vec<Read>)>,
 }
+
+/// A query's rows as text.
+pub type Rows = Vec<Vec<Option<String>>>;
 
 fn number(rows: &[Vec<Option<String>>], col: usize) -> i64 {
     rows.first()
@@ -61,8 +81,8 @@ impl Sampler {
             .query_rows("select current_setting('server_version_num')::int")
             .map(|rows| number(&rows, 0))
             .unwrap_or(0);
-        let mut notes = Vec::new();
-        let views = views::views(version)
+        let mut notes = views::missing(version);
+        let views: Vec<View> = views::views(version)
             .into_iter()
             .filter(|v| match conn.query_rows(&v.query) {
                 Ok(_) => true,
@@ -72,6 +92,28 @@ impl Sampler {
                 }
             })
             .collect();
+        let io = views.iter().any(|v| v.name == "pg_stat_io");
+        let replication = match conn.query_rows(&views::marked(replication::QUERY)) {
+            Ok(_) => true,
+            Err(e) => {
+                notes.push(format!("pg_stat_replication left out: {}", short(&e)));
+                false
+            }
+        };
+        let statements = match statements::probe(&mut conn) {
+            Ok(Some(s)) => Some((s, Vec::new())),
+            Ok(None) => {
+                notes.push(
+                    "pg_stat_statements left out: the extension is not installed in the run's database"
+                        .into(),
+                );
+                None
+            }
+            Err(e) => {
+                notes.push(format!("pg_stat_statements left out: {e}"));
+                None
+            }
+        };
         let app = opts
             .get("application_name")
             .or_else(|| opts.get("fallback_application_name"))
@@ -90,14 +132,46 @@ impl Sampler {
             activity: Vec::new(),
             rounds: 0,
             queries: 0,
+            io_start: io.then(Vec::new),
+            replication,
+            statements,
         })
+    }
+
+    /// Runs one of the sampler's queries (marked as its own, and counted).
+    fn query(&mut self, sql: &str) -> Result<Rows, pgbench_wire::QueryError> {
+        self.queries += 1;
+        self.conn.query_rows(&views::marked(sql))
+    }
+
+    /// `pg_stat_io`'s rows now (`None` when not read or when the read fails).
+    fn read_io(&mut self) -> Option<Vec<IoRow>> {
+        self.io_start.as_ref()?;
+        self.query(&io::query()).ok().map(|rows| io::parse(&rows))
+    }
+
+    /// `pg_stat_statements`' statements now (`None` when not read or failed).
+    fn read_statements(&mut self) -> Option<Vec<Read>> {
+        let sql = self.statements.as_ref()?.0.query.clone();
+        let rows = self.conn.query_rows(&sql);
+        self.queries += 1;
+        match rows {
+            Ok(rows) => self.statements.as_ref().map(|(s, _)| s.parse(&rows)),
+            Err(e) => {
+                self.notes.push(format!(
+                    "pg_stat_statements could not be read: {}",
+                    short(&e)
+                ));
+                self.statements = None;
+                None
+            }
+        }
     }
 
     /// Every view's counters now, in one query (each view's own query as a one-row
     /// subquery): a view that fails is noted once, and the counters keep their last
     /// figures.
     fn snapshot(&mut self) -> Counters {
-        self.queries += 1;
         let from: Vec<String> = self
             .views
             .iter()
@@ -105,7 +179,7 @@ impl Sampler {
             .map(|(i, v)| format!("({}) v{i}", v.query))
             .collect();
         let sql = format!("select * from {}", from.join(" cross join "));
-        match self.conn.query_rows(&sql) {
+        match self.query(&sql) {
             Ok(rows) => {
                 let mut col = 0;
                 let mut out = Counters::new();
@@ -134,8 +208,8 @@ impl Sampler {
 
     /// One round of `pg_stat_activity`; the number of the run's backends seen.
     fn sample(&mut self) -> i64 {
-        self.queries += 1;
-        let Ok(rows) = self.conn.query_rows(&self.activity_sql) else {
+        let sql = self.activity_sql.clone();
+        let Ok(rows) = self.query(&sql) else {
             return 0;
         };
         self.rounds += 1;
@@ -157,11 +231,19 @@ impl Sampler {
 
     /// Closes the second under way with the counters' change since the last.
     fn close_second(&mut self) {
+        let standbys = if self.replication {
+            self.query(replication::QUERY)
+                .map(|rows| replication::parse(&rows))
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
         let now = self.snapshot();
         self.series.push(ServerSecond {
             t: self.series.len() as i64,
             counters: server::delta(&self.last, &now),
             activity: std::mem::take(&mut self.second),
+            standbys,
         });
         self.last = now;
     }
@@ -180,6 +262,14 @@ impl Watcher for Sampler {
         self.queries = 0;
         self.start = self.snapshot();
         self.last = self.start.clone();
+        if let Some(rows) = self.read_io() {
+            self.io_start = Some(rows);
+        }
+        if let Some(reads) = self.read_statements() {
+            if let Some((_, start)) = self.statements.as_mut() {
+                *start = reads;
+            }
+        }
         Ok(())
     }
 
@@ -199,9 +289,21 @@ impl Watcher for Sampler {
         while self.sample_gone() > 0 && now_us() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
+        // Before the last snapshot, whose own commit the window leaves out.
+        let io = self
+            .read_io()
+            .zip(self.io_start.as_deref())
+            .map(|(end, start)| server::io::delta(start, &end));
+        let statements = self.read_statements().and_then(|end| {
+            let (_, start) = self.statements.as_ref()?;
+            Some(top::top(start, &end, top::TOP))
+        });
         // The part of a second since the last whole one.
         self.close_second();
         let window = server::delta(&self.start, &self.last);
+        let standbys = self
+            .replication
+            .then(|| lag::summarize(self.series.iter().map(|s| s.standbys.as_slice())));
         // The end's own read commits after it.
         let sampler = self.queries - 1;
         Ok(ServerStats {
@@ -214,6 +316,9 @@ impl Watcher for Sampler {
             activity_rounds: self.rounds,
             activity: self.activity,
             sampler_transactions: sampler,
+            io,
+            standbys,
+            statements,
         })
     }
 }
@@ -221,9 +326,8 @@ impl Watcher for Sampler {
 impl Sampler {
     /// The run's backends still there (counted apart from the window's samples).
     fn sample_gone(&mut self) -> i64 {
-        self.queries += 1;
-        self.conn
-            .query_rows(&self.activity_sql)
+        let sql = self.activity_sql.clone();
+        self.query(&sql)
             .map(|rows| {
                 rows.iter()
                     .filter_map(|r| r.get(3).cloned().flatten()?.parse::<i64>().ok())

@@ -2,6 +2,15 @@
 //! version has (13 to 19, by `server_version_num`). A view's query returns one row
 //! of bigint counters, in the order of its columns, under PostgreSQL's own names.
 
+/// The comment that starts every query of the sampler's, so that
+/// `pg_stat_statements`' top statements can leave them out.
+pub const MARK: &str = "/* pgbench-rs --server-stats */";
+
+/// `sql` marked as the sampler's.
+pub fn marked(sql: &str) -> String {
+    format!("{MARK} {sql}")
+}
+
 /// One view as one server version has it.
 pub struct View {
     pub name: &'static str,
@@ -36,6 +45,30 @@ fn select(name: &'static str, columns: Vec<&'static str>, from: &str) -> View {
         query: format!("select {} from {from}", list.join(", ")),
         columns,
     }
+}
+
+/// Sums of `columns` over the rows of `from`, one row.
+fn sums(name: &'static str, columns: &[&'static str], from: &str) -> View {
+    let list: Vec<String> = columns
+        .iter()
+        .map(|c| format!("coalesce(sum({c}), 0)::bigint"))
+        .collect();
+    View {
+        name,
+        columns: columns.to_vec(),
+        query: format!("select {} from {from}", list.join(", ")),
+    }
+}
+
+/// Notes of the views a server of `version` does not have.
+pub fn missing(version: i64) -> Vec<String> {
+    [(140_000, "pg_stat_wal", 14), (160_000, "pg_stat_io", 16)]
+        .into_iter()
+        .filter(|(from, ..)| version < *from)
+        .map(|(_, name, major)| {
+            format!("{name} left out: PostgreSQL {major} has it, this server is {version}")
+        })
+        .collect()
 }
 
 /// The views of a server of `version` (`server_version_num`).
@@ -80,19 +113,19 @@ pub fn views(version: i64) -> Vec<View> {
         ));
     }
     // Sums over the run's database's tables (autovacuum inside the window).
-    let tables = ["autovacuum_count", "autoanalyze_count"];
-    v.push(View {
-        name: "pg_stat_all_tables",
-        columns: tables.to_vec(),
-        query: format!(
-            "select {} from pg_catalog.pg_stat_all_tables",
-            tables
-                .iter()
-                .map(|c| format!("coalesce(sum({c}), 0)::bigint"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    });
+    v.push(sums(
+        "pg_stat_all_tables",
+        &["autovacuum_count", "autoanalyze_count"],
+        "pg_catalog.pg_stat_all_tables",
+    ));
+    if version >= 160_000 {
+        // Relation objects only: their counts are all 8 kB blocks (18's WAL rows are not).
+        v.push(sums(
+            "pg_stat_io",
+            pgbench_results::server::io::COLUMNS,
+            "pg_catalog.pg_stat_io where object in ('relation', 'temp relation')",
+        ));
+    }
     v
 }
 
@@ -124,6 +157,10 @@ mod tests {
             ["pg_stat_database", "pg_stat_bgwriter", "pg_stat_all_tables"]
         );
         assert!(names(150_000).contains(&"pg_stat_wal"));
+        assert!(!names(150_000).contains(&"pg_stat_io"));
+        assert!(names(160_000).contains(&"pg_stat_io"));
+        assert_eq!(missing(150_018).len(), 1);
+        assert!(missing(160_000).is_empty());
         assert!(names(170_000).contains(&"pg_stat_checkpointer"));
         let wal = |v| {
             views(v)
