@@ -41,11 +41,11 @@ impl Client<'_> {
                 )) => qrynum += 1,
                 Ok(None) => next_group = true,
                 Ok(Some(ResultStatus::Error(e))) => {
-                    self.pending_syncs = syncs - 1;
+                    self.pending_syncs = syncs;
                     return Err(self.sql_error(&e, script, index, qrynum));
                 }
                 Ok(Some(other)) => {
-                    self.pending_syncs = syncs - 1;
+                    self.pending_syncs = syncs;
                     return Err(self
                         .query_failed(script, index, qrynum, unexpected_result_message(&other))
                         .into());
