@@ -373,7 +373,7 @@ fn report_lost_clients(ctx: &Context, thread: usize, slots: &[usize]) {
 /// started and when its measured part does (the same without `--warmup`).
 fn begin(ctx: &Context, gate: &StartGate, start: i64) -> (i64, i64) {
     let clock = &ctx.control.clock;
-    let bench_start = now_us();
+    let bench_start = clock.now_us();
     let measure_from = ctx.plan.warmup_s.map(|secs| bench_start + secs * 1_000_000);
     if let Some(at) = measure_from {
         clock.set_measure_from(at);

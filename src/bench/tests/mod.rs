@@ -13,6 +13,7 @@
 //! - `aborts`: the connection dropped, errors, the server that never answers.
 //! - `drivers`: several clients on one driver, advanced in order, split packets.
 
+mod aborts;
 mod meta;
 mod pipeline;
 mod retry;
@@ -21,9 +22,9 @@ mod timing;
 use super::clock::{RunClock, TestClock};
 use super::control::RunControl;
 use super::events::{ClientDone, Event, TxRecord};
-use super::launch::{self, Context};
+use super::launch::{self, Context, StartGate};
 use super::multiplex::Driver;
-use super::{client, client_variables, retry as retry_plan, thread_states, worker};
+use super::{begin, client, client_variables, retry as retry_plan, thread_states, worker};
 use crate::cli::options::{interpret, Action, Env};
 use pgbench_results::TxOutcome;
 use pgbench_wire::testing::{FakeServer, Reply, Request};
@@ -200,10 +201,6 @@ impl Bench {
         let scripts = launch::run_scripts(&plan);
         let mut control = RunControl::new(plan.settings.clients);
         control.clock = RunClock::on(Arc::clone(&self.clock));
-        if let Some(after) = self.end_after_us {
-            control.clock.set_end(START_US + after);
-        }
-        control.started(START_US);
         let (events, received) = crossbeam_channel::unbounded();
         let ctx = Context {
             weights: scripts.iter().map(|s| s.weight).collect(),
@@ -219,6 +216,12 @@ impl Bench {
             plan,
             metrics: None,
         };
+        // The start as the runner makes it (the -R schedule, -T's deadline), then
+        // the test's own deadline.
+        begin(&ctx, &StartGate::default(), START_US);
+        if let Some(after) = self.end_after_us {
+            ctx.control.clock.set_end(START_US + after);
+        }
         (ctx, received)
     }
 }

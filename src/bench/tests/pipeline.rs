@@ -88,10 +88,10 @@ all_drives!(
         );
     }
 );
-/// Found by this test: after an error inside a pipeline the client read one sync
-/// too few before leaving pipeline mode, and aborted with "failed to exit pipeline
-/// mode for rolling back the failed transaction" where stock pgbench 15.18 retries
-/// (checked on a real server with a `DO` block raising 40001 every other call).
+// Found by this test: after an error inside a pipeline the client read one sync too
+// few before leaving pipeline mode, and aborted with "failed to exit pipeline mode for
+// rolling back the failed transaction" where stock pgbench 15.18 retries (checked on
+// a real server with a `DO` block raising 40001 every other call).
 all_drives!(
     a_serialization_failure_inside_a_pipeline_is_retried,
     |drive| {

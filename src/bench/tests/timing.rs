@@ -25,3 +25,72 @@ all_drives!(
         assert!(!ran.done[0].unfinished);
     }
 );
+
+all_drives!(
+    rate_limited_transactions_late_by_more_than_l_are_skipped,
+    |drive| {
+        // -R 1000/s, each SELECT taking 3 ms: the client falls behind its slots, and those
+        // more than -L 1 ms late are skipped (and count towards -t).
+        let run = || {
+            let bench = Bench::new(&["-t", "20", "-R", "1000", "-L", "1"], "SELECT 1;\n");
+            bench.run(&taking(&bench, 3_000), drive)
+        };
+        let ran = run();
+        assert!(ran.aborts.is_empty(), "{:?}", ran.aborts);
+        assert_eq!(ran.records.len(), 20);
+        let (ok, skipped) = (ran.count(TxOutcome::Success), ran.count(TxOutcome::Skipped));
+        assert_eq!(ok + skipped, 20);
+        assert!(ok >= 2 && skipped >= 5, "{:?}", ran.outcomes());
+        for r in ran
+            .records
+            .iter()
+            .filter(|r| r.outcome == TxOutcome::Success)
+        {
+            // What runs started at most -L after its slot, and took 3 ms.
+            assert!(r.lag <= 1_000.0, "{r:?}");
+            assert_eq!(r.latency, r.lag + 3_000.0, "{r:?}");
+        }
+        // The same seed on the same clock: the same schedule.
+        assert_eq!(run().outcomes(), ran.outcomes());
+    }
+);
+
+all_drives!(rate_limited_transactions_wait_for_their_slots, |drive| {
+    // A fast server: every transaction waits for its slot (the clock jumps there) and
+    // starts on it, so none lags and none is skipped.
+    let bench = Bench::new(&["-t", "10", "-R", "100", "-L", "1"], "SELECT 1;\n");
+    let ran = bench.run(&usual_server(), drive);
+    ran.assert_succeeded(10);
+    assert!(ran.records.iter().all(|r| r.lag == 0.0 && r.latency == 0.0));
+    // Ten slots of a mean 10 ms apart took the clock well past the start.
+    assert!(
+        bench.clock.now_us() - START_US > 20_000,
+        "{}",
+        bench.clock.now_us()
+    );
+});
+
+all_drives!(c_connects_for_every_transaction_and_times_it, |drive| {
+    let bench = Bench::new(&["-t", "3", "-C", "-M", "prepared"], "SELECT :client_id;\n");
+    // Each connection takes 700 µs of the run clock.
+    let clock = Arc::clone(&bench.clock);
+    let server = FakeServer::start(move |mut s| {
+        clock.advance(700);
+        if s.accept() {
+            s.answer(&|r: &Request| Reply::usual(&r.sql));
+        }
+    });
+    let ran = bench.run(&server, drive);
+    // Prepared again on each new connection, or the server would not know P_0.
+    ran.assert_succeeded(3);
+    assert_eq!(server.connections(), 3);
+    assert_eq!(ran.done[0].conn_duration_us, 2_100.0);
+    // As pgbench, the transaction begins once connected: latency without the connect.
+    assert!(
+        ran.records.iter().all(|r| r.latency == 0.0),
+        "{:?}",
+        ran.records
+    );
+    let ends: Vec<i64> = ran.records.iter().map(|r| r.end_us - START_US).collect();
+    assert_eq!(ends, [700, 1_400, 2_100]);
+});

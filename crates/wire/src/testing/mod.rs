@@ -217,22 +217,8 @@ impl Session {
     /// packet and says `AuthenticationOk` and the rest. False if the client went (or
     /// sent a cancel request, which is counted).
     pub fn accept(&mut self) -> bool {
-        loop {
-            let Some(packet) = self.read_startup() else {
-                return false;
-            };
-            match packet {
-                proto::Startup::EncryptionRequest => {
-                    if self.stream.write_all(b"N").is_err() {
-                        return false;
-                    }
-                }
-                proto::Startup::Cancel => {
-                    self.counts.cancels.fetch_add(1, Ordering::SeqCst);
-                    return false;
-                }
-                proto::Startup::Params => break,
-            }
+        if !self.startup() {
+            return false;
         }
         proto::authentication_ok(&mut self.out);
         for (name, value) in [
@@ -252,9 +238,29 @@ impl Session {
 
     /// Refuses the connection as a server does a wrong password (FATAL 28P01).
     pub fn refuse(&mut self, message: &str) {
-        if self.read_startup().is_some() {
+        if self.startup() {
             proto::error(&mut self.out, "FATAL", "28P01", message);
             self.flush();
+        }
+    }
+
+    /// Reads up to the startup packet, refusing encryption; false if the client went
+    /// or the connection was a cancel request (counted).
+    fn startup(&mut self) -> bool {
+        loop {
+            match self.read_startup() {
+                None => return false,
+                Some(proto::Startup::EncryptionRequest) => {
+                    if self.stream.write_all(b"N").is_err() {
+                        return false;
+                    }
+                }
+                Some(proto::Startup::Cancel) => {
+                    self.counts.cancels.fetch_add(1, Ordering::SeqCst);
+                    return false;
+                }
+                Some(proto::Startup::Params) => return true,
+            }
         }
     }
 
