@@ -14,6 +14,7 @@
 //! - `drivers`: several clients on one driver, advanced in order, split packets.
 
 mod aborts;
+mod drivers;
 mod meta;
 mod pipeline;
 mod retry;

@@ -171,6 +171,8 @@ pub struct Session {
     out: Vec<u8>,
     /// Write in pieces of this many bytes, each its own packet.
     chunk: Option<usize>,
+    /// Read at most this many bytes at a time, pausing between reads.
+    slow_reads: Option<(usize, Duration)>,
     /// The transaction status the next `ReadyForQuery` reports.
     status: u8,
     statements: std::collections::HashMap<String, String>,
@@ -196,6 +198,7 @@ impl Session {
             counts,
             out: Vec::new(),
             chunk: None,
+            slow_reads: None,
             status: b'I',
             statements: Default::default(),
             statements_run: 0,
@@ -211,6 +214,13 @@ impl Session {
     /// between them, so the client reads messages cut anywhere.
     pub fn split_writes(&mut self, bytes: usize) {
         self.chunk = Some(bytes.max(1));
+    }
+
+    /// From now on the client's messages are read `bytes` at a time with `pause`
+    /// between reads, so a large request fills the socket buffers and the client's
+    /// writes block (or come back short, or with EAGAIN).
+    pub fn read_slowly(&mut self, bytes: usize, pause: Duration) {
+        self.slow_reads = Some((bytes.max(1), pause));
     }
 
     /// The startup handshake: refuses SSL and GSS encryption, reads the startup
@@ -279,7 +289,15 @@ impl Session {
         self.stream.read_exact(&mut head).ok()?;
         let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
         let mut body = vec![0u8; len.checked_sub(4)?];
-        self.stream.read_exact(&mut body).ok()?;
+        match self.slow_reads {
+            None => self.stream.read_exact(&mut body).ok()?,
+            Some((bytes, pause)) => {
+                for piece in body.chunks_mut(bytes) {
+                    std::thread::sleep(pause);
+                    self.stream.read_exact(piece).ok()?;
+                }
+            }
+        }
         proto::frontend(head[0], &body)
     }
 
