@@ -256,3 +256,85 @@ fn after_a_warmup_the_window_and_its_seconds_are_the_measured_part() {
     assert_eq!(s["series"][0]["t"], r["series"][0]["t"]);
     assert!(!codes(&doc).contains(&"cold_start".to_string()));
 }
+
+/// `compare`'s row for WAL bytes per transaction: its columns after the label.
+fn wal_row(table: &str) -> Vec<String> {
+    let line = table
+        .lines()
+        .find_map(|l| l.strip_prefix("WAL bytes per transaction "))
+        .unwrap_or_else(|| panic!("no WAL row in\n{table}"));
+    line.split_whitespace().map(str::to_string).collect()
+}
+
+#[test]
+fn an_insert_heavy_runs_wal_per_transaction_is_above_a_select_only_runs_in_compare() {
+    let db = fresh_db("server_stats_compare");
+    db.init(1);
+    db.psql("create table inserted (id int, pad text)");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("insert.sql");
+    std::fs::write(
+        &script,
+        "insert into inserted select g, repeat('x', 200) from generate_series(1, 100) g;\n",
+    )
+    .unwrap();
+    let export = |name: &str, args: &[&str]| {
+        let file = dir.path().join(name);
+        let out = run(db
+            .ours()
+            .args(args)
+            .args(["-c", "2", "-T", "15", "--server-stats"])
+            .arg(format!("--export-json={}", file.display())));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        file
+    };
+    let select = export("select.json", &["-S"]);
+    let insert = export("insert.json", &["-n", "-f", script.to_str().unwrap()]);
+    let out = run(Command::new(env!("CARGO_BIN_EXE_pgbench-report"))
+        .arg("compare")
+        .args([&select, &insert])
+        .arg("--fail-if=wal_bytes_per_transaction>100%"));
+    let row = wal_row(&out.stdout);
+    let (a, b): (f64, f64) = (row[0].parse().unwrap(), row[1].parse().unwrap());
+    // 100 rows of 200 bytes: over 20 kB of WAL a transaction; a select writes none
+    // of its own, but other tests' WAL on the shared cluster counts too.
+    assert!(b > 20_000.0 && b > 2.0 * a, "{row:?}\n{}", out.stdout);
+    for figure in [
+        "full-page images",
+        "buffer hit ratio",
+        "checkpoints in window",
+        "wait ",
+    ] {
+        assert!(
+            out.stdout.contains(&format!("\n{figure}")),
+            "{}",
+            out.stdout
+        );
+    }
+    // From 0 the change has no percentage (but a verdict all the same).
+    assert_eq!(row[2].starts_with('+'), a > 0.0, "{row:?}");
+    assert_eq!(row[2] == "-", a == 0.0, "{row:?}");
+    // Alone on the cluster the change is beyond noise; other tests' bursts of WAL in
+    // the select-only run's seconds can make them too few to tell. The gate follows.
+    let verdict = row[row.len() - 3..].join(" ");
+    let gate = if verdict == "beyond noise: worse" {
+        (2, "regression")
+    } else {
+        assert_eq!(
+            row[row.len() - 4..].join(" "),
+            "too short to tell",
+            "{}",
+            out.stdout
+        );
+        (4, "undecided")
+    };
+    assert_eq!(out.code, gate.0, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with(&format!(
+            "pgbench-report: {}: insert.json vs select.json: wal_bytes_per_transaction changed ",
+            gate.1
+        )),
+        "{}",
+        out.stderr
+    );
+}

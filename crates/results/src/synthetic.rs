@@ -12,6 +12,8 @@ use crate::run::{
 use crate::series::SeriesRecorder;
 use crate::stats::{CommandStats, StatsData, TxOutcome};
 
+pub mod server;
+
 /// What to simulate.
 #[derive(Debug, Clone)]
 pub struct Spec {

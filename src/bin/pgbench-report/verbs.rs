@@ -71,7 +71,9 @@ pgbench-report compare A.json B.json [C.json...] [options]
 pgbench-report compare --a A1.json A2.json... --b B1.json B2.json... [--c ...] [options]
 
 Prints each figure of every side (tps, latency average, stddev, percentiles and
-maximum, failures, retries, schedule lag, per script, per statement), each later
+maximum, failures, retries, schedule lag, per script, per statement; with
+--server-stats in every file, WAL bytes and blocks read per transaction, full-page
+images, buffer hit ratio, checkpoints and wait events' shares), each later
 side's change against the first, its 95% confidence interval, and whether the change
 is within or beyond noise. Intervals: Welch's t over the runs of each side when every
 side has 3 or more runs; batch means over the per-second series when every side has
@@ -84,7 +86,10 @@ Options:
   --fail-if FIGURE>PCT     below (<) or above (>) PCT percent and not within noise,
                            e.g. 'tps<-5%' or 'p99>10%'; may be repeated. FIGURE is one
                            of: tps, latency_avg, latency_stddev, p50, p90, p99, p99.9,
-                           p99.99, max, failed, retries, lag_avg
+                           p99.99, max, failed, retries, lag_avg, nopm, tpm; with
+                           --server-stats files also wal_bytes_per_transaction,
+                           fpi_share, blks_read_per_transaction, hit_ratio,
+                           checkpoints, wait:TYPE:EVENT (e.g. wait:LWLock:WALWrite)
 
 Exit status: 0 no gate tripped, 1 error, 2 a --fail-if gate tripped (a change
 beyond noise), 4 none tripped but a change passing a gate's threshold could not be

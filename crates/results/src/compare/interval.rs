@@ -153,6 +153,45 @@ pub fn over_seconds(a: &Series, b: &Series, center: f64) -> Result<Interval, NoI
     log_interval(center, (ma, sa * sa, ka), (mb, sb * sb, kb)).ok_or(NoInterval::NoSeries)
 }
 
+/// A 95 % interval for the difference `b - a` around `center`, by Welch's t, from
+/// each side's mean, variance of the mean and count: for a change from 0, which has
+/// no ratio (a select-only run's WAL against an insert-heavy run's).
+fn difference(center: f64, a: (f64, f64, usize), b: (f64, f64, usize)) -> Interval {
+    let df = (a.1 + b.1).powi(2) / (a.1 * a.1 / (a.2 - 1) as f64 + b.1 * b.1 / (b.2 - 1) as f64);
+    let half = t975(if df.is_finite() { df } else { 1e9 }) * (a.1 + b.1).sqrt();
+    Interval {
+        low: center - half,
+        high: center + half,
+    }
+}
+
+/// The interval of the difference over repeated runs.
+pub fn difference_over_runs(a: &[f64], b: &[f64], center: f64) -> Option<Interval> {
+    if a.len() < MIN_RUNS || b.len() < MIN_RUNS {
+        return None;
+    }
+    let stats = |v: &[f64]| {
+        let m = mean(v);
+        let var = v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() - 1) as f64;
+        (m, var / v.len() as f64, v.len())
+    };
+    Some(difference(center, stats(a), stats(b)))
+}
+
+/// The interval of the difference over the per-second series of one run per side.
+pub fn difference_over_seconds(
+    a: &Series,
+    b: &Series,
+    center: f64,
+) -> Result<Interval, NoInterval> {
+    if a.is_empty() || b.is_empty() {
+        return Err(NoInterval::NoSeries);
+    }
+    let (ma, sa, ka) = batch_mean(a).ok_or(NoInterval::TooShort)?;
+    let (mb, sb, kb) = batch_mean(b).ok_or(NoInterval::TooShort)?;
+    Ok(difference(center, (ma, sa * sa, ka), (mb, sb * sb, kb)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

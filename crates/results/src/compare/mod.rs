@@ -6,10 +6,12 @@
 //! compare alike.
 
 pub mod interval;
+pub mod server;
 mod table;
 
 use crate::document::ResultsFile;
 use interval::{Interval, NoInterval, Series};
+use server::ServerFigure;
 pub use table::render_table;
 
 /// Why a comparison could not be made.
@@ -21,7 +23,11 @@ pub enum CompareError {
     EmptySide(String),
     #[error("cannot read --fail-if \"{0}\": expected FIGURE<PERCENT or FIGURE>PERCENT, e.g. 'tps<-5%' or 'p99>10%'")]
     BadGate(String),
-    #[error("--fail-if: unknown figure \"{0}\" (one of: {GATE_FIGURES})")]
+    #[error(
+        "--fail-if: unknown figure \"{0}\" (one of: {GATE_FIGURES}, {names}, {wait}TYPE:EVENT)",
+        names = server::GATE_NAMES,
+        wait = server::WAIT_GATE
+    )]
     UnknownFigure(String),
 }
 
@@ -56,6 +62,17 @@ pub enum Figure {
     ScriptLatency(String),
     /// `-r` line, keyed `N: script: command`.
     Statement(String),
+    /// `--server-stats`: per transaction of the window, or a share.
+    Server(ServerFigure),
+}
+
+/// Which way a figure's change is an improvement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+    /// Neither (where the backends waited, say): a change is only higher or lower.
+    Neither,
 }
 
 /// Picks a figure's value and weight out of a timeline point.
@@ -86,6 +103,7 @@ impl Figure {
                 let more = if short.len() < k.len() { "..." } else { "" };
                 format!("  {short}{more} (ms)")
             }
+            Figure::Server(f) => f.label(),
         }
     }
 
@@ -102,15 +120,17 @@ impl Figure {
             Figure::LagAvg => "lag_avg".into(),
             Figure::Nopm => "nopm".into(),
             Figure::Tpm => "tpm".into(),
+            Figure::Server(f) => f.gate_name(),
             _ => return None,
         })
     }
 
-    pub fn higher_is_better(&self) -> bool {
-        matches!(
-            self,
-            Figure::Tps | Figure::ScriptTps(_) | Figure::Nopm | Figure::Tpm
-        )
+    pub fn better(&self) -> Better {
+        match self {
+            Figure::Tps | Figure::ScriptTps(_) | Figure::Nopm | Figure::Tpm => Better::Higher,
+            Figure::Server(f) => f.better(),
+            _ => Better::Lower,
+        }
     }
 
     /// The figure of one run, if it has it.
@@ -138,6 +158,7 @@ impl Figure {
                 .into_iter()
                 .find(|(name, st)| &format!("{name}: {}", st.command) == k)
                 .map(|(_, st)| st.latency_ms),
+            Figure::Server(f) => f.value(doc),
         }
     }
 
@@ -156,6 +177,7 @@ impl Figure {
                 let i = POINT_PERCENTILES.iter().position(|x| x == q)?;
                 Box::new(move |p| Some((p.percentiles_ms?[i], weight(p))))
             }
+            Figure::Server(f) => return f.per_second(doc),
             _ => return None,
         };
         Some(
@@ -174,6 +196,9 @@ pub enum Verdict {
     Same,
     Better,
     Worse,
+    /// Beyond noise, for a figure with no better direction.
+    Higher,
+    Lower,
     WithinNoise,
     /// Single runs whose series have too few batches of seconds.
     TooShort,
@@ -189,6 +214,8 @@ impl Verdict {
             Verdict::Same => "same",
             Verdict::Better => "beyond noise: better",
             Verdict::Worse => "beyond noise: worse",
+            Verdict::Higher => "beyond noise: higher",
+            Verdict::Lower => "beyond noise: lower",
             Verdict::WithinNoise => "within noise",
             Verdict::TooShort => "too short to tell",
             Verdict::TooFewRuns => "too few runs to tell",
@@ -257,6 +284,8 @@ fn figures(sides: &[Side]) -> Vec<Figure> {
     for (name, st) in first.statements() {
         v.push(Figure::Statement(format!("{name}: {}", st.command)));
     }
+    let all: Vec<&ResultsFile> = sides.iter().flat_map(|s| &s.runs).collect();
+    v.extend(server::figures(&all).into_iter().map(Figure::Server));
     v
 }
 
@@ -276,15 +305,65 @@ fn derived_interval(a: &Side, b: &Side, ratio: f64) -> Result<Interval, Verdict>
         return Err(Verdict::NoInterval);
     };
     let tps_change = tb / ta - 1.0;
-    let i = interval::over_seconds(&sa, &sb, tps_change).map_err(|e| match e {
-        NoInterval::TooShort => Verdict::TooShort,
-        NoInterval::NoSeries => Verdict::NoInterval,
-    })?;
+    let i = interval::over_seconds(&sa, &sb, tps_change).map_err(no_interval)?;
     let inv = |x: f64| 1.0 / (1.0 + x) - 1.0;
     Ok(Interval {
         low: ratio + inv(i.high) - inv(tps_change),
         high: ratio + inv(i.low) - inv(tps_change),
     })
+}
+
+fn no_interval(e: NoInterval) -> Verdict {
+    match e {
+        NoInterval::TooShort => Verdict::TooShort,
+        NoInterval::NoSeries => Verdict::NoInterval,
+    }
+}
+
+/// What an interval says of a change up (or down) of `fig`.
+fn verdict(fig: &Figure, interval: Result<Interval, Verdict>, up: bool) -> Verdict {
+    match interval {
+        Err(v) => v,
+        Ok(i) if i.contains_zero() => Verdict::WithinNoise,
+        Ok(_) => match (fig.better(), up) {
+            (Better::Higher, true) | (Better::Lower, false) => Verdict::Better,
+            (Better::Higher, false) | (Better::Lower, true) => Verdict::Worse,
+            (Better::Neither, true) => Verdict::Higher,
+            (Better::Neither, false) => Verdict::Lower,
+        },
+    }
+}
+
+/// Each run's figure of a side.
+fn run_values(fig: &Figure, s: &Side) -> Vec<f64> {
+    s.runs.iter().filter_map(|d| fig.value(d)).collect()
+}
+
+/// Both sides' per-second series of `fig` (single runs).
+fn series(fig: &Figure, a: &Side, b: &Side) -> Result<(Series, Series), Verdict> {
+    fig.per_second(&a.runs[0])
+        .zip(fig.per_second(&b.runs[0]))
+        .ok_or(Verdict::NoInterval)
+}
+
+/// A change from 0 has no percentage, but the difference can still be beyond noise
+/// (0 WAL bytes a transaction against 5 kB).
+fn change_from_zero(fig: &Figure, method: Method, a: &Side, b: &Side, vb: f64) -> Change {
+    let interval = match method {
+        Method::Runs => {
+            interval::difference_over_runs(&run_values(fig, a), &run_values(fig, b), vb)
+                .ok_or(Verdict::TooFewRuns)
+        }
+        Method::Seconds => series(fig, a, b).and_then(|(sa, sb)| {
+            interval::difference_over_seconds(&sa, &sb, vb).map_err(no_interval)
+        }),
+        Method::None => Err(Verdict::TooFewRuns),
+    };
+    Change {
+        ratio: None,
+        interval: None,
+        verdict: verdict(fig, interval, vb > 0.0),
+    }
 }
 
 fn change(fig: &Figure, method: Method, a: &Side, b: &Side, va: f64, vb: f64) -> Change {
@@ -296,45 +375,23 @@ fn change(fig: &Figure, method: Method, a: &Side, b: &Side, va: f64, vb: f64) ->
             verdict: Verdict::Same,
         };
     }
-    // From 0 a change has no percentage.
     if va == 0.0 {
-        return Change {
-            ratio: None,
-            interval: None,
-            verdict: Verdict::NoInterval,
-        };
+        return change_from_zero(fig, method, a, b, vb);
     }
     let ratio = vb / va - 1.0;
     let interval = match method {
         Method::Runs => {
-            let vals = |s: &Side| {
-                s.runs
-                    .iter()
-                    .filter_map(|d| fig.value(d))
-                    .collect::<Vec<_>>()
-            };
-            interval::over_runs(&vals(a), &vals(b)).ok_or(Verdict::TooFewRuns)
+            interval::over_runs(&run_values(fig, a), &run_values(fig, b)).ok_or(Verdict::TooFewRuns)
         }
         Method::Seconds if derived_latency(fig, a, b) => derived_interval(a, b, ratio),
-        Method::Seconds => match (fig.per_second(&a.runs[0]), fig.per_second(&b.runs[0])) {
-            (Some(sa), Some(sb)) => interval::over_seconds(&sa, &sb, ratio).map_err(|e| match e {
-                NoInterval::TooShort => Verdict::TooShort,
-                NoInterval::NoSeries => Verdict::NoInterval,
-            }),
-            _ => Err(Verdict::NoInterval),
-        },
+        Method::Seconds => series(fig, a, b)
+            .and_then(|(sa, sb)| interval::over_seconds(&sa, &sb, ratio).map_err(no_interval)),
         Method::None => Err(Verdict::TooFewRuns),
-    };
-    let verdict = match interval {
-        Err(v) => v,
-        Ok(i) if i.contains_zero() => Verdict::WithinNoise,
-        Ok(_) if (ratio > 0.0) == fig.higher_is_better() => Verdict::Better,
-        Ok(_) => Verdict::Worse,
     };
     Change {
         ratio: Some(ratio),
         interval: interval.ok(),
-        verdict,
+        verdict: verdict(fig, interval, ratio > 0.0),
     }
 }
 
@@ -412,7 +469,11 @@ impl Gate {
         let figure = text[..i].trim().to_string();
         let num = text[i + 1..].trim().trim_end_matches('%');
         let threshold: f64 = num.parse().map_err(|_| bad())?;
-        if !GATE_FIGURES.split(", ").any(|f| f == figure) {
+        let known = GATE_FIGURES
+            .split(", ")
+            .chain(server::GATE_NAMES.split(", "))
+            .any(|f| f == figure);
+        if !known && !figure.starts_with(server::WAIT_GATE) {
             return Err(CompareError::UnknownFigure(figure));
         }
         Ok(Gate {
@@ -423,20 +484,37 @@ impl Gate {
         })
     }
 
-    /// What this gate finds for each later side whose change passes its threshold.
+    /// What this gate finds for each later side whose change passes its threshold;
+    /// a figure the files do not have (server figures without `--server-stats`, NOPM
+    /// of a run that is not TPC-C) cannot pass: that is undecided.
     pub fn check(&self, c: &Comparison) -> Vec<GateFinding> {
         let Some(row) = c
             .rows
             .iter()
             .find(|r| r.figure.gate_name().as_deref() == Some(&self.figure))
         else {
-            return Vec::new();
+            return vec![GateFinding::Undecided(format!(
+                "{}: not in these files, so --fail-if '{}' cannot be checked",
+                self.figure, self.text
+            ))];
         };
         row.changes
             .iter()
             .enumerate()
             .filter_map(|(i, ch)| {
-                let pct = 100.0 * ch.ratio?;
+                // A change from 0 passes any threshold in its direction.
+                let (pct, by) = match ch.ratio {
+                    Some(r) => (100.0 * r, format!("by {}%", table::signed(100.0 * r, 1))),
+                    None => {
+                        let to = row.values[i + 1].filter(|v| *v != 0.0)?;
+                        let from_zero = row.values[0] == Some(0.0);
+                        from_zero.then_some(())?;
+                        (
+                            f64::INFINITY.copysign(to),
+                            format!("from 0 to {}", table::value(Some(to))),
+                        )
+                    }
+                };
                 let passed = if self.below {
                     pct < self.threshold
                 } else {
@@ -446,18 +524,19 @@ impl Gate {
                     return None;
                 }
                 let change = format!(
-                    "{} vs {}: {} changed by {}% ({})",
+                    "{} vs {}: {} changed {by} ({})",
                     c.labels[i + 1],
                     c.labels[0],
                     self.figure,
-                    table::signed(pct, 1),
                     ch.verdict.text(),
                 );
                 match ch.verdict {
-                    Verdict::Better | Verdict::Worse => Some(GateFinding::Regression(format!(
-                        "{change}, beyond --fail-if '{}'",
-                        self.text
-                    ))),
+                    Verdict::Better | Verdict::Worse | Verdict::Higher | Verdict::Lower => {
+                        Some(GateFinding::Regression(format!(
+                            "{change}, beyond --fail-if '{}'",
+                            self.text
+                        )))
+                    }
                     Verdict::WithinNoise | Verdict::Same => None,
                     Verdict::TooShort | Verdict::TooFewRuns | Verdict::NoInterval => {
                         Some(GateFinding::Undecided(format!(
