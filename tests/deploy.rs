@@ -185,10 +185,11 @@ fn collect_gathers_the_workers_files_from_their_logs_and_merges_them() {
         .map(|i| {
             synthetic::run(&Spec::tpcb(i + 1, 3, 300.0, 1800.0))
                 .total
+                .counts
                 .cnt
         })
         .sum();
-    assert_eq!(merged.run.unwrap().total.cnt, cnt);
+    assert_eq!(merged.run.unwrap().total.counts.cnt, cnt);
     // Worker 1's pod died before it wrote a file: named twice, merged without it.
     std::fs::write(
         dir.path().join("log-1"),

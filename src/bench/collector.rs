@@ -487,7 +487,7 @@ mod tests {
         events.push(done(300_000, 0));
         let (c, text) = run(&plan(), events);
         assert_eq!(c.aborted, 1);
-        assert_eq!(c.total.cnt, 1);
+        assert_eq!(c.total.counts.cnt, 1);
         assert!(
             text.contains("client 1 aborted: internal error in its thread"),
             "{text}"
@@ -551,8 +551,11 @@ mod tests {
             done(2_200_000, 2),
         ];
         let (c, text) = run(&plan(), events);
-        assert_eq!((c.total.cnt, c.total.failures()), (3, 1));
-        assert_eq!((c.per_script[0].cnt, c.per_script[1].cnt), (1, 2));
+        assert_eq!((c.total.counts.cnt, c.total.failures()), (3, 1));
+        assert_eq!(
+            (c.per_script[0].counts.cnt, c.per_script[1].counts.cnt),
+            (1, 2)
+        );
         assert_eq!(c.latency_late, 2);
         let extras = *c.extras.unwrap();
         assert_eq!(extras.per_script[1].to_histogram().len(), 2);
@@ -561,7 +564,7 @@ mod tests {
         assert_eq!(c.commands[0][0].failures, 3);
         assert_eq!(c.conn_total_duration_us, 20.0);
         assert_eq!(c.last_client_end, 2_200_000);
-        let per_second: Vec<i64> = series.unwrap().iter().map(|s| s.transactions).collect();
+        let per_second: Vec<i64> = series.unwrap().iter().map(|s| s.counts.cnt).collect();
         assert_eq!(per_second, [1, 1, 1]);
         // The second look at the clock is 1 s in, with one client still running: the
         // first batch (2 successes, 1 failure) is that second's.
@@ -594,19 +597,22 @@ mod tests {
             "warm-up progress: 1.0 s, 2.0 tps, lat 2.000 ms stddev 1.000, 0 failed\n\
              progress: 1.0 s, 2.0 tps, lat 6.000 ms stddev 1.000, 0 failed\n"
         );
-        assert_eq!((c.total.cnt, c.per_script[0].cnt), (2, 2));
+        assert_eq!((c.total.counts.cnt, c.per_script[0].counts.cnt), (2, 2));
         assert_eq!(c.total.latency.min, 5_000.0);
         assert_eq!(c.latency_late, 2, "the measured part's only");
         let warm = c.warmup.unwrap().finish(1);
-        assert_eq!((warm.total.cnt, warm.total.latency.max), (2, 3_000.0));
+        assert_eq!(
+            (warm.total.counts.cnt, warm.total.latency.max),
+            (2, 3_000.0)
+        );
         let warm_series = warm.series;
         assert_eq!(warm_series.len(), 1);
-        assert_eq!((warm_series[0].t, warm_series[0].transactions), (0, 2));
+        assert_eq!((warm_series[0].t, warm_series[0].counts.cnt), (0, 2));
         let (series, run) = c.extras.unwrap().finish(2_100_000);
         assert_eq!(run.unwrap().to_histogram().len(), 2);
         let series = series.unwrap();
         // From the warm-up's end: second 0 is [1.0, 2.0).
-        assert_eq!((series[0].t, series[0].transactions), (0, 2));
+        assert_eq!((series[0].t, series[0].counts.cnt), (0, 2));
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub fn progress_line(
     since_start_s: f64,
     epoch_s: f64,
 ) -> String {
-    let cnt = cur.cnt - last.cnt;
+    let cnt = cur.counts.cnt - last.counts.cnt;
     let tps = 1_000_000.0 * cnt as f64 / interval_us;
     let (latency, stddev, lag) = if cnt > 0 {
         let n = cnt as f64;
@@ -52,14 +52,17 @@ pub fn progress_line(
     if fmt.throttled {
         line.push_str(&format!(", lag {} ms", fmt_f(lag, 3)));
         if fmt.latency_limit {
-            line.push_str(&format!(", {} skipped", cur.skipped - last.skipped));
+            line.push_str(&format!(
+                ", {} skipped",
+                cur.counts.skipped - last.counts.skipped
+            ));
         }
     }
     if fmt.show_retries {
         line.push_str(&format!(
             ", {} retried, {} retries",
-            cur.retried - last.retried,
-            cur.retries - last.retries
+            cur.counts.retried - last.counts.retried,
+            cur.counts.retries - last.counts.retries
         ));
     }
     line.push('\n');

@@ -179,7 +179,7 @@ pub fn agg_line(fmt: &LogFormat, start_epoch_s: i64, agg: &StatsData) -> String 
     let mut line = agg_columns(fmt, start_epoch_s, agg);
     if fmt.continue_on_error {
         let other = if fmt.failures_detailed {
-            agg.other_sql_failures
+            agg.counts.other_sql_failures
         } else {
             0
         };
@@ -194,7 +194,7 @@ fn agg_columns(fmt: &LogFormat, start_epoch_s: i64, agg: &StatsData) -> String {
     format!(
         "{} {} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {:.0} {} {} {} {} {}",
         start_epoch_s,
-        agg.cnt,
+        agg.counts.cnt,
         agg.latency.sum,
         agg.latency.sum2,
         agg.latency.min,
@@ -203,16 +203,28 @@ fn agg_columns(fmt: &LogFormat, start_epoch_s: i64, agg: &StatsData) -> String {
         agg.lag.sum2,
         agg.lag.min,
         agg.lag.max,
-        if fmt.latency_limit { agg.skipped } else { 0 },
-        if fmt.show_retries { agg.retried } else { 0 },
-        if fmt.show_retries { agg.retries } else { 0 },
-        if fmt.failures_detailed {
-            agg.serialization_failures
+        if fmt.latency_limit {
+            agg.counts.skipped
+        } else {
+            0
+        },
+        if fmt.show_retries {
+            agg.counts.retried
+        } else {
+            0
+        },
+        if fmt.show_retries {
+            agg.counts.retries
         } else {
             0
         },
         if fmt.failures_detailed {
-            agg.deadlock_failures
+            agg.counts.serialization_failures
+        } else {
+            0
+        },
+        if fmt.failures_detailed {
+            agg.counts.deadlock_failures
         } else {
             0
         },

@@ -114,22 +114,22 @@ impl Collector for View {
             (
                 "transactions",
                 "Successful transactions (the report's number of transactions actually processed)",
-                |s| s.stats.cnt as u64,
+                |s| s.stats.counts.cnt as u64,
             ),
             (
                 "retries",
                 "Retries of serialization and deadlock failures",
-                |s| s.stats.retries as u64,
+                |s| s.stats.counts.retries as u64,
             ),
             (
                 "retried_transactions",
                 "Transactions retried at least once",
-                |s| s.stats.retried as u64,
+                |s| s.stats.counts.retried as u64,
             ),
             (
                 "skipped_transactions",
                 "Transactions skipped for -L under -R",
-                |s| s.stats.skipped as u64,
+                |s| s.stats.counts.skipped as u64,
             ),
             (
                 "late_transactions",
@@ -147,7 +147,7 @@ impl Collector for View {
         if let Some(warm) = &self.snapshot.warmup {
             let help = "Successful transactions of the --warmup, counted apart from the run";
             descriptor(&mut enc, family("warmup_transactions", help, None, Counter))?
-                .encode_counter::<NoLabelSet, u64, f64>(&(warm.cnt as u64), None)?;
+                .encode_counter::<NoLabelSet, u64, f64>(&(warm.counts.cnt as u64), None)?;
         }
         self.failures(&mut enc)?;
         self.histograms(&mut enc)?;
@@ -207,10 +207,10 @@ impl View {
         for (i, s) in self.snapshot.scripts.iter().enumerate() {
             let script = (i + 1).to_string();
             for (kind, n) in [
-                ("serialization", s.stats.serialization_failures),
-                ("deadlock", s.stats.deadlock_failures),
+                ("serialization", s.stats.counts.serialization_failures),
+                ("deadlock", s.stats.counts.deadlock_failures),
                 // --continue-on-error's other SQL errors.
-                ("other", s.stats.other_sql_failures),
+                ("other", s.stats.counts.other_sql_failures),
             ] {
                 let labels = [("script", script.as_str()), ("kind", kind)];
                 m.encode_family(&labels)?
@@ -324,15 +324,18 @@ fn histogram(
 mod tests {
     use super::*;
     use crate::metrics::live::{Averages, ScriptSnapshot};
-    use pgbench_results::StatsData;
+    use pgbench_results::{Counts, StatsData};
 
     fn snapshot() -> Snapshot {
         let mut stats = StatsData {
-            cnt: 3,
-            retries: 2,
-            retried: 1,
-            deadlock_failures: 1,
-            other_sql_failures: 4,
+            counts: Counts {
+                cnt: 3,
+                retries: 2,
+                retried: 1,
+                deadlock_failures: 1,
+                other_sql_failures: 4,
+                ..Default::default()
+            },
             ..Default::default()
         };
         stats.latency.sum = 1_500.0;

@@ -249,7 +249,7 @@ impl Live {
             st.next_mark_us += self.plan.interval_us;
         }
         for s in &mut st.scripts {
-            let n = (s.stats.cnt - s.mark.cnt) as f64;
+            let n = (s.stats.counts.cnt - s.mark.counts.cnt) as f64;
             s.average = (n > 0.0).then(|| Averages {
                 latency_us: (s.stats.latency.sum - s.mark.latency.sum) / n,
                 lag_us: (s.stats.lag.sum - s.mark.lag.sum) / n,
@@ -370,7 +370,7 @@ mod tests {
         assert_eq!((s.clients_running, s.clients_connected), (2, 2));
         assert_eq!(s.progress, 0.75);
         let a = &s.scripts[0];
-        assert_eq!((a.stats.cnt, a.late), (2, 1));
+        assert_eq!((a.stats.counts.cnt, a.late), (2, 1));
         assert_eq!(
             a.average,
             Some(Averages {
@@ -384,7 +384,7 @@ mod tests {
             "1 ms is below 2 ms, not below 1 ms"
         );
         assert_eq!(a.lag_buckets.as_ref().unwrap()[0], 2);
-        assert_eq!(s.scripts[1].stats.serialization_failures, 1);
+        assert_eq!(s.scripts[1].stats.counts.serialization_failures, 1);
         live.aborted();
         live.client_done();
         live.finished();
@@ -412,13 +412,11 @@ mod tests {
         let s = live.snapshot(1_000_000);
         assert_eq!((s.phase, s.progress), (Phase::Warmup, 0.0));
         assert_eq!(s.warmup, Some(StatsData::default()));
-        let warm = StatsData {
-            cnt: 7,
-            ..Default::default()
-        };
+        let mut warm = StatsData::default();
+        warm.counts.cnt = 7;
         live.record_batch(&[], &[StatsData::default(); 2], Some(&warm));
         let s = live.snapshot(7_500_000);
         assert_eq!((s.phase, s.progress), (Phase::Measured, 0.25));
-        assert_eq!(s.warmup.map(|w| w.cnt), Some(7));
+        assert_eq!(s.warmup.map(|w| w.counts.cnt), Some(7));
     }
 }

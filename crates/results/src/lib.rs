@@ -51,4 +51,4 @@ pub use run::{
     CommandResult, Limit, MaxTries, Micros, Partitions, QueryMode, RunResult, RunSettings,
     ScriptResult, Secs, Warmup,
 };
-pub use stats::{CommandStats, SimpleStats, StatsData, TxOutcome, TxRecord};
+pub use stats::{CommandStats, Counts, SimpleStats, StatsData, TxOutcome, TxRecord};

@@ -38,7 +38,7 @@ fn render_pgbench(r: &RunResult, out: &mut String) {
     header(r, out);
     failure_lines(&r.settings, out, "", &r.total);
     // pgbench: the remaining figures are nonsensical if nothing ran.
-    if r.total.cnt + r.total.skipped <= 0 {
+    if r.total.counts.cnt + r.total.counts.skipped <= 0 {
         return;
     }
     latency_lines(r, out);
@@ -74,7 +74,7 @@ fn header(r: &RunResult, out: &mut String) {
             let _ = writeln!(
                 out,
                 "number of transactions actually processed: {}/{}",
-                r.total.cnt,
+                r.total.counts.cnt,
                 // pgbench multiplies two ints.
                 n.wrapping_mul(set.clients as i32)
             );
@@ -84,7 +84,7 @@ fn header(r: &RunResult, out: &mut String) {
             let _ = writeln!(
                 out,
                 "number of transactions actually processed: {}",
-                r.total.cnt
+                r.total.counts.cnt
             );
         }
     }
@@ -98,13 +98,13 @@ fn latency_lines(r: &RunResult, out: &mut String) {
         let _ = writeln!(
             out,
             "number of transactions skipped: {} ({}%)",
-            total.skipped,
-            pct(total.skipped, total.total())
+            total.counts.skipped,
+            pct(total.counts.skipped, total.total())
         );
     }
     if let Some(limit) = set.latency_limit_us {
-        let late_pct = if total.cnt > 0 {
-            100.0 * r.latency_late as f64 / total.cnt as f64
+        let late_pct = if total.counts.cnt > 0 {
+            100.0 * r.latency_late as f64 / total.counts.cnt as f64
         } else {
             0.0
         };
@@ -113,7 +113,7 @@ fn latency_lines(r: &RunResult, out: &mut String) {
             "number of transactions above the {} ms latency limit: {}/{} ({}%)",
             fmt_f(limit as f64 / 1000.0, 1),
             r.latency_late,
-            total.cnt,
+            total.counts.cnt,
             fmt_f(late_pct, 3)
         );
     }
@@ -140,7 +140,7 @@ fn latency_lines(r: &RunResult, out: &mut String) {
         let _ = writeln!(
             out,
             "rate limit schedule lag: avg {} (max {}) ms",
-            fmt_f(0.001 * total.lag.sum / total.cnt as f64, 3),
+            fmt_f(0.001 * total.lag.sum / total.counts.cnt as f64, 3),
             fmt_f(0.001 * total.lag.max, 3)
         );
     }
@@ -154,7 +154,7 @@ fn connection_and_tps(r: &RunResult, out: &mut String) {
             out,
             "average connection time = {} ms",
             fmt_f(
-                0.001 * r.conn_total_duration_us / (total.cnt + total.failures()) as f64,
+                0.001 * r.conn_total_duration_us / (total.counts.cnt + total.failures()) as f64,
                 3
             )
         );
@@ -195,17 +195,17 @@ fn script_section(r: &RunResult, i: usize, script: &ScriptResult, out: &mut Stri
         let _ = writeln!(
             out,
             " - {} transactions ({}% of total, tps = {})",
-            s.cnt,
-            fmt_f(100.0 * s.cnt as f64 / r.total.cnt as f64, 1),
-            fmt_f(s.cnt as f64 / (r.bench_duration_us / 1e6), 6)
+            s.counts.cnt,
+            fmt_f(100.0 * s.counts.cnt as f64 / r.total.counts.cnt as f64, 1),
+            fmt_f(s.counts.cnt as f64 / (r.bench_duration_us / 1e6), 6)
         );
         failure_lines(set, out, " - ", s);
         if set.throttled() && set.latency_limit_us.is_some() && s.total() > 0 {
             let _ = writeln!(
                 out,
                 " - number of transactions skipped: {} ({}%)",
-                s.skipped,
-                pct(s.skipped, s.total())
+                s.counts.skipped,
+                pct(s.counts.skipped, s.total())
             );
         }
         simple_stats(out, " - latency", &s.latency);
@@ -266,12 +266,12 @@ fn failure_lines(set: &RunSettings, out: &mut String, prefix: &str, s: &StatsDat
         // pgbench 19 prints the other failures always; pgbench 15, which we match
         // otherwise, has none, so only its --continue-on-error shows that line
         let kinds = [
-            ("serialization", s.serialization_failures),
-            ("deadlock", s.deadlock_failures),
+            ("serialization", s.counts.serialization_failures),
+            ("deadlock", s.counts.deadlock_failures),
         ];
         let other = set
             .continue_on_error
-            .then_some(("other", s.other_sql_failures));
+            .then_some(("other", s.counts.other_sql_failures));
         for (kind, n) in kinds.into_iter().chain(other) {
             let _ = writeln!(
                 out,
@@ -284,10 +284,10 @@ fn failure_lines(set: &RunSettings, out: &mut String, prefix: &str, s: &StatsDat
         let _ = writeln!(
             out,
             "{prefix}number of transactions retried: {} ({}%)",
-            s.retried,
-            pct(s.retried, total)
+            s.counts.retried,
+            pct(s.counts.retried, total)
         );
-        let _ = writeln!(out, "{prefix}total number of retries: {}", s.retries);
+        let _ = writeln!(out, "{prefix}total number of retries: {}", s.counts.retries);
     }
 }
 

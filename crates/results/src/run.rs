@@ -205,7 +205,7 @@ pub struct Warmup {
 impl RunResult {
     /// tps as the report computes it: successful transactions over the run's time.
     pub fn tps(&self) -> f64 {
-        self.total.cnt as f64 / (self.bench_duration_us / 1e6)
+        self.total.counts.cnt as f64 / (self.bench_duration_us / 1e6)
     }
 
     /// The description the report's first line gives.

@@ -3,7 +3,7 @@
 //! About 200 bytes a second: a 10-hour run keeps 7 MB.
 
 use crate::histogram::{LatencyCounts, LatencyHistogram};
-use crate::stats::{SimpleStats, StatsData};
+use crate::stats::{Counts, SimpleStats, StatsData};
 use crate::stats::{TxOutcome, TxRecord};
 use serde::{Deserialize, Serialize};
 
@@ -15,19 +15,10 @@ pub const SECOND_QUANTILES: [f64; 4] = [0.50, 0.90, 0.99, 0.999];
 pub struct Second {
     /// Seconds since the clients started: this entry covers `[t, t + 1)`.
     pub t: i64,
-    /// Successful transactions.
-    pub transactions: i64,
-    pub failures: i64,
-    pub serialization_failures: i64,
-    pub deadlock_failures: i64,
-    /// `--continue-on-error`'s other SQL failures (absent from older files).
-    #[serde(default)]
-    pub other_failures: i64,
-    /// Transactions that needed more than one try, and the tries beyond the first.
-    pub retried: i64,
-    pub retries: i64,
-    /// `-R -L` transactions skipped.
-    pub skipped: i64,
+    /// Its transactions by outcome, and their retries (named as the run's totals are;
+    /// schema 2's `transactions` and `other_failures` still read).
+    #[serde(flatten)]
+    pub counts: Counts,
     /// Latency of the successful transactions, µs.
     pub latency: SimpleStats,
     /// Schedule lag under `-R`, µs.
@@ -52,19 +43,32 @@ impl Second {
     pub fn with_quantiles(t: i64, delta: &StatsData, quantiles_us: Option<[u64; 4]>) -> Second {
         Second {
             t,
-            transactions: delta.cnt,
-            failures: delta.failures(),
-            serialization_failures: delta.serialization_failures,
-            deadlock_failures: delta.deadlock_failures,
-            other_failures: delta.other_sql_failures,
-            retried: delta.retried,
-            retries: delta.retries,
-            skipped: delta.skipped,
+            counts: delta.counts,
             latency: delta.latency,
             lag: delta.lag,
             quantiles_us,
             length_s: None,
         }
+    }
+
+    /// Failures of every kind.
+    pub fn failures(&self) -> i64 {
+        self.counts.failures()
+    }
+
+    /// Adds the same second of another worker of the run: counters and latency stats
+    /// exactly; a second keeps four percentiles and no histogram, so the sum's are the
+    /// highest of the two (an upper bound, exact when one side had all of them).
+    pub fn merge(&mut self, other: &Second) {
+        self.counts.merge(&other.counts);
+        self.latency.merge(&other.latency);
+        self.lag.merge(&other.lag);
+        self.quantiles_us = match (self.quantiles_us, other.quantiles_us) {
+            (Some(a), Some(b)) => Some(std::array::from_fn(|k| a[k].max(b[k]))),
+            (a, b) => a.or(b),
+        };
+        // The workers' last seconds: as long as the longest (a whole one is whole).
+        self.length_s = self.length_s.zip(other.length_s).map(|(a, b)| a.max(b));
     }
 }
 
@@ -74,13 +78,7 @@ impl Second {
 /// collector already keeps two of those per transaction).
 #[derive(Debug, Clone, Copy, Default)]
 struct SecondSums {
-    cnt: i64,
-    skipped: i64,
-    serialization_failures: i64,
-    deadlock_failures: i64,
-    other_failures: i64,
-    retried: i64,
-    retries: i64,
+    counts: Counts,
     latency_sum: f64,
     latency_sum2: f64,
     lag: SimpleStats,
@@ -89,23 +87,13 @@ struct SecondSums {
 impl SecondSums {
     #[inline]
     fn add(&mut self, outcome: TxOutcome, latency: f64, lag: f64, tries: u32, throttled: bool) {
-        if tries > 1 {
-            self.retries += i64::from(tries - 1);
-            self.retried += 1;
-        }
-        match outcome {
-            TxOutcome::Success => {
-                self.cnt += 1;
-                self.latency_sum += latency;
-                self.latency_sum2 += latency * latency;
-                if throttled {
-                    self.lag.add(lag);
-                }
+        self.counts.add(outcome, tries);
+        if outcome == TxOutcome::Success {
+            self.latency_sum += latency;
+            self.latency_sum2 += latency * latency;
+            if throttled {
+                self.lag.add(lag);
             }
-            TxOutcome::Skipped => self.skipped += 1,
-            TxOutcome::SerializationFailure => self.serialization_failures += 1,
-            TxOutcome::DeadlockFailure => self.deadlock_failures += 1,
-            TxOutcome::OtherFailure => self.other_failures += 1,
         }
     }
 
@@ -113,13 +101,7 @@ impl SecondSums {
     /// wholly in this second. Not under `-R`: a difference has no lag bounds.
     #[inline]
     fn add_change(&mut self, before: &StatsData, after: &StatsData) {
-        self.cnt += after.cnt - before.cnt;
-        self.skipped += after.skipped - before.skipped;
-        self.serialization_failures += after.serialization_failures - before.serialization_failures;
-        self.deadlock_failures += after.deadlock_failures - before.deadlock_failures;
-        self.other_failures += after.other_sql_failures - before.other_sql_failures;
-        self.retried += after.retried - before.retried;
-        self.retries += after.retries - before.retries;
+        self.counts.merge(&after.counts.since(&before.counts));
         self.latency_sum += after.latency.sum - before.latency.sum;
         self.latency_sum2 += after.latency.sum2 - before.latency.sum2;
     }
@@ -128,15 +110,9 @@ impl SecondSums {
     fn to_stats(self, latencies: &LatencyCounts) -> StatsData {
         let (min, max) = latencies.bounds().unwrap_or((0, 0));
         StatsData {
-            cnt: self.cnt,
-            skipped: self.skipped,
-            retries: self.retries,
-            retried: self.retried,
-            serialization_failures: self.serialization_failures,
-            deadlock_failures: self.deadlock_failures,
-            other_sql_failures: self.other_failures,
+            counts: self.counts,
             latency: SimpleStats {
-                count: self.cnt,
+                count: self.counts.cnt,
                 min: min as f64,
                 max: max as f64,
                 sum: self.latency_sum,
@@ -350,15 +326,15 @@ mod tests {
         );
         let s = r.finish(1_000 + 4_100_000);
         assert_eq!(s.len(), 5);
-        assert_eq!((s[0].t, s[0].transactions), (0, 2));
+        assert_eq!((s[0].t, s[0].counts.cnt), (0, 2));
         assert_eq!(s[0].latency.mean(), 200.0);
         // The bounds come from the buckets: 100 and 300 µs are exact at 3 digits.
         assert_eq!((s[0].latency.min, s[0].latency.max), (100.0, 300.0));
         assert_eq!(s[0].quantiles_us.unwrap()[0], 100);
-        assert_eq!((s[1].transactions, s[1].quantiles_us), (0, None));
-        assert_eq!((s[2].transactions, s[3].transactions), (1, 1));
-        assert_eq!((s[3].deadlock_failures, s[3].retries), (1, 1));
-        assert_eq!((s[4].t, s[4].transactions), (4, 0));
+        assert_eq!((s[1].counts.cnt, s[1].quantiles_us), (0, None));
+        assert_eq!((s[2].counts.cnt, s[3].counts.cnt), (1, 1));
+        assert_eq!((s[3].counts.deadlock_failures, s[3].counts.retries), (1, 1));
+        assert_eq!((s[4].t, s[4].counts.cnt), (4, 0));
     }
 
     /// #22: the partial last second was drawn and counted as a whole one.
@@ -381,7 +357,7 @@ mod tests {
         r.record(2_003_000, ok, 100.0, 0.0, 1, false);
         let s = r.finish(2_004_000);
         assert_eq!(s.len(), 2);
-        assert_eq!((s[1].t, s[1].transactions, s[1].length_s), (1, 2, None));
+        assert_eq!((s[1].t, s[1].counts.cnt, s[1].length_s), (1, 2, None));
     }
 
     #[test]
@@ -426,7 +402,7 @@ mod tests {
             let (a, ra) = one_by_one.finish_with_run_latencies(1_400_000);
             let (b, rb) = batched.finish_with_run_latencies(1_400_000);
             assert_eq!(a, b, "throttled: {throttled}");
-            assert_eq!(a.iter().map(|s| s.transactions).sum::<i64>(), 5);
+            assert_eq!(a.iter().map(|s| s.counts.cnt).sum::<i64>(), 5);
             assert_eq!(ra.unwrap().to_histogram(), rb.unwrap().to_histogram());
         }
     }

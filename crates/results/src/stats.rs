@@ -95,10 +95,14 @@ pub struct TxRecord {
     pub end_us: i64,
 }
 
-/// The counters of a set of transactions (pgbench's `StatsData`).
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-pub struct StatsData {
-    /// Successful transactions (retried ones included).
+/// How many transactions ended which way, and their retries: the counters every set
+/// of transactions keeps (the run's, a script's, a second's). What one transaction adds
+/// ([`Counts::add`]) and how two sets add up ([`Counts::merge`]) are written here once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Counts {
+    /// Successful transactions (retried ones included). Schema 1 and 2 called it
+    /// `transactions` in a second of the series.
+    #[serde(alias = "transactions")]
     pub cnt: i64,
     pub skipped: i64,
     /// Sum of (tries - 1).
@@ -108,9 +112,73 @@ pub struct StatsData {
     pub serialization_failures: i64,
     pub deadlock_failures: i64,
     /// pgbench 19's `other_sql_failures` (`--continue-on-error`); absent from older
-    /// results files.
-    #[serde(default)]
+    /// results files, and called `other_failures` in a second of schema 2.
+    #[serde(default, alias = "other_failures")]
     pub other_sql_failures: i64,
+}
+
+impl Counts {
+    /// The counting half of `accumStats`: one transaction that ended as `outcome`
+    /// after `tries` tries.
+    #[inline]
+    pub fn add(&mut self, outcome: TxOutcome, tries: u32) {
+        if tries > 1 {
+            self.retries += i64::from(tries - 1);
+            self.retried += 1;
+        }
+        match outcome {
+            TxOutcome::Success => self.cnt += 1,
+            TxOutcome::Skipped => self.skipped += 1,
+            TxOutcome::SerializationFailure => self.serialization_failures += 1,
+            TxOutcome::DeadlockFailure => self.deadlock_failures += 1,
+            TxOutcome::OtherFailure => self.other_sql_failures += 1,
+        }
+    }
+
+    /// The counting half of `mergeStats`.
+    #[inline]
+    pub fn merge(&mut self, other: &Counts) {
+        self.cnt += other.cnt;
+        self.skipped += other.skipped;
+        self.retries += other.retries;
+        self.retried += other.retried;
+        self.serialization_failures += other.serialization_failures;
+        self.deadlock_failures += other.deadlock_failures;
+        self.other_sql_failures += other.other_sql_failures;
+    }
+
+    /// What was counted from `earlier` to `self` (counters only grow).
+    #[inline]
+    pub fn since(&self, earlier: &Counts) -> Counts {
+        Counts {
+            cnt: self.cnt - earlier.cnt,
+            skipped: self.skipped - earlier.skipped,
+            retries: self.retries - earlier.retries,
+            retried: self.retried - earlier.retried,
+            serialization_failures: self.serialization_failures - earlier.serialization_failures,
+            deadlock_failures: self.deadlock_failures - earlier.deadlock_failures,
+            other_sql_failures: self.other_sql_failures - earlier.other_sql_failures,
+        }
+    }
+
+    /// Failures of every kind (`getFailures`).
+    pub fn failures(&self) -> i64 {
+        self.serialization_failures + self.deadlock_failures + self.other_sql_failures
+    }
+
+    /// Every transaction counted: successful, skipped and failed.
+    pub fn total(&self) -> i64 {
+        self.cnt + self.skipped + self.failures()
+    }
+}
+
+/// The counters of a set of transactions (pgbench's `StatsData`): its [`Counts`] (in
+/// the results file, beside the latency and lag), and the latency and lag of its
+/// successful transactions.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct StatsData {
+    #[serde(flatten)]
+    pub counts: Counts,
     /// Latency of successful transactions, µs.
     pub latency: SimpleStats,
     /// Schedule lag of successful transactions under `-R`, µs.
@@ -128,44 +196,28 @@ impl StatsData {
         tries: u32,
         throttled: bool,
     ) {
-        if tries > 1 {
-            self.retries += i64::from(tries - 1);
-            self.retried += 1;
-        }
-        match outcome {
-            TxOutcome::Success => {
-                self.cnt += 1;
-                self.latency.add(latency);
-                if throttled {
-                    self.lag.add(lag);
-                }
+        self.counts.add(outcome, tries);
+        if outcome == TxOutcome::Success {
+            self.latency.add(latency);
+            if throttled {
+                self.lag.add(lag);
             }
-            TxOutcome::Skipped => self.skipped += 1,
-            TxOutcome::SerializationFailure => self.serialization_failures += 1,
-            TxOutcome::DeadlockFailure => self.deadlock_failures += 1,
-            TxOutcome::OtherFailure => self.other_sql_failures += 1,
         }
     }
 
     /// Failures of every kind (`getFailures`).
     pub fn failures(&self) -> i64 {
-        self.serialization_failures + self.deadlock_failures + self.other_sql_failures
+        self.counts.failures()
     }
 
     /// Every transaction counted: successful, skipped and failed.
     pub fn total(&self) -> i64 {
-        self.cnt + self.skipped + self.failures()
+        self.counts.total()
     }
 
     /// `mergeStats`.
     pub fn merge(&mut self, other: &StatsData) {
-        self.cnt += other.cnt;
-        self.skipped += other.skipped;
-        self.retries += other.retries;
-        self.retried += other.retried;
-        self.serialization_failures += other.serialization_failures;
-        self.deadlock_failures += other.deadlock_failures;
-        self.other_sql_failures += other.other_sql_failures;
+        self.counts.merge(&other.counts);
         self.latency.merge(&other.latency);
         self.lag.merge(&other.lag);
     }
@@ -215,11 +267,11 @@ mod tests {
         s.accum(TxOutcome::Skipped, 0.0, 0.0, 1, true);
         s.accum(TxOutcome::SerializationFailure, 0.0, 0.0, 2, true);
         s.accum(TxOutcome::DeadlockFailure, 0.0, 0.0, 1, true);
-        assert_eq!(s.cnt, 2);
-        assert_eq!(s.skipped, 1);
+        assert_eq!(s.counts.cnt, 2);
+        assert_eq!(s.counts.skipped, 1);
         assert_eq!(s.failures(), 2);
         assert_eq!(s.total(), 5);
-        assert_eq!((s.retried, s.retries), (2, 3));
+        assert_eq!((s.counts.retried, s.counts.retries), (2, 3));
         assert_eq!(s.latency.mean(), 200.0);
         assert_eq!(s.lag.count, 2);
     }

@@ -139,9 +139,9 @@ fn ms(us: f64) -> f64 {
 fn failures(s: &StatsData) -> Failures {
     Failures {
         total: s.failures(),
-        serialization: Some(s.serialization_failures),
-        deadlock: Some(s.deadlock_failures),
-        other: (s.other_sql_failures > 0).then_some(s.other_sql_failures),
+        serialization: Some(s.counts.serialization_failures),
+        deadlock: Some(s.counts.deadlock_failures),
+        other: (s.counts.other_sql_failures > 0).then_some(s.counts.other_sql_failures),
     }
 }
 
@@ -150,7 +150,7 @@ impl Summary {
     pub fn from_run(r: &RunResult) -> Summary {
         let set = &r.settings;
         let t = &r.total;
-        let ran = t.cnt + t.skipped > 0;
+        let ran = t.counts.cnt + t.counts.skipped > 0;
         let measured =
             set.throttled() || set.progress_s.is_some() || set.latency_limit_us.is_some();
         let (latency_avg_ms, latency_stddev_ms) = if !ran {
@@ -186,22 +186,22 @@ impl Summary {
                 Limit::Duration(s) => Some(s),
                 Limit::Transactions(_) => None,
             },
-            transactions: Some(t.cnt),
+            transactions: Some(t.counts.cnt),
             failures: Some(failures(t)),
-            retried: Some(t.retried),
-            retries: Some(t.retries),
-            skipped: Some(t.skipped),
+            retried: Some(t.counts.retried),
+            retries: Some(t.counts.retries),
+            skipped: Some(t.counts.skipped),
             latency_limit_ms: set.latency_limit_us.map(|l| l as f64 / 1000.0),
             late: set.latency_limit_us.map(|_| r.latency_late),
             latency_avg_ms,
             latency_avg_derived: ran && !measured,
             latency_stddev_ms,
-            lag_avg_ms: (ran && set.throttled()).then(|| ms(t.lag.sum / t.cnt as f64)),
+            lag_avg_ms: (ran && set.throttled()).then(|| ms(t.lag.sum / t.counts.cnt as f64)),
             lag_max_ms: (ran && set.throttled()).then(|| ms(t.lag.max)),
             initial_connection_time_ms: (ran && !set.reconnect)
                 .then(|| ms(r.conn_elapsed_duration_us)),
             average_connection_time_ms: (ran && set.reconnect)
-                .then(|| ms(r.conn_total_duration_us / (t.cnt + t.failures()) as f64)),
+                .then(|| ms(r.conn_total_duration_us / (t.counts.cnt + t.failures()) as f64)),
             tps: ran.then(|| r.tps()),
             aborted_clients: Some(r.aborted_clients as i64),
             percentiles: r
@@ -236,12 +236,12 @@ fn script_summary(r: &RunResult, s: &ScriptResult) -> ScriptSummary {
     ScriptSummary {
         name: s.desc.clone(),
         weight: Some(s.weight),
-        transactions: Some(st.cnt),
-        tps: Some(st.cnt as f64 / secs),
+        transactions: Some(st.counts.cnt),
+        tps: Some(st.counts.cnt as f64 / secs),
         failures: Some(failures(st)),
-        retried: Some(st.retried),
-        retries: Some(st.retries),
-        skipped: Some(st.skipped),
+        retried: Some(st.counts.retried),
+        retries: Some(st.counts.retries),
+        skipped: Some(st.counts.skipped),
         latency_avg_ms: some.then(|| ms(st.latency.mean())),
         latency_stddev_ms: some.then(|| ms(st.latency.stddev())),
         percentiles: s

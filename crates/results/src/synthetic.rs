@@ -274,7 +274,7 @@ pub fn run(spec: &Spec) -> RunResult {
         scripts,
         bench_duration_us: spec.seconds as f64 * 1e6 + 1234.5,
         conn_total_duration_us: if spec.settings.reconnect {
-            total.cnt as f64 * 2100.25
+            total.counts.cnt as f64 * 2100.25
         } else {
             0.0
         },

@@ -51,7 +51,7 @@ pub fn render(r: &RunResult, s: &SysbenchSummary, out: &mut String) {
     let seconds = r.bench_duration_us / 1e6;
     let q = &s.queries;
     let rate = |n: i64| n as f64 / seconds;
-    let events = r.total.cnt;
+    let events = r.total.counts.cnt;
     let _ = writeln!(out, "SQL statistics:");
     let _ = writeln!(out, "    queries performed:");
     for (name, n) in [

@@ -117,8 +117,12 @@ fn time_profile(r: &RunResult, t: &TpccResult, out: &mut String) {
         }
         let lat = &stats.latency;
         let ms = |us: f64| format!("{:.3}", us / 1000.0);
-        let (min, avg, max) = if stats.cnt > 0 {
-            (ms(lat.min), ms(lat.sum / stats.cnt as f64), ms(lat.max))
+        let (min, avg, max) = if stats.counts.cnt > 0 {
+            (
+                ms(lat.min),
+                ms(lat.sum / stats.counts.cnt as f64),
+                ms(lat.max),
+            )
         } else {
             ("-".into(), "-".into(), "-".into())
         };
@@ -129,7 +133,7 @@ fn time_profile(r: &RunResult, t: &TpccResult, out: &mut String) {
         out.push_str(&format!(
             "  {:<14}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}\n",
             name,
-            stats.cnt,
+            stats.counts.cnt,
             min,
             avg,
             max,
@@ -175,7 +179,7 @@ mod tests {
         assert_eq!(lines[2], "time profile (ms):");
         assert!(lines[4].starts_with("  neword"), "{out}");
         let calls: i64 = lines[4].split_whitespace().nth(1).unwrap().parse().unwrap();
-        assert_eq!(calls, r.scripts[0].stats.cnt);
+        assert_eq!(calls, r.scripts[0].stats.counts.cnt);
     }
 
     #[test]

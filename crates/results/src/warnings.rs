@@ -100,7 +100,7 @@ fn whole_seconds_tps(run: &RunResult) -> Vec<f64> {
     run.series
         .iter()
         .filter(|s| s.length_s.is_none())
-        .map(|s| s.transactions as f64)
+        .map(|s| s.counts.cnt as f64)
         .collect()
 }
 

@@ -367,7 +367,7 @@ pub fn finish(during: window::During<Sampler>, result: &RunResult) -> Option<Ser
         &stats.window,
         &stats.activity,
         stats.sampler_transactions,
-        result.total.cnt,
+        result.total.counts.cnt,
     );
     Some(stats)
 }

@@ -52,7 +52,7 @@ impl During {
             new_orders_committed: result
                 .scripts
                 .get(NEW_ORDER_SCRIPT)
-                .map_or(0, |s| s.stats.cnt),
+                .map_or(0, |s| s.stats.counts.cnt),
             server,
             profile: PROFILE_NAMES
                 .iter()

@@ -92,7 +92,10 @@ fn summary_holds_the_figures_the_report_prints() {
     );
     assert!(line("number of transactions above").contains(&format!(": {}/", s.late.unwrap())));
     assert!(!s.latency_avg_derived);
-    assert_eq!(s.percentiles.as_ref().unwrap().count, r.total.cnt as u64);
+    assert_eq!(
+        s.percentiles.as_ref().unwrap().count,
+        r.total.counts.cnt as u64
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@
 use super::ImportError;
 use crate::histogram::LatencyHistogram;
 use crate::series::{Second, SeriesRecorder};
-use crate::stats::{StatsData, TxOutcome};
+use crate::stats::{Counts, StatsData, TxOutcome};
 use crate::timeline::{stats_ms, Point, Timeline, TimelineSource};
 use std::collections::BTreeMap;
 
@@ -182,17 +182,17 @@ pub fn aggregate_logs(
             Point {
                 t_s: (start - first) as f64,
                 length_s: interval as f64,
-                tps: s.cnt as f64 / interval as f64,
-                transactions: Some(s.cnt),
+                tps: s.counts.cnt as f64 / interval as f64,
+                transactions: Some(s.counts.cnt),
                 latency_avg_ms: lat.map(|l| l.0),
                 latency_stddev_ms: lat.map(|l| l.1),
                 latency_min_ms: lat.map(|l| l.2),
                 latency_max_ms: lat.map(|l| l.3),
                 percentiles_ms: None,
                 failures: detailed.then(|| s.failures()),
-                retried: cols.retries.then_some(s.retried),
-                retries: cols.retries.then_some(s.retries),
-                skipped: Some(s.skipped),
+                retried: cols.retries.then_some(s.counts.retried),
+                retries: cols.retries.then_some(s.counts.retries),
+                skipped: Some(s.counts.skipped),
                 lag_avg_ms: lag.map(|l| l.0),
                 lag_max_ms: lag.map(|l| l.3),
             }
@@ -235,16 +235,18 @@ fn aggregate_line(file: &str, line_no: usize, line: &str) -> Result<(i64, StatsD
     };
     let cnt = n[1] as i64;
     let s = StatsData {
-        cnt,
+        counts: Counts {
+            cnt,
+            skipped: n[10] as i64,
+            retried: n[11] as i64,
+            retries: n[12] as i64,
+            serialization_failures: n[13] as i64,
+            deadlock_failures: n[14] as i64,
+            // pgbench 19 logs a 16th column: its other failures
+            other_sql_failures: n.get(15).map_or(0, |v| *v as i64),
+        },
         latency: simple(2, cnt),
         lag: simple(6, cnt),
-        skipped: n[10] as i64,
-        retried: n[11] as i64,
-        retries: n[12] as i64,
-        serialization_failures: n[13] as i64,
-        deadlock_failures: n[14] as i64,
-        // pgbench 19 logs a 16th column: its other failures
-        other_sql_failures: n.get(15).map_or(0, |v| *v as i64),
     };
     Ok((n[0] as i64, s))
 }

@@ -113,9 +113,9 @@ pub fn import(inputs: &Inputs) -> Result<ResultsFile, ImportError> {
     if !inputs.logs.is_empty() {
         let tx = logs::tx_logs(&inputs.logs, cols)?;
         let reported = summary.transactions.unwrap_or(0);
-        if tx.total.cnt != reported {
+        if tx.total.counts.cnt != reported {
             return Err(ImportError::LogMismatch {
-                logged: tx.total.cnt,
+                logged: tx.total.counts.cnt,
                 reported,
             });
         }

@@ -114,12 +114,12 @@ fn plausible(file: &str, worker: &WorkerInfo, run: &RunResult) -> Result<(), Mer
     );
     for (name, s) in stats {
         let counters = [
-            ("cnt", s.cnt),
-            ("skipped", s.skipped),
-            ("retries", s.retries),
-            ("retried", s.retried),
-            ("serialization_failures", s.serialization_failures),
-            ("deadlock_failures", s.deadlock_failures),
+            ("cnt", s.counts.cnt),
+            ("skipped", s.counts.skipped),
+            ("retries", s.counts.retries),
+            ("retried", s.counts.retried),
+            ("serialization_failures", s.counts.serialization_failures),
+            ("deadlock_failures", s.counts.deadlock_failures),
             ("latency.count", s.latency.count),
         ];
         if let Some((field, value)) = counters.iter().find(|(_, v)| *v < 0) {

@@ -41,7 +41,7 @@ pub fn combine(runs: &[&RunResult]) -> Option<RunResult> {
             &s.window,
             &s.activity,
             s.sampler_transactions,
-            out.total.cnt,
+            out.total.counts.cnt,
         );
     }
     Some(out)
@@ -98,27 +98,8 @@ fn add_histogram(into: &mut Option<LatencyHistogram>, other: &Option<LatencyHist
 fn add_series(into: &mut Vec<Second>, other: &[Second]) {
     for s in other {
         match into.binary_search_by_key(&s.t, |x| x.t) {
-            Ok(i) => add_second(&mut into[i], s),
+            Ok(i) => into[i].merge(s),
             Err(i) => into.insert(i, s.clone()),
         }
     }
-}
-
-fn add_second(into: &mut Second, s: &Second) {
-    into.transactions += s.transactions;
-    into.failures += s.failures;
-    into.serialization_failures += s.serialization_failures;
-    into.deadlock_failures += s.deadlock_failures;
-    into.other_failures += s.other_failures;
-    into.retried += s.retried;
-    into.retries += s.retries;
-    into.skipped += s.skipped;
-    into.latency.merge(&s.latency);
-    into.lag.merge(&s.lag);
-    into.quantiles_us = match (into.quantiles_us, s.quantiles_us) {
-        (Some(a), Some(b)) => Some(std::array::from_fn(|k| a[k].max(b[k]))),
-        (a, b) => a.or(b),
-    };
-    // The workers' last seconds: as long as the longest (a whole one is whole).
-    into.length_s = into.length_s.zip(s.length_s).map(|(a, b)| a.max(b));
 }

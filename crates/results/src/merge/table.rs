@@ -37,7 +37,7 @@ fn row(w: &WorkerFile) -> WorkerRow {
         hostname: w.doc.client_host.as_ref().and_then(|h| h.hostname.clone()),
         clients: run.settings.clients,
         first_client: w.worker.first_client,
-        transactions: run.total.cnt,
+        transactions: run.total.counts.cnt,
         failures: run.total.failures(),
         duration_s: run.bench_duration_us / 1e6,
         tps,

@@ -417,11 +417,11 @@ fn a_missing_worker_is_named_and_the_rest_merged_as_incomplete() {
     let run = merged.run.as_ref().unwrap();
     let expect: i64 = files
         .iter()
-        .map(|(_, d)| d.run.as_ref().unwrap().total.cnt)
+        .map(|(_, d)| d.run.as_ref().unwrap().total.counts.cnt)
         .sum();
-    assert_eq!(run.total.cnt, expect);
+    assert_eq!(run.total.counts.cnt, expect);
     assert_eq!(run.settings.clients, 4);
-    assert!(gone.1.run.unwrap().total.cnt > 0);
+    assert!(gone.1.run.unwrap().total.counts.cnt > 0);
     let table = table::render(record);
     assert!(table.contains("2 of 3 workers of run run-7"), "{table}");
     assert!(
@@ -464,7 +464,7 @@ fn a_worker_whose_clients_do_less_or_lag_is_flagged() {
     let mut files = three();
     // Worker 1's clients did half the work: its machine could not keep up.
     let run = files[1].1.run.as_mut().unwrap();
-    run.total.cnt /= 2;
+    run.total.counts.cnt /= 2;
     let merged = merge(&files).unwrap();
     let record = merged.merge.unwrap();
     assert!(
@@ -523,7 +523,7 @@ fn implausible_numbers_are_refused_naming_the_file_and_the_field() {
             "w1.json: \"worker.count\" is 100000000: more workers than a PostgreSQL server takes connections",
         ),
         (
-            |d| d.run.as_mut().unwrap().total.cnt = -5,
+            |d| d.run.as_mut().unwrap().total.counts.cnt = -5,
             "w1.json: \"run.total.cnt\" is -5: negative",
         ),
         (

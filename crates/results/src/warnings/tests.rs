@@ -14,7 +14,7 @@ fn steady(seconds: i64) -> RunResult {
 
 fn with_tps(mut r: RunResult, f: impl Fn(usize) -> f64) -> RunResult {
     for (i, s) in r.series.iter_mut().enumerate() {
-        s.transactions = f(i) as i64;
+        s.counts.cnt = f(i) as i64;
         s.length_s = None;
     }
     r
