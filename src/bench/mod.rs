@@ -137,17 +137,18 @@ pub fn run(
     result.server = sampler.and_then(|s| server_stats::finish(s, &result));
     result.client_cpu = client_cpu(plan, cpu_at_start, bench_start, end);
     let shift = ctx.control.clock.epoch_shift_us;
-    let info = outcome::RunInfo {
+    let meta = pgbench_results::RunMeta {
         server_version: setup.server_version,
         server_settings: setup.server_settings,
         started_unix_us: measured_from + shift,
         ended_unix_us: end + shift,
         random_seed: seed,
         worker: starts.worker,
+        ..Default::default()
     };
     Ok(RunOutcome::Completed {
         result: Box::new(result),
-        info,
+        meta,
         stopped: ctx.control.cause(),
         unfinished,
         log_losses,

@@ -7,21 +7,7 @@ use super::launch::RunScript;
 use super::plan::BenchPlan;
 use super::setup::Setup;
 use super::txlog::LogLoss;
-use pgbench_results::{CommandResult, LatencyCounts, RunResult, ScriptResult};
-
-/// What a results file records about the run besides its measurements.
-#[derive(Debug, Clone, Default)]
-pub struct RunInfo {
-    pub server_version: Option<String>,
-    pub server_settings: std::collections::BTreeMap<String, String>,
-    /// When the clients started and the last one finished, Unix µs.
-    pub started_unix_us: i64,
-    pub ended_unix_us: i64,
-    /// The seed the run used (under `--worker`, maybe worker 0's rather than the plan's).
-    pub random_seed: u64,
-    /// `--worker`: this process's place in the run.
-    pub worker: Option<pgbench_results::document::WorkerInfo>,
-}
+use pgbench_results::{CommandResult, LatencyCounts, RunMeta, RunResult, ScriptResult};
 
 /// How the run ended.
 #[derive(Debug)]
@@ -29,7 +15,9 @@ pub enum RunOutcome {
     /// Every client finished or aborted; the report is printed.
     Completed {
         result: Box<RunResult>,
-        info: RunInfo,
+        /// What the results file records besides the counters, all but the command
+        /// line and the options (the caller's to add).
+        meta: RunMeta,
         /// Set when the run was stopped before its end (a signal, or a server that
         /// kept transactions running past the `-T` deadline and its grace).
         stopped: Option<StopCause>,

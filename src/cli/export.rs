@@ -3,7 +3,6 @@
 //! string are masked in what the file records of the command line.
 //! `pgbench_results::destination` writes it.
 
-use crate::bench::outcome::RunInfo;
 use crate::bench::plan::{BenchPlan, Vacuum};
 use pgbench_results::{Limit, MaxTries, ResultsFile, RunMeta, RunResult};
 use pgbench_wire::redact_secrets;
@@ -81,10 +80,11 @@ pub fn effective_options(plan: &BenchPlan, dbname: &str) -> BTreeMap<String, Val
     o
 }
 
-/// The results file of a finished run.
+/// The results file of a finished run: the runner's `meta` with the command line and
+/// the options added.
 pub fn results_file(
     result: &RunResult,
-    info: &RunInfo,
+    meta: &RunMeta,
     plan: &BenchPlan,
     argv: &[String],
     dbname: &str,
@@ -93,12 +93,7 @@ pub fn results_file(
         // A connection string's password must not reach a file made to be shared.
         command_line: argv.iter().map(|a| redact_secrets(a)).collect(),
         options: effective_options(plan, dbname),
-        random_seed: info.random_seed,
-        server_version: info.server_version.clone(),
-        server_settings: info.server_settings.clone(),
-        started_unix_us: info.started_unix_us,
-        ended_unix_us: info.ended_unix_us,
-        worker: info.worker.clone(),
+        ..meta.clone()
     };
     ResultsFile::from_run(result.clone(), meta)
 }

@@ -201,7 +201,7 @@ pub fn bench_exit_status(
     match &outcome {
         RunOutcome::Completed {
             result,
-            info,
+            meta,
             stopped,
             unfinished,
             log_losses,
@@ -224,7 +224,7 @@ pub fn bench_exit_status(
                 logging::warning(&stop_message(*cause, result.bench_duration_us, *unfinished));
             }
             if plan.export.any() {
-                let file = export::results_file(result, info, plan, argv, dbname);
+                let file = export::results_file(result, meta, plan, argv, dbname);
                 if let Err(e) = write_exports(&plan.export, &file) {
                     logging::error(&e.to_string());
                     return 1;

@@ -137,7 +137,8 @@ impl ClientHost {
     }
 }
 
-/// What the runner knows about a run besides its counters.
+/// What the results file records of a run besides its counters. The runner fills it
+/// as the run ends; the command line and the options are its caller's to add.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunMeta {
     /// argv as given, program name first.
