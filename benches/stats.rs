@@ -8,7 +8,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use pgbench_results::{
-    report, CommandResult, Limit, MaxTries, QueryMode, RunResult, RunSettings, ScriptResult,
+    report, CommandResult, Limit, QueryMode, RunResult, RunSettings, ScriptResult,
 };
 use pgbench_results::{CommandStats, LatencyHistogram, StatsData, TxOutcome};
 use pgbench_rs::bench::collector::{Collected, CollectorPlan};
@@ -125,15 +125,10 @@ fn report() -> RunResult {
             clients: 256,
             threads: 256,
             limit: Limit::Duration(3_900),
-            max_tries: MaxTries::Limited(1),
-            failures_detailed: false,
-            continue_on_error: false,
-            rate: None,
-            latency_limit_us: None,
             progress_s: Some(1),
-            reconnect: false,
             report_per_command: true,
             percentiles: Some(vec![50.0, 90.0, 99.0, 99.9]),
+            ..RunSettings::for_test()
         },
         scale: 100,
         partitions: None,

@@ -12,7 +12,7 @@ use super::events::{ClientDone, Event, TxRecord};
 use super::progress::{progress_line, ProgressFormat};
 use crossbeam_channel::{Receiver, TryRecvError};
 use pgbench_results::series::{Second, SeriesRecorder};
-use pgbench_results::{CommandStats, LatencyCounts, Micros, StatsData, TxOutcome};
+use pgbench_results::{CommandStats, LatencyCounts, StatsData, TxOutcome};
 use std::time::Duration;
 
 /// How long the collector sleeps between looks at the channel, µs.
@@ -23,9 +23,9 @@ const POLL_US: i64 = 20_000;
 pub struct CollectorPlan {
     pub clients: usize,
     pub scripts: usize,
-    /// `-P`: the period and what the line shows.
-    pub progress: Option<(Micros, ProgressFormat)>,
-    pub latency_limit_us: Option<Micros>,
+    /// `-P`: the period (µs) and what the line shows.
+    pub progress: Option<(i64, ProgressFormat)>,
+    pub latency_limit_us: Option<i64>,
     pub throttled: bool,
     /// Keep latency histograms (`--latency-percentiles`, results files).
     pub histograms: bool,
@@ -52,7 +52,7 @@ pub struct Warm {
 
 impl Warm {
     /// What the results file keeps of it (`seconds`: `--warmup`).
-    pub fn finish(self, seconds: pgbench_results::Secs) -> pgbench_results::Warmup {
+    pub fn finish(self, seconds: i64) -> pgbench_results::Warmup {
         pgbench_results::Warmup {
             seconds,
             total: self.total,
@@ -262,7 +262,7 @@ impl Collected {
 /// The `-P` schedule: as in pgbench's `threadRun`, reports are due every period from
 /// the start of the client threads (so the first interval includes the connections).
 struct ProgressClock {
-    period: Micros,
+    period_us: i64,
     format: ProgressFormat,
     start: i64,
     next: i64,
@@ -291,7 +291,7 @@ impl ProgressClock {
         self.last = *total;
         self.last_at = now;
         while now >= self.next {
-            self.next += self.period;
+            self.next += self.period_us;
         }
         Some(line)
     }
@@ -299,7 +299,7 @@ impl ProgressClock {
     /// The measured part begins at `at`: its lines count from there.
     fn restart(&mut self, at: i64) {
         self.start = at;
-        self.next = at + self.period;
+        self.next = at + self.period_us;
         self.last_at = at;
         self.last = StatsData::default();
     }
@@ -337,11 +337,11 @@ pub fn collect(
         l.started(start_us, plan.measure_from_us, now());
     }
     let mut c = Collected::new(plan, start_us);
-    let mut progress = plan.progress.map(|(period, format)| ProgressClock {
-        period,
+    let mut progress = plan.progress.map(|(period_us, format)| ProgressClock {
+        period_us,
         format,
         start: start_us,
-        next: start_us + period,
+        next: start_us + period_us,
         last_at: start_us,
         last: StatsData::default(),
     });

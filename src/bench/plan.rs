@@ -3,7 +3,7 @@
 //! the command line. The settings that shape the report are
 //! `pgbench_results::RunSettings`, shared with the result.
 
-use pgbench_results::{Micros, RunSettings, Secs};
+use pgbench_results::RunSettings;
 use pgbench_script::ast::Script;
 
 /// A script to run and its weight (`-f FILE@W`, `-b NAME@W`).
@@ -21,7 +21,7 @@ pub struct LogPlan {
     /// `--sampling-rate`: the fraction of transactions logged.
     pub sample_rate: Option<f64>,
     /// `--aggregate-interval`: a line per interval instead of per transaction.
-    pub aggregate_interval: Option<Secs>,
+    pub aggregate_interval_s: Option<i64>,
 }
 
 /// pgbench-rs's results files (`--export-json`, `--export-html`).
@@ -103,7 +103,7 @@ pub struct BenchPlan {
     pub worker: Option<WorkerPlan>,
     /// `--warmup`: seconds the clients run before the measured part (of `-T` seconds,
     /// or `-t` transactions per client) begins; nothing done in them is counted.
-    pub warmup_s: Option<Secs>,
+    pub warmup_s: Option<i64>,
     /// `--workload=NAME`: its tables are checked before the run.
     pub workload: Option<crate::workload::Configured>,
     /// `--metrics-listen`, `--metrics-linger`.
@@ -131,7 +131,7 @@ impl BenchPlan {
     }
 
     /// `-L`, µs.
-    pub fn latency_limit_us(&self) -> Option<Micros> {
+    pub fn latency_limit_us(&self) -> Option<i64> {
         self.settings.latency_limit_us
     }
 

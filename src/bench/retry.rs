@@ -2,13 +2,13 @@
 //! and deadlock failures are retried while `--max-tries`, the `-L` budget of the
 //! transaction and the `-T` deadline all allow it. Pure.
 
-use pgbench_results::{MaxTries, Micros};
+use pgbench_results::MaxTries;
 
 /// The limits on retrying.
 #[derive(Debug, Clone, Copy)]
 pub struct RetryPlan {
     pub max_tries: MaxTries,
-    pub latency_limit_us: Option<Micros>,
+    pub latency_limit_us: Option<i64>,
 }
 
 impl RetryPlan {

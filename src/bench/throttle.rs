@@ -3,7 +3,6 @@
 //! turn; under `-L` a slot already too late is skipped, and past the `-T` deadline the
 //! client stops. Pure: the caller holds the thread's lock and reads the clock.
 
-use pgbench_results::Micros;
 use pgbench_script::prng::Prng;
 
 /// What the next slot of the schedule is for the client that drew it.
@@ -22,7 +21,7 @@ pub enum Slot {
 pub struct Schedule {
     /// The thread's mean gap, µs (`throttle_delay`).
     pub delay_us: f64,
-    pub latency_limit_us: Option<Micros>,
+    pub latency_limit_us: Option<i64>,
     /// The `-T` deadline on the run clock.
     pub end_us: Option<i64>,
 }

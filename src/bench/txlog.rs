@@ -253,7 +253,7 @@ impl LogFormat {
             show_retries: !s.max_tries.is_single(),
             failures_detailed: s.failures_detailed,
             continue_on_error: s.continue_on_error,
-            agg_interval: log.aggregate_interval.unwrap_or(0),
+            agg_interval: log.aggregate_interval_s.unwrap_or(0),
             sample_rate: log.sample_rate.unwrap_or(0.0),
         }
     }

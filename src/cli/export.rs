@@ -70,7 +70,7 @@ pub fn effective_options(plan: &BenchPlan, dbname: &str) -> BTreeMap<String, Val
     if let Some(log) = &plan.log {
         put("log-prefix", json!(log.prefix));
         put("sampling-rate", json!(log.sample_rate));
-        put("aggregate-interval", json!(log.aggregate_interval));
+        put("aggregate-interval", json!(log.aggregate_interval_s));
     }
     put("debug", json!(plan.debug));
     if let Some(w) = &plan.worker {

@@ -7,7 +7,7 @@
 //! ([`LatencyCounts`]), so a scrape's `_count` is the report's transaction count.
 
 use pgbench_results::run::Limit;
-use pgbench_results::{LatencyCounts, Micros, StatsData, TxOutcome, TxRecord};
+use pgbench_results::{LatencyCounts, StatsData, TxOutcome, TxRecord};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
@@ -20,10 +20,10 @@ pub struct LivePlan {
     /// This process's clients.
     pub clients: usize,
     pub throttled: bool,
-    pub latency_limit_us: Option<Micros>,
+    pub latency_limit_us: Option<i64>,
     pub limit: Limit,
     /// The period of the `-P`-style averages: `-P`'s, or a second.
-    pub interval_us: Micros,
+    pub interval_us: i64,
 }
 
 /// Where the run is.

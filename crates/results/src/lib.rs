@@ -48,7 +48,7 @@ pub mod warnings;
 pub use document::{DocumentError, ResultsFile, RunMeta, SERVER_SETTINGS};
 pub use histogram::{LatencyCounts, LatencyHistogram, Percentiles};
 pub use run::{
-    CommandResult, Limit, MaxTries, Micros, Partitions, QueryMode, RunResult, RunSettings,
-    ScriptResult, Secs, Warmup,
+    CommandResult, Limit, MaxTries, Partitions, QueryMode, RunResult, RunSettings, ScriptResult,
+    Warmup,
 };
 pub use stats::{CommandStats, Counts, SimpleStats, StatsData, TxOutcome, TxRecord};

@@ -8,11 +8,6 @@ use crate::series::Second;
 use crate::stats::{CommandStats, StatsData};
 use serde::{Deserialize, Serialize};
 
-/// Microseconds (latencies, lags, instants on the run clock).
-pub type Micros = i64;
-/// Whole seconds (`-T`, `-P`, `--aggregate-interval`).
-pub type Secs = i64;
-
 /// How queries are sent (`-M`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -40,12 +35,12 @@ pub enum Limit {
     /// `-t`: transactions per client (pgbench keeps it as a C int).
     Transactions(i32),
     /// `-T`: seconds from the start.
-    Duration(Secs),
+    Duration(i64),
 }
 
 impl Limit {
-    /// The `-T` duration, if the run has one.
-    pub fn duration(self) -> Option<Secs> {
+    /// The `-T` duration in seconds, if the run has one.
+    pub fn duration(self) -> Option<i64> {
         match self {
             Limit::Duration(s) => Some(s),
             Limit::Transactions(_) => None,
@@ -103,9 +98,9 @@ pub struct RunSettings {
     /// `-R` as typed, transactions per second over all clients.
     pub rate: Option<f64>,
     /// `-L`.
-    pub latency_limit_us: Option<Micros>,
+    pub latency_limit_us: Option<i64>,
     /// `-P`.
-    pub progress_s: Option<Secs>,
+    pub progress_s: Option<i64>,
     /// `-C`: a new connection per transaction.
     pub reconnect: bool,
     /// `-r`.
@@ -115,6 +110,27 @@ pub struct RunSettings {
 }
 
 impl RunSettings {
+    /// A run for tests to change what matters to them (`RunSettings { clients: 4,
+    /// ..RunSettings::for_test() }`): pgbench's defaults, `-t 10`, no extras.
+    #[cfg(any(test, feature = "synthetic"))]
+    pub fn for_test() -> RunSettings {
+        RunSettings {
+            query_mode: QueryMode::Simple,
+            clients: 1,
+            threads: 1,
+            limit: Limit::Transactions(10),
+            max_tries: MaxTries::Limited(1),
+            failures_detailed: false,
+            continue_on_error: false,
+            rate: None,
+            latency_limit_us: None,
+            progress_s: None,
+            reconnect: false,
+            report_per_command: false,
+            percentiles: None,
+        }
+    }
+
     /// `-R` is on.
     pub fn throttled(&self) -> bool {
         self.rate.is_some()
@@ -194,7 +210,7 @@ pub struct RunResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Warmup {
     /// `--warmup` as given.
-    pub seconds: Secs,
+    pub seconds: i64,
     /// Its transactions (those that ended before the measured part began).
     pub total: StatsData,
     /// Its per-second figures, `t` counted from the clients' start (when the run

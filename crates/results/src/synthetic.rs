@@ -61,19 +61,11 @@ impl Spec {
                 ],
             )],
             settings: RunSettings {
-                query_mode: QueryMode::Simple,
                 clients: 4,
                 threads: 2,
                 limit: Limit::Duration(seconds),
-                max_tries: MaxTries::Limited(1),
-                failures_detailed: false,
-                continue_on_error: false,
-                rate: None,
-                latency_limit_us: None,
-                progress_s: None,
-                reconnect: false,
-                report_per_command: false,
                 percentiles: Some(vec![50.0, 90.0, 99.0, 99.9, 99.99]),
+                ..RunSettings::for_test()
             },
             partitions: None,
         }

@@ -287,7 +287,7 @@ fn bench_action(d: Draft, workload: Option<crate::workload::Configured>) -> Acti
     let log = d.use_log.then(|| LogPlan {
         prefix: d.log_prefix.unwrap_or_else(|| "pgbench_log".to_string()),
         sample_rate: (d.sample_rate > 0.0).then_some(d.sample_rate),
-        aggregate_interval: positive(d.agg_interval),
+        aggregate_interval_s: positive(d.agg_interval),
     });
     let worker = d.worker.map(|(index, count)| WorkerPlan {
         index,

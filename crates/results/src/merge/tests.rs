@@ -17,15 +17,8 @@ fn settings(clients: usize) -> RunSettings {
         clients,
         threads: clients,
         limit: Limit::Duration(3),
-        max_tries: MaxTries::Limited(1),
-        failures_detailed: false,
-        continue_on_error: false,
-        rate: None,
-        latency_limit_us: None,
-        progress_s: None,
-        reconnect: false,
-        report_per_command: false,
         percentiles: Some(vec![50.0, 90.0, 99.0, 99.9]),
+        ..RunSettings::for_test()
     }
 }
 

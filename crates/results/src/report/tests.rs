@@ -1,26 +1,16 @@
 //! Report text, line for line, for the option sets that change it.
 
 use super::*;
-use crate::run::{CommandResult, QueryMode};
+use crate::run::CommandResult;
 use crate::stats::{CommandStats, TxOutcome};
 use crate::LatencyHistogram;
 
 fn base() -> RunResult {
     RunResult {
         settings: RunSettings {
-            query_mode: QueryMode::Simple,
             clients: 2,
-            threads: 1,
             limit: Limit::Transactions(50),
-            max_tries: MaxTries::Limited(1),
-            failures_detailed: false,
-            continue_on_error: false,
-            rate: None,
-            latency_limit_us: None,
-            progress_s: None,
-            reconnect: false,
-            report_per_command: false,
-            percentiles: None,
+            ..RunSettings::for_test()
         },
         scale: 2,
         partitions: None,
