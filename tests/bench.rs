@@ -384,7 +384,7 @@ fn warmup_is_run_and_then_left_out_of_every_figure() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| s["transactions"].as_i64().unwrap())
+        .map(|s| s["cnt"].as_i64().unwrap())
         .sum();
     assert_eq!(warm_series, warm);
     let duration = doc["run"]["bench_duration_us"].as_f64().unwrap();

@@ -82,7 +82,7 @@ fn every_mode_exports_a_valid_file_whose_report_shows_byte_for_byte() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|s| s["transactions"].as_i64().unwrap())
+            .map(|s| s["cnt"].as_i64().unwrap())
             .sum();
         assert_eq!(
             per_second,

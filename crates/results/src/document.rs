@@ -1,10 +1,16 @@
-//! The results file: one JSON document per run (`"schema": 1`, described by
+//! The results file: one JSON document per run (`"schema": 3`, described by
 //! `docs/results.schema.json`). It holds where the run came from (a pgbench-rs run, or
 //! stock pgbench's output imported), how it was set up, the machine and server it ran
-//! on, the report's figures as a [`Summary`], the run over time as a [`Timeline`], and
-//! for pgbench-rs runs the exact [`RunResult`], from which `pgbench-report show`
-//! prints the report byte for byte. Floats are written in serde_json's shortest
-//! round-trip form and read back bit-exact (`float_roundtrip`).
+//! on, the report's figures as a [`Summary`], the run over time as a [`Timeline`] and
+//! its latency histogram, and for pgbench-rs runs the exact [`RunResult`], from which
+//! `pgbench-report show` prints the report byte for byte. Floats are written in
+//! serde_json's shortest round-trip form and read back bit-exact (`float_roundtrip`).
+//!
+//! Each figure is stored once: a pgbench-rs run's histogram and timeline are its
+//! `run`'s (`run.histogram`, `run.series`), given by [`ResultsFile::histogram`] and
+//! [`ResultsFile::timeline`]; the top-level `histogram` and `timeline` hold an
+//! import's, which has no `run`. Versions 1 and 2 also stored a run's copies there;
+//! they are dropped as such a file is read.
 
 use crate::histogram::LatencyHistogram;
 use crate::merged::MergeRecord;
@@ -13,12 +19,15 @@ use crate::summary::Summary;
 use crate::timeline::{Timeline, TimelineSource};
 use crate::warnings::{NotChecked, Warning};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// The version of the document format this library writes. Version 2 added
 /// `warnings`, `not_checked`, `run.server` and `run.client_cpu`; a version 1 file
-/// reads as one without them.
-pub const SCHEMA_VERSION: u32 = 2;
+/// reads as one without them. Version 3 stores a pgbench-rs run's histogram and
+/// timeline once (in `run`), and names a second's counters as the run's are (`cnt`,
+/// `other_sql_failures`; no `failures`); older files read as they were.
+pub const SCHEMA_VERSION: u32 = 3;
 /// The oldest version this library reads.
 pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 
@@ -193,10 +202,13 @@ pub struct ResultsFile {
     pub started_at: Option<String>,
     pub ended_at: Option<String>,
     pub summary: Summary,
-    /// Latencies of every successful transaction: the run's histogram, or one built
-    /// from stock's `-l` logs.
-    pub histogram: Option<LatencyHistogram>,
-    pub timeline: Option<Timeline>,
+    /// An import's latencies of every successful transaction (built from stock's `-l`
+    /// logs); see [`ResultsFile::histogram`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) histogram: Option<LatencyHistogram>,
+    /// An import's run over time; see [`ResultsFile::timeline`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) timeline: Option<Timeline>,
     /// The exact result of a pgbench-rs run; null for imports.
     pub run: Option<RunResult>,
     /// This run's place in a multi-worker run; absent otherwise.
@@ -217,8 +229,6 @@ impl ResultsFile {
     /// The document of a pgbench-rs run.
     pub fn from_run(result: RunResult, meta: RunMeta) -> ResultsFile {
         let checks = crate::warnings::check(&result);
-        let timeline = (!result.series.is_empty())
-            .then(|| Timeline::from_seconds(TimelineSource::Series, &result.series));
         ResultsFile {
             schema: SCHEMA_VERSION,
             tool: Tool::this("pgbench-rs"),
@@ -233,8 +243,8 @@ impl ResultsFile {
             started_at: Some(rfc3339_utc(meta.started_unix_us)),
             ended_at: Some(rfc3339_utc(meta.ended_unix_us)),
             summary: Summary::from_run(&result),
-            histogram: result.histogram.clone(),
-            timeline,
+            histogram: None,
+            timeline: None,
             run: Some(result),
             worker: meta.worker,
             merge: None,
@@ -269,6 +279,25 @@ impl ResultsFile {
         }
     }
 
+    /// Latencies of every successful transaction, when known: the run's, or an
+    /// import's from stock's `-l` logs.
+    pub fn histogram(&self) -> Option<&LatencyHistogram> {
+        match &self.run {
+            Some(run) => run.histogram.as_ref(),
+            None => self.histogram.as_ref(),
+        }
+    }
+
+    /// The run over time, when known: from the run's per-second series, or as an
+    /// import read it (progress lines, `-l` or aggregate logs).
+    pub fn timeline(&self) -> Option<Cow<'_, Timeline>> {
+        match &self.run {
+            Some(run) => (!run.series.is_empty())
+                .then(|| Cow::Owned(Timeline::from_seconds(TimelineSource::Series, &run.series))),
+            None => self.timeline.as_ref().map(Cow::Borrowed),
+        }
+    }
+
     /// Pretty-printed JSON, with a final newline.
     pub fn to_json(&self) -> String {
         // Every field is a string, number, bool, null, array or string-keyed map, so
@@ -299,7 +328,13 @@ impl ResultsFile {
         if !(u64::from(OLDEST_SCHEMA_VERSION)..=u64::from(SCHEMA_VERSION)).contains(&found) {
             return Err(DocumentError::SchemaVersion { found });
         }
-        serde_json::from_str(text).map_err(DocumentError::Invalid)
+        let mut doc: ResultsFile = serde_json::from_str(text).map_err(DocumentError::Invalid)?;
+        if doc.run.is_some() {
+            // Versions 1 and 2's copies of what `run` holds.
+            doc.histogram = None;
+            doc.timeline = None;
+        }
+        Ok(doc)
     }
 }
 

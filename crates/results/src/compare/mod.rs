@@ -165,7 +165,8 @@ impl Figure {
     /// The figure second by second, with weights, for single-run intervals; the last
     /// interval (usually partial) is left out.
     fn per_second(&self, doc: &ResultsFile) -> Option<Series> {
-        let points = &doc.timeline.as_ref()?.points;
+        let timeline = doc.timeline()?;
+        let points = &timeline.points;
         let points = &points[..points.len().saturating_sub(1)];
         let weight =
             |p: &crate::timeline::Point| p.transactions.map_or(p.tps * p.length_s, |t| t as f64);

@@ -106,11 +106,54 @@ fn metadata_and_host_are_filled() {
         Some("2025-12-01T08:43:47.123456Z")
     );
     assert_eq!(doc.ended_at.as_deref(), Some("2025-12-01T08:43:57.000001Z"));
-    let host = doc.client_host.unwrap();
+    let host = doc.client_host.as_ref().unwrap();
     assert!(host.cores.unwrap() >= 1);
     assert!(host.hostname.is_some() && host.os.is_some());
     assert_eq!(doc.random_seed, Some(12_345_678_901_234_567_890));
-    assert_eq!(doc.timeline.unwrap().points.len(), 2);
+    assert_eq!(doc.timeline().unwrap().points.len(), 2);
+    // Stored once: in `run`, not again at the top level.
+    let json: serde_json::Value = serde_json::from_str(&doc.to_json()).unwrap();
+    assert_eq!((json.get("histogram"), json.get("timeline")), (None, None));
+    assert!(json["run"]["histogram"].is_string());
+    assert_eq!(
+        doc.histogram(),
+        doc.run.as_ref().unwrap().histogram.as_ref()
+    );
+}
+
+/// A schema 2 file (`tests/data/v2/run.json`, written by pgbench-rs at 7b4f84e:
+/// `pgbench-rs -c 2 -j 2 -T 3 -P 1 --random-seed=7 --latency-percentiles=50,99
+/// --export-json=run.json` against a scale 1 database; `stdout` is what the run
+/// printed) reads as it did: the report byte for byte, its seconds under their old
+/// names, the histogram and timeline from its `run`; written again, it is schema 3
+/// with neither copy.
+#[test]
+fn a_schema_2_file_reads_and_writes_back_as_schema_3() {
+    let text = include_str!("../../tests/data/v2/run.json");
+    let stdout = include_str!("../../tests/data/v2/stdout");
+    assert!(text.contains("\"schema\": 2") && text.contains("\"transactions\": "));
+    let doc = ResultsFile::from_json(text).unwrap();
+    assert_eq!(crate::show::render(&doc), stdout);
+    let run = doc.run.as_ref().unwrap();
+    let seconds: i64 = run.series.iter().map(|s| s.counts.cnt).sum();
+    assert_eq!((run.series.len(), seconds), (3, run.total.counts.cnt));
+    assert_eq!(doc.histogram().unwrap().len(), 829);
+    // What the file stored beside `run`, now derived from it.
+    let stored: serde_json::Value = serde_json::from_str(text).unwrap();
+    let timeline = serde_json::to_value(doc.timeline().unwrap()).unwrap();
+    assert_eq!(timeline, stored["timeline"]);
+    assert_eq!(timeline["points"].as_array().unwrap().len(), 3);
+    let mut again = doc.clone();
+    again.schema = SCHEMA_VERSION;
+    let json = again.to_json();
+    assert_valid(&validator(), "schema 2 written again", &json);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        (value.get("histogram"), value.get("timeline")),
+        (None, None)
+    );
+    assert!(value["run"]["series"][0].get("transactions").is_none());
+    assert_eq!(ResultsFile::from_json(&json).unwrap(), again);
 }
 
 #[test]
@@ -136,8 +179,8 @@ fn bad_documents_say_what_is_wrong() {
         "not a pgbench-rs results file (no \"schema\" version number)"
     );
     assert_eq!(
-        err("{\"schema\": 3}"),
-        "results file schema version 3 is not supported (this program reads versions 1 to 2)"
+        err("{\"schema\": 4}"),
+        "results file schema version 4 is not supported (this program reads versions 1 to 3)"
     );
     assert!(err("{\"schema\": 1}").starts_with("invalid results file: missing field"));
 }
@@ -149,13 +192,13 @@ fn the_schema_rejects_what_readers_would_misread() {
     let good: serde_json::Value = serde_json::from_str(&doc.to_json()).unwrap();
     let broken = [
         ("/summary/tps", serde_json::json!("fast")),
-        ("/schema", serde_json::json!(3)),
+        ("/schema", serde_json::json!(4)),
         (
             "/warnings",
             serde_json::json!([{"code": "made_up", "message": "", "figures": {}}]),
         ),
         ("/started_at", serde_json::json!("yesterday")),
-        ("/histogram", serde_json::json!("AAAA")),
+        ("/run/histogram", serde_json::json!("AAAA")),
         ("/run/settings/limit", serde_json::json!({"forever": 1})),
     ];
     for (pointer, bad) in broken {

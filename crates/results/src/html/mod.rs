@@ -58,14 +58,15 @@ fn spectrum(h: &LatencyHistogram) -> (Vec<f64>, Vec<f64>) {
 }
 
 fn chart_data(label: &str, doc: &ResultsFile) -> ChartData {
-    let points = doc.timeline.as_ref().map_or(&[][..], |t| &t.points[..]);
+    let timeline = doc.timeline();
+    let points = timeline.as_ref().map_or(&[][..], |t| &t.points[..]);
     let pct = |i: usize| -> Vec<Option<f64>> {
         points
             .iter()
             .map(|p| p.percentiles_ms.map(|q| q[i]))
             .collect()
     };
-    let (spectrum_x, spectrum_ms) = doc.histogram.as_ref().map(spectrum).unwrap_or_default();
+    let (spectrum_x, spectrum_ms) = doc.histogram().map(spectrum).unwrap_or_default();
     ChartData {
         label: label.to_string(),
         t: points.iter().map(|p| p.t_s + p.length_s).collect(),
@@ -211,11 +212,9 @@ fn statement_table(files: &[(String, ResultsFile)], out: &mut String) {
 /// The page for `files` (label, document), in the order given.
 pub fn render_page(files: &[(String, ResultsFile)]) -> String {
     let charts: Vec<ChartData> = files.iter().map(|(l, d)| chart_data(l, d)).collect();
-    let any_failures = files.iter().any(|(_, d)| {
-        d.timeline
-            .as_ref()
-            .is_some_and(|t| t.has_failures_or_retries())
-    });
+    let any_failures = files
+        .iter()
+        .any(|(_, d)| d.timeline().is_some_and(|t| t.has_failures_or_retries()));
     let data = serde_json::json!({ "runs": charts, "failures": any_failures });
     // `</` inside a script element would end it early.
     let data = data.to_string().replace("</", "<\\/");

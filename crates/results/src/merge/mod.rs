@@ -14,7 +14,6 @@ use crate::document::{rfc3339_utc, Origin, ResultsFile, Tool, SCHEMA_VERSION};
 use crate::merged::MergeRecord;
 use crate::run::RunResult;
 use crate::summary::Summary;
-use crate::timeline::{Timeline, TimelineSource};
 use std::collections::BTreeSet;
 
 /// Why files cannot be merged.
@@ -103,8 +102,6 @@ fn document(
     if let Some(rate) = run.settings.rate {
         options.insert("rate".into(), rate.into());
     }
-    let timeline = (!run.series.is_empty())
-        .then(|| Timeline::from_seconds(TimelineSource::Series, &run.series));
     let checks = crate::warnings::check(&run);
     let mut command_line = vec!["pgbench-report".to_string(), "merge".to_string()];
     command_line.extend(files);
@@ -125,8 +122,8 @@ fn document(
         started_at: Some(rfc3339_utc(record.start_unix_us)),
         ended_at,
         summary: Summary::from_run(&run),
-        histogram: run.histogram.clone(),
-        timeline,
+        histogram: None,
+        timeline: None,
         run: Some(run),
         worker: None,
         merge: Some(record),
