@@ -148,7 +148,7 @@ pub fn run(
     };
     Ok(RunOutcome::Completed {
         result: Box::new(result),
-        meta,
+        meta: Box::new(meta),
         stopped: ctx.control.cause(),
         unfinished,
         log_losses,

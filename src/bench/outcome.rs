@@ -17,7 +17,7 @@ pub enum RunOutcome {
         result: Box<RunResult>,
         /// What the results file records besides the counters, all but the command
         /// line and the options (the caller's to add).
-        meta: RunMeta,
+        meta: Box<RunMeta>,
         /// Set when the run was stopped before its end (a signal, or a server that
         /// kept transactions running past the `-T` deadline and its grace).
         stopped: Option<StopCause>,
