@@ -271,6 +271,6 @@ pub fn series_transactions(doc: &serde_json::Value) -> i64 {
         .as_array()
         .expect("a series")
         .iter()
-        .map(|s| s["transactions"].as_i64().expect("a count"))
+        .map(|s| s["cnt"].as_i64().expect("a count"))
         .sum()
 }
