@@ -61,7 +61,7 @@ pub fn server_stats(run: &RunResult, spec: &ServerSpec) -> ServerStats {
     let mut activity: Vec<ActivityCount> = Vec::new();
     let mut series = Vec::new();
     for s in &run.series {
-        let tx = s.transactions as f64;
+        let tx = s.counts.cnt as f64;
         let mut c = Counters::new();
         let records = noisy(tx * spec.wal_records_per_transaction);
         add(&mut c, "pg_stat_wal", "wal_records", records);
@@ -78,7 +78,7 @@ pub fn server_stats(run: &RunResult, spec: &ServerSpec) -> ServerStats {
             noisy(tx * spec.wal_bytes_per_transaction),
         );
         let blocks = tx * spec.blocks_per_transaction;
-        add(&mut c, "pg_stat_database", "xact_commit", s.transactions);
+        add(&mut c, "pg_stat_database", "xact_commit", s.counts.cnt);
         add(&mut c, "pg_stat_database", "xact_rollback", 0);
         add(
             &mut c,
@@ -122,7 +122,7 @@ pub fn server_stats(run: &RunResult, spec: &ServerSpec) -> ServerStats {
             standbys: Vec::new(),
         });
     }
-    let derived = server::derive(&window, &activity, 0, run.total.cnt);
+    let derived = server::derive(&window, &activity, 0, run.total.counts.cnt);
     ServerStats {
         server_version_num: 150018,
         views: vec![
