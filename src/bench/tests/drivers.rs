@@ -153,3 +153,41 @@ all_drives!(clients_sharing_a_thread_retry_on_their_own, |drive| {
         .count();
     assert_eq!(updates, 9);
 });
+
+/// Client 0's first reply is held until clients 1 and 2 have each sent all five of
+/// their statements: a driver that waited on client 0 alone would never get there
+/// (the hold gives up after a generous minute, failing the test).
+fn a_slow_reply_holds_up_no_other_client(drive: Drive) {
+    use std::sync::{Condvar, Mutex};
+    let sent = Arc::new((Mutex::new([0usize; 3]), Condvar::new()));
+    let shared = Arc::clone(&sent);
+    let server = FakeServer::answering(move |r: &Request| {
+        let (counts, changed) = &*shared;
+        let mut c = counts.lock().unwrap();
+        c[r.connection] += 1;
+        changed.notify_all();
+        if r.connection == 0 && r.number == 0 {
+            let (c, waited) = changed
+                .wait_timeout_while(c, Duration::from_secs(60), |c| c[1] < 5 || c[2] < 5)
+                .unwrap();
+            assert!(!waited.timed_out(), "the others were held up: {c:?}");
+        }
+        Reply::usual(&r.sql)
+    });
+    let owned = clients(drive, 3);
+    let ran = Bench::new(&args(&owned, &["-t", "5"]), "SELECT 1;\n").run(&server, drive);
+    ran.assert_succeeded(15);
+    assert_eq!(*sent.0.lock().unwrap(), [5, 5, 5]);
+}
+
+#[test]
+fn epoll_a_slow_reply_holds_up_no_other_client() {
+    a_slow_reply_holds_up_no_other_client(Drive::Epoll);
+}
+
+#[test]
+fn uring_a_slow_reply_holds_up_no_other_client() {
+    if uring_or_skip() {
+        a_slow_reply_holds_up_no_other_client(Drive::Uring);
+    }
+}

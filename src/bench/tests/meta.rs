@@ -170,3 +170,24 @@ fn gset_of_anything_but_one_row_aborts_with_the_row_count() {
         );
     }
 }
+
+all_drives!(
+    scripts_are_chosen_by_weight_from_the_thread_random_state,
+    |drive| {
+        let run = || {
+            Bench::scripts(
+                &["-t", "40", "-f", "a.sql@1", "-f", "b.sql@3"],
+                &[("a.sql", "SELECT 'a';\n"), ("b.sql", "SELECT 'b';\n")],
+            )
+            .run(&usual_server(), drive)
+        };
+        let ran = run();
+        ran.assert_succeeded(40);
+        let picks: Vec<u32> = ran.records.iter().map(|r| r.script).collect();
+        let b = picks.iter().filter(|&&s| s == 1).count();
+        // About three in four are b.sql; the same seed picks the same sequence.
+        assert!((20..40).contains(&b), "{picks:?}");
+        let again: Vec<u32> = run().records.iter().map(|r| r.script).collect();
+        assert_eq!(again, picks);
+    }
+);
