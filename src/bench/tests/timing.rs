@@ -94,3 +94,48 @@ all_drives!(c_connects_for_every_transaction_and_times_it, |drive| {
     let ends: Vec<i64> = ran.records.iter().map(|r| r.end_us - START_US).collect();
     assert_eq!(ends, [700, 1_400, 2_100]);
 });
+
+all_drives!(
+    a_sleep_across_the_deadline_finishes_its_transaction,
+    |drive| {
+        let bench = Bench::new(&["-T", "1"], "\\sleep 100 ms\nSELECT 1;\n").ends_after(150_000);
+        let ran = bench.run(&usual_server(), drive);
+        ran.assert_succeeded(2);
+        let ends: Vec<i64> = ran.records.iter().map(|r| r.end_us - START_US).collect();
+        assert_eq!(ends, [100_000, 200_000]);
+    }
+);
+
+all_drives!(a_rate_slot_after_the_deadline_is_not_run, |drive| {
+    let deadline = 300_000;
+    let bench = Bench::new(&["-T", "1", "-R", "10"], "SELECT 1;\n").ends_after(deadline);
+    let ran = bench.run(&usual_server(), drive);
+    assert!(ran.aborts.is_empty(), "{:?}", ran.aborts);
+    assert!(!ran.records.is_empty());
+    for r in &ran.records {
+        // Scheduled (end minus latency) before the deadline.
+        assert!(r.end_us - r.latency as i64 <= START_US + deadline, "{r:?}");
+    }
+    // A slot past the deadline ends the client at once: it did not wait for it.
+    assert!(bench.clock.now_us() <= START_US + deadline);
+});
+
+all_drives!(
+    a_failure_after_the_deadline_is_neither_retried_nor_counted,
+    |drive| {
+        let bench = Bench::new(&["-T", "1", "--max-tries=3"], "BEGIN;\nUPDATE t;\nEND;\n")
+            .ends_after(1_000);
+        let clock = Arc::clone(&bench.clock);
+        let server = FakeServer::answering(move |r: &Request| {
+            if r.sql.starts_with("UPDATE") {
+                clock.advance(5_000);
+                return Reply::error("40001", "could not serialize access");
+            }
+            Reply::usual(&r.sql)
+        });
+        let ran = bench.run(&server, drive);
+        assert!(ran.records.is_empty(), "{:?}", ran.records);
+        assert!(ran.aborts.is_empty(), "{:?}", ran.aborts);
+        assert_eq!(ran.done.len(), 1);
+    }
+);
