@@ -454,3 +454,31 @@ fn debug_line_names_the_host_reached_after_failover() {
         "{ours}"
     );
 }
+
+/// #27 (found by the fake server's tests): a serialization failure inside
+/// `\startpipeline` .. `\endpipeline` aborted the client ("failed to exit pipeline mode
+/// for rolling back the failed transaction": one sync too few was read); stock retries
+/// it. Every other call of the DO block fails with 40001, for both programs alike.
+#[test]
+fn issue_27_a_failure_inside_a_pipeline_is_retried_as_stock_retries() {
+    let db = fresh_db("golden_pipeline_retry");
+    db.psql("CREATE SEQUENCE calls");
+    let dir = tempfile::tempdir().unwrap();
+    let f = script_file(
+        &dir,
+        "retry.sql",
+        "\\startpipeline\nBEGIN;\nSELECT 1;\n\
+         DO $$ BEGIN IF nextval('calls') % 2 = 1 THEN RAISE SQLSTATE '40001'; END IF; END $$;\n\
+         END;\n\\endpipeline\n",
+    );
+    for mode in ["extended", "prepared"] {
+        let (out, _) = same_as_stock(
+            &db,
+            &["-n", "-t", "3", "--max-tries=2", "-M", mode, "-f", &f],
+        );
+        assert!(
+            out.contains("number of transactions retried: 3 (100.000%)\n"),
+            "{out}"
+        );
+    }
+}
