@@ -204,11 +204,12 @@ pub struct ResultsFile {
     pub summary: Summary,
     /// An import's latencies of every successful transaction (built from stock's `-l`
     /// logs); see [`ResultsFile::histogram`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) histogram: Option<LatencyHistogram>,
+    /// (Named apart from its JSON key so that no reader takes it for the run's.)
+    #[serde(rename = "histogram", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) imported_histogram: Option<LatencyHistogram>,
     /// An import's run over time; see [`ResultsFile::timeline`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) timeline: Option<Timeline>,
+    #[serde(rename = "timeline", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) imported_timeline: Option<Timeline>,
     /// The exact result of a pgbench-rs run; null for imports.
     pub run: Option<RunResult>,
     /// This run's place in a multi-worker run; absent otherwise.
@@ -243,8 +244,8 @@ impl ResultsFile {
             started_at: Some(rfc3339_utc(meta.started_unix_us)),
             ended_at: Some(rfc3339_utc(meta.ended_unix_us)),
             summary: Summary::from_run(&result),
-            histogram: None,
-            timeline: None,
+            imported_histogram: None,
+            imported_timeline: None,
             run: Some(result),
             worker: meta.worker,
             merge: None,
@@ -269,8 +270,8 @@ impl ResultsFile {
             started_at: None,
             ended_at: None,
             summary,
-            histogram: None,
-            timeline: None,
+            imported_histogram: None,
+            imported_timeline: None,
             run: None,
             worker: None,
             merge: None,
@@ -284,7 +285,7 @@ impl ResultsFile {
     pub fn histogram(&self) -> Option<&LatencyHistogram> {
         match &self.run {
             Some(run) => run.histogram.as_ref(),
-            None => self.histogram.as_ref(),
+            None => self.imported_histogram.as_ref(),
         }
     }
 
@@ -294,7 +295,7 @@ impl ResultsFile {
         match &self.run {
             Some(run) => (!run.series.is_empty())
                 .then(|| Cow::Owned(Timeline::from_seconds(TimelineSource::Series, &run.series))),
-            None => self.timeline.as_ref().map(Cow::Borrowed),
+            None => self.imported_timeline.as_ref().map(Cow::Borrowed),
         }
     }
 
@@ -331,8 +332,8 @@ impl ResultsFile {
         let mut doc: ResultsFile = serde_json::from_str(text).map_err(DocumentError::Invalid)?;
         if doc.run.is_some() {
             // Versions 1 and 2's copies of what `run` holds.
-            doc.histogram = None;
-            doc.timeline = None;
+            doc.imported_histogram = None;
+            doc.imported_timeline = None;
         }
         Ok(doc)
     }

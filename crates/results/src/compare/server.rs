@@ -142,7 +142,8 @@ impl ServerFigure {
     /// its last (usually partial) one, as tps's.
     pub fn per_second(&self, doc: &ResultsFile) -> Option<Series> {
         let stats = ServerStats::of(doc)?;
-        let points = &doc.timeline.as_ref()?.points;
+        let timeline = doc.timeline()?;
+        let points = &timeline.points;
         let client: BTreeMap<i64, f64> = points[..points.len().saturating_sub(1)]
             .iter()
             .map(|p| {

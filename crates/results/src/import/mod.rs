@@ -151,8 +151,8 @@ pub fn import(inputs: &Inputs) -> Result<ResultsFile, ImportError> {
     doc.client_version = banner.client;
     doc.server_version = banner.server;
     doc.random_seed = stderr.random_seed;
-    doc.timeline = timeline;
-    doc.histogram = histogram;
+    doc.imported_timeline = timeline;
+    doc.imported_histogram = histogram;
     Ok(doc)
 }
 

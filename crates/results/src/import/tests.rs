@@ -205,7 +205,7 @@ fn percentiles_from_logs_equal_the_logs_own() {
         }
         let max = *lat.last().unwrap();
         assert!((p.max_ms - max).abs() <= max * 0.001 + 0.001, "{case}");
-        let t = doc.timeline.unwrap();
+        let t = doc.imported_timeline.unwrap();
         assert_eq!(t.source, TimelineSource::TransactionLog);
         let per_second: i64 = t.points.iter().map(|p| p.transactions.unwrap()).sum();
         assert_eq!(per_second, lat.len() as i64, "{case}");
@@ -217,7 +217,7 @@ fn progress_lines_and_aggregate_logs_become_timelines() {
     let mut p = paths("max-tries");
     p.logs.clear();
     let doc = import_files(&p).unwrap();
-    let t = doc.timeline.unwrap();
+    let t = doc.imported_timeline.unwrap();
     assert_eq!(t.source, TimelineSource::Progress);
     let err = std::fs::read_to_string(dir("max-tries").join("stderr")).unwrap();
     assert_eq!(t.points.len(), err.matches("progress: ").count());
@@ -228,7 +228,7 @@ fn progress_lines_and_aggregate_logs_become_timelines() {
     // what the timeline must add up to, not the report's totals.
     for case in ["T-aggregate", "max-tries-aggregate"] {
         let doc = import_files(&paths(case)).unwrap();
-        let t = doc.timeline.unwrap();
+        let t = doc.imported_timeline.unwrap();
         assert_eq!(t.source, TimelineSource::AggregateLog, "{case}");
         let column = |i: usize| -> i64 {
             files(case, "agg.")
