@@ -191,3 +191,31 @@ all_drives!(
         assert_eq!(again, picks);
     }
 );
+
+#[test]
+fn gset_into_an_invalid_name_aborts_storing_into_it() {
+    let server = FakeServer::answering(|r: &Request| match r.sql.trim() {
+        "SELECT odd" => Reply::row(&["1st"], &["x"]),
+        sql => Reply::usual(sql),
+    });
+    let ran = Bench::new(&["-t", "1"], "SELECT odd \\gset\n").run(&server, Drive::Alone);
+    assert_eq!(
+        ran.abort(),
+        "gset: invalid variable name: \"1st\"\n\
+         client 0 script 0 command 0 query 0: error storing into variable 1st"
+    );
+}
+
+#[test]
+fn aset_of_no_rows_sets_nothing_and_goes_on() {
+    let (server, seen) = recording(|r| {
+        (r.sql.trim() == "SELECT none").then(|| Reply::Rows {
+            columns: vec!["v".into()],
+            rows: vec![],
+        })
+    });
+    let script = "\\set v 5\nSELECT none \\aset\nSELECT :v;\n";
+    let ran = Bench::new(&["-t", "1"], script).run(&server, Drive::Alone);
+    ran.assert_succeeded(1);
+    assert_eq!(statements(&seen)[1], "SELECT 5;");
+}

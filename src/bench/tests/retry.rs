@@ -115,3 +115,25 @@ all_drives!(
         );
     }
 );
+
+all_drives!(
+    continue_on_error_counts_other_errors_as_failures_and_goes_on,
+    |drive| {
+        // pgbench 19: a unique violation ends the try, is counted as failed (never
+        // retried), and the client goes on.
+        let (server, _) = failing_updates("23505", |n| n % 2 == 0);
+        let args = ["-t", "4", "--max-tries=3", "--continue-on-error"];
+        let ran = Bench::new(&args, TRANSFER).run(&server, drive);
+        assert!(ran.aborts.is_empty(), "{:?}", ran.aborts);
+        assert_eq!(
+            ran.outcomes(),
+            [
+                TxOutcome::OtherFailure,
+                TxOutcome::Success,
+                TxOutcome::OtherFailure,
+                TxOutcome::Success
+            ]
+        );
+        assert_eq!(ran.tries(), [1, 1, 1, 1]);
+    }
+);

@@ -139,3 +139,21 @@ all_drives!(
         assert_eq!(ran.done.len(), 1);
     }
 );
+
+all_drives!(per_command_times_are_what_each_command_took, |drive| {
+    // -r: the UPDATE takes 2 ms of the run clock, the rest nothing.
+    let bench = Bench::new(&["-t", "3", "-r"], "BEGIN;\nUPDATE t;\nEND;\n");
+    let clock = Arc::clone(&bench.clock);
+    let server = FakeServer::answering(move |r: &Request| {
+        if r.sql.starts_with("UPDATE") {
+            clock.advance(2_000);
+        }
+        Reply::usual(&r.sql)
+    });
+    let ran = bench.run(&server, drive);
+    ran.assert_succeeded(3);
+    let commands = &ran.done[0].commands[0];
+    let sums: Vec<f64> = commands.iter().map(|c| c.elapsed.sum).collect();
+    assert_eq!(sums, [0.0, 0.006, 0.0]);
+    assert!(commands.iter().all(|c| c.elapsed.count == 3));
+});
