@@ -3,8 +3,10 @@
 //! client's seconds; a CHECKPOINT issued mid-run in the window and warned about; a
 //! tpcb-like run at a scale below its clients warned about; `pgbench-report check`'s
 //! exit statuses; and stdout unchanged by the option. [`views`]: `pg_stat_io`, the
-//! checkpointer, `pg_stat_statements` and standbys.
+//! checkpointer, `pg_stat_statements` and standbys; [`throttle`]: a client starved of
+//! CPU warned about.
 
+mod throttle;
 mod views;
 
 use crate::export::schema;
@@ -16,7 +18,7 @@ pub(crate) fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-fn codes(doc: &serde_json::Value) -> Vec<String> {
+pub(crate) fn codes(doc: &serde_json::Value) -> Vec<String> {
     doc["warnings"]
         .as_array()
         .unwrap()
@@ -117,7 +119,9 @@ fn select_only_server_commits_match_the_clients_with_wal_and_wait_events() {
     // (Checkpoints are the cluster's: another test's may fall in this window.)
 }
 
-/// A run of `args` with `--server-stats --export-json`; a CHECKPOINT after `at`.
+/// A run of `args` with `--server-stats --export-json`; a CHECKPOINT once its clients
+/// have connected and run for a second (on a loaded machine the start can take longer
+/// than the run's first seconds).
 pub(crate) fn run_with_checkpoint(db: &Db, file: &Path, args: &[&str]) -> crate::support::Run {
     let child = db
         .ours()
@@ -128,7 +132,10 @@ pub(crate) fn run_with_checkpoint(db: &Db, file: &Path, args: &[&str]) -> crate:
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_secs(2));
+    let connected = "select count(*) >= 2 from pg_stat_activity \
+         where datname = current_database() and application_name = 'pgbench-rs'";
+    db.value_within(connected, "t", std::time::Duration::from_secs(30));
+    std::thread::sleep(std::time::Duration::from_secs(1));
     db.psql("checkpoint");
     let out = child.wait_with_output().unwrap();
     crate::support::Run {

@@ -25,6 +25,7 @@ pub mod clock;
 pub mod collector;
 pub mod conditional;
 pub mod control;
+pub mod cpu_share;
 pub mod error;
 pub mod events;
 pub mod launch;
@@ -99,6 +100,7 @@ pub fn run(
     let tpcc = tpcc.map(|t| t.measure_from(measured_from));
     let sampler = sampler.map(|s| s.measure_from(measured_from));
     let cpu_at_start = crate::sys::process_cpu_s();
+    let waited_at_start = cpu_share::waited_ns();
     let collected = collector::collect(
         &collector_plan(&ctx),
         &events_rx,
@@ -135,7 +137,7 @@ pub fn run(
     let mut result = outcome::assemble(plan, &setup, &ctx.scripts, collected, timing);
     result.tpcc = tpcc.map(|t| t.finish(&result));
     result.server = sampler.and_then(|s| server_stats::finish(s, &result));
-    result.client_cpu = client_cpu(plan, cpu_at_start, bench_start, end);
+    result.client_cpu = client_cpu(plan, (cpu_at_start, waited_at_start), bench_start, end);
     let shift = ctx.control.clock.epoch_shift_us;
     let meta = pgbench_results::RunMeta {
         server_version: setup.server_version,
@@ -345,11 +347,13 @@ fn run_thread(
     if start != Start::Go {
         return;
     }
+    let waited = cpu_share::Waited::start();
     // A panic (a bug) must not leave the collector waiting for clients that are gone.
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match driver {
         None => clients.into_iter().for_each(client::Client::run),
         Some(d) => d.drive(clients, &ctx.control.clock),
     }));
+    waited.finish();
     if ran.is_err() {
         report_lost_clients(ctx, thread, &slots);
     }
@@ -399,19 +403,23 @@ fn begin(ctx: &Context, gate: &StartGate, start: i64) -> (i64, i64) {
     (bench_start, measured_from)
 }
 
-/// The process's CPU time from the clients' start to the run's end, beside what its
+/// The process's CPU time and its `-j` threads' run-queue wait from the clients' start
+/// (`at_start`: the CPU seconds and the wait then) to the run's end, beside what its
 /// threads could have used.
 fn client_cpu(
     plan: &BenchPlan,
-    cpu_at_start: Option<f64>,
+    at_start: (Option<f64>, Option<u64>),
     start_us: i64,
     end_us: i64,
 ) -> Option<pgbench_results::warnings::ClientCpu> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let waited = cpu_share::waited_ns().zip(at_start.1);
     Some(pgbench_results::warnings::ClientCpu {
-        cpu_s: crate::sys::process_cpu_s()? - cpu_at_start?,
+        cpu_s: crate::sys::process_cpu_s()? - at_start.0?,
         wall_s: (end_us - start_us) as f64 / 1e6,
         threads: plan.settings.threads.min(cores),
+        cpu_limit: cpu_share::cpu_limit(),
+        wait_s: waited.map(|(now, then)| now.saturating_sub(then) as f64 / 1e9),
     })
     .filter(|c| c.wall_s > 0.0)
 }

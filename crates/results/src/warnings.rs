@@ -17,12 +17,32 @@ pub struct ClientCpu {
     pub wall_s: f64,
     /// `-j` threads, capped by the CPUs the process may use.
     pub threads: usize,
+    /// The CPUs its cgroup's quota allows (`cpu.max`), when one limits the process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_limit: Option<f64>,
+    /// Seconds its `-j` threads were ready to run but waited for a CPU (run-queue
+    /// wait: a quota's throttling and other processes' claims on the CPUs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_s: Option<f64>,
 }
 
 impl ClientCpu {
+    /// The CPUs the threads could have used: one each, within the cgroup's quota.
+    pub fn usable(&self) -> f64 {
+        let threads = self.threads.max(1) as f64;
+        self.cpu_limit.map_or(threads, |l| l.min(threads))
+    }
+
     /// CPU time over what the threads could have used: 1.0 is every thread busy.
     pub fn usage(&self) -> f64 {
-        self.cpu_s / (self.wall_s * self.threads.max(1) as f64)
+        self.cpu_s / (self.wall_s * self.usable())
+    }
+
+    /// The share of the run the threads were running or ready to run (waiting for a
+    /// CPU): near 1.0 they never waited on the server.
+    pub fn ready(&self) -> Option<f64> {
+        let wait = self.wait_s?;
+        Some((self.cpu_s + wait) / (self.wall_s * self.threads.max(1) as f64))
     }
 }
 
@@ -116,22 +136,38 @@ fn client_bottleneck(run: &RunResult, c: &mut Checks) {
         ));
         return;
     };
-    let usage = cpu.usage();
-    if usage >= CLIENT_BUSY {
-        c.warnings.push(warning(
-            "client_bottleneck",
-            format!(
-                "the client's threads were {:.0}% busy, so the client may have set the pace rather than the server: run with more -j threads or from a bigger client machine",
-                usage * 100.0
-            ),
-            &[
-                ("cpu_s", cpu.cpu_s),
-                ("wall_s", cpu.wall_s),
-                ("threads", cpu.threads as f64),
-                ("usage", usage),
-            ],
-        ));
-    }
+    let (usage, ready) = (cpu.usage(), cpu.ready());
+    let message = if usage >= CLIENT_BUSY {
+        let of = match cpu.cpu_limit {
+            Some(l) if l < cpu.threads.max(1) as f64 => {
+                format!(" of the {l:.2} CPUs its cgroup's quota allows")
+            }
+            _ => String::new(),
+        };
+        format!(
+            "the client's threads were {:.0}% busy{of}, so the client may have set the pace rather than the server: run with more -j threads, more CPU for the client or from a bigger client machine",
+            usage * 100.0
+        )
+    } else if let Some(ready) = ready.filter(|r| *r >= CLIENT_BUSY) {
+        format!(
+            "the client's threads were running or waiting for a CPU {:.0}% of the run ({:.0}% waiting: other processes or a CPU quota kept them off the CPUs), so the client may have set the pace rather than the server: give the client CPUs of its own",
+            ready * 100.0,
+            cpu.wait_s.unwrap_or(0.0) / cpu.wall_s / cpu.threads.max(1) as f64 * 100.0
+        )
+    } else {
+        return;
+    };
+    let mut figures = vec![
+        ("cpu_s", cpu.cpu_s),
+        ("wall_s", cpu.wall_s),
+        ("threads", cpu.threads as f64),
+        ("usage", usage),
+    ];
+    figures.extend(cpu.cpu_limit.map(|l| ("cpu_limit", l)));
+    figures.extend(cpu.wait_s.map(|w| ("wait_s", w)));
+    figures.extend(ready.map(|r| ("ready", r)));
+    c.warnings
+        .push(warning("client_bottleneck", message, &figures));
 }
 
 fn scale_below_clients(run: &RunResult, c: &mut Checks) {

@@ -28,6 +28,8 @@ fn a_steady_long_run_has_no_warnings_and_says_what_it_could_not_check() {
         cpu_s: 3.0,
         wall_s: 60.0,
         threads: 1,
+        cpu_limit: None,
+        wait_s: None,
     });
     let c = check(&r);
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
@@ -44,6 +46,8 @@ fn a_busy_client_small_scale_and_short_run_warn() {
         cpu_s: 3.9,
         wall_s: 4.0,
         threads: 1,
+        cpu_limit: None,
+        wait_s: None,
     });
     let c = codes(&r);
     assert!(c.contains(&"client_bottleneck".to_string()), "{c:?}");
@@ -79,4 +83,45 @@ fn a_trend_a_step_and_a_cold_start_are_told_with_their_size() {
     assert!(!codes(&warmed).contains(&"cold_start".to_string()));
     assert!(!codes(&with_tps(steady(60), |i| 1000.0 + (i % 3) as f64))
         .contains(&"tps_not_steady".to_string()));
+}
+
+#[test]
+fn a_client_within_a_small_quota_or_kept_off_the_cpus_is_the_bottleneck() {
+    let cpu = |cpu_s, cpu_limit, wait_s| {
+        let mut r = steady(60);
+        r.scale = 100;
+        r.client_cpu = Some(ClientCpu {
+            cpu_s,
+            wall_s: 4.0,
+            threads: 1,
+            cpu_limit,
+            wait_s,
+        });
+        check(&r)
+            .warnings
+            .into_iter()
+            .find(|w| w.code == "client_bottleneck")
+    };
+    // 5% of a CPU, all used (measured: 0.20 s in 4.04 s under cpu.cfs_quota_us 5000).
+    let quota = cpu(0.2, Some(0.05), Some(2.8)).unwrap();
+    assert!(
+        quota
+            .message
+            .contains("100% busy of the 0.05 CPUs its cgroup's quota allows"),
+        "{}",
+        quota.message
+    );
+    assert_eq!(quota.figures["cpu_limit"], 0.05);
+    // A core shared with a spinning process (measured: 0.10 s on CPU, 4.13 s waiting).
+    let starved = cpu(0.1, None, Some(3.8)).unwrap();
+    assert!(
+        starved
+            .message
+            .contains("waiting for a CPU 98% of the run (95% waiting"),
+        "{}",
+        starved.message
+    );
+    // A light run (-R 50) on a loaded machine: mostly asleep.
+    assert!(cpu(0.05, None, Some(0.34)).is_none());
+    assert!(cpu(0.05, Some(1.0), None).is_none());
 }
