@@ -2,8 +2,14 @@
 //! which commands run, which are skipped, and which conditions get evaluated. A
 //! condition inside a branch that is not taken is never evaluated, so its errors and
 //! random draws never happen.
+//!
+//! Skipped commands are not walked one by one: [`branch_jumps`] gives each `\if`,
+//! `\elif` and `\else` the place of the next branch of its own `\if`, where the run
+//! loop goes as soon as a conditional leaves it in a branch that does not run. So a
+//! generated script's tree of `\if`s (a sysbench workload's command per table) costs
+//! the branches it takes, not its length.
 
-use pgbench_script::ast::MetaCommand;
+use pgbench_script::ast::{Command, CommandKind, MetaCommand};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Branch {
@@ -96,6 +102,36 @@ impl CondStack {
     }
 }
 
+/// For each command, where a run whose branch stops running there goes next: for an
+/// `\if`, `\elif` or `\else`, the next `\elif`, `\else` or `\endif` of the same `\if`;
+/// for any other command the one after it. Everything in between is in the branch
+/// being skipped (nested `\if` blocks included, which are balanced: the parser checks
+/// the nesting), so jumping there is what skipping each command would come to.
+pub fn branch_jumps(commands: &[Command]) -> Vec<usize> {
+    let mut jumps: Vec<usize> = (1..=commands.len()).collect();
+    // the last branch marker of each open \if
+    let mut open: Vec<usize> = Vec::new();
+    for (i, command) in commands.iter().enumerate() {
+        let CommandKind::Meta(meta) = &command.kind else {
+            continue;
+        };
+        match meta {
+            MetaCommand::If(_) => open.push(i),
+            MetaCommand::Elif(_) | MetaCommand::Else | MetaCommand::Endif => {
+                if let Some(last) = open.last_mut() {
+                    jumps[*last] = i;
+                    *last = i;
+                }
+                if matches!(meta, MetaCommand::Endif) {
+                    open.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+    jumps
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,5 +192,17 @@ mod tests {
         s.apply(&Endif, false);
         s.apply(&Else, false);
         assert!(s.active(), "outer else runs");
+    }
+
+    #[test]
+    fn jumps_go_to_the_next_branch_of_the_same_if() {
+        let text = "\\if 1\nSELECT 1;\n\\if 0\nSELECT 2;\n\\else\nSELECT 3;\n\\endif\n\\elif 1\nSELECT 4;\n\\else\nSELECT 5;\n\\endif\nSELECT 6;\n";
+        let script = pgbench_script::parse_script("t", "t", text).unwrap();
+        // 0 \if, 1 S1, 2 \if, 3 S2, 4 \else, 5 S3, 6 \endif, 7 \elif, 8 S4, 9 \else,
+        // 10 S5, 11 \endif, 12 S6
+        assert_eq!(
+            branch_jumps(&script.commands),
+            vec![7, 2, 4, 4, 6, 6, 7, 9, 9, 11, 11, 12, 13]
+        );
     }
 }

@@ -23,6 +23,8 @@ pub struct RunScript {
     pub parameterized: Vec<String>,
     /// Prepared statement names (`P_0`, `P_1`, ... over all scripts).
     pub prepared_names: Vec<String>,
+    /// Where a branch that stops running goes ([`super::conditional::branch_jumps`]).
+    pub branch_jumps: Vec<usize>,
 }
 
 /// The scripts of the plan, with their statement texts and prepared names.
@@ -47,6 +49,7 @@ pub fn run_scripts(plan: &BenchPlan) -> Vec<RunScript> {
                 }
             }
             RunScript {
+                branch_jumps: super::conditional::branch_jumps(&ws.script.commands),
                 script: ws.script.clone(),
                 weight: ws.weight,
                 parameterized,

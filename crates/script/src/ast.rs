@@ -220,6 +220,14 @@ impl MetaCommand {
             MetaCommand::EndPipeline => "endpipeline",
         }
     }
+
+    /// `\if`, `\elif`, `\else` or `\endif`: a command that moves the `\if` stack.
+    pub fn is_conditional(&self) -> bool {
+        matches!(
+            self,
+            MetaCommand::If(_) | MetaCommand::Elif(_) | MetaCommand::Else | MetaCommand::Endif
+        )
+    }
 }
 
 /// What a command does.

@@ -828,7 +828,16 @@ impl<'a> Client<'a> {
                 }
             };
             match flow {
-                Flow::Next => self.command_done(),
+                Flow::Next => {
+                    self.command_done();
+                    // a conditional that leaves its branch not running: on to the
+                    // next branch of its \if, past the commands it would skip
+                    if matches!(&command.kind, CommandKind::Meta(m) if m.is_conditional())
+                        && !self.tx.cond.active()
+                    {
+                        self.tx.index = ctx.scripts[script].branch_jumps[index];
+                    }
+                }
                 Flow::Wait(phase, wait) => {
                     self.phase = phase;
                     return Ok(Some(wait));
