@@ -31,16 +31,35 @@ pub fn evaluate(expr: &Expr, ctx: &mut EvalContext<'_>) -> Result<Value, EvalErr
 /// beyond any hand-written expression, and a few KiB of native stack.
 pub const RECURSION_LIMIT: usize = 64;
 
+/// Leaves inline, so that a call's constant and variable arguments cost no call of
+/// their own (a generated script's `sb_special(1, 10000, 1, 75, 12)` has five), and
+/// only function nodes enter the recursion. Not forced in unoptimised builds, whose
+/// frames would then hold every inlined copy's temporaries (`RECURSION_LIMIT` levels
+/// must fit a small thread stack there too).
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn eval(expr: &Expr, ctx: &mut EvalContext<'_>, depth: usize) -> Evaluated {
     match expr {
         Expr::Const(v) => Ok(*v),
         Expr::Var(name) => Ok(ctx.vars.value(name)?),
-        Expr::Func { .. } if depth == 0 => deep::evaluate(expr, ctx),
-        Expr::Func { func, args } => match func {
-            Func::And | Func::Or => logical(*func, args, ctx, depth - 1),
-            Func::Case => case(args, ctx, depth - 1),
-            _ => standard(*func, args, ctx, depth - 1),
-        },
+        Expr::Func { func, args } => call(expr, *func, args, ctx, depth),
+    }
+}
+
+#[inline(never)]
+fn call(
+    expr: &Expr,
+    func: Func,
+    args: &[Expr],
+    ctx: &mut EvalContext<'_>,
+    depth: usize,
+) -> Evaluated {
+    if depth == 0 {
+        return deep::evaluate(expr, ctx);
+    }
+    match func {
+        Func::And | Func::Or => logical(func, args, ctx, depth - 1),
+        Func::Case => case(args, ctx, depth - 1),
+        _ => standard(func, args, ctx, depth - 1),
     }
 }
 
@@ -95,15 +114,31 @@ fn standard(func: Func, args: &[Expr], ctx: &mut EvalContext<'_>, depth: usize) 
             let c = eval(c, ctx, depth)?;
             finish(func, &[a, b, c], ctx)
         }
-        _ => {
-            let mut vals = [Value::Null; MAX_FARGS];
+        _ if args.len() <= FEW_ARGS => {
+            let mut vals = [Value::Null; FEW_ARGS];
             for (slot, arg) in vals.iter_mut().zip(args) {
                 *slot = eval(arg, ctx, depth)?;
             }
-            if args.len() > MAX_FARGS {
-                return Err(EvalError::TooManyArguments.into());
-            }
             finish(func, &vals[..args.len()], ctx)
         }
+        _ => many(func, args, ctx, depth),
     }
+}
+
+/// Calls up to this many arguments take a small array on the stack (`sb_special()`
+/// has five); longer `greatest()`/`least()` lists the 16 slots of [`many`].
+const FEW_ARGS: usize = 6;
+
+/// `greatest()`/`least()` with more than [`FEW_ARGS`] arguments: up to 16 evaluated,
+/// an error if more remain. Out of line, so that the common calls' frames stay small.
+#[inline(never)]
+fn many(func: Func, args: &[Expr], ctx: &mut EvalContext<'_>, depth: usize) -> Evaluated {
+    let mut vals = [Value::Null; MAX_FARGS];
+    for (slot, arg) in vals.iter_mut().zip(args) {
+        *slot = eval(arg, ctx, depth)?;
+    }
+    if args.len() > MAX_FARGS {
+        return Err(EvalError::TooManyArguments.into());
+    }
+    finish(func, &vals[..args.len()], ctx)
 }

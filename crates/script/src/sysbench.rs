@@ -72,15 +72,18 @@ pub fn pareto(rng: &mut Prng, lb: i64, ub: i64, h: f64) -> Result<i64, EvalError
 }
 
 /// `sb_rand_str`: each `#` becomes a digit, each `@` a lower-case letter, the rest
-/// stays; appended to `out`.
+/// stays; appended to `out`. Byte by byte (a workload's `c` and `pad` are 180 bytes a
+/// row): `#` and `@` are ASCII, never inside a longer UTF-8 sequence, so replacing
+/// them with ASCII leaves the text valid.
 pub fn rand_str(rng: &mut Prng, template: &str, out: &mut String) {
-    for ch in template.chars() {
-        out.push(match ch {
-            '#' => char::from(b'0' + rng.uniform_range(0, 9) as u8),
-            '@' => char::from(b'a' + rng.uniform_range(0, 25) as u8),
-            other => other,
-        });
-    }
+    let mut bytes = std::mem::take(out).into_bytes();
+    bytes.extend(template.bytes().map(|b| match b {
+        b'#' => b'0' + rng.uniform_range(0, 9) as u8,
+        b'@' => b'a' + rng.uniform_range(0, 25) as u8,
+        other => other,
+    }));
+    *out = String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
 }
 
 /// `--rand-spec-iter`: at least one draw.
@@ -161,5 +164,27 @@ mod tests {
         assert_eq!(s.len(), 6);
         assert!(b[..3].iter().all(u8::is_ascii_digit) && b[3] == b'-');
         assert!(b[4..].iter().all(u8::is_ascii_lowercase));
+        s.clear();
+        rand_str(&mut rng, "é#ü@", &mut s);
+        let chars: Vec<char> = s.chars().collect();
+        assert_eq!((chars.len(), chars[0], chars[2]), (4, 'é', 'ü'));
+        assert!(chars[1].is_ascii_digit() && chars[3].is_ascii_lowercase());
+    }
+
+    #[test]
+    fn strings_draw_one_number_per_placeholder_in_order() {
+        let (mut a, mut b) = (Prng::seed(11), Prng::seed(11));
+        let mut s = String::from("x");
+        rand_str(&mut a, "#@-#", &mut s);
+        let expect: String = [
+            "x".to_string(),
+            b.uniform_range(0, 9).to_string(),
+            char::from(b'a' + b.uniform_range(0, 25) as u8).to_string(),
+            "-".to_string(),
+            b.uniform_range(0, 9).to_string(),
+        ]
+        .concat();
+        assert_eq!(s, expect);
+        assert_eq!(a.uniform_range(0, 1 << 40), b.uniform_range(0, 1 << 40));
     }
 }
