@@ -137,81 +137,10 @@ impl Config {
     /// sysbench's defaults with the `-D` options applied; an option the test does not
     /// have is refused with the list of those it has.
     pub fn new(test: Test, defines: &[(String, String)]) -> Result<Config, WorkloadError> {
-        let known: Vec<(&str, &str)> = COMMON_OPTIONS
-            .iter()
-            .chain(test.own_options())
-            .copied()
-            .collect();
-        for (name, _) in defines {
-            if !known.iter().any(|(k, _)| k == name) {
-                return Err(WorkloadError::UnknownOption {
-                    workload: test.name(),
-                    name: name.clone(),
-                    known: known.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", "),
-                });
-            }
-        }
-        let get = |name: &str| -> (String, String) {
-            let value = defines
-                .iter()
-                .rev()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v.as_str())
-                .or_else(|| known.iter().find(|(k, _)| *k == name).map(|(_, d)| *d))
-                .unwrap_or("0");
-            (name.to_string(), value.to_string())
-        };
-        let bad = |(name, value): (String, String), why: &str| WorkloadError::InvalidValue {
-            workload: test.name(),
-            name,
-            value,
-            why: why.to_string(),
-        };
-        let int = |name: &str| -> Result<u32, WorkloadError> {
-            let (n, v) = get(name);
-            v.trim()
-                .parse::<u32>()
-                .map_err(|_| bad((n, v), "not a number from 0 to 4294967295"))
-        };
-        let flag = |name: &str| -> Result<bool, WorkloadError> {
-            let (n, v) = get(name);
-            match v.to_ascii_lowercase().as_str() {
-                "on" | "true" | "yes" | "1" => Ok(true),
-                "off" | "false" | "no" | "0" => Ok(false),
-                _ => Err(bad((n, v), "expected on or off")),
-            }
-        };
-        let rand_type = match get("rand_type").1.as_str() {
-            "uniform" => RandType::Uniform,
-            "gaussian" => RandType::Gaussian,
-            "special" => RandType::Special,
-            "pareto" => RandType::Pareto,
-            _ => {
-                return Err(bad(
-                    get("rand_type"),
-                    "expected uniform, gaussian, special or pareto",
-                ))
-            }
-        };
-        let unsupported = |message: &str| WorkloadError::Unsupported {
-            workload: test.name(),
-            message: message.to_string(),
-        };
-        if flag("secondary")? {
-            return Err(unsupported(
-                "secondary=on is MySQL's (sysbench's KEY xid syntax is refused by PostgreSQL)",
-            ));
-        }
-        if !get("pgsql_variant").1.is_empty() {
-            return Err(unsupported(
-                "pgsql_variant (redshift) is not supported: PostgreSQL itself is the target",
-            ));
-        }
-        let (hn, hv) = get("rand_pareto_h");
-        let rand_pareto_h = pgbench_script::cnum::atof(&hv);
-        if !(rand_pareto_h > 0.0 && rand_pareto_h < 1.0) {
-            return Err(bad((hn, hv), "expected a number between 0 and 1"));
-        }
+        let options = Options::new(test, defines)?;
+        options.refuse_mysql_and_redshift()?;
+        let int = |name: &str| options.int(name);
+        let flag = |name: &str| options.flag(name);
         let config = Config {
             test,
             tables: int("tables")?,
@@ -229,17 +158,17 @@ impl Config {
             auto_inc: flag("auto_inc")?,
             skip_trx: flag("skip_trx")?,
             create_secondary: flag("create_secondary")?,
-            rand_type,
+            rand_type: options.rand_type()?,
             rand_spec_iter: int("rand_spec_iter")?,
             rand_spec_pct: int("rand_spec_pct")?,
             rand_spec_res: int("rand_spec_res")?,
-            rand_pareto_h,
+            rand_pareto_h: options.pareto_h()?,
             random_points: int("random_points")?,
             number_of_ranges: int("number_of_ranges")?,
             delta: int("delta")?,
             percentile: int("percentile")?,
         };
-        config.check(unsupported)
+        config.check(|message| unsupported(test, message))
     }
 
     /// sysbench's own refusals (its asserts and what its generators need).
@@ -286,6 +215,119 @@ impl Config {
         } else {
             Vec::new()
         }
+    }
+}
+
+/// The `-D` options given for a test, read with sysbench's defaults and its rules.
+struct Options<'a> {
+    test: Test,
+    defines: &'a [(String, String)],
+    /// The test's options with their defaults.
+    known: Vec<(&'static str, &'static str)>,
+}
+
+impl<'a> Options<'a> {
+    /// Refuses an option the test does not have, naming those it has.
+    fn new(test: Test, defines: &'a [(String, String)]) -> Result<Options<'a>, WorkloadError> {
+        let known: Vec<(&str, &str)> = COMMON_OPTIONS
+            .iter()
+            .chain(test.own_options())
+            .copied()
+            .collect();
+        if let Some((name, _)) = defines
+            .iter()
+            .find(|(name, _)| !known.iter().any(|(k, _)| k == name))
+        {
+            return Err(WorkloadError::UnknownOption {
+                workload: test.name(),
+                name: name.clone(),
+                known: known.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", "),
+            });
+        }
+        Ok(Options {
+            test,
+            defines,
+            known,
+        })
+    }
+
+    /// The last `-D` value of `name`, else its default.
+    fn get(&self, name: &str) -> &str {
+        self.defines
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .or_else(|| self.known.iter().find(|(k, _)| *k == name).map(|(_, d)| *d))
+            .unwrap_or("0")
+    }
+
+    fn bad(&self, name: &str, why: &str) -> WorkloadError {
+        WorkloadError::InvalidValue {
+            workload: self.test.name(),
+            name: name.to_string(),
+            value: self.get(name).to_string(),
+            why: why.to_string(),
+        }
+    }
+
+    fn int(&self, name: &str) -> Result<u32, WorkloadError> {
+        self.get(name)
+            .trim()
+            .parse::<u32>()
+            .map_err(|_| self.bad(name, "not a number from 0 to 4294967295"))
+    }
+
+    fn flag(&self, name: &str) -> Result<bool, WorkloadError> {
+        match self.get(name).to_ascii_lowercase().as_str() {
+            "on" | "true" | "yes" | "1" => Ok(true),
+            "off" | "false" | "no" | "0" => Ok(false),
+            _ => Err(self.bad(name, "expected on or off")),
+        }
+    }
+
+    fn rand_type(&self) -> Result<RandType, WorkloadError> {
+        match self.get("rand_type") {
+            "uniform" => Ok(RandType::Uniform),
+            "gaussian" => Ok(RandType::Gaussian),
+            "special" => Ok(RandType::Special),
+            "pareto" => Ok(RandType::Pareto),
+            _ => Err(self.bad("rand_type", "expected uniform, gaussian, special or pareto")),
+        }
+    }
+
+    /// `rand_pareto_h`, read as C's `atof` reads it, inside `(0, 1)`.
+    fn pareto_h(&self) -> Result<f64, WorkloadError> {
+        let h = pgbench_script::cnum::atof(self.get("rand_pareto_h"));
+        if h > 0.0 && h < 1.0 {
+            Ok(h)
+        } else {
+            Err(self.bad("rand_pareto_h", "expected a number between 0 and 1"))
+        }
+    }
+
+    /// What sysbench accepts for MySQL and Redshift only.
+    fn refuse_mysql_and_redshift(&self) -> Result<(), WorkloadError> {
+        if self.flag("secondary")? {
+            return Err(unsupported(
+                self.test,
+                "secondary=on is MySQL's (sysbench's KEY xid syntax is refused by PostgreSQL)",
+            ));
+        }
+        if !self.get("pgsql_variant").is_empty() {
+            return Err(unsupported(
+                self.test,
+                "pgsql_variant (redshift) is not supported: PostgreSQL itself is the target",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn unsupported(test: Test, message: &str) -> WorkloadError {
+    WorkloadError::Unsupported {
+        workload: test.name(),
+        message: message.to_string(),
     }
 }
 
