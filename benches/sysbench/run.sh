@@ -7,7 +7,14 @@
 # other processes share the cores; divided by the transactions the tool reports.
 # The two tools alternate (sysbench, ours, sysbench, ours, ...) ROUNDS times.
 #
+# The 1,000-client lines run a number of transactions (sysbench's --events, our
+# -t per client), not a time: connecting 1,000 backends takes seconds on a small
+# machine, and pgbench's -T counts that time (as stock's does) where sysbench's
+# --time starts once its threads are connected, so equal times are unequal work.
+#
 # Usage: benches/sysbench/run.sh [SECONDS [ROUNDS]]     (default 10 s, 2 rounds)
+#        PORT=N for the throwaway cluster's port; EVENTS=N transactions for the
+#        1,000-client lines (default 100000: 100 per client)
 # Output: a table on stdout, also saved as benches/sysbench/results/<date>.txt.
 set -euo pipefail
 
@@ -21,7 +28,8 @@ command -v sysbench >/dev/null || { echo "sysbench not found (apt-get install sy
 # shellcheck source=../cluster.sh
 source "$root/benches/cluster.sh"
 bench_workdir
-port=$((40000 + $$ % 20000))
+port=${PORT:-$((40000 + $$ % 20000))}
+events=${EVENTS:-100000}
 throwaway_cluster "$bindir" "$work" "$port" fsync=off synchronous_commit=off \
     autovacuum=off max_connections=1100 shared_buffers=256MB
 (cd "$root" && CARGO_TARGET_DIR=$target cargo build --quiet --release --bin pgbench-rs)
@@ -44,11 +52,19 @@ measure() {
     awk -v t="$t" -v n="$n" 'BEGIN { split(t, a, " "); printf "%.0f %.0f %d\n", a[2] * 1e6, a[3] * 1e6, n }'
 }
 
-# One line of the table: per-transaction client CPU of both tools over ROUNDS rounds.
+# One line of the table: per-transaction client CPU of both tools over ROUNDS rounds;
+# EVENTS, when not empty, is the run's transactions (else SECONDS_PER_RUN its time).
 compare() {
-    local name=$1 clients=$2 jobs=$3 test=$4
-    shift 4
-    local sb_opts=("$@") d_opts=() o
+    local name=$1 clients=$2 jobs=$3 test=$4 events=$5
+    shift 5
+    local sb_opts=("$@") d_opts=() o sb_len our_len
+    if [[ -n $events ]]; then
+        sb_len=(--events="$events" --time=0)
+        our_len=(-t "$((events / clients))")
+    else
+        sb_len=(--time="$SECONDS_PER_RUN")
+        our_len=(-T "$SECONDS_PER_RUN")
+    fi
     for o in "$@"; do
         o=${o#--}
         d_opts+=(-D "${o//-/_}")
@@ -56,27 +72,30 @@ compare() {
     local su=0 ss=0 sn=0 ou=0 os=0 on=0 r
     for ((r = 0; r < ROUNDS; r++)); do
         read -r u s n < <(measure 'transactions:' sysbench "$test" "${sb[@]}" "${sb_opts[@]}" \
-            --threads="$clients" --time="$SECONDS_PER_RUN" run)
+            --threads="$clients" "${sb_len[@]}" run)
         su=$((su + u)) ss=$((ss + s)) sn=$((sn + n))
         read -r u s n < <(measure 'number of transactions actually processed:' "$ours" "${pg[@]}" \
             --workload="$test" "${d_opts[@]}" -M prepared -c "$clients" -j "$jobs" \
-            -T "$SECONDS_PER_RUN" sbtest)
+            "${our_len[@]}" sbtest)
         ou=$((ou + u)) os=$((os + s)) on=$((on + n))
     done
     awk -v name="$name" -v su="$su" -v ss="$ss" -v sn="$sn" -v ou="$ou" -v os="$os" -v on="$on" 'BEGIN {
         a = su / sn; b = ss / sn; c = ou / on; d = os / on
-        printf "%-28s %8.1f %8.1f %8.1f %9d | %8.1f %8.1f %8.1f %9d | %6.2f %6.2f\n",
+        printf "%-33s %8.1f %8.1f %8.1f %9d | %8.1f %8.1f %8.1f %9d | %6.2f %6.2f\n",
             name, a, b, a + b, sn, c, d, c + d, on, (c + d) / (a + b), c / a }'
 }
 
 out=$(
-    echo "client CPU per transaction, microseconds (user, kernel, total; transactions), $ROUNDS x ${SECONDS_PER_RUN} s each"
-    printf '%-28s %8s %8s %8s %9s | %8s %8s %8s %9s | %6s %6s\n' workload \
+    echo "client CPU per transaction, microseconds (user, kernel, total; transactions), $ROUNDS rounds of ${SECONDS_PER_RUN} s or $events transactions"
+    echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+    printf '%-33s %8s %8s %8s %9s | %8s %8s %8s %9s | %6s %6s\n' workload \
         'sb user' 'sb sys' 'sb tot' 'sb tx' 'our user' 'our sys' 'our tot' 'our tx' total user
-    compare "oltp_read_write -c 4" 4 4 oltp_read_write --tables=4 --table-size=10000
-    compare "oltp_point_select -c 4" 4 4 oltp_point_select --tables=4 --table-size=10000
-    compare "oltp_point_select -c 1000" 1000 2 oltp_point_select --tables=4 --table-size=10000
+    compare "oltp_read_write -c 4" 4 4 oltp_read_write "" --tables=4 --table-size=10000
+    compare "oltp_point_select -c 4" 4 4 oltp_point_select "" --tables=4 --table-size=10000
+    compare "oltp_point_select -c 1000 -j 2" 1000 2 oltp_point_select "$events" --tables=4 --table-size=10000
+    compare "oltp_point_select -c 1000 -j 1000" 1000 1000 oltp_point_select "$events" --tables=4 --table-size=10000
     echo "ratios: ours / sysbench (targets: total <= 0.8, user <= 0.5)"
+    echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "sysbench: $(sysbench --version); pgbench-rs: $(git -C "$root" rev-parse --short HEAD); $(nproc) cores"
 )
 echo "$out"
