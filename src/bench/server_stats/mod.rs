@@ -1,7 +1,8 @@
 //! `--server-stats`: the [`Sampler`], a [`Watcher`] of the measured window on a
 //! connection of its own. It reads the [`views`] the server's version has when the
 //! window begins, every second, and when the clients are done, and samples the run's
-//! own backends in `pg_stat_activity` 10 times a second (11 queries a second in all). A view the server lacks or
+//! own backends in `pg_stat_activity` 10 times a second (11 queries a second in all; the
+//! standbys' lag is a column of the second's snapshot). A view the server lacks or
 //! the user may not read is left out with a note, never a failed run. Worker 0 of a
 //! `--worker` run samples for all (the server's figures are the whole run's).
 //!
@@ -169,15 +170,18 @@ impl Sampler {
     }
 
     /// Every view's counters now, in one query (each view's own query as a one-row
-    /// subquery): a view that fails is noted once, and the counters keep their last
-    /// figures.
-    fn snapshot(&mut self) -> Counters {
-        let from: Vec<String> = self
+    /// subquery; the standbys a last column): a view that fails is noted once, and the
+    /// counters keep their last figures.
+    fn snapshot(&mut self) -> (Counters, Vec<lag::StandbySample>) {
+        let mut from: Vec<String> = self
             .views
             .iter()
             .enumerate()
             .map(|(i, v)| format!("({}) v{i}", v.query))
             .collect();
+        if self.replication {
+            from.push(format!("({}) standbys", replication::as_json()));
+        }
         let sql = format!("select * from {}", from.join(" cross join "));
         match self.query(&sql) {
             Ok(rows) => {
@@ -194,14 +198,15 @@ impl Sampler {
                         .collect();
                     out.insert(v.name.to_string(), cols);
                 }
-                out
+                let standbys = rows.first().and_then(|r| r.get(col).cloned().flatten());
+                (out, replication::parse(standbys.as_deref()))
             }
             Err(e) => {
                 let note = format!("the statistics could not be read: {}", short(&e));
                 if !self.notes.contains(&note) {
                     self.notes.push(note);
                 }
-                self.last.clone()
+                (self.last.clone(), Vec::new())
             }
         }
     }
@@ -231,14 +236,7 @@ impl Sampler {
 
     /// Closes the second under way with the counters' change since the last.
     fn close_second(&mut self) {
-        let standbys = if self.replication {
-            self.query(replication::QUERY)
-                .map(|rows| replication::parse(&rows))
-                .unwrap_or_default()
-        } else {
-            Vec::new()
-        };
-        let now = self.snapshot();
+        let (now, standbys) = self.snapshot();
         self.series.push(ServerSecond {
             t: self.series.len() as i64,
             counters: server::delta(&self.last, &now),
@@ -260,7 +258,7 @@ impl Watcher for Sampler {
 
     fn start(&mut self) -> Result<(), RunError> {
         self.queries = 0;
-        self.start = self.snapshot();
+        self.start = self.snapshot().0;
         self.last = self.start.clone();
         if let Some(rows) = self.read_io() {
             self.io_start = Some(rows);
