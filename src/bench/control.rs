@@ -119,7 +119,7 @@ impl RunControl {
         }
     }
 
-    fn slot(&self, client: usize) -> MutexGuard<'_, Option<Registered>> {
+    fn registered(&self, client: usize) -> MutexGuard<'_, Option<Registered>> {
         self.clients[client]
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -127,13 +127,13 @@ impl RunControl {
 
     /// A client connected.
     pub fn register(&self, client: usize, cancel: CancelToken, socket: RawFd) {
-        *self.slot(client) = Some(Registered { cancel, socket });
+        *self.registered(client) = Some(Registered { cancel, socket });
     }
 
     /// A client is about to drop its connection. The stopper touches a socket only
     /// under this lock, so it never shuts a descriptor that was closed and reused.
     pub fn unregister(&self, client: usize) {
-        *self.slot(client) = None;
+        *self.registered(client) = None;
     }
 
     /// A client began a transaction at `now` (before any `-C` connect).
@@ -201,7 +201,7 @@ impl RunControl {
         }
         let tokens: Vec<CancelToken> = (0..self.clients.len())
             .filter(|&c| self.in_transaction(c))
-            .filter_map(|c| self.slot(c).as_ref().map(|r| r.cancel.clone()))
+            .filter_map(|c| self.registered(c).as_ref().map(|r| r.cancel.clone()))
             .collect();
         self.cancels_left.store(tokens.len(), Ordering::SeqCst);
         send_cancels(tokens, Arc::clone(&self.cancels_left));
@@ -243,7 +243,7 @@ impl RunControl {
         let close_at = self.close_at.load(Ordering::SeqCst);
         if now > close_at && !self.closed.swap(true, Ordering::SeqCst) {
             for c in 0..self.clients.len() {
-                if let Some(r) = self.slot(c).as_ref() {
+                if let Some(r) = self.registered(c).as_ref() {
                     crate::sys::shutdown_socket(r.socket);
                 }
             }

@@ -1,8 +1,10 @@
-//! From plan to running clients: the scripts as clients run them, pgbench's deal of
-//! clients to `-j` threads (each thread's random states, `-R` schedule and log file are
-//! shared by its clients), every client's variables, and the start: each thread
-//! connects its clients, then all wait at a [`StartGate`] until the main thread says go
-//! (or says stop, when a connection or a thread could not be made).
+//! What the clients of a run share, and their start: the scripts as clients run them,
+//! [`RunShared`] (what every client reads), pgbench's deal of clients to `-j` threads
+//! and what each thread's clients share ([`ThreadShared`]: its random states, `-R`
+//! schedule and log file), and the [`StartGate`]: each thread connects its clients,
+//! then all wait there until the main thread says go (or says stop, when a connection
+//! or a thread could not be made). Every client's variables are made before this, by
+//! [`super::run`].
 
 use super::control::RunControl;
 use super::events::Event;
@@ -59,8 +61,8 @@ pub fn run_scripts(plan: &BenchPlan) -> Vec<RunScript> {
         .collect()
 }
 
-/// What every client reads while it runs.
-pub struct Context {
+/// What every client of the run reads while it runs (one per run, behind an `Arc`).
+pub struct RunShared {
     pub plan: BenchPlan,
     pub scripts: Vec<RunScript>,
     pub weights: Vec<i64>,
@@ -73,7 +75,7 @@ pub struct Context {
     pub metrics: Option<std::sync::Arc<crate::metrics::Live>>,
 }
 
-impl Context {
+impl RunShared {
     /// The `-R` schedule, once the `-T` deadline is known.
     pub fn throttle_schedule(&self) -> Option<Schedule> {
         self.plan.throttle_delay_us().map(|delay_us| Schedule {

@@ -49,7 +49,7 @@ pub use outcome::RunOutcome;
 use clock::{epoch_now_us, now_us};
 use collector::CollectorPlan;
 use control::RunControl;
-use launch::{Context, Start, StartGate, ThreadShared, ThreadState};
+use launch::{RunShared, Start, StartGate, ThreadShared, ThreadState};
 use pgbench_script::prng::{Prng, SeedPlan};
 use pgbench_script::variables::Variables;
 use pgbench_wire::ConnectArgs;
@@ -76,7 +76,7 @@ pub fn run(
     let sampler = server_stats::before(plan, &conn_opts)?;
     let (events, events_rx) = crossbeam_channel::unbounded();
     let scripts = launch::run_scripts(plan);
-    let ctx = Arc::new(Context {
+    let ctx = Arc::new(RunShared {
         weights: scripts.iter().map(|s| s.weight).collect(),
         scripts,
         conn_opts,
@@ -161,9 +161,9 @@ pub fn run(
 /// clients exist they end the process as the signal would; then the first one stops
 /// the run and keeps its results, the same one again (a wrapper forwarding it) changes
 /// nothing, and a later one exits at once, saying what is lost.
-fn interrupts() -> Arc<std::sync::OnceLock<Arc<Context>>> {
+fn interrupts() -> Arc<std::sync::OnceLock<Arc<RunShared>>> {
     use control::Interrupt;
-    let target: Arc<std::sync::OnceLock<Arc<Context>>> = Arc::default();
+    let target: Arc<std::sync::OnceLock<Arc<RunShared>>> = Arc::default();
     let seen = Arc::clone(&target);
     crate::sys::on_signals(&[libc::SIGINT, libc::SIGTERM], move |sig| {
         // After the report: the metrics endpoint's linger ends, then the process.
@@ -266,7 +266,7 @@ fn thread_states(plan: &BenchPlan, seeds: &SeedPlan) -> Result<Vec<ThreadShared>
 /// thread or a failed connection stops the clients already started and is the run's
 /// error, as in pgbench.
 fn start_clients(
-    ctx: &Arc<Context>,
+    ctx: &Arc<RunShared>,
     vars: Vec<Variables>,
     rngs: Vec<Prng>,
 ) -> Result<(Vec<JoinHandle<()>>, Arc<StartGate>), RunError> {
@@ -306,7 +306,7 @@ fn start_clients(
 
 /// One `-j` thread: connects its clients, waits for the start, runs them.
 fn run_thread(
-    ctx: &Context,
+    ctx: &RunShared,
     thread: usize,
     own: Vec<(usize, (Variables, Prng))>,
     gate: &StartGate,
@@ -315,12 +315,12 @@ fn run_thread(
     let alone = own.len() == 1;
     // Chosen before the clients connect: an io_uring driver does their I/O.
     let driver = (!alone).then(|| multiplex::Driver::new(own.len()));
-    let slots: Vec<usize> = own.iter().map(|(slot, _)| *slot).collect();
+    let local_indexes: Vec<usize> = own.iter().map(|(local, _)| *local).collect();
     let mut clients: Vec<client::Client> = own
         .into_iter()
-        .map(|(slot, (vars, rng))| {
-            let number = ctx.plan.first_client() + slot;
-            let c = client::Client::new((slot, number), ctx, shared, vars, rng);
+        .map(|(local, (vars, rng))| {
+            let number = ctx.plan.first_client() + local;
+            let c = client::Client::new((local, number), ctx, shared, vars, rng);
             match &driver {
                 None => c,
                 Some(d) => c.multiplexed(d.queues_io()),
@@ -355,28 +355,31 @@ fn run_thread(
     }));
     waited.finish();
     if ran.is_err() {
-        report_lost_clients(ctx, thread, &slots);
+        report_lost_clients(ctx, thread, &local_indexes);
     }
 }
 
 /// The last words of the clients of a thread that panicked, as aborts: the run ends
 /// with its report and exit status 2.
-fn report_lost_clients(ctx: &Context, thread: usize, slots: &[usize]) {
-    for &slot in slots.iter().filter(|&&s| !ctx.control.has_reported(s)) {
-        ctx.control.transaction_ended(slot);
-        ctx.control.unregister(slot);
-        let client = ctx.plan.first_client() + slot;
+fn report_lost_clients(ctx: &RunShared, thread: usize, local_indexes: &[usize]) {
+    for &local in local_indexes
+        .iter()
+        .filter(|&&s| !ctx.control.has_reported(s))
+    {
+        ctx.control.transaction_ended(local);
+        ctx.control.unregister(local);
+        let client = ctx.plan.first_client() + local;
         for event in events::lost_client(thread, client, now_us()) {
             let _ = ctx.events.send(event);
         }
-        ctx.control.reported(slot);
+        ctx.control.reported(local);
     }
 }
 
 /// Everyone is connected: set the `-T` deadline, the end of the warm-up, the `-R`
 /// schedules and the log intervals, then let the clients go. Returns when the run
 /// started and when its measured part does (the same without `--warmup`).
-fn begin(ctx: &Context, gate: &StartGate, start: i64) -> (i64, i64) {
+fn begin(ctx: &RunShared, gate: &StartGate, start: i64) -> (i64, i64) {
     let clock = &ctx.control.clock;
     let bench_start = clock.now_us();
     let measure_from = ctx.plan.warmup_s.map(|secs| bench_start + secs * 1_000_000);
@@ -425,7 +428,7 @@ fn client_cpu(
 }
 
 /// What the collector needs of the plan.
-fn collector_plan(ctx: &Context) -> CollectorPlan {
+fn collector_plan(ctx: &RunShared) -> CollectorPlan {
     let plan = &ctx.plan;
     let s = &plan.settings;
     CollectorPlan {
@@ -455,7 +458,7 @@ fn collector_plan(ctx: &Context) -> CollectorPlan {
 
 /// Writes what the logs still hold (the last aggregate interval included); returns
 /// the files that lost lines.
-fn finish_logs(ctx: &Context, end_epoch_us: i64) -> Vec<txlog::LogLoss> {
+fn finish_logs(ctx: &RunShared, end_epoch_us: i64) -> Vec<txlog::LogLoss> {
     ctx.threads
         .iter()
         .filter_map(|t| {

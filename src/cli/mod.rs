@@ -120,7 +120,7 @@ fn run_bench(
                 ..
             })
         );
-        bench_exit_status(outcome, plan, argv, db)
+        finish_bench(outcome, plan, argv, db)
     };
     let code = match temp_instance {
         Some(kind) => {
@@ -183,9 +183,11 @@ fn prepare_workload(
     }
 }
 
-/// Prints how a benchmark ended and picks the exit status: the report (0, or 2 when a
-/// client aborted), `--exit-on-abort`'s stop (2), or why it could not run (1).
-pub fn bench_exit_status(
+/// Finishes a benchmark: prints the report, the abort line, the `-l` lines lost and
+/// the stop's warning, writes the exports, and picks the exit status: 0, or 2 when a
+/// client aborted or `--exit-on-abort` stopped the run, 1 when it could not run or an
+/// export could not be written.
+pub fn finish_bench(
     outcome: Result<RunOutcome, crate::bench::RunError>,
     plan: &crate::bench::plan::BenchPlan,
     argv: &[String],

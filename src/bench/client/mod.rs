@@ -20,7 +20,7 @@ mod sql;
 use super::conditional::{CondStack, Effect};
 use super::error::{AbortReason, ClientAbort};
 use super::events::{ClientDone, Event, TxRecord};
-use super::launch::{Context, ThreadShared};
+use super::launch::{RunShared, ThreadShared};
 use super::throttle::Slot;
 use super::txlog::LoggedTx;
 use crate::logging;
@@ -149,10 +149,10 @@ fn connected(conn: &mut Option<Connection>) -> &mut Connection {
 pub struct Client<'a> {
     /// pgbench's client number: `client_id`, messages, log lines.
     pub id: usize,
-    /// This process's index of the client (its slot in [`super::control::RunControl`]);
+    /// This process's index of the client (in [`super::control::RunControl`]);
     /// equal to `id` unless `--worker` offsets the numbers.
-    slot: usize,
-    ctx: &'a Context,
+    local_index: usize,
+    ctx: &'a RunShared,
     thread: &'a ThreadShared,
     vars: Variables,
     rng: Prng,
@@ -189,8 +189,8 @@ pub struct Client<'a> {
 
 impl<'a> Client<'a> {
     pub fn new(
-        (slot, id): (usize, usize),
-        ctx: &'a Context,
+        (local_index, id): (usize, usize),
+        ctx: &'a RunShared,
         thread: &'a ThreadShared,
         vars: Variables,
         rng: Prng,
@@ -203,7 +203,7 @@ impl<'a> Client<'a> {
         };
         Client {
             id,
-            slot,
+            local_index,
             ctx,
             thread,
             vars,
@@ -291,7 +291,7 @@ impl<'a> Client<'a> {
     /// driver that can no longer tell whether the kernel still writes into them.
     pub fn leak_connection(&mut self) {
         if let Some(conn) = self.conn.take() {
-            self.ctx.control.unregister(self.slot);
+            self.ctx.control.unregister(self.local_index);
             std::mem::forget(conn);
         }
     }
@@ -332,7 +332,7 @@ impl<'a> Client<'a> {
         }
         self.ctx
             .control
-            .register(self.slot, conn.cancel_token(), conn.as_raw_fd());
+            .register(self.local_index, conn.cancel_token(), conn.as_raw_fd());
         self.conn = Some(conn);
         self.connections += 1;
         Ok(())
@@ -340,7 +340,7 @@ impl<'a> Client<'a> {
 
     /// Drops the connection (saying goodbye), after the stopper let go of it.
     fn detach(&mut self) {
-        self.ctx.control.unregister(self.slot);
+        self.ctx.control.unregister(self.local_index);
         self.conn = None;
     }
 
@@ -430,7 +430,7 @@ impl<'a> Client<'a> {
 
     /// Tells the collector everything measured (an abort first, if it aborted).
     fn finish(&mut self, outcome: Result<(), ClientAbort>) {
-        self.ctx.control.transaction_ended(self.slot);
+        self.ctx.control.transaction_ended(self.local_index);
         self.flush_batch();
         self.detach();
         // After a stop, a failure is the stop's doing (a cancelled statement, a closed
@@ -454,7 +454,7 @@ impl<'a> Client<'a> {
             end_us: self.now(),
             unfinished,
         }));
-        self.ctx.control.reported(self.slot);
+        self.ctx.control.reported(self.local_index);
     }
 
     /// CSTATE_CHOOSE_SCRIPT: the next transaction, its slot, or the end.
@@ -482,7 +482,7 @@ impl<'a> Client<'a> {
         script: usize,
         scheduled: Option<i64>,
     ) -> Result<(), ClientAbort> {
-        self.ctx.control.transaction_started(self.slot, self.now());
+        self.ctx.control.transaction_started(self.local_index, self.now());
         if self.conn.is_none() {
             self.reconnect()?;
         }
@@ -569,7 +569,7 @@ impl<'a> Client<'a> {
             (0.0, 0.0)
         };
         self.count_transaction(script, outcome, latency, lag, tries, now);
-        self.ctx.control.transaction_ended(self.slot);
+        self.ctx.control.transaction_ended(self.local_index);
         self.end_of_transaction()?;
         if ctx.plan.settings.reconnect {
             let start = self.now();
@@ -618,7 +618,7 @@ impl<'a> Client<'a> {
         let limit = ctx.plan.settings.limit.transactions();
         loop {
             let may_skip = limit.is_none_or(|n| self.counted < i64::from(n));
-            let slot = {
+            let decision = {
                 let mut t = self.thread.lock();
                 let st = &mut *t;
                 schedule.next(
@@ -628,7 +628,7 @@ impl<'a> Client<'a> {
                     may_skip,
                 )
             };
-            match slot {
+            match decision {
                 Slot::Skip => {
                     self.count_transaction(script, TxOutcome::Skipped, 0.0, 0.0, 1, self.now());
                     if limit.is_some_and(|n| self.counted >= i64::from(n)) {

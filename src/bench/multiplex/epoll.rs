@@ -15,7 +15,7 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
 /// One client as the loop sees it.
-struct Slot<'a> {
+struct Driven<'a> {
     client: Client<'a>,
     wait: Wait,
     /// Readiness seen and not yet read.
@@ -37,21 +37,21 @@ pub(super) fn drive(clients: Vec<Client<'_>>, clock: &RunClock) {
             return;
         }
     };
-    let mut slots: Vec<Slot> = clients
+    let mut driven: Vec<Driven> = clients
         .into_iter()
-        .map(|client| Slot {
+        .map(|client| Driven {
             client,
             wait: Wait::Until(0),
             readable: false,
             registered: 0,
         })
         .collect();
-    let mut events = Events::with_capacity(slots.len());
-    for (i, s) in slots.iter_mut().enumerate() {
+    let mut events = Events::with_capacity(driven.len());
+    for (i, s) in driven.iter_mut().enumerate() {
         advance(&poll, s, i);
     }
     loop {
-        let Some(next_timer) = next_wake(slots.iter().map(|s| &s.wait)) else {
+        let Some(next_timer) = next_wake(driven.iter().map(|s| &s.wait)) else {
             return;
         };
         let timeout = next_timer.map(|at| clock.wait_until(at));
@@ -60,18 +60,18 @@ pub(super) fn drive(clients: Vec<Client<'_>>, clock: &RunClock) {
                 continue;
             }
             let why = format!("epoll_wait() failed: {}", crate::sys::strerror(&e));
-            for s in slots.iter_mut().filter(|s| s.wait != Wait::Done) {
+            for s in driven.iter_mut().filter(|s| s.wait != Wait::Done) {
                 let abort = cannot_wait(s.client.id, &why);
                 s.client.abort_now(abort);
             }
             return;
         }
         for event in &events {
-            if let Some(s) = slots.get_mut(event.token().0) {
+            if let Some(s) = driven.get_mut(event.token().0) {
                 s.readable = true;
             }
         }
-        for (i, s) in slots.iter_mut().enumerate() {
+        for (i, s) in driven.iter_mut().enumerate() {
             let due = match s.wait {
                 Wait::Replies { syncs } if s.readable => {
                     s.readable = false;
@@ -89,7 +89,7 @@ pub(super) fn drive(clients: Vec<Client<'_>>, clock: &RunClock) {
 
 /// Advances a client until it waits for something not yet there; keeps its socket
 /// registered across `-C` reconnections.
-fn advance(poll: &Poll, s: &mut Slot, token: usize) {
+fn advance(poll: &Poll, s: &mut Driven, token: usize) {
     loop {
         s.wait = s.client.advance();
         if let Some((fd, connection)) = s.client.socket() {

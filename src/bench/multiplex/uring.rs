@@ -5,7 +5,7 @@
 //! `send`, a `recv` and a share of `epoll_wait` per transaction. A TLS connection
 //! does its own I/O and is only polled for readiness here.
 //!
-//! Safety rests on one rule, kept by [`Slot`]: a client is advanced (and so touches
+//! Safety rests on one rule, kept by [`Driven`]: a client is advanced (and so touches
 //! its connection's buffers, or replaces the connection under `-C`) only when none
 //! of its operations is in flight. Each completion is handed to the connection
 //! before the client goes on. Clients are advanced in client order within a batch of
@@ -45,7 +45,7 @@ pub(super) fn ring(clients: usize) -> Option<IoUring> {
 }
 
 /// One client as the loop sees it.
-struct Slot<'a> {
+struct Driven<'a> {
     client: Client<'a>,
     wait: Wait,
     /// A send of its queued bytes is in flight.
@@ -56,16 +56,16 @@ struct Slot<'a> {
     ended: bool,
 }
 
-impl Slot<'_> {
+impl Driven<'_> {
     fn idle(&self) -> bool {
         !self.sending && !self.receiving
     }
 }
 
 pub(super) fn drive(mut ring: IoUring, clients: Vec<Client<'_>>, clock: &RunClock) {
-    let mut slots: Vec<Slot> = clients
+    let mut driven: Vec<Driven> = clients
         .into_iter()
-        .map(|client| Slot {
+        .map(|client| Driven {
             client,
             wait: Wait::Until(0),
             sending: false,
@@ -73,16 +73,16 @@ pub(super) fn drive(mut ring: IoUring, clients: Vec<Client<'_>>, clock: &RunCloc
             ended: false,
         })
         .collect();
-    let mut done: Vec<(u64, i32)> = Vec::with_capacity(slots.len() * 2);
+    let mut done: Vec<(u64, i32)> = Vec::with_capacity(driven.len() * 2);
     let failed = 'run: {
-        for (i, s) in slots.iter_mut().enumerate() {
+        for (i, s) in driven.iter_mut().enumerate() {
             if let Err(e) = settle(&mut ring, s, i) {
                 break 'run e;
             }
         }
         loop {
             // A finished client has nothing in flight: it finished by advancing.
-            let Some(next_timer) = next_wake(slots.iter().map(|s| &s.wait)) else {
+            let Some(next_timer) = next_wake(driven.iter().map(|s| &s.wait)) else {
                 return;
             };
             let waited = match next_timer {
@@ -111,13 +111,13 @@ pub(super) fn drive(mut ring: IoUring, clients: Vec<Client<'_>>, clock: &RunCloc
             done.sort_unstable_by_key(|&(ud, _)| ud);
             for &(ud, res) in &done {
                 let i = (ud >> 2) as usize;
-                if let Some(s) = slots.get_mut(i) {
+                if let Some(s) = driven.get_mut(i) {
                     if let Err(e) = completed(&mut ring, s, i, ud & 3, res) {
                         break 'run e;
                     }
                 }
             }
-            for (i, s) in slots.iter_mut().enumerate() {
+            for (i, s) in driven.iter_mut().enumerate() {
                 if matches!(s.wait, Wait::Until(at) if at <= clock.now_us()) && s.idle() {
                     if let Err(e) = settle(&mut ring, s, i) {
                         break 'run e;
@@ -130,7 +130,7 @@ pub(super) fn drive(mut ring: IoUring, clients: Vec<Client<'_>>, clock: &RunCloc
     // gives up its connection to a leak, since the kernel may still write into its
     // buffers.
     let why = format!("io_uring_enter() failed: {}", crate::sys::strerror(&failed));
-    for s in slots.iter_mut().filter(|s| s.wait != Wait::Done) {
+    for s in driven.iter_mut().filter(|s| s.wait != Wait::Done) {
         if !s.idle() {
             s.client.leak_connection();
         }
@@ -141,7 +141,7 @@ pub(super) fn drive(mut ring: IoUring, clients: Vec<Client<'_>>, clock: &RunCloc
 
 /// Advances a client until it waits for something not yet there, and submits what
 /// that wait needs. Called only when none of its operations is in flight.
-fn settle(ring: &mut IoUring, s: &mut Slot, i: usize) -> io::Result<()> {
+fn settle(ring: &mut IoUring, s: &mut Driven, i: usize) -> io::Result<()> {
     loop {
         s.ended = false;
         s.wait = s.client.advance();
@@ -165,7 +165,7 @@ fn settle(ring: &mut IoUring, s: &mut Slot, i: usize) -> io::Result<()> {
 
 /// Submits the send and the receive (or poll) that waiting for `syncs` replies still
 /// needs; whether anything is in flight (false: the replies are read, go on).
-fn submit_wait(ring: &mut IoUring, s: &mut Slot, i: usize, syncs: usize) -> io::Result<bool> {
+fn submit_wait(ring: &mut IoUring, s: &mut Driven, i: usize, syncs: usize) -> io::Result<bool> {
     let Some(conn) = s.client.connection_mut() else {
         return Ok(false);
     };
@@ -200,7 +200,7 @@ fn submit_wait(ring: &mut IoUring, s: &mut Slot, i: usize, syncs: usize) -> io::
 
 /// Hands a completion to the client's connection; advances the client when its
 /// replies are all there (or its connection ended) and nothing is in flight.
-fn completed(ring: &mut IoUring, s: &mut Slot, i: usize, kind: u64, res: i32) -> io::Result<()> {
+fn completed(ring: &mut IoUring, s: &mut Driven, i: usize, kind: u64, res: i32) -> io::Result<()> {
     match kind {
         SEND => {
             s.sending = false;

@@ -23,7 +23,7 @@ mod timing;
 use super::clock::{RunClock, TestClock};
 use super::control::RunControl;
 use super::events::{ClientDone, Event, TxRecord};
-use super::launch::{self, Context, StartGate};
+use super::launch::{self, RunShared, StartGate};
 use super::multiplex::Driver;
 use super::{begin, client, client_variables, retry as retry_plan, thread_states, worker};
 use crate::cli::options::{interpret, Action, Env};
@@ -183,7 +183,7 @@ impl Bench {
         collect(&events)
     }
 
-    fn context(&self, server: &FakeServer) -> (Context, crossbeam_channel::Receiver<Event>) {
+    fn context(&self, server: &FakeServer) -> (RunShared, crossbeam_channel::Receiver<Event>) {
         crate::logging::init_progname("pgbench");
         let interpreted = interpret("pgbench", &self.args, &Scripts(self.scripts.clone()));
         let plan = match interpreted.outcome {
@@ -203,7 +203,7 @@ impl Bench {
         let mut control = RunControl::new(plan.settings.clients);
         control.clock = RunClock::on(Arc::clone(&self.clock));
         let (events, received) = crossbeam_channel::unbounded();
-        let ctx = Context {
+        let ctx = RunShared {
             weights: scripts.iter().map(|s| s.weight).collect(),
             scripts,
             conn_opts,
@@ -229,7 +229,7 @@ impl Bench {
 
 /// One `-j` thread: connects its clients (unless `-C`) and runs them as `drive` says.
 fn run_thread(
-    ctx: &Context,
+    ctx: &RunShared,
     thread: usize,
     own: Vec<(
         usize,
@@ -248,8 +248,8 @@ fn run_thread(
     let shared = &ctx.threads[thread];
     let mut clients: Vec<client::Client> = own
         .into_iter()
-        .map(|(slot, (vars, rng))| {
-            let c = client::Client::new((slot, slot), ctx, shared, vars, rng);
+        .map(|(local, (vars, rng))| {
+            let c = client::Client::new((local, local), ctx, shared, vars, rng);
             match &driver {
                 None => c,
                 Some(d) => c.multiplexed(d.queues_io()),
