@@ -3,7 +3,9 @@
 //! messages for each way they fail. `\if` and friends are the run loop's (they move
 //! the [`super::conditional`] stack, nothing else).
 
-use super::{connected, Client, Flow, Phase, TxError, Wait};
+use super::failure::TxError;
+use super::link::connected;
+use super::{Client, Flow, Phase, Wait};
 use crate::bench::error::ClientAbort;
 use crate::logging;
 use pgbench_results::QueryMode;
@@ -47,8 +49,9 @@ impl Client<'_> {
                 };
                 let usec = amount.saturating_mul(*unit_us);
                 if usec > 0 {
-                    let until = self.now() + usec;
-                    self.flush_batch_if_waiting(until);
+                    let now = self.now();
+                    let until = now + usec;
+                    self.record.flush_before_wait(now, until);
                     return Ok(Flow::Wait(Phase::Sleeping, Wait::Until(until)));
                 }
             }

@@ -3,78 +3,39 @@
 //! transaction). [`Client::advance`] runs it until it must wait, and says for what:
 //! replies, a time, or nothing more. The decisions are pure ([`super::throttle`],
 //! [`super::retry`], [`super::conditional`]); what is left here is the order of the
-//! steps and the I/O.
+//! steps, the run of a transaction's commands and the end of each try.
 //!
 //! Two drivers: a client alone on its thread blocks on its socket inside `advance`
 //! ([`Client::run`], the cheapest for one client); clients sharing a thread return
 //! from `advance` when they wait for replies, and [`super::multiplex`] waits on all
 //! their sockets at once.
 //!
-//! A client sends what it measures to the collector in batches, writes its `-l` lines
-//! through its thread's log, keeps its `-r` counters to hand over at the end, and
-//! reports a [`ClientAbort`] when it stops for good.
+//! Beside this file: `choose` (the next script and its `-R` slot), `sql` and `meta`
+//! (running each kind of command), `failure` (how a command fails, in pgbench's
+//! words), `link` (the connection's life and what drivers ask of it) and `record`
+//! (what the client measures: batches to the collector, `-l` lines, `-r` counters,
+//! handed over at the end with a [`ClientAbort`] if it stopped for good).
 
+mod choose;
+mod failure;
+mod link;
 mod meta;
+mod record;
 mod sql;
 
 use super::conditional::{CondStack, Effect};
 use super::error::{AbortReason, ClientAbort};
-use super::events::{ClientDone, Event, TxRecord};
+use super::events::Event;
 use super::launch::{RunShared, ThreadShared};
-use super::throttle::Slot;
-use super::txlog::LoggedTx;
 use crate::logging;
-use pgbench_results::{CommandStats, Limit, TxOutcome};
+use failure::{Retryable, TxError};
+use pgbench_results::TxOutcome;
 use pgbench_script::ast::{CommandKind, MetaCommand};
 use pgbench_script::eval::{evaluate, EvalContext};
-use pgbench_script::prng::{choose_script, Prng};
+use pgbench_script::prng::Prng;
 use pgbench_script::variables::Variables;
 use pgbench_wire::{Connection, TransactionStatus};
-
-/// How many records a client keeps before sending them to the collector, and how
-/// long at most (µs), so that progress reports see fresh figures. Batches are small
-/// because up to two poll periods of them wait in the channel: 256-record batches
-/// (8 KiB each) put a 256-client run's peak RSS at 40-46 MiB, 64-record ones at 20-29.
-const BATCH_RECORDS: usize = 64;
-const BATCH_MAX_AGE_US: i64 = 10_000;
-
-/// The SQL error classes that end a try without aborting the client (pgbench's
-/// `EStatus`): serialization and deadlock failures may be retried; other errors only
-/// get here under pgbench 19's `--continue-on-error`, and are never retried.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Retryable {
-    Serialization,
-    Deadlock,
-    Other,
-}
-
-/// Why a transaction stopped before its end. Kept small (the abort is boxed): every
-/// command of every transaction returns one of these through the hot path.
-enum TxError {
-    /// A failed try (serialization, deadlock, or another error under
-    /// `--continue-on-error`) at this command index.
-    Retry(Retryable, usize),
-    /// The client stops for good.
-    Abort(Box<ClientAbort>),
-}
-
-impl From<ClientAbort> for TxError {
-    fn from(a: ClientAbort) -> TxError {
-        TxError::Abort(Box::new(a))
-    }
-}
-
-/// What the client does after choosing a script.
-enum Next {
-    Run {
-        script: usize,
-        scheduled: Option<i64>,
-    },
-    /// Wait for the `-R` slot at `at`, then run.
-    Throttle { script: usize, at: i64 },
-    /// The run is over for this client.
-    Finish,
-}
+use record::Recorder;
 
 /// What a client waits for when [`Client::advance`] returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,14 +98,6 @@ struct Tx {
     command_start: Option<i64>,
 }
 
-/// The one way to reach the connection while a transaction runs: clients run
-/// commands only after connecting, so a missing connection is a bug here.
-#[inline]
-fn connected(conn: &mut Option<Connection>) -> &mut Connection {
-    conn.as_mut()
-        .expect("a client runs commands only while connected")
-}
-
 /// One client.
 pub struct Client<'a> {
     /// pgbench's client number: `client_id`, messages, log lines.
@@ -159,16 +112,8 @@ pub struct Client<'a> {
     conn: Option<Connection>,
     /// Commands prepared on this connection, per script (`-M prepared`).
     prepared: Vec<Vec<bool>>,
-    /// Transactions counted so far (successful, failed, skipped): pgbench's `st->cnt`.
-    counted: i64,
-    /// `-r` counters per script and command.
-    commands: Vec<Vec<CommandStats>>,
-    batch: Vec<TxRecord>,
-    batch_since: i64,
-    /// Time spent in `-C` connects and disconnects, µs.
-    conn_duration_us: f64,
-    /// Queries by sysbench's kinds (its summary of a `--workload` run).
-    queries: pgbench_results::sysbench::QueryCounts,
+    /// What it measured, on its way to the collector.
+    record: Recorder<'a>,
     /// Reused buffers for SQL text and parameters.
     sql_buf: String,
     param_buf: String,
@@ -183,8 +128,6 @@ pub struct Client<'a> {
     queued_io: bool,
     /// Counts the connections made, so a driver sees when `-C` replaced the socket.
     connections: u64,
-    /// In `--warmup`: what is counted is thrown away at the first event after it.
-    warm: bool,
 }
 
 impl<'a> Client<'a> {
@@ -210,16 +153,7 @@ impl<'a> Client<'a> {
             rng,
             conn: None,
             prepared: per_command(false),
-            counted: 0,
-            commands: ctx
-                .scripts
-                .iter()
-                .map(|s| vec![CommandStats::default(); s.script.commands.len()])
-                .collect(),
-            batch: Vec::with_capacity(BATCH_RECORDS),
-            batch_since: 0,
-            conn_duration_us: 0.0,
-            queries: Default::default(),
+            record: Recorder::new(id, ctx, thread),
             sql_buf: String::with_capacity(256),
             param_buf: String::with_capacity(128),
             param_ends: Vec::new(),
@@ -238,110 +172,7 @@ impl<'a> Client<'a> {
             multiplexed: false,
             queued_io: false,
             connections: 0,
-            warm: ctx.plan.warmup_s.is_some(),
         }
-    }
-
-    /// The run clock now, µs.
-    #[inline]
-    fn now(&self) -> i64 {
-        self.ctx.control.clock.now_us()
-    }
-
-    /// Whether `now` is in the warm-up. At the first event after it, the `-r` and
-    /// `-C` counters restart (the collector splits the transactions by their end).
-    #[inline]
-    fn warming_up(&mut self, now: i64) -> bool {
-        if !self.warm {
-            return false;
-        }
-        if self
-            .ctx
-            .control
-            .clock
-            .measure_from_us()
-            .is_some_and(|at| now < at)
-        {
-            return true;
-        }
-        self.warm = false;
-        self.commands
-            .iter_mut()
-            .flatten()
-            .for_each(|c| *c = CommandStats::default());
-        self.conn_duration_us = 0.0;
-        self.queries = Default::default();
-        false
-    }
-
-    /// For a client that shares its thread with others (see [`super::multiplex`]);
-    /// `queued_io`: the thread's driver does its socket I/O where it can.
-    pub fn multiplexed(mut self, queued_io: bool) -> Self {
-        self.multiplexed = true;
-        self.queued_io = queued_io;
-        self
-    }
-
-    /// The current connection, for a driver that does its socket I/O.
-    pub fn connection_mut(&mut self) -> Option<&mut Connection> {
-        self.conn.as_mut()
-    }
-
-    /// Gives up the connection without closing it or freeing its buffers, for a
-    /// driver that can no longer tell whether the kernel still writes into them.
-    pub fn leak_connection(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            self.ctx.control.unregister(self.local_index);
-            std::mem::forget(conn);
-        }
-    }
-
-    /// The current connection's socket, and which connection of the client it is.
-    pub fn socket(&self) -> Option<(std::os::fd::RawFd, u64)> {
-        use std::os::fd::AsRawFd;
-        self.conn
-            .as_ref()
-            .map(|c| (c.as_raw_fd(), self.connections))
-    }
-
-    /// Reads what arrived (without waiting); whether the replies awaited are there.
-    pub fn replies_arrived(&mut self, syncs: usize) -> bool {
-        self.conn.as_mut().is_none_or(|c| c.replies_arrived(syncs))
-    }
-
-    /// Whether the replies awaited are already read into the buffer.
-    pub fn replies_buffered(&self, syncs: usize) -> bool {
-        self.conn.as_ref().is_none_or(|c| c.replies_buffered(syncs))
-    }
-
-    /// Makes the initial connection (not under `-C`).
-    pub fn connect_initial(&mut self) -> Result<(), pgbench_wire::ConnError> {
-        let conn = Connection::connect(&self.ctx.conn_opts)?;
-        self.attach(conn)
-    }
-
-    /// Takes a new connection, cancellable by the run's stop.
-    fn attach(&mut self, mut conn: Connection) -> Result<(), pgbench_wire::ConnError> {
-        use std::os::fd::AsRawFd;
-        if self.multiplexed {
-            conn.set_nonblocking_io()?;
-            if self.queued_io {
-                // TLS keeps doing its own I/O; the driver waits for its readiness.
-                conn.queue_io();
-            }
-        }
-        self.ctx
-            .control
-            .register(self.local_index, conn.cancel_token(), conn.as_raw_fd());
-        self.conn = Some(conn);
-        self.connections += 1;
-        Ok(())
-    }
-
-    /// Drops the connection (saying goodbye), after the stopper let go of it.
-    fn detach(&mut self) {
-        self.ctx.control.unregister(self.local_index);
-        self.conn = None;
     }
 
     fn debug(&self, msg: impl FnOnce() -> String) {
@@ -361,6 +192,12 @@ impl<'a> Client<'a> {
                 Wait::Replies { .. } => {}
             }
         }
+    }
+
+    /// The run clock now, µs.
+    #[inline]
+    fn now(&self) -> i64 {
+        self.ctx.control.clock.now_us()
     }
 
     /// Runs the client until it must wait, and says for what. Once it says
@@ -431,7 +268,7 @@ impl<'a> Client<'a> {
     /// Tells the collector everything measured (an abort first, if it aborted).
     fn finish(&mut self, outcome: Result<(), ClientAbort>) {
         self.ctx.control.transaction_ended(self.local_index);
-        self.flush_batch();
+        self.record.flush();
         self.detach();
         // After a stop, a failure is the stop's doing (a cancelled statement, a closed
         // socket): the transaction it cut short is not counted, and nobody aborted.
@@ -447,33 +284,8 @@ impl<'a> Client<'a> {
                 abort,
             });
         }
-        let _ = events.send(Event::Done(ClientDone {
-            commands: std::mem::take(&mut self.commands),
-            conn_duration_us: self.conn_duration_us,
-            queries: self.queries,
-            end_us: self.now(),
-            unfinished,
-        }));
+        let _ = events.send(Event::Done(self.record.done(self.now(), unfinished)));
         self.ctx.control.reported(self.local_index);
-    }
-
-    /// CSTATE_CHOOSE_SCRIPT: the next transaction, its slot, or the end.
-    fn choose(&mut self) -> Result<Option<Wait>, ClientAbort> {
-        let ctx = self.ctx;
-        if ctx.plan.settings.limit.duration().is_some() && ctx.control.clock.timer_exceeded() {
-            return Ok(Some(Wait::Done));
-        }
-        match self.next_transaction() {
-            Next::Run { script, scheduled } => {
-                self.start_transaction(script, scheduled)?;
-                Ok(None)
-            }
-            Next::Throttle { script, at } => {
-                self.phase = Phase::Throttled { script, at };
-                Ok(Some(Wait::Until(at)))
-            }
-            Next::Finish => Ok(Some(Wait::Done)),
-        }
     }
 
     /// CSTATE_START_TX: connects if needed (`-C`), and starts the first try.
@@ -482,7 +294,9 @@ impl<'a> Client<'a> {
         script: usize,
         scheduled: Option<i64>,
     ) -> Result<(), ClientAbort> {
-        self.ctx.control.transaction_started(self.local_index, self.now());
+        self.ctx
+            .control
+            .transaction_started(self.local_index, self.now());
         if self.conn.is_none() {
             self.reconnect()?;
         }
@@ -544,14 +358,12 @@ impl<'a> Client<'a> {
                         self.verbose_try_message(true, tries, scheduled);
                     }
                     self.tx.tries += 1;
-                    self.warming_up(self.now());
-                    self.commands[script][command].retries += 1;
+                    self.record.retried(script, command, self.now());
                     self.rng = self.tx.random_state.clone();
                     self.restart_commands();
                     return Ok(None);
                 }
-                self.warming_up(self.now());
-                self.commands[script][command].failures += 1;
+                self.record.failed(script, command, self.now());
                 if ctx.plan.verbose_errors {
                     self.verbose_try_message(false, tries, scheduled);
                 }
@@ -568,102 +380,20 @@ impl<'a> Client<'a> {
         } else {
             (0.0, 0.0)
         };
-        self.count_transaction(script, outcome, latency, lag, tries, now);
+        self.record
+            .transaction(script, outcome, (latency, lag), tries, now);
         self.ctx.control.transaction_ended(self.local_index);
         self.end_of_transaction()?;
         if ctx.plan.settings.reconnect {
             let start = self.now();
             self.detach();
-            self.warming_up(start);
-            self.conn_duration_us += (self.now() - start) as f64;
+            self.record.connection_time(start, self.now());
         }
         if self.is_done() {
             return Ok(Some(Wait::Done));
         }
         self.phase = Phase::Choose;
         Ok(None)
-    }
-
-    /// `-t` counted or `-T` over.
-    fn is_done(&self) -> bool {
-        match self.ctx.plan.settings.limit {
-            Limit::Transactions(n) => {
-                self.counted >= i64::from(n) || self.ctx.control.clock.timer_exceeded()
-            }
-            Limit::Duration(_) => self.ctx.control.clock.timer_exceeded(),
-        }
-    }
-
-    /// CSTATE_CHOOSE_SCRIPT, then under `-R` CSTATE_PREPARE_THROTTLE / CSTATE_THROTTLE.
-    fn next_transaction(&mut self) -> Next {
-        let ctx = self.ctx;
-        let script = if ctx.scripts.len() == 1 {
-            0
-        } else {
-            let mut t = self.thread.lock();
-            choose_script(&mut t.choose_rng, &ctx.weights)
-        };
-        self.debug(|| {
-            format!(
-                "client {} executing script \"{}\"",
-                self.id, ctx.scripts[script].script.desc
-            )
-        });
-        let Some(schedule) = ctx.throttle_schedule() else {
-            return Next::Run {
-                script,
-                scheduled: None,
-            };
-        };
-        let limit = ctx.plan.settings.limit.transactions();
-        loop {
-            let may_skip = limit.is_none_or(|n| self.counted < i64::from(n));
-            let decision = {
-                let mut t = self.thread.lock();
-                let st = &mut *t;
-                schedule.next(
-                    &mut st.throttle_trigger,
-                    &mut st.throttle_rng,
-                    || ctx.control.clock.now_us(),
-                    may_skip,
-                )
-            };
-            match decision {
-                Slot::Skip => {
-                    self.count_transaction(script, TxOutcome::Skipped, 0.0, 0.0, 1, self.now());
-                    if limit.is_some_and(|n| self.counted >= i64::from(n)) {
-                        return Next::Finish;
-                    }
-                }
-                Slot::End => return Next::Finish,
-                Slot::Run(at) => {
-                    if at > self.now() {
-                        self.flush_batch_if_waiting(at);
-                        return Next::Throttle { script, at };
-                    }
-                    if ctx.control.clock.timer_exceeded() {
-                        return Next::Finish;
-                    }
-                    return Next::Run {
-                        script,
-                        scheduled: Some(at),
-                    };
-                }
-            }
-        }
-    }
-
-    /// `-C` (or after a lost connection): a new connection, timed.
-    fn reconnect(&mut self) -> Result<(), ClientAbort> {
-        let start = self.now();
-        let attached = Connection::connect(&self.ctx.conn_opts).and_then(|c| self.attach(c));
-        if let Err(e) = attached {
-            return Err(ClientAbort::new(self.id, AbortReason::Connect).because(e.to_string()));
-        }
-        self.warming_up(start);
-        self.conn_duration_us += (self.now() - start) as f64;
-        self.prepared.iter_mut().flatten().for_each(|p| *p = false);
-        Ok(())
     }
 
     /// The end-of-transaction check: no transaction block may stay open.
@@ -704,73 +434,6 @@ impl<'a> Client<'a> {
         }
         msg.push_str(")\n");
         logging::info(&msg);
-    }
-
-    /// Counts a finished transaction (`processXactStats`) and logs it.
-    fn count_transaction(
-        &mut self,
-        script: usize,
-        outcome: TxOutcome,
-        latency: f64,
-        lag: f64,
-        tries: u32,
-        now: i64,
-    ) {
-        // A warm-up transaction counts towards nothing but the warm-up's own figures
-        // (the collector's, from its end): not -t, not the -l numbering.
-        let warm = self.warming_up(now);
-        if !warm {
-            self.counted += 1;
-        }
-        if self.batch.is_empty() {
-            self.batch_since = now;
-        }
-        self.batch.push(TxRecord {
-            script: script as u32,
-            outcome,
-            latency,
-            lag,
-            tries,
-            end_us: now,
-        });
-        if self.ctx.plan.log.is_some() && !warm {
-            let tx = LoggedTx {
-                client_id: self.id,
-                tx_no: self.counted,
-                script,
-                outcome,
-                latency,
-                lag,
-                tries,
-                now_epoch_us: now + self.ctx.control.clock.epoch_shift_us,
-            };
-            let mut t = self.thread.lock();
-            if let Some(message) = t.log.as_mut().and_then(|log| log.log(&tx)) {
-                logging::error(&message);
-            }
-        }
-        // A transaction as long as a batch may age goes at once: the collector's
-        // grace after -T rests on the longest transaction it has seen.
-        if self.batch.len() >= BATCH_RECORDS
-            || now - self.batch_since >= BATCH_MAX_AGE_US
-            || latency >= BATCH_MAX_AGE_US as f64
-        {
-            self.flush_batch();
-        }
-    }
-
-    fn flush_batch(&mut self) {
-        if !self.batch.is_empty() {
-            let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH_RECORDS));
-            let _ = self.ctx.events.send(Event::Batch(batch));
-        }
-    }
-
-    /// Before a wait longer than the batch age, hands over what is measured so far.
-    fn flush_batch_if_waiting(&mut self, until: i64) {
-        if until - self.now() > BATCH_MAX_AGE_US {
-            self.flush_batch();
-        }
     }
 
     /// Runs the transaction's commands from the current one, following `\if`
@@ -857,12 +520,8 @@ impl<'a> Client<'a> {
     /// CSTATE_END_COMMAND: the `-r` time of the command, and on to the next.
     fn command_done(&mut self) {
         if let Some(start) = self.tx.command_start {
-            let now = self.now();
-            self.warming_up(now);
-            let elapsed = (now - start) as f64 / 1e6;
-            self.commands[self.tx.script][self.tx.index]
-                .elapsed
-                .add(elapsed);
+            let (script, index) = (self.tx.script, self.tx.index);
+            self.record.command_time(script, index, start, self.now());
         }
         self.tx.index += 1;
     }
@@ -895,39 +554,6 @@ impl<'a> Client<'a> {
             }
             Err(e) => self.run_from(Err(e)),
         }
-    }
-
-    /// Whether the connection is in pipeline mode.
-    #[inline]
-    fn in_pipeline(&self) -> bool {
-        self.conn
-            .as_ref()
-            .is_some_and(|c| c.pipeline_status() != pgbench_wire::PipelineStatus::Off)
-    }
-
-    fn abort(&self, reason: AbortReason) -> ClientAbort {
-        ClientAbort::new(self.id, reason)
-    }
-
-    /// `client N aborted in command C (KIND) of script S; MESSAGE`.
-    fn command_failed(
-        &self,
-        script: usize,
-        command: usize,
-        kind: &'static str,
-        message: &'static str,
-    ) -> ClientAbort {
-        self.abort(AbortReason::Command {
-            script,
-            command,
-            kind,
-            message,
-        })
-    }
-
-    /// The connection broke while a command waited for its result.
-    fn backend_died(&self, script: usize, index: usize) -> ClientAbort {
-        self.command_failed(script, index, "SQL", super::error::BACKEND_DIED)
     }
 
     fn eval(

@@ -3,7 +3,9 @@
 //! `\aset`, pipelines, and the classification of server errors into retryable
 //! failures (serialization, deadlock) and client aborts.
 
-use super::{connected, Client, Flow, Phase, Retryable, TxError, Wait};
+use super::failure::{unexpected_result_message, TxError};
+use super::link::connected;
+use super::{Client, Flow, Phase, Wait};
 use crate::bench::error::{AbortReason, ClientAbort, BACKEND_DIED};
 use crate::logging;
 use pgbench_results::QueryMode;
@@ -66,54 +68,6 @@ impl Client<'_> {
         connected(&mut self.conn)
             .wait_result_looking(|| logging::info(&format!("client {id} receiving")))
             .map_err(|_| self.backend_died(script, index).into())
-    }
-
-    /// Classifies a server error: retryable failures (and, under
-    /// `--continue-on-error`, every other one) go back to the transaction loop;
-    /// anything else aborts the client with pgbench's message.
-    fn sql_error(
-        &self,
-        e: &pgbench_wire::DbError,
-        script: usize,
-        index: usize,
-        qrynum: usize,
-    ) -> TxError {
-        let kind = match e.code() {
-            "40001" => Some(Retryable::Serialization),
-            "40P01" => Some(Retryable::Deadlock),
-            _ if self.ctx.plan.settings.continue_on_error => Some(Retryable::Other),
-            _ => None,
-        };
-        match kind {
-            Some(kind) => {
-                if self.ctx.plan.verbose_errors {
-                    logging::info(&format!(
-                        "client {} got an error in command {index} (SQL) of script {script}; {e}",
-                        self.id
-                    ));
-                }
-                TxError::Retry(kind, index)
-            }
-            _ => self
-                .query_failed(script, index, qrynum, e.to_string())
-                .into(),
-        }
-    }
-
-    /// `client N script S aborted in command C query Q: MESSAGE`.
-    fn query_failed(
-        &self,
-        script: usize,
-        command: usize,
-        query: usize,
-        message: String,
-    ) -> ClientAbort {
-        self.abort(AbortReason::Query {
-            script,
-            command,
-            query,
-            message,
-        })
     }
 
     /// Prepares the SQL commands `from..to` of a script that are not prepared yet on
@@ -348,13 +302,13 @@ impl Client<'_> {
                 ResultStatus::CommandOk | ResultStatus::EmptyQuery => {
                     last_rows = Some(0);
                     if changed_rows(conn.command_tag()) {
-                        self.queries.write += 1;
+                        self.record.queries.write += 1;
                     } else {
-                        self.queries.other += 1;
+                        self.record.queries.other += 1;
                     }
                 }
                 ResultStatus::TuplesOk => {
-                    self.queries.read += 1;
+                    self.record.queries.read += 1;
                     let ntuples = conn.ntuples();
                     last_rows = Some(ntuples);
                     match &sql.target {
@@ -374,7 +328,7 @@ impl Client<'_> {
                     }
                 }
                 ResultStatus::Error(e) => {
-                    self.queries.errors += 1;
+                    self.record.queries.errors += 1;
                     failure = Some(self.sql_error(&e, script, index, qrynum));
                 }
                 ResultStatus::CopyIn | ResultStatus::CopyOut => {
@@ -506,13 +460,6 @@ fn last_row(conn: &pgbench_wire::Connection, prefix: &str) -> Vec<(String, Strin
             (format!("{prefix}{}", conn.field_name(f)), value)
         })
         .collect()
-}
-
-fn unexpected_result_message(r: &ResultStatus) -> String {
-    match r {
-        ResultStatus::PipelineAborted => "pipeline aborted".to_string(),
-        other => format!("unexpected result status {other:?}"),
-    }
 }
 
 /// sysbench's write: a command whose tag counts rows (`PQcmdTuples`) and counted some

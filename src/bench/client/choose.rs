@@ -1,0 +1,116 @@
+//! Between transactions (pgbench.c CSTATE_CHOOSE_SCRIPT, CSTATE_PREPARE_THROTTLE and
+//! CSTATE_THROTTLE): whether the client is done (`-t` counted, `-T` over), which
+//! script runs next (by weight, from the thread's random state), and under `-R` when:
+//! the schedule's next slot, or a skipped transaction when `-L` says it would start
+//! too late.
+
+use super::{Client, Phase, Wait};
+use crate::bench::error::ClientAbort;
+use crate::bench::throttle::Slot;
+use pgbench_results::{Limit, TxOutcome};
+use pgbench_script::prng::choose_script;
+
+/// What the client does after choosing a script.
+enum Next {
+    Run {
+        script: usize,
+        scheduled: Option<i64>,
+    },
+    /// Wait for the `-R` slot at `at`, then run.
+    Throttle { script: usize, at: i64 },
+    /// The run is over for this client.
+    Finish,
+}
+
+impl Client<'_> {
+    /// CSTATE_CHOOSE_SCRIPT: the next transaction, its slot, or the end.
+    pub(super) fn choose(&mut self) -> Result<Option<Wait>, ClientAbort> {
+        let ctx = self.ctx;
+        if ctx.plan.settings.limit.duration().is_some() && ctx.control.clock.timer_exceeded() {
+            return Ok(Some(Wait::Done));
+        }
+        match self.next_transaction() {
+            Next::Run { script, scheduled } => {
+                self.start_transaction(script, scheduled)?;
+                Ok(None)
+            }
+            Next::Throttle { script, at } => {
+                self.phase = Phase::Throttled { script, at };
+                Ok(Some(Wait::Until(at)))
+            }
+            Next::Finish => Ok(Some(Wait::Done)),
+        }
+    }
+
+    /// `-t` counted or `-T` over.
+    pub(super) fn is_done(&self) -> bool {
+        match self.ctx.plan.settings.limit {
+            Limit::Transactions(n) => {
+                self.record.counted() >= i64::from(n) || self.ctx.control.clock.timer_exceeded()
+            }
+            Limit::Duration(_) => self.ctx.control.clock.timer_exceeded(),
+        }
+    }
+
+    /// CSTATE_CHOOSE_SCRIPT, then under `-R` CSTATE_PREPARE_THROTTLE / CSTATE_THROTTLE.
+    fn next_transaction(&mut self) -> Next {
+        let ctx = self.ctx;
+        let script = if ctx.scripts.len() == 1 {
+            0
+        } else {
+            let mut t = self.thread.lock();
+            choose_script(&mut t.choose_rng, &ctx.weights)
+        };
+        self.debug(|| {
+            format!(
+                "client {} executing script \"{}\"",
+                self.id, ctx.scripts[script].script.desc
+            )
+        });
+        let Some(schedule) = ctx.throttle_schedule() else {
+            return Next::Run {
+                script,
+                scheduled: None,
+            };
+        };
+        let limit = ctx.plan.settings.limit.transactions();
+        loop {
+            let may_skip = limit.is_none_or(|n| self.record.counted() < i64::from(n));
+            let decision = {
+                let mut t = self.thread.lock();
+                let st = &mut *t;
+                schedule.next(
+                    &mut st.throttle_trigger,
+                    &mut st.throttle_rng,
+                    || ctx.control.clock.now_us(),
+                    may_skip,
+                )
+            };
+            match decision {
+                Slot::Skip => {
+                    let skipped = TxOutcome::Skipped;
+                    self.record
+                        .transaction(script, skipped, (0.0, 0.0), 1, self.now());
+                    if limit.is_some_and(|n| self.record.counted() >= i64::from(n)) {
+                        return Next::Finish;
+                    }
+                }
+                Slot::End => return Next::Finish,
+                Slot::Run(at) => {
+                    let now = self.now();
+                    if at > now {
+                        self.record.flush_before_wait(now, at);
+                        return Next::Throttle { script, at };
+                    }
+                    if ctx.control.clock.timer_exceeded() {
+                        return Next::Finish;
+                    }
+                    return Next::Run {
+                        script,
+                        scheduled: Some(at),
+                    };
+                }
+            }
+        }
+    }
+}

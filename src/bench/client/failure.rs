@@ -1,0 +1,117 @@
+//! How a transaction's command fails, and pgbench's words for it: server errors
+//! classified into failures that end a try (serialization, deadlock, and under
+//! `--continue-on-error` any other) and client aborts, each abort with the message
+//! stock prints.
+
+use super::Client;
+use crate::bench::error::{AbortReason, ClientAbort, BACKEND_DIED};
+use crate::logging;
+use pgbench_wire::ResultStatus;
+
+/// The SQL error classes that end a try without aborting the client (pgbench's
+/// `EStatus`): serialization and deadlock failures may be retried; other errors only
+/// get here under pgbench 19's `--continue-on-error`, and are never retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Retryable {
+    Serialization,
+    Deadlock,
+    Other,
+}
+
+/// Why a transaction stopped before its end. Kept small (the abort is boxed): every
+/// command of every transaction returns one of these through the hot path.
+pub(super) enum TxError {
+    /// A failed try (serialization, deadlock, or another error under
+    /// `--continue-on-error`) at this command index.
+    Retry(Retryable, usize),
+    /// The client stops for good.
+    Abort(Box<ClientAbort>),
+}
+
+impl From<ClientAbort> for TxError {
+    fn from(a: ClientAbort) -> TxError {
+        TxError::Abort(Box::new(a))
+    }
+}
+
+impl Client<'_> {
+    pub(super) fn abort(&self, reason: AbortReason) -> ClientAbort {
+        ClientAbort::new(self.id, reason)
+    }
+
+    /// `client N aborted in command C (KIND) of script S; MESSAGE`.
+    pub(super) fn command_failed(
+        &self,
+        script: usize,
+        command: usize,
+        kind: &'static str,
+        message: &'static str,
+    ) -> ClientAbort {
+        self.abort(AbortReason::Command {
+            script,
+            command,
+            kind,
+            message,
+        })
+    }
+
+    /// The connection broke while a command waited for its result.
+    pub(super) fn backend_died(&self, script: usize, index: usize) -> ClientAbort {
+        self.command_failed(script, index, "SQL", BACKEND_DIED)
+    }
+
+    /// Classifies a server error: retryable failures (and, under
+    /// `--continue-on-error`, every other one) go back to the transaction loop;
+    /// anything else aborts the client with pgbench's message.
+    pub(super) fn sql_error(
+        &self,
+        e: &pgbench_wire::DbError,
+        script: usize,
+        index: usize,
+        qrynum: usize,
+    ) -> TxError {
+        let kind = match e.code() {
+            "40001" => Some(Retryable::Serialization),
+            "40P01" => Some(Retryable::Deadlock),
+            _ if self.ctx.plan.settings.continue_on_error => Some(Retryable::Other),
+            _ => None,
+        };
+        match kind {
+            Some(kind) => {
+                if self.ctx.plan.verbose_errors {
+                    logging::info(&format!(
+                        "client {} got an error in command {index} (SQL) of script {script}; {e}",
+                        self.id
+                    ));
+                }
+                TxError::Retry(kind, index)
+            }
+            _ => self
+                .query_failed(script, index, qrynum, e.to_string())
+                .into(),
+        }
+    }
+
+    /// `client N script S aborted in command C query Q: MESSAGE`.
+    pub(super) fn query_failed(
+        &self,
+        script: usize,
+        command: usize,
+        query: usize,
+        message: String,
+    ) -> ClientAbort {
+        self.abort(AbortReason::Query {
+            script,
+            command,
+            query,
+            message,
+        })
+    }
+}
+
+pub(super) fn unexpected_result_message(r: &ResultStatus) -> String {
+    match r {
+        ResultStatus::PipelineAborted => "pipeline aborted".to_string(),
+        other => format!("unexpected result status {other:?}"),
+    }
+}

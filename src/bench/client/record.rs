@@ -1,0 +1,210 @@
+//! What a client measures, and where it goes (pgbench.c `processXactStats` and
+//! `doLog`): each transaction as a [`TxRecord`] to the collector, in batches; its `-l`
+//! line through its thread's log; the `-r` counters, the `-C` connection time and
+//! sysbench's query counts, handed over once at the end. In `--warmup` the counters
+//! restart at the first event after the warm-up (the collector splits the records by
+//! their end).
+
+use crate::bench::events::{ClientDone, Event, TxRecord};
+use crate::bench::launch::{RunShared, ThreadShared};
+use crate::bench::txlog::LoggedTx;
+use crate::logging;
+use pgbench_results::sysbench::QueryCounts;
+use pgbench_results::{CommandStats, TxOutcome};
+
+/// How many records a client keeps before sending them to the collector, and how
+/// long at most (µs), so that progress reports see fresh figures. Batches are small
+/// because up to two poll periods of them wait in the channel: 256-record batches
+/// (8 KiB each) put a 256-client run's peak RSS at 40-46 MiB, 64-record ones at 20-29.
+const BATCH_RECORDS: usize = 64;
+const BATCH_MAX_AGE_US: i64 = 10_000;
+
+/// One client's measurements on their way to the collector.
+pub(super) struct Recorder<'a> {
+    /// pgbench's client number, for the `-l` line.
+    id: usize,
+    ctx: &'a RunShared,
+    thread: &'a ThreadShared,
+    /// Transactions counted so far (successful, failed, skipped): pgbench's `st->cnt`.
+    counted: i64,
+    /// `-r` counters per script and command.
+    commands: Vec<Vec<CommandStats>>,
+    batch: Vec<TxRecord>,
+    batch_since: i64,
+    /// Time spent in `-C` connects and disconnects, µs.
+    conn_duration_us: f64,
+    /// Queries by sysbench's kinds (its summary of a `--workload` run).
+    pub(super) queries: QueryCounts,
+    /// In `--warmup`: what is counted is thrown away at the first event after it.
+    warm: bool,
+}
+
+impl<'a> Recorder<'a> {
+    pub(super) fn new(id: usize, ctx: &'a RunShared, thread: &'a ThreadShared) -> Recorder<'a> {
+        Recorder {
+            id,
+            ctx,
+            thread,
+            counted: 0,
+            commands: ctx
+                .scripts
+                .iter()
+                .map(|s| vec![CommandStats::default(); s.script.commands.len()])
+                .collect(),
+            batch: Vec::with_capacity(BATCH_RECORDS),
+            batch_since: 0,
+            conn_duration_us: 0.0,
+            queries: Default::default(),
+            warm: ctx.plan.warmup_s.is_some(),
+        }
+    }
+
+    /// Transactions counted so far (not those of the warm-up): what `-t` counts.
+    #[inline]
+    pub(super) fn counted(&self) -> i64 {
+        self.counted
+    }
+
+    /// Whether `now` is in the warm-up. At the first event after it, the `-r` and
+    /// `-C` counters restart (the collector splits the transactions by their end).
+    #[inline]
+    fn warming_up(&mut self, now: i64) -> bool {
+        if !self.warm {
+            return false;
+        }
+        if self
+            .ctx
+            .control
+            .clock
+            .measure_from_us()
+            .is_some_and(|at| now < at)
+        {
+            return true;
+        }
+        self.warm = false;
+        self.commands
+            .iter_mut()
+            .flatten()
+            .for_each(|c| *c = CommandStats::default());
+        self.conn_duration_us = 0.0;
+        self.queries = Default::default();
+        false
+    }
+
+    /// A try of the transaction failed at `command` and is retried.
+    pub(super) fn retried(&mut self, script: usize, command: usize, now: i64) {
+        self.warming_up(now);
+        self.commands[script][command].retries += 1;
+    }
+
+    /// The transaction failed at `command` for good.
+    pub(super) fn failed(&mut self, script: usize, command: usize, now: i64) {
+        self.warming_up(now);
+        self.commands[script][command].failures += 1;
+    }
+
+    /// `-r`: the command ran from `start` to `now`.
+    #[inline]
+    pub(super) fn command_time(&mut self, script: usize, command: usize, start: i64, now: i64) {
+        self.warming_up(now);
+        let elapsed = (now - start) as f64 / 1e6;
+        self.commands[script][command].elapsed.add(elapsed);
+    }
+
+    /// `-C`: a connect or disconnect took from `start` to `end`.
+    pub(super) fn connection_time(&mut self, start: i64, end: i64) {
+        self.warming_up(start);
+        self.conn_duration_us += (end - start) as f64;
+    }
+
+    /// Counts a finished transaction (`processXactStats`) and logs it.
+    pub(super) fn transaction(
+        &mut self,
+        script: usize,
+        outcome: TxOutcome,
+        (latency, lag): (f64, f64),
+        tries: u32,
+        now: i64,
+    ) {
+        // A warm-up transaction counts towards nothing but the warm-up's own figures
+        // (the collector's, from its end): not -t, not the -l numbering.
+        let warm = self.warming_up(now);
+        if !warm {
+            self.counted += 1;
+        }
+        if self.batch.is_empty() {
+            self.batch_since = now;
+        }
+        self.batch.push(TxRecord {
+            script: script as u32,
+            outcome,
+            latency,
+            lag,
+            tries,
+            end_us: now,
+        });
+        if self.ctx.plan.log.is_some() && !warm {
+            self.log(script, outcome, (latency, lag), tries, now);
+        }
+        // A transaction as long as a batch may age goes at once: the collector's
+        // grace after -T rests on the longest transaction it has seen.
+        if self.batch.len() >= BATCH_RECORDS
+            || now - self.batch_since >= BATCH_MAX_AGE_US
+            || latency >= BATCH_MAX_AGE_US as f64
+        {
+            self.flush();
+        }
+    }
+
+    /// The transaction's `-l` line, under the thread's lock (its clients share the file).
+    fn log(
+        &mut self,
+        script: usize,
+        outcome: TxOutcome,
+        (latency, lag): (f64, f64),
+        tries: u32,
+        now: i64,
+    ) {
+        let tx = LoggedTx {
+            client_id: self.id,
+            tx_no: self.counted,
+            script,
+            outcome,
+            latency,
+            lag,
+            tries,
+            now_epoch_us: now + self.ctx.control.clock.epoch_shift_us,
+        };
+        let mut t = self.thread.lock();
+        if let Some(message) = t.log.as_mut().and_then(|log| log.log(&tx)) {
+            logging::error(&message);
+        }
+    }
+
+    /// Sends the records kept so far.
+    pub(super) fn flush(&mut self) {
+        if !self.batch.is_empty() {
+            let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH_RECORDS));
+            let _ = self.ctx.events.send(Event::Batch(batch));
+        }
+    }
+
+    /// Before waiting from `now` until `until`: a wait longer than the batch age hands
+    /// over what is measured so far.
+    pub(super) fn flush_before_wait(&mut self, now: i64, until: i64) {
+        if until - now > BATCH_MAX_AGE_US {
+            self.flush();
+        }
+    }
+
+    /// The counters handed over at the end (the records are flushed before).
+    pub(super) fn done(&mut self, end_us: i64, unfinished: bool) -> ClientDone {
+        ClientDone {
+            commands: std::mem::take(&mut self.commands),
+            conn_duration_us: self.conn_duration_us,
+            queries: self.queries,
+            end_us,
+            unfinished,
+        }
+    }
+}
