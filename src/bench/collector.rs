@@ -9,7 +9,7 @@
 //! of the warm-up say so, and those of the measured part count from its start.
 
 use super::events::{ClientDone, Event, TxRecord};
-use super::progress::{progress_line, ProgressFormat};
+use super::progress::{ProgressClock, ProgressFormat};
 use crossbeam_channel::{Receiver, TryRecvError};
 use pgbench_results::series::{Second, SeriesRecorder};
 use pgbench_results::{CommandStats, LatencyCounts, StatsData, TxOutcome};
@@ -259,52 +259,6 @@ impl Collected {
     }
 }
 
-/// The `-P` schedule: as in pgbench's `threadRun`, reports are due every period from
-/// the start of the client threads (so the first interval includes the connections).
-struct ProgressClock {
-    period_us: i64,
-    format: ProgressFormat,
-    start: i64,
-    next: i64,
-    last_at: i64,
-    last: StatsData,
-}
-
-impl ProgressClock {
-    fn due_in(&self, now: i64) -> i64 {
-        (self.next - now).max(0)
-    }
-
-    /// The line due at `now`, if one is.
-    fn tick(&mut self, now: i64, total: &StatsData, epoch_shift_us: i64) -> Option<String> {
-        if now < self.next {
-            return None;
-        }
-        let line = progress_line(
-            self.format,
-            total,
-            &self.last,
-            (now - self.last_at) as f64,
-            (now - self.start) as f64 / 1e6,
-            (now + epoch_shift_us) as f64 / 1e6,
-        );
-        self.last = *total;
-        self.last_at = now;
-        while now >= self.next {
-            self.next += self.period_us;
-        }
-        Some(line)
-    }
-
-    /// The measured part begins at `at`: its lines count from there.
-    fn restart(&mut self, at: i64) {
-        self.start = at;
-        self.next = at + self.period_us;
-        self.last_at = at;
-        self.last = StatsData::default();
-    }
-}
-
 /// What the collector reads and writes besides the events.
 pub struct Hooks<'a> {
     /// Reads the run clock.
@@ -337,14 +291,9 @@ pub fn collect(
         l.started(start_us, plan.measure_from_us, now());
     }
     let mut c = Collected::new(plan, start_us);
-    let mut progress = plan.progress.map(|(period_us, format)| ProgressClock {
-        period_us,
-        format,
-        start: start_us,
-        next: start_us + period_us,
-        last_at: start_us,
-        last: StatsData::default(),
-    });
+    let mut progress = plan
+        .progress
+        .map(|(period_us, format)| ProgressClock::new(period_us, format, start_us));
     let mut done = 0;
     let mut warming_up = plan.measure_from_us.is_some();
     while done < plan.clients {

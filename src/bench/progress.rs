@@ -1,5 +1,6 @@
 //! The `progress:` line of `-P` (pgbench.c `printProgressReport`): figures of the
-//! interval between two cumulative snapshots of all clients' counters. Pure.
+//! interval between two cumulative snapshots of all clients' counters, and the
+//! schedule the lines are due on. Pure: the time is passed in.
 
 use pgbench_results::StatsData;
 use pgbench_script::cnum::fmt_f;
@@ -67,6 +68,65 @@ pub fn progress_line(
     }
     line.push('\n');
     line
+}
+
+/// The `-P` schedule: as in pgbench's `threadRun`, reports are due every period from
+/// the start of the client threads (so the first interval includes the connections).
+pub struct ProgressClock {
+    period_us: i64,
+    format: ProgressFormat,
+    start: i64,
+    next: i64,
+    last_at: i64,
+    last: StatsData,
+}
+
+impl ProgressClock {
+    /// Lines every `period_us` from `start`.
+    pub fn new(period_us: i64, format: ProgressFormat, start: i64) -> ProgressClock {
+        ProgressClock {
+            period_us,
+            format,
+            start,
+            next: start + period_us,
+            last_at: start,
+            last: StatsData::default(),
+        }
+    }
+
+    /// How long until the next line is due, µs.
+    pub fn due_in(&self, now: i64) -> i64 {
+        (self.next - now).max(0)
+    }
+
+    /// The line due at `now`, if one is.
+    pub fn tick(&mut self, now: i64, total: &StatsData, epoch_shift_us: i64) -> Option<String> {
+        if now < self.next {
+            return None;
+        }
+        let line = progress_line(
+            self.format,
+            total,
+            &self.last,
+            (now - self.last_at) as f64,
+            (now - self.start) as f64 / 1e6,
+            (now + epoch_shift_us) as f64 / 1e6,
+        );
+        self.last = *total;
+        self.last_at = now;
+        while now >= self.next {
+            self.next += self.period_us;
+        }
+        Some(line)
+    }
+
+    /// The measured part begins at `at`: its lines count from there.
+    pub fn restart(&mut self, at: i64) {
+        self.start = at;
+        self.next = at + self.period_us;
+        self.last_at = at;
+        self.last = StatsData::default();
+    }
 }
 
 #[cfg(test)]
