@@ -323,7 +323,7 @@ fn run_thread(
             let c = client::Client::new((local, number), ctx, shared, vars, rng);
             match &driver {
                 None => c,
-                Some(d) => c.multiplexed(d.queues_io()),
+                Some(d) => c.with_socket_io(d.socket_io()),
             }
         })
         .collect();

@@ -7,12 +7,26 @@ use super::Client;
 use crate::bench::error::{AbortReason, ClientAbort};
 use pgbench_wire::Connection;
 
+/// How a client's connections do their socket I/O, as its thread's driver waits.
+/// The state machine does not ask: it sends, then says it waits for replies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SocketIo {
+    /// Blocking: reading the replies waits for them (a client alone on its thread,
+    /// [`Client::run`]).
+    #[default]
+    Blocking,
+    /// Non-blocking: the driver waits for readiness (epoll).
+    NonBlocking,
+    /// Non-blocking, and on a plain socket the driver sends and receives for the
+    /// connection (io_uring).
+    Queued,
+}
+
 impl Client<'_> {
-    /// For a client that shares its thread with others (see [`super::multiplex`]);
-    /// `queued_io`: the thread's driver does its socket I/O where it can.
-    pub fn multiplexed(mut self, queued_io: bool) -> Self {
-        self.multiplexed = true;
-        self.queued_io = queued_io;
+    /// How this client's connections do their socket I/O: as its thread's driver
+    /// waits (blocking unless told otherwise).
+    pub fn with_socket_io(mut self, io: SocketIo) -> Self {
+        self.socket_io = io;
         self
     }
 
@@ -57,12 +71,12 @@ impl Client<'_> {
     /// Takes a new connection, cancellable by the run's stop.
     pub(super) fn attach(&mut self, mut conn: Connection) -> Result<(), pgbench_wire::ConnError> {
         use std::os::fd::AsRawFd;
-        if self.multiplexed {
+        if self.socket_io != SocketIo::Blocking {
             conn.set_nonblocking_io()?;
-            if self.queued_io {
-                // TLS keeps doing its own I/O; the driver waits for its readiness.
-                conn.queue_io();
-            }
+        }
+        if self.socket_io == SocketIo::Queued {
+            // TLS keeps doing its own I/O; the driver waits for its readiness.
+            conn.queue_io();
         }
         self.ctx
             .control

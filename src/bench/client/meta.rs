@@ -152,12 +152,8 @@ impl Client<'_> {
         }
         let syncs = self.pending_syncs + 1;
         self.pending_syncs = 0;
-        if self.multiplexed {
-            let wait = Wait::Replies { syncs };
-            return Ok(Flow::Wait(Phase::AwaitPipeline { syncs }, wait));
-        }
-        self.read_pipeline_results(script, index, syncs)?;
-        Ok(Flow::Next)
+        let wait = Wait::Replies { syncs };
+        Ok(Flow::Wait(Phase::AwaitPipeline { syncs }, wait))
     }
 
     /// The value of `\sleep :name`, or why it is not a sleep time.

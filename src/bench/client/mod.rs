@@ -5,10 +5,11 @@
 //! [`super::retry`], [`super::conditional`]); what is left here is the order of the
 //! steps, the run of a transaction's commands and the end of each try.
 //!
-//! Two drivers: a client alone on its thread blocks on its socket inside `advance`
-//! ([`Client::run`], the cheapest for one client); clients sharing a thread return
-//! from `advance` when they wait for replies, and [`super::multiplex`] waits on all
-//! their sockets at once.
+//! The state machine never asks which driver runs it: after a send it returns
+//! [`Wait::Replies`], and the next `advance` reads them. A client alone on its thread
+//! is driven by [`Client::run`], whose blocking reads wait on its socket (the
+//! cheapest for one client); clients sharing a thread are driven by
+//! [`super::multiplex`], which waits on all their sockets at once.
 //!
 //! Beside this file: `choose` (the next script and its `-R` slot), `sql` and `meta`
 //! (running each kind of command), `failure` (how a command fails, in pgbench's
@@ -20,6 +21,7 @@ mod choose;
 mod failure;
 mod link;
 mod meta;
+pub use link::SocketIo;
 mod record;
 mod sql;
 
@@ -40,8 +42,8 @@ use record::Recorder;
 /// What a client waits for when [`Client::advance`] returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wait {
-    /// The replies up to the `syncs`-th ReadyForQuery (only a client that shares its
-    /// thread returns this; see [`pgbench_wire::Connection::replies_arrived`]).
+    /// The replies up to the `syncs`-th ReadyForQuery (a driver that waits on many
+    /// sockets asks [`Client::replies_arrived`]; a blocking one just advances).
     Replies { syncs: usize },
     /// The run clock reaching this time, µs: a `\sleep` or a `-R` slot.
     Until(i64),
@@ -61,8 +63,7 @@ enum Phase {
     Command,
     /// CSTATE_WAIT_RESULT: the transaction's SQL command was sent.
     AwaitResults,
-    /// The Prepare of `command` was sent (`-M prepared`, a client sharing its thread);
-    /// the transaction's command (that SQL command, or the `\startpipeline` before it)
+    /// The Prepare of `command` was sent (`-M prepared`); the transaction's command (that SQL command, or the `\startpipeline` before it)
     /// goes on once the reply is read.
     AwaitPrepare { command: usize },
     /// `\endpipeline` was sent; its results end at the `syncs`-th sync.
@@ -122,10 +123,8 @@ pub struct Client<'a> {
     pending_syncs: usize,
     phase: Phase,
     tx: Tx,
-    /// Shares its thread: waits for replies outside `advance`, socket non-blocking.
-    multiplexed: bool,
-    /// Its thread's driver sends and receives for it (io_uring), on plain sockets.
-    queued_io: bool,
+    /// How its connections do their socket I/O (its thread's driver's choice).
+    socket_io: SocketIo,
     /// Counts the connections made, so a driver sees when `-C` replaced the socket.
     connections: u64,
 }
@@ -169,8 +168,7 @@ impl<'a> Client<'a> {
                 index: 0,
                 command_start: None,
             },
-            multiplexed: false,
-            queued_io: false,
+            socket_io: SocketIo::Blocking,
             connections: 0,
         }
     }
@@ -181,14 +179,16 @@ impl<'a> Client<'a> {
         }
     }
 
-    /// Runs the client alone on this thread until it is finished, blocking on its
-    /// socket and sleeping where it waits.
+    /// The blocking driver: runs the client alone on this thread until it is
+    /// finished, sleeping where it waits for a time. Where it waits for replies it
+    /// just advances again: on a blocking connection the read of the replies waits
+    /// for them (a `poll` for readability, then the read; see
+    /// [`pgbench_wire::Connection`]'s `fill`), the cheapest wait for one client.
     pub fn run(mut self) {
         loop {
             match self.advance() {
                 Wait::Done => return,
                 Wait::Until(at) => self.ctx.control.clock.sleep_until(at),
-                // Not returned to a blocking client; reading the replies blocks anyway.
                 Wait::Replies { .. } => {}
             }
         }

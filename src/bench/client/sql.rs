@@ -73,9 +73,9 @@ impl Client<'_> {
     /// Prepares the SQL commands `from..to` of a script that are not prepared yet on
     /// this connection (`-M prepared`): one command at its first execution, or all of
     /// a pipeline at `\startpipeline`, as pgbench does. A failure is printed; the
-    /// statement then fails when executed. A client that shares its thread does not
-    /// wait here for the reply: it returns the command whose Prepare was sent, and
-    /// comes back (through [`Phase::AwaitPrepare`]) once the reply is there.
+    /// statement then fails when executed. It does not wait here for the reply: it
+    /// returns the command whose Prepare was sent, and comes back (through
+    /// [`Phase::AwaitPrepare`]) once the reply is there.
     pub(super) fn prepare_commands(
         &mut self,
         script: usize,
@@ -104,10 +104,7 @@ impl Client<'_> {
                     .command_failed(script, index, "SQL", "SQL command send failed")
                     .into());
             }
-            if self.multiplexed {
-                return Ok(Some(index));
-            }
-            self.read_prepared(script, index)?;
+            return Ok(Some(index));
         }
         Ok(None)
     }
@@ -138,9 +135,9 @@ impl Client<'_> {
         }
     }
 
-    /// Sends an SQL command in the run's query mode and, outside a pipeline, reads its
-    /// results (`sendCommand` + `readCommandResponse`); a client that shares its
-    /// thread waits for them first. Inlined into both callers: called from two places
+    /// Sends an SQL command in the run's query mode (`sendCommand`); outside a
+    /// pipeline the client then waits for its results, read in
+    /// [`Phase::AwaitResults`] (`readCommandResponse`). Inlined into both callers: called from two places
     /// (the run loop, and again after a Prepare's reply), it was compiled out of line,
     /// 2% more instructions per `SELECT 1` transaction.
     #[inline(always)]
@@ -191,11 +188,7 @@ impl Client<'_> {
         if in_pipeline {
             return Ok(Flow::Next);
         }
-        if self.multiplexed {
-            return Ok(Flow::Wait(Phase::AwaitResults, Wait::Replies { syncs: 1 }));
-        }
-        self.read_results(sql, script, index)?;
-        Ok(Flow::Next)
+        Ok(Flow::Wait(Phase::AwaitResults, Wait::Replies { syncs: 1 }))
     }
 
     /// Simple mode: the command's text with `:name` replaced by the variables' values
@@ -444,7 +437,7 @@ impl Client<'_> {
     }
 }
 
-/// What a client sharing its thread waits for once command `command`'s Prepare is sent.
+/// What a client waits for once command `command`'s Prepare is sent.
 pub(super) fn awaiting_prepare(command: usize) -> Flow {
     Flow::Wait(Phase::AwaitPrepare { command }, Wait::Replies { syncs: 1 })
 }

@@ -19,7 +19,7 @@
 mod epoll;
 mod uring;
 
-use super::client::{Client, Wait};
+use super::client::{Client, SocketIo, Wait};
 use super::clock::RunClock;
 use super::error::{AbortReason, ClientAbort};
 
@@ -44,9 +44,12 @@ impl Driver {
         uring::ring(clients).map(|ring| Driver::Uring(Box::new(ring)))
     }
 
-    /// Whether the driver sends and receives for the clients' plain sockets.
-    pub fn queues_io(&self) -> bool {
-        matches!(self, Driver::Uring(_))
+    /// How the clients' connections do their socket I/O under this driver.
+    pub fn socket_io(&self) -> SocketIo {
+        match self {
+            Driver::Epoll => SocketIo::NonBlocking,
+            Driver::Uring(_) => SocketIo::Queued,
+        }
     }
 
     /// Runs the clients of one pgbench thread until all are finished, timing their
