@@ -6,6 +6,7 @@
 use super::Client;
 use crate::bench::error::{AbortReason, ClientAbort};
 use pgbench_wire::Connection;
+use std::os::fd::{AsRawFd, RawFd};
 
 /// How a client's connections do their socket I/O, as its thread's driver waits.
 /// The state machine does not ask: it sends, then says it waits for replies.
@@ -22,6 +23,61 @@ pub enum SocketIo {
     Queued,
 }
 
+/// What a driver that sends and receives for a connection may do with it, and
+/// nothing else. The contract is the connection's
+/// ([`pgbench_wire::Connection::queue_io`]): while a send from [`QueuedIo::output`]
+/// or a receive into [`QueuedIo::read_space`] is in flight, the client is not
+/// advanced, and each is reported ([`QueuedIo::sent`], [`QueuedIo::received`])
+/// before it is.
+pub struct QueuedIo<'c> {
+    conn: &'c mut Connection,
+}
+
+impl QueuedIo<'_> {
+    /// The socket.
+    #[inline]
+    pub fn fd(&self) -> RawFd {
+        self.conn.as_raw_fd()
+    }
+
+    /// The request bytes queued and not sent yet.
+    #[inline]
+    pub fn output(&self) -> &[u8] {
+        self.conn.queued_output()
+    }
+
+    /// A send of the first bytes of [`QueuedIo::output`] completed (or failed).
+    #[inline]
+    pub fn sent(&mut self, result: std::io::Result<usize>) {
+        self.conn.output_sent(result);
+    }
+
+    /// Room to receive into.
+    #[inline]
+    pub fn read_space(&mut self) -> &mut [u8] {
+        self.conn.read_space()
+    }
+
+    /// A receive into [`QueuedIo::read_space`] completed (0: the server closed) or
+    /// failed.
+    #[inline]
+    pub fn received(&mut self, result: std::io::Result<usize>) {
+        self.conn.received(result);
+    }
+
+    /// Whether the replies up to the `syncs`-th ReadyForQuery are received.
+    #[inline]
+    pub fn replies_buffered(&self, syncs: usize) -> bool {
+        self.conn.replies_buffered(syncs)
+    }
+
+    /// Sends what is queued now, by itself, for a client that waits for no reply
+    /// soon (a pipeline before a `\sleep`).
+    pub fn send_now(&mut self) {
+        self.conn.send_queued_now();
+    }
+}
+
 impl Client<'_> {
     /// How this client's connections do their socket I/O: as its thread's driver
     /// waits (blocking unless told otherwise).
@@ -30,9 +86,14 @@ impl Client<'_> {
         self
     }
 
-    /// The current connection, for a driver that does its socket I/O.
-    pub fn connection_mut(&mut self) -> Option<&mut Connection> {
-        self.conn.as_mut()
+    /// The socket I/O its driver does for the current connection, if the driver does
+    /// it for this one (a plain socket under [`SocketIo::Queued`]).
+    #[inline]
+    pub fn io(&mut self) -> Option<QueuedIo<'_>> {
+        self.conn
+            .as_mut()
+            .filter(|c| c.io_queued())
+            .map(|conn| QueuedIo { conn })
     }
 
     /// Gives up the connection without closing it or freeing its buffers, for a
@@ -45,8 +106,7 @@ impl Client<'_> {
     }
 
     /// The current connection's socket, and which connection of the client it is.
-    pub fn socket(&self) -> Option<(std::os::fd::RawFd, u64)> {
-        use std::os::fd::AsRawFd;
+    pub fn socket(&self) -> Option<(RawFd, u64)> {
         self.conn
             .as_ref()
             .map(|c| (c.as_raw_fd(), self.connections))
@@ -70,7 +130,6 @@ impl Client<'_> {
 
     /// Takes a new connection, cancellable by the run's stop.
     pub(super) fn attach(&mut self, mut conn: Connection) -> Result<(), pgbench_wire::ConnError> {
-        use std::os::fd::AsRawFd;
         if self.socket_io != SocketIo::Blocking {
             conn.set_nonblocking_io()?;
         }

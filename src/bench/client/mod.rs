@@ -21,7 +21,7 @@ mod choose;
 mod failure;
 mod link;
 mod meta;
-pub use link::SocketIo;
+pub use link::{QueuedIo, SocketIo};
 mod record;
 mod sql;
 

@@ -7,12 +7,12 @@
 //! reach the clients through their sockets and [`crate::bench::control::RunControl`],
 //! as they do blocking clients.
 
-use super::{cannot_wait, next_wake};
+use super::{abort_all, cannot_wait, next_wake};
 use crate::bench::client::{Client, Wait};
 use crate::bench::clock::RunClock;
-use crate::logging;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
+use std::os::fd::RawFd;
 
 /// One client as the loop sees it.
 struct Driven<'a> {
@@ -25,15 +25,13 @@ struct Driven<'a> {
 }
 
 /// Runs the clients of one pgbench thread until all are finished.
-pub(super) fn drive(clients: Vec<Client<'_>>, clock: &RunClock) {
+pub(super) fn drive(mut clients: Vec<Client<'_>>, clock: &RunClock) {
     let mut poll = match Poll::new() {
         Ok(p) => p,
         Err(e) => {
             // pgbench's words when its wait fails; the clients cannot run here.
             let why = format!("epoll_create1() failed: {}", crate::sys::strerror(&e));
-            for mut c in clients {
-                c.abort_now(cannot_wait(c.id, &why));
-            }
+            abort_all(clients.iter_mut(), &why);
             return;
         }
     };
@@ -60,10 +58,7 @@ pub(super) fn drive(clients: Vec<Client<'_>>, clock: &RunClock) {
                 continue;
             }
             let why = format!("epoll_wait() failed: {}", crate::sys::strerror(&e));
-            for s in driven.iter_mut().filter(|s| s.wait != Wait::Done) {
-                let abort = cannot_wait(s.client.id, &why);
-                s.client.abort_now(abort);
-            }
+            abort_all(driven.iter_mut().map(|s| &mut s.client), &why);
             return;
         }
         for event in &events {
@@ -88,22 +83,19 @@ pub(super) fn drive(clients: Vec<Client<'_>>, clock: &RunClock) {
 }
 
 /// Advances a client until it waits for something not yet there; keeps its socket
-/// registered across `-C` reconnections.
+/// registered across `-C` reconnections. A socket that cannot be registered aborts
+/// its client: nothing would ever wake it.
 fn advance(poll: &Poll, s: &mut Driven, token: usize) {
     loop {
         s.wait = s.client.advance();
         if let Some((fd, connection)) = s.client.socket() {
             if connection != s.registered {
                 // The previous socket was closed, which took it out of the epoll set.
-                let registry = poll.registry();
-                let mut source = SourceFd(&fd);
-                let added = registry
-                    .register(&mut source, Token(token), Interest::READABLE)
-                    .or_else(|_| {
-                        registry.reregister(&mut source, Token(token), Interest::READABLE)
-                    });
-                if let Err(e) = added {
-                    logging::error(&format!("epoll_ctl() failed: {}", crate::sys::strerror(&e)));
+                if let Err(e) = register(poll, fd, token) {
+                    let why = format!("epoll_ctl() failed: {}", crate::sys::strerror(&e));
+                    s.client.abort_now(cannot_wait(s.client.id, &why));
+                    s.wait = Wait::Done;
+                    return;
                 }
                 s.registered = connection;
                 // Whatever arrived before the registration raised no event.
@@ -122,4 +114,14 @@ fn advance(poll: &Poll, s: &mut Driven, token: usize) {
             _ => return,
         }
     }
+}
+
+/// Adds a client's socket to the epoll set (or updates its entry, if the number is
+/// still in the set).
+fn register(poll: &Poll, fd: RawFd, token: usize) -> std::io::Result<()> {
+    let registry = poll.registry();
+    let mut source = SourceFd(&fd);
+    registry
+        .register(&mut source, Token(token), Interest::READABLE)
+        .or_else(|_| registry.reregister(&mut source, Token(token), Interest::READABLE))
 }

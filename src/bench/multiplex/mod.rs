@@ -84,3 +84,12 @@ fn next_wake<'w>(waits: impl Iterator<Item = &'w Wait>) -> Option<Option<i64>> {
 fn cannot_wait(client: usize, why: &str) -> ClientAbort {
     ClientAbort::new(client, AbortReason::Other("could not wait for the server")).because(why)
 }
+
+/// Ends every client not finished yet, aborted: its thread can no longer wait on
+/// their sockets (`why`, in pgbench's words for the failed call).
+fn abort_all<'c, 'a: 'c>(clients: impl Iterator<Item = &'c mut Client<'a>>, why: &str) {
+    for c in clients {
+        let abort = cannot_wait(c.id, why);
+        c.abort_now(abort);
+    }
+}

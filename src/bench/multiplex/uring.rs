@@ -1,6 +1,6 @@
 //! The io_uring driver. A client waiting for replies on a plain socket has its
-//! queued request bytes sent and its read buffer filled by the kernel
-//! ([`pgbench_wire::Connection::queue_io`]): one `io_uring_enter` submits every ready
+//! queued request bytes sent and its read buffer filled by the kernel, through the
+//! one handle a client gives its driver ([`crate::bench::client::QueuedIo`]): one `io_uring_enter` submits every ready
 //! client's send and receive and waits for the next completions, where epoll costs a
 //! `send`, a `recv` and a share of `epoll_wait` per transaction. A TLS connection
 //! does its own I/O and is only polled for readiness here.
@@ -12,12 +12,11 @@
 //! completions, as pgbench's `threadRun` does.
 #![allow(unsafe_code)]
 
-use super::{cannot_wait, next_wake};
+use super::{abort_all, next_wake};
 use crate::bench::client::{Client, Wait};
 use crate::bench::clock::RunClock;
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;
-use std::os::fd::AsRawFd;
 
 /// What an operation's `user_data` carries besides the client's index.
 const SEND: u64 = 0;
@@ -129,14 +128,11 @@ pub(super) fn drive(mut ring: IoUring, clients: Vec<Client<'_>>, clock: &RunCloc
     // The ring failed: no client can go on. A client with an operation in flight
     // gives up its connection to a leak, since the kernel may still write into its
     // buffers.
-    let why = format!("io_uring_enter() failed: {}", crate::sys::strerror(&failed));
-    for s in driven.iter_mut().filter(|s| s.wait != Wait::Done) {
-        if !s.idle() {
-            s.client.leak_connection();
-        }
-        let abort = cannot_wait(s.client.id, &why);
-        s.client.abort_now(abort);
+    for s in driven.iter_mut().filter(|s| !s.idle()) {
+        s.client.leak_connection();
     }
+    let why = format!("io_uring_enter() failed: {}", crate::sys::strerror(&failed));
+    abort_all(driven.iter_mut().map(|s| &mut s.client), &why);
 }
 
 /// Advances a client until it waits for something not yet there, and submits what
@@ -154,8 +150,8 @@ fn settle(ring: &mut IoUring, s: &mut Driven, i: usize) -> io::Result<()> {
             // Queued bytes with no reply awaited (a pipeline before a `\sleep`) go out
             // now, as libpq's would by the time anything waits.
             _ => {
-                if let Some(conn) = s.client.connection_mut() {
-                    conn.send_queued_now();
+                if let Some(mut io) = s.client.io() {
+                    io.send_now();
                 }
             }
         }
@@ -166,22 +162,11 @@ fn settle(ring: &mut IoUring, s: &mut Driven, i: usize) -> io::Result<()> {
 /// Submits the send and the receive (or poll) that waiting for `syncs` replies still
 /// needs; whether anything is in flight (false: the replies are read, go on).
 fn submit_wait(ring: &mut IoUring, s: &mut Driven, i: usize, syncs: usize) -> io::Result<bool> {
-    let Some(conn) = s.client.connection_mut() else {
-        return Ok(false);
+    let Some(mut io) = s.client.io() else {
+        return submit_poll(ring, s, i, syncs);
     };
-    let fd = types::Fd(conn.as_raw_fd());
-    if !conn.io_queued() {
-        if !s.receiving {
-            if conn.replies_arrived(syncs) {
-                return Ok(false);
-            }
-            let poll = opcode::PollAdd::new(fd, libc::POLLIN as u32).build();
-            push(ring, poll.user_data(user_data(i, POLL)))?;
-            s.receiving = true;
-        }
-        return Ok(true);
-    }
-    let out = conn.queued_output();
+    let fd = types::Fd(io.fd());
+    let out = io.output();
     if !s.sending && !out.is_empty() {
         let send = opcode::Send::new(fd, out.as_ptr(), out.len() as u32)
             .flags(libc::MSG_NOSIGNAL)
@@ -189,13 +174,31 @@ fn submit_wait(ring: &mut IoUring, s: &mut Driven, i: usize, syncs: usize) -> io
         push(ring, send.user_data(user_data(i, SEND)))?;
         s.sending = true;
     }
-    if !s.receiving && !conn.replies_buffered(syncs) {
-        let space = conn.read_space();
+    if !s.receiving && !io.replies_buffered(syncs) {
+        let space = io.read_space();
         let recv = opcode::Recv::new(fd, space.as_mut_ptr(), space.len() as u32).build();
         push(ring, recv.user_data(user_data(i, RECV)))?;
         s.receiving = true;
     }
     Ok(!s.idle())
+}
+
+/// A connection that does its own I/O (TLS): polls its socket for readability; as
+/// [`submit_wait`].
+fn submit_poll(ring: &mut IoUring, s: &mut Driven, i: usize, syncs: usize) -> io::Result<bool> {
+    if s.receiving {
+        return Ok(true);
+    }
+    let Some((fd, _)) = s.client.socket() else {
+        return Ok(false);
+    };
+    if s.client.replies_arrived(syncs) {
+        return Ok(false);
+    }
+    let poll = opcode::PollAdd::new(types::Fd(fd), libc::POLLIN as u32).build();
+    push(ring, poll.user_data(user_data(i, POLL)))?;
+    s.receiving = true;
+    Ok(true)
 }
 
 /// Hands a completion to the client's connection; advances the client when its
@@ -204,8 +207,8 @@ fn completed(ring: &mut IoUring, s: &mut Driven, i: usize, kind: u64, res: i32) 
     match kind {
         SEND => {
             s.sending = false;
-            if let Some(conn) = s.client.connection_mut() {
-                conn.output_sent(as_io_result(res));
+            if let Some(mut io) = s.client.io() {
+                io.sent(as_io_result(res));
             }
             if res < 0 {
                 s.ended = true;
@@ -220,8 +223,8 @@ fn completed(ring: &mut IoUring, s: &mut Driven, i: usize, kind: u64, res: i32) 
             s.receiving = false;
             if res == -libc::ECANCELED {
                 s.ended = true;
-            } else if let Some(conn) = s.client.connection_mut() {
-                conn.received(as_io_result(res));
+            } else if let Some(mut io) = s.client.io() {
+                io.received(as_io_result(res));
                 s.ended |= res <= 0;
             }
         }
