@@ -43,7 +43,8 @@ mod entry;
 
 use super::clock::now_us;
 use super::plan::WorkerPlan;
-use entry::{all_ready, leader, missing, Entry, State, TAG};
+use entry::{all_ready, leader, missing, TAG};
+pub use entry::{Entry, State};
 use pgbench_wire::{ConnError, ConnectOptions, Connection, QueryError};
 use std::time::Duration;
 
