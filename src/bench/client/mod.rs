@@ -228,38 +228,45 @@ impl<'a> Client<'a> {
     /// Moves through the phases until one waits.
     fn step(&mut self) -> Result<Wait, ClientAbort> {
         loop {
-            let next = match self.phase {
-                Phase::Choose => self.choose()?,
+            // How the command that waited ended; the commands go on from there. One
+            // call of `run_from` for every phase: it is inlined here.
+            let resumed = match self.phase {
+                Phase::Choose => match self.choose()? {
+                    Some(wait) => return Ok(wait),
+                    None => continue,
+                },
                 Phase::Throttled { script, at } => {
                     if self.ctx.control.clock.timer_exceeded() {
                         return Ok(Wait::Done);
                     }
                     self.start_transaction(script, Some(at))?;
-                    None
+                    continue;
                 }
-                Phase::Command => self.run_from(Ok(()))?,
-                Phase::AwaitResults => {
-                    let resumed = self.resume_results();
-                    self.run_from(resumed)?
-                }
-                Phase::AwaitPrepare { command } => {
-                    let resumed = self.resume_prepared(command);
-                    self.continue_command(resumed)?
-                }
+                Phase::Command => Ok(()),
+                Phase::AwaitResults => self.resume_results(),
+                Phase::AwaitPrepare { command } => match self.resume_prepared(command) {
+                    Ok(Flow::Wait(phase, wait)) => {
+                        self.phase = phase;
+                        return Ok(wait);
+                    }
+                    Ok(Flow::Next) => {
+                        self.command_done();
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                },
                 Phase::AwaitPipeline { syncs } => {
                     let (script, index) = (self.tx.script, self.tx.index);
-                    let resumed = self
-                        .read_pipeline_results(script, index, syncs)
-                        .map(|()| self.command_done());
-                    self.run_from(resumed)?
+                    self.read_pipeline_results(script, index, syncs)
+                        .map(|()| self.command_done())
                 }
                 Phase::Sleeping => {
                     self.command_done();
-                    self.run_from(Ok(()))?
+                    Ok(())
                 }
-                Phase::Finished => Some(Wait::Done),
+                Phase::Finished => return Ok(Wait::Done),
             };
-            if let Some(wait) = next {
+            if let Some(wait) = self.run_from(resumed)? {
                 return Ok(wait);
             }
         }
@@ -294,13 +301,14 @@ impl<'a> Client<'a> {
         script: usize,
         scheduled: Option<i64>,
     ) -> Result<(), ClientAbort> {
+        let mut begin = self.now();
         self.ctx
             .control
-            .transaction_started(self.local_index, self.now());
+            .transaction_started(self.local_index, begin);
         if self.conn.is_none() {
             self.reconnect()?;
+            begin = self.now();
         }
-        let begin = self.now();
         self.tx.script = script;
         self.tx.begin = begin;
         self.tx.scheduled = scheduled.unwrap_or(begin);
@@ -319,6 +327,7 @@ impl<'a> Client<'a> {
 
     /// Runs commands from the current one (after `resumed`, the end of a command
     /// that waited); a failure or the script's end ends the try.
+    #[inline]
     fn run_from(&mut self, resumed: Result<(), TxError>) -> Result<Option<Wait>, ClientAbort> {
         self.phase = Phase::Command;
         match resumed.and_then(|()| self.run_commands()) {
@@ -518,6 +527,7 @@ impl<'a> Client<'a> {
     }
 
     /// CSTATE_END_COMMAND: the `-r` time of the command, and on to the next.
+    #[inline]
     fn command_done(&mut self) {
         if let Some(start) = self.tx.command_start {
             let (script, index) = (self.tx.script, self.tx.index);
@@ -527,6 +537,7 @@ impl<'a> Client<'a> {
     }
 
     /// The replies to the transaction's SQL command arrived: reads them.
+    #[inline]
     fn resume_results(&mut self) -> Result<(), TxError> {
         let (script, index) = (self.tx.script, self.tx.index);
         let CommandKind::Sql(sql) = &self.ctx.scripts[script].script.commands[index].kind else {
@@ -535,25 +546,6 @@ impl<'a> Client<'a> {
         self.read_results(sql, script, index)?;
         self.command_done();
         Ok(())
-    }
-
-    /// Goes on after the transaction's command ran on: to the next command, or to what
-    /// the command waits for now.
-    fn continue_command(
-        &mut self,
-        flow: Result<Flow, TxError>,
-    ) -> Result<Option<Wait>, ClientAbort> {
-        match flow {
-            Ok(Flow::Wait(phase, wait)) => {
-                self.phase = phase;
-                Ok(Some(wait))
-            }
-            Ok(Flow::Next) => {
-                self.command_done();
-                self.run_from(Ok(()))
-            }
-            Err(e) => self.run_from(Err(e)),
-        }
     }
 
     fn eval(
