@@ -1,7 +1,7 @@
 //! Several clients on one thread: each driver advances the clients that can go on
 //! in time order, and in client order at the same instant; replies cut into tiny
 //! packets, a request larger than the socket buffers, and one client's failure that
-//! leaves the others running.
+//! leaves the others running; a socket the kernel will not let epoll watch.
 
 use super::meta::{recording, statements};
 use super::*;
@@ -190,4 +190,65 @@ fn uring_a_slow_reply_holds_up_no_other_client() {
     if uring_or_skip() {
         a_slow_reply_holds_up_no_other_client(Drive::Uring);
     }
+}
+
+/// Makes the kernel refuse `epoll_ctl` (`EPERM`) to this thread from now on, as a
+/// kernel may refuse a socket (`ENOSPC` past `max_user_watches`): a seccomp filter on
+/// the calling thread alone (the test's driver thread, which ends with the run).
+#[allow(unsafe_code)]
+fn refuse_epoll_ctl(_client: usize, _socket: std::os::fd::RawFd) {
+    let stmt = |code: u32, k: u32| libc::sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let program = [
+        // The system call's number, at the start of `struct seccomp_data`.
+        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
+        libc::sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 1,
+            k: libc::SYS_epoll_ctl as u32,
+        },
+        stmt(
+            libc::BPF_RET | libc::BPF_K,
+            libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+        ),
+        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
+    ];
+    let prog = libc::sock_fprog {
+        len: program.len() as u16,
+        filter: program.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: prctl with a filter program that outlives the call (the kernel copies
+    // it); it only makes epoll_ctl fail on this thread.
+    unsafe {
+        assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+        assert_eq!(
+            libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+                &prog as *const libc::sock_fprog
+            ),
+            0
+        );
+    }
+}
+
+#[test]
+fn epoll_aborts_a_client_whose_socket_it_cannot_watch() {
+    let ran = Bench::new(&["-c", "1", "-j", "1", "-t", "3"], "SELECT 1;\n")
+        .on_connected(refuse_epoll_ctl)
+        .run(&usual_server(), Drive::Epoll);
+    // Before, the failure was logged and the socket taken as watched: the client
+    // waited for a readiness that could never come.
+    assert_eq!(
+        ran.abort(),
+        "epoll_ctl() failed: Operation not permitted\n\
+         client 0 aborted: could not wait for the server"
+    );
+    assert!(ran.records.is_empty());
+    assert_eq!(ran.done.len(), 1);
 }

@@ -11,7 +11,8 @@
 //! - `retry`: 40001/40P01 under `--max-tries`, the random state rewound, `-L`.
 //! - `timing`: `-R` skips under `-L`, `-T` and its end, `-C` reconnects.
 //! - `aborts`: the connection dropped, errors, the server that never answers.
-//! - `drivers`: several clients on one driver, advanced in order, split packets.
+//! - `drivers`: several clients on one driver, advanced in order, split packets, a
+//!   socket epoll cannot watch.
 
 mod aborts;
 mod drivers;
@@ -116,6 +117,9 @@ pub struct Bench {
     pub clock: Arc<TestClock>,
     /// The `-T` deadline, µs after [`START_US`], when the test sets one.
     end_after_us: Option<i64>,
+    /// Called with each client's number and socket once it is connected, before the
+    /// clients run (to break a socket as the kernel might).
+    connected: fn(usize, std::os::fd::RawFd),
 }
 
 impl Bench {
@@ -141,6 +145,7 @@ impl Bench {
                 .collect(),
             clock: TestClock::at(START_US),
             end_after_us: None,
+            connected: |_, _| {},
         }
     }
 
@@ -148,6 +153,12 @@ impl Bench {
     /// thread sets when the clients start).
     pub fn ends_after(mut self, us: i64) -> Bench {
         self.end_after_us = Some(us);
+        self
+    }
+
+    /// `connected` gets each client's number and socket after its first connection.
+    pub fn on_connected(mut self, connected: fn(usize, std::os::fd::RawFd)) -> Bench {
+        self.connected = connected;
         self
     }
 
@@ -176,7 +187,8 @@ impl Bench {
                 .enumerate()
             {
                 let own: Vec<_> = states.by_ref().take(count).collect();
-                scope.spawn(move || run_thread(ctx, thread, own, drive));
+                let connected = self.connected;
+                scope.spawn(move || run_thread(ctx, thread, own, (drive, connected)));
             }
             meanwhile(&ctx.control);
         });
@@ -238,7 +250,7 @@ fn run_thread(
             pgbench_script::prng::Prng,
         ),
     )>,
-    drive: Drive,
+    (drive, connected): (Drive, fn(usize, std::os::fd::RawFd)),
 ) {
     let driver = match drive {
         Drive::Alone => None,
@@ -259,6 +271,9 @@ fn run_thread(
     if !ctx.plan.settings.reconnect {
         for c in &mut clients {
             c.connect_initial().expect("connected to the fake server");
+            if let Some((fd, _)) = c.socket() {
+                connected(c.id, fd);
+            }
         }
     }
     match driver {
