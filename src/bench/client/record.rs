@@ -135,17 +135,18 @@ impl<'a> Recorder<'a> {
         if self.batch.is_empty() {
             self.batch_since = now;
         }
-        self.batch.push(TxRecord {
+        let record = TxRecord {
             script: script as u32,
             outcome,
             latency,
             lag,
             tries,
             end_us: now,
-        });
+        };
         if self.ctx.plan.log.is_some() && !warm {
-            self.log(script, outcome, (latency, lag), tries, now);
+            self.log(&record);
         }
+        self.batch.push(record);
         // A transaction as long as a batch may age goes at once: the collector's
         // grace after -T rests on the longest transaction it has seen.
         if self.batch.len() >= BATCH_RECORDS
@@ -157,23 +158,16 @@ impl<'a> Recorder<'a> {
     }
 
     /// The transaction's `-l` line, under the thread's lock (its clients share the file).
-    fn log(
-        &mut self,
-        script: usize,
-        outcome: TxOutcome,
-        (latency, lag): (f64, f64),
-        tries: u32,
-        now: i64,
-    ) {
+    fn log(&mut self, record: &TxRecord) {
         let tx = LoggedTx {
             client_id: self.id,
             tx_no: self.counted,
-            script,
-            outcome,
-            latency,
-            lag,
-            tries,
-            now_epoch_us: now + self.ctx.control.clock.epoch_shift_us,
+            script: record.script as usize,
+            outcome: record.outcome,
+            latency: record.latency,
+            lag: record.lag,
+            tries: record.tries,
+            now_epoch_us: record.end_us + self.ctx.control.clock.epoch_shift_us,
         };
         let mut t = self.thread.lock();
         if let Some(message) = t.log.as_mut().and_then(|log| log.log(&tx)) {
