@@ -267,13 +267,20 @@ fn browser_tools() -> Option<(PathBuf, PathBuf)> {
 /// What crates/results/tests/browser/check-page.js saw of `page`.
 #[derive(Debug, Default)]
 pub(crate) struct PageCheck {
-    requests: Vec<String>,
-    problems: Vec<String>,
+    pub requests: Vec<String>,
+    pub problems: Vec<String>,
     /// id -> (coloured plot pixels, dark pixels left, dark pixels below, per colour)
-    charts: Vec<(String, u64, u64, u64, Vec<u64>)>,
-    drawn: usize,
+    pub charts: Vec<(String, u64, u64, u64, Vec<u64>)>,
+    /// (chart id, kind, pixels of the mark's colour in its box, the box's area)
+    pub marks: Vec<(String, String, u64, u64)>,
+    pub drawn: usize,
     /// id -> what the chart plots: x values, then each series' values.
     pub data: Vec<(String, Vec<Vec<Option<f64>>>)>,
+}
+
+/// The value of `KEY=value` among a line's words.
+fn field<'a>(words: &[&'a str], key: &str) -> &'a str {
+    words.iter().find_map(|f| f.strip_prefix(key)).unwrap()
 }
 
 pub(crate) fn check_page(page: &Path, shot: &Path) -> Option<PageCheck> {
@@ -300,6 +307,12 @@ pub(crate) fn check_page(page: &Path, shot: &Path) -> Option<PageCheck> {
             "request" => c.requests.push(rest.to_string()),
             "console" | "exception" => c.problems.push(line.to_string()),
             "drawn" => c.drawn = rest.parse().unwrap(),
+            "mark" => {
+                let w: Vec<&str> = rest.split(' ').collect();
+                let n = |k: &str| field(&w, k).parse::<u64>().unwrap();
+                c.marks
+                    .push((w[0].into(), w[1].into(), n("pixels="), n("area=")));
+            }
             "data" => {
                 let (id, values) = rest.split_once(' ').unwrap();
                 c.data
@@ -307,14 +320,8 @@ pub(crate) fn check_page(page: &Path, shot: &Path) -> Option<PageCheck> {
             }
             "chart" => {
                 let w: Vec<&str> = rest.split(' ').collect();
-                let field = |k: &str| {
-                    w.iter()
-                        .find_map(|f| f.strip_prefix(k))
-                        .unwrap()
-                        .to_string()
-                };
-                let n = |k: &str| field(k).parse::<u64>().unwrap();
-                let colours = field("colours=")
+                let n = |k: &str| field(&w, k).parse::<u64>().unwrap();
+                let colours = field(&w, "colours=")
                     .split(',')
                     .map(|v| v.parse().unwrap())
                     .collect();

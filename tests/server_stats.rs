@@ -123,6 +123,16 @@ fn select_only_server_commits_match_the_clients_with_wal_and_wait_events() {
 /// have connected and run for a second (on a loaded machine the start can take longer
 /// than the run's first seconds).
 pub(crate) fn run_with_checkpoint(db: &Db, file: &Path, args: &[&str]) -> crate::support::Run {
+    run_with_checkpoint_after(db, file, args, std::time::Duration::from_secs(1))
+}
+
+/// [`run_with_checkpoint`] with the CHECKPOINT `after` the clients connected.
+fn run_with_checkpoint_after(
+    db: &Db,
+    file: &Path,
+    args: &[&str],
+    after: std::time::Duration,
+) -> crate::support::Run {
     let child = db
         .ours()
         .args(args)
@@ -135,7 +145,7 @@ pub(crate) fn run_with_checkpoint(db: &Db, file: &Path, args: &[&str]) -> crate:
     let connected = "select count(*) >= 2 from pg_stat_activity \
          where datname = current_database() and application_name = 'pgbench-rs'";
     db.value_within(connected, "t", std::time::Duration::from_secs(30));
-    std::thread::sleep(std::time::Duration::from_secs(1));
+    std::thread::sleep(after);
     db.psql("checkpoint");
     let out = child.wait_with_output().unwrap();
     crate::support::Run {
@@ -344,4 +354,112 @@ fn an_insert_heavy_runs_wal_per_transaction_is_above_a_select_only_runs_in_compa
         "{}",
         out.stderr
     );
+}
+
+/// The values of one series of a chart the page drew (0: the x values).
+fn plotted(c: &crate::report::PageCheck, id: &str, series: usize) -> Vec<Option<f64>> {
+    let (_, data) = c.data.iter().find(|(i, _)| i == id).unwrap();
+    data[series].clone()
+}
+
+#[test]
+fn the_html_draws_server_panels_a_checkpoint_and_the_warmup_in_chromium() {
+    let db = fresh_db("server_stats_html");
+    db.init(1);
+    // Kept after the test (under the target dir) to look at: run.png.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("server-stats-html");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (file, page) = (dir.join("run.json"), dir.join("run.html"));
+    let html = format!("--export-html={}", page.display());
+    let args = ["-N", "-c", "2", "-T", "8", "--warmup=2", &html];
+    // 2 s into the measured window, after the 2 s warm-up.
+    let out = run_with_checkpoint_after(&db, &file, &args, std::time::Duration::from_secs(4));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc = json(&file);
+    assert!(
+        doc["run"]["server"]["derived"]["checkpoints"]
+            .as_i64()
+            .unwrap()
+            >= 1
+    );
+    // pgbench-report html draws the same page from the results file.
+    let again = dir.join("again.html");
+    let report = run(Command::new(env!("CARGO_BIN_EXE_pgbench-report"))
+        .arg("html")
+        .arg(&file)
+        .arg("-o")
+        .arg(&again));
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    let ids = |p: &Path| -> Vec<String> {
+        let text = std::fs::read_to_string(p).unwrap();
+        text.split("id=\"chart-")
+            .skip(1)
+            .map(|s| s.split('"').next().unwrap().to_string())
+            .collect()
+    };
+    let expected = [
+        "tps",
+        "latency",
+        "spectrum",
+        "server-wal",
+        "server-hits",
+        "server-waits-0",
+    ];
+    assert_eq!(ids(&page), expected);
+    assert_eq!(ids(&again), expected);
+
+    let Some(c) = crate::report::check_page(&page, &dir.join("run.png")) else {
+        return;
+    };
+    assert!(c.problems.is_empty(), "{:#?}", c.problems);
+    assert_eq!(c.requests, [format!("file://{}", page.display())]);
+    assert_eq!(c.drawn, expected.len());
+    for (id, coloured, left, bottom, _) in &c.charts {
+        assert!(*coloured > 200, "{id}: plot area blank ({coloured})");
+        assert!(*left > 50 && *bottom > 50, "{id}: axis labels missing");
+    }
+    // The server's seconds are the client's, each with a figure.
+    let measured = plotted(&c, "chart-latency", 0);
+    for id in ["chart-server-wal", "chart-server-hits"] {
+        let (t, v) = (plotted(&c, id, 0), plotted(&c, id, 1));
+        assert_eq!(t[..measured.len()], measured[..], "{id}");
+        assert!(v.iter().filter(|v| v.is_some()).count() >= 7, "{id}: {v:?}");
+    }
+    // Stacked wait events: the top series is each second's whole, 100 %.
+    let top = plotted(&c, "chart-server-waits-0", 1);
+    assert!(
+        top.iter().flatten().all(|v| (v - 100.0).abs() < 1e-6),
+        "{top:?}"
+    );
+    assert!(top.iter().flatten().count() >= 7, "{top:?}");
+    // The warm-up's tps (dashed, the last series) before the measured seconds, which
+    // count from the window's start.
+    let t = plotted(&c, "chart-tps", 0);
+    let (tps, warm) = (plotted(&c, "chart-tps", 1), plotted(&c, "chart-tps", 2));
+    for (i, x) in t.iter().enumerate() {
+        let x = x.unwrap();
+        assert_eq!(warm[i].is_some(), x <= 0.0, "second ending {x}: {warm:?}");
+        assert_eq!(tps[i].is_some(), x > 0.0, "second ending {x}: {tps:?}");
+    }
+    // The shading covers the warm-up on every chart over time; the checkpoint's
+    // dashed line is on the server's charts and the tps chart.
+    let mark = |id: &str, kind: &str| {
+        c.marks
+            .iter()
+            .find(|m| m.0 == id && m.1 == kind)
+            .unwrap_or_else(|| panic!("no {kind} mark on {id}: {:?}", c.marks))
+    };
+    for id in ["chart-tps", "chart-latency", "chart-server-wal"] {
+        let (_, _, pixels, area) = mark(id, "warmup");
+        assert!(
+            *area > 1000 && *pixels * 2 > *area,
+            "{id}: {pixels} of {area}"
+        );
+    }
+    for id in ["chart-tps", "chart-server-wal", "chart-server-waits-0"] {
+        let (_, _, pixels, area) = mark(id, "checkpoint");
+        // A dashed line (4 px on, 3 off) 2 px wide in a box 5 px wide: 23 %.
+        assert!(*pixels * 7 > *area, "{id}: {pixels} of {area}");
+    }
 }

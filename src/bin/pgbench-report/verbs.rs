@@ -102,7 +102,10 @@ pgbench-report html FILE... -o PAGE.html
 Writes one self-contained page (no network needed to view it) with the files' figures
 and charts, every file overlaid and labelled by its file name: tps over time, latency
 percentiles over time, the latency distribution (percentile spectrum, log scale),
-failures and retries over time when there are any, and statement latencies (-r).
+failures and retries over time when there are any, and statement latencies (-r);
+the --warmup seconds shaded before the measured window; with --server-stats, the
+WAL rate, buffer hit ratio and wait events (stacked) on the same seconds, with the
+seconds in which a checkpoint began marked.
 
 Options:
   -o, --output FILE     where to write the page ('-' for stdout); required

@@ -3,14 +3,18 @@
 //! `assets/uplot/`, MIT, inlined with its stylesheet, so the page needs no network):
 //! tps over time, latency percentiles over time, the latency distribution as a
 //! percentile spectrum on a log scale, failures and retries over time when there are
-//! any. The summary and per-statement tables are plain HTML. The data goes into the
-//! page as JSON; `page.js` turns it into charts.
+//! any; the `--warmup` seconds shaded before the measured ones; with `--server-stats`,
+//! server panels under the client's charts (`server.rs`). The summary and
+//! per-statement tables are plain HTML. The data goes into the page as JSON;
+//! `page.js` turns it into charts.
 
 use crate::document::{Origin, ResultsFile};
 use crate::histogram::LatencyHistogram;
 use crate::report::fmt_f;
 use serde::Serialize;
 use std::fmt::Write;
+
+mod server;
 
 const UPLOT_JS: &str = include_str!("../../assets/uplot/uPlot.iife.min.js");
 const UPLOT_CSS: &str = include_str!("../../assets/uplot/uPlot.min.css");
@@ -33,6 +37,10 @@ struct ChartData {
     /// Percentile spectrum: `1 / (1 - q)` and the latency (ms) at `q`.
     spectrum_x: Vec<f64>,
     spectrum_ms: Vec<f64>,
+    /// `--warmup`'s seconds, before `t`'s.
+    warmup: Option<server::WarmupChart>,
+    /// `--server-stats`' seconds.
+    server: Option<server::ServerChart>,
 }
 
 /// The spectrum in steps of a tenth of a decade of `1 - q`, as far as the count of
@@ -78,6 +86,8 @@ fn chart_data(label: &str, doc: &ResultsFile) -> ChartData {
         lag: points.iter().map(|p| p.lag_avg_ms).collect(),
         spectrum_x,
         spectrum_ms,
+        warmup: server::warmup(doc),
+        server: server::server(doc),
     }
 }
 
@@ -229,9 +239,19 @@ pub fn render_page(files: &[(String, ResultsFile)]) -> String {
         labels.join(" &middot; ")
     );
     summary_table(files, &mut out);
-    out.push_str(
+    let warmed = files
+        .iter()
+        .any(|(_, d)| d.run.as_ref().is_some_and(|r| r.warmup.is_some()));
+    out.push_str(if warmed {
         "<h2>Throughput</h2><p class=\"note\">Successful transactions per second of each \
-         interval.</p><div class=\"chart\" id=\"chart-tps\"></div>\n\
+         interval; shaded: the --warmup seconds before the measured window (their tps \
+         dashed), which no figure counts.</p>"
+    } else {
+        "<h2>Throughput</h2><p class=\"note\">Successful transactions per second of each \
+         interval.</p>"
+    });
+    out.push_str(
+        "<div class=\"chart\" id=\"chart-tps\"></div>\n\
          <h2>Latency over time</h2><p class=\"note\">Each interval's median (solid) and 99th \
          percentile (dashed), or its average where the file has no percentiles.</p>\
          <div class=\"chart\" id=\"chart-latency\"></div>\n\
@@ -244,6 +264,7 @@ pub fn render_page(files: &[(String, ResultsFile)]) -> String {
             "<h2>Failures and retries</h2><div class=\"chart\" id=\"chart-failures\"></div>\n",
         );
     }
+    server::panels(files, &mut out);
     statement_table(files, &mut out);
     let _ = write!(
         out,

@@ -15,8 +15,74 @@
     el.appendChild(p);
   }
 
+  // The warm-up's span (the longest of the files'), shaded on every chart over time.
+  // The series count from the measured window's start, the warm-up's seconds before
+  // it (at negative seconds).
+  var warmup = 0, xMax = 0;
+  runs.forEach(function (r) {
+    if (r.warmup) warmup = Math.max(warmup, r.warmup.length_s);
+    [r.t, r.warmup ? r.warmup.t : [], r.server ? r.server.t : []].forEach(function (t) {
+      t.forEach(function (x) { xMax = Math.max(xMax, x); });
+    });
+  });
+  var WARM = [226, 228, 240];
+  function rgb(c) { return "rgb(" + c.join(",") + ")"; }
+  function hex(h) { return [1, 3, 5].map(function (i) { return parseInt(h.substr(i, 2), 16); }); }
+  function colourOf(r) { return colours[runs.indexOf(r) % colours.length]; }
+
+  // The scales of a chart over time: with a warm-up, every such chart spans the
+  // same seconds from the warm-up's start, so the warm-up and the window line up.
+  function overTime(y) {
+    var x = warmup > 0 ? { time: false, range: [-warmup, xMax] } : { time: false };
+    return y ? { x: x, y: y } : { x: x };
+  }
+
+  // Marks on a chart over time: the warm-up's span (behind the series) and the
+  // seconds in which a checkpoint began in `withCheckpoints`' runs (over them, in
+  // each run's colour, or `colour`'s).
+  function marks(withCheckpoints, colour) {
+    var m = [];
+    if (warmup > 0) m.push({ kind: "warmup", x0: -warmup, x1: 0, colour: WARM, tolerance: 6 });
+    (withCheckpoints || []).forEach(function (r) {
+      r.server.checkpoints.forEach(function (x) {
+        m.push({ kind: "checkpoint", x0: x, x1: x, colour: colour || hex(colourOf(r)), tolerance: 40 });
+      });
+    });
+    return m;
+  }
+  function hooks(m) {
+    var each = function (kind, f) {
+      return function (u) {
+        var ctx = u.ctx, b = u.bbox;
+        ctx.save();
+        m.filter(function (k) { return k.kind === kind; }).forEach(function (k) {
+          f(ctx, b, u.valToPos(k.x0, "x", true), u.valToPos(k.x1, "x", true), k);
+        });
+        ctx.restore();
+      };
+    };
+    return {
+      drawClear: [each("warmup", function (ctx, b, x0, x1) {
+        x0 = Math.max(b.left, x0);
+        x1 = Math.min(b.left + b.width, x1);
+        ctx.fillStyle = rgb(WARM);
+        ctx.fillRect(x0, b.top, x1 - x0, b.height);
+      })],
+      draw: [each("checkpoint", function (ctx, b, x, _, k) {
+        ctx.strokeStyle = rgb(k.colour);
+        // 2 px on whole pixels: crisp, not blended into the fills under it.
+        ctx.lineWidth = 2 * devicePixelRatio;
+        ctx.setLineDash([4 * devicePixelRatio, 3 * devicePixelRatio]);
+        ctx.beginPath();
+        ctx.moveTo(Math.round(x), b.top);
+        ctx.lineTo(Math.round(x), b.top + b.height);
+        ctx.stroke();
+      })]
+    };
+  }
+
   // tables: one [xs, ys...] per run, aligned on a common x by uPlot.join.
-  function draw(id, tables, series, xAxis, yAxis, scales, empty, padding) {
+  function draw(id, tables, series, xAxis, yAxis, scales, empty, padding, chartMarks) {
     var el = document.getElementById(id);
     if (!el) return;
     if (tables.length === 0) {
@@ -32,10 +98,11 @@
       axes: [xAxis, yAxis],
       legend: { live: false },
       padding: padding || [12, 12, 0, 0],
-      cursor: { drag: { x: true, y: false } }
+      cursor: { drag: { x: true, y: false } },
+      hooks: hooks(chartMarks || [])
     };
     var u = new uPlot(opts, aligned, el);
-    window.pgbenchCharts.push({ id: id, plot: u, series: series.length });
+    window.pgbenchCharts.push({ id: id, plot: u, series: series.length, marks: chartMarks || [] });
   }
 
   function line(label, colour, dash) {
@@ -48,14 +115,21 @@
     return values.some(function (v) { return v !== null && v !== undefined; });
   }
 
-  var secs = { label: "seconds since start" };
+  var secs = { label: warmup > 0 ? "seconds since the measured window began (shaded: the warm-up)" : "seconds since start" };
   var timed = runs.filter(function (r) { return r.t.length > 0; });
 
-  draw("chart-tps",
-    timed.map(function (r) { return [r.t, r.tps]; }),
-    timed.map(function (r, i) { return line(r.label, colours[runs.indexOf(r) % colours.length]); }),
-    secs, { label: "transactions per second", size: 70 }, null,
-    "No time series in these files (pgbench-rs records one on every run; for stock pgbench, import its progress: lines or logs).");
+  var withServer = runs.filter(function (r) { return r.server; });
+  // Each run's tps, then the warm-up's (dashed), where it has one.
+  var tpsTables = timed.map(function (r) { return [r.t, r.tps]; });
+  var tpsSeries = timed.map(function (r) { return line(r.label, colourOf(r)); });
+  runs.filter(function (r) { return r.warmup && r.warmup.t.length > 0; }).forEach(function (r) {
+    tpsTables.push([r.warmup.t, r.warmup.tps]);
+    tpsSeries.push(line(r.label + " warm-up", colourOf(r), true));
+  });
+  draw("chart-tps", tpsTables, tpsSeries,
+    secs, { label: "transactions per second", size: 70 }, overTime(),
+    "No time series in these files (pgbench-rs records one on every run; for stock pgbench, import its progress: lines or logs).",
+    null, marks(withServer));
 
   var latTables = [], latSeries = [];
   timed.forEach(function (r) {
@@ -68,8 +142,8 @@
       latSeries.push(line(r.label + " average", c));
     }
   });
-  draw("chart-latency", latTables, latSeries, secs, { label: "latency (ms)", size: 70 }, null,
-    "No latencies over time in these files.");
+  draw("chart-latency", latTables, latSeries, secs, { label: "latency (ms)", size: 70 }, overTime(),
+    "No latencies over time in these files.", null, marks());
 
   var spec = runs.filter(function (r) { return r.spectrum_x.length > 1; });
   var decades = function (u, axis, min, max) {
@@ -102,17 +176,57 @@
         fSeries.push(line(r.label + " failures", c), line(r.label + " retries", c, true));
       }
     });
-    draw("chart-failures", fTables, fSeries, secs, { label: "per interval", size: 70 }, null,
-      "No failures or retries over time in these files.");
+    draw("chart-failures", fTables, fSeries, secs, { label: "per interval", size: 70 }, overTime(),
+      "No failures or retries over time in these files.", null, marks());
+  }
+
+  // Server panels: one line a run for the WAL rate and hit ratio; the wait events
+  // stacked, one chart a run (largest share at the bottom).
+  var WAIT_COLOURS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"];
+  var OTHER = "#bab0ac";
+  if (withServer.length > 0) {
+    var perRun = function (field) {
+      return withServer.map(function (r) { return [r.server.t, r.server[field]]; });
+    };
+    var lines = withServer.map(function (r) { return line(r.label, colourOf(r)); });
+    draw("chart-server-wal", perRun("wal_mb_s"), lines, secs, { label: "WAL (MB/s)", size: 70 },
+      overTime(), "No WAL figures in these files.", null, marks(withServer));
+    draw("chart-server-hits", perRun("hit_ratio"), lines, secs, { label: "buffer hit ratio (%)", size: 70 },
+      overTime(), "No buffer figures in these files.", null, marks(withServer));
+    withServer.forEach(function (r) {
+      var w = r.server.waits, acc = r.server.t.map(function () { return 0; }), stacked = [];
+      w.forEach(function (s) {
+        acc = acc.map(function (v, k) { return v === null || s.share[k] === null ? null : v + s.share[k]; });
+        stacked.push(acc);
+      });
+      // Drawn from the top down, each filled to 0 over the one above it.
+      var order = stacked.map(function (_, k) { return k; }).reverse();
+      var series = order.map(function (k) {
+        var c = w[k].label === "other" ? OTHER : WAIT_COLOURS[k % WAIT_COLOURS.length];
+        return { label: w[k].label, stroke: c, fill: c, width: 1, fillTo: 0, points: { show: false } };
+      });
+      var table = [r.server.t].concat(order.map(function (k) { return stacked[k]; }));
+      draw("chart-server-waits-" + runs.indexOf(r), w.length > 0 ? [table] : [], series, secs,
+        { label: "% of sampled backends", size: 70 }, overTime({ range: [0, 100] }),
+        "No backends sampled in this run.", null, marks([r], [17, 17, 17]));
+    });
   }
   // Where each chart's plot area is on the page (for tests that look at pixels).
   window.pgbenchChartRects = function () {
     return window.pgbenchCharts.map(function (c) {
       var r = c.plot.over.getBoundingClientRect();
+      var left = r.left + window.scrollX, top = r.top + window.scrollY;
       return {
         id: c.id,
         series: c.series,
-        plot: { left: r.left + window.scrollX, top: r.top + window.scrollY, width: r.width, height: r.height }
+        plot: { left: left, top: top, width: r.width, height: r.height },
+        // Each mark's box: the warm-up's span, or 5 px about a checkpoint's line.
+        marks: c.marks.map(function (m) {
+          var x0 = Math.max(0, c.plot.valToPos(m.x0, "x")), x1 = Math.min(r.width, c.plot.valToPos(m.x1, "x"));
+          if (m.kind === "checkpoint") { x0 -= 2; x1 += 3; }
+          return { kind: m.kind, colour: m.colour, tolerance: m.tolerance,
+            rect: { left: left + x0, top: top, width: x1 - x0, height: r.height } };
+        })
       };
     });
   };

@@ -59,3 +59,37 @@ fn the_spectrum_runs_from_the_median_to_the_maximum() {
     assert!((*y.last().unwrap() - 10.0).abs() < 0.01);
     assert!(y.windows(2).all(|w| w[0] <= w[1]));
 }
+
+#[test]
+fn server_panels_and_the_warmup_only_where_a_file_has_them() {
+    use crate::synthetic::server::{server_stats, ServerSpec};
+    let spec = Spec::tpcb(1, 20, 300.0, 2000.0);
+    let mut r = run(&spec);
+    let mut with = ServerSpec::reads(1);
+    with.checkpoints_at = vec![7];
+    r.server = Some(server_stats(&r, &with));
+    let served = ResultsFile::from_run(r, RunMeta::default());
+    let page = render_page(&[("plain".into(), doc(&spec)), ("served".into(), served)]);
+    for id in [
+        "chart-server-wal",
+        "chart-server-hits",
+        "chart-server-waits-1",
+    ] {
+        assert!(page.contains(&format!("id=\"{id}\"")), "{id}");
+    }
+    assert!(!page.contains("chart-server-waits-0"));
+    let data = chart_data("served", &{
+        let mut r = run(&spec);
+        r.server = Some(server_stats(&r, &with));
+        ResultsFile::from_run(r, RunMeta::default())
+    });
+    let s = serde_json::to_value(&data).unwrap();
+    assert_eq!(s["server"]["checkpoints"], serde_json::json!([8.0]));
+    assert_eq!(s["server"]["t"][0], 1.0);
+    let waits = s["server"]["waits"].as_array().unwrap();
+    assert_eq!(waits[0]["label"], "Client:ClientRead");
+    let second: f64 = waits.iter().map(|w| w["share"][3].as_f64().unwrap()).sum();
+    assert!((second - 100.0).abs() < 1e-9, "{second}");
+    let plain = render_page(&[("a".into(), doc(&spec))]);
+    assert!(!plain.contains("id=\"chart-server") && !plain.contains("shaded: the --warmup"));
+}

@@ -8,6 +8,9 @@
 //       pixels of a full-page screenshot: saturated (series) pixels inside the plot
 //       area, dark (text) pixels in the strips left of and below it (axis labels),
 //       and pixels near each palette colour inside the plot area
+//   mark ID KIND pixels=N area=N
+//       pixels near a mark's colour (the warm-up's shading, a checkpoint's line)
+//       in its box on the chart
 //   drawn N                   charts the page says it drew
 //   data ID [[x...],[y...]...] the values a chart plots (uPlot's aligned data)
 //   screenshot WxH            the screenshot, also written to SCREENSHOT.png
@@ -182,6 +185,11 @@ function count(img, rect, test) {
       Math.abs(r - R) < 40 && Math.abs(g - G) < 40 && Math.abs(b - B) < 40));
     say("chart " + c.id + " coloured=" + count(img, p, saturated) + " dark_left=" + count(img, left, darkText) +
       " dark_bottom=" + count(img, bottom, darkText) + " colours=" + colours.join(","));
+    for (const m of c.marks || []) {
+      const [R, G, B] = m.colour, t = m.tolerance;
+      const near = count(img, m.rect, (r, g, b) => Math.abs(r - R) <= t && Math.abs(g - G) <= t && Math.abs(b - B) <= t);
+      say("mark " + c.id + " " + m.kind + " pixels=" + near + " area=" + Math.round(m.rect.width) * Math.round(m.rect.height));
+    }
   }
   say("drawn " + (await evaluate("document.body.getAttribute('data-charts-drawn')")));
   const data = JSON.parse((await evaluate("JSON.stringify((window.pgbenchCharts || []).map(function (c) { return [c.id, c.plot.data]; }))")) || "[]");
