@@ -570,3 +570,69 @@ fn schema_2_and_schema_3_files_read_alike_in_every_verb() {
     let tps = table.lines().find(|l| l.starts_with("tps ")).unwrap();
     assert!(tps.contains(" +0.0% "), "{tps}");
 }
+
+/// Two files with server stats: their WAL and hit-ratio lines overlaid in their
+/// colours, a wait-event chart each, each run's checkpoint marked on its own.
+#[test]
+fn html_overlays_the_server_panels_of_two_runs_in_chromium() {
+    use pgbench_results::synthetic::server::{server_stats, ServerSpec};
+    let dir = scratch("html-server");
+    let mut paths = Vec::new();
+    for (i, wal) in [(1u64, 400.0), (2, 900.0)] {
+        let mut r = run(&Spec::tpcb(i, 30, 400.0, 2000.0));
+        let mut s = ServerSpec::reads(i);
+        s.wal_bytes_per_transaction = wal;
+        s.checkpoints_at = vec![10 * i as i64];
+        r.server = Some(server_stats(&r, &s));
+        let path = dir.join(format!("run{i}.json"));
+        let doc = ResultsFile::from_run(r, RunMeta::default());
+        std::fs::write(&path, doc.to_json()).unwrap();
+        paths.push(path);
+    }
+    let page = dir.join("page.html");
+    let out = bin()
+        .arg("html")
+        .args(&paths)
+        .arg("-o")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let Some(c) = check_page(&page, &dir.join("page.png")) else {
+        return;
+    };
+    assert!(c.problems.is_empty(), "{:#?}", c.problems);
+    assert_eq!(c.drawn, 7, "{:?}", c.charts);
+    for id in ["chart-server-wal", "chart-server-hits"] {
+        let (_, coloured, _, _, colours) = c.charts.iter().find(|ch| ch.0 == id).unwrap();
+        assert!(*coloured > 200, "{id}: {coloured}");
+        assert!(colours[0] > 10 && colours[1] > 10, "{id}: {colours:?}");
+    }
+    let (_, wal) = c.data.iter().find(|d| d.0 == "chart-server-wal").unwrap();
+    let mean = |v: &Vec<Option<f64>>| {
+        let v: Vec<f64> = v.iter().flatten().copied().collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let (a, b) = (mean(&wal[1]), mean(&wal[2]));
+    assert!(
+        (a - 0.16).abs() < 0.02 && (b - 0.36).abs() < 0.04,
+        "MB/s {a} {b}"
+    );
+    for (i, at) in [(0, 11.0), (1, 21.0)] {
+        let id = format!("chart-server-waits-{i}");
+        let (_, data) = c.data.iter().find(|d| d.0 == id).unwrap();
+        assert!(data[1].iter().flatten().all(|v| (v - 100.0).abs() < 1e-6));
+        let marks: Vec<_> = c.marks.iter().filter(|m| m.0 == id).collect();
+        assert_eq!(
+            marks.len(),
+            1,
+            "{id}: its own run's checkpoint only: {marks:?}"
+        );
+        assert!(
+            marks[0].2 * 7 > marks[0].3,
+            "{id}: {marks:?} (second ending {at})"
+        );
+    }
+    let wal_marks = c.marks.iter().filter(|m| m.0 == "chart-server-wal").count();
+    assert_eq!(wal_marks, 2, "both runs' checkpoints on the shared panel");
+}
