@@ -1,5 +1,5 @@
-//! pgbench's script language, with no database, no clock and (but for the transitional
-//! seed wrappers in [`prng`]) no I/O: the grammar and parser of scripts and
+//! pgbench's script language, with no database, no clock and no I/O (a seed's time
+//! and `/dev/urandom` are passed in to [`prng`]): the grammar and parser of scripts and
 //! expressions, the evaluator with every built-in function ([`functions`]), pgbench's
 //! random number generator (bit for bit), client variables, the C library's number
 //! parsing and formatting as pgbench relies on it ([`cnum`]), and the builtin scripts.
