@@ -62,9 +62,14 @@ pub fn render(doc: &ResultsFile) -> String {
         Origin::StockImport { files } => files.join(", "),
         Origin::PgbenchRs => String::new(),
     };
+    // A sysbench or HammerDB import's client is not stock pgbench.
+    let tool = match doc.client_version.as_deref() {
+        Some(v) if !v.starts_with("pgbench") => v.split_whitespace().next().unwrap_or(v),
+        _ => "stock pgbench",
+    };
     let _ = writeln!(
         out,
-        "imported from stock pgbench output ({files}): the figures it printed, not its exact counters"
+        "imported from {tool} output ({files}): the figures it printed, not its exact counters"
     );
     if let Some(v) = &doc.client_version {
         let _ = writeln!(out, "client: {v}");
@@ -169,6 +174,12 @@ pub fn render_summary(s: &Summary, out: &mut String) {
         ms(s.average_connection_time_ms),
     );
     line(out, "tps = ", s.tps.map(|t| fmt_f(t, 6)));
+    if let (Some(nopm), Some(tpm)) = (s.nopm, s.tpm) {
+        let _ = writeln!(
+            out,
+            "TEST RESULT : System achieved {nopm} NOPM from {tpm} PostgreSQL TPM"
+        );
+    }
     script_lines(s, out);
 }
 

@@ -52,7 +52,8 @@ pgbench-report import --report STDOUT [options] -o OUT.json
 pgbench-report import RUN.LOG [options] -o OUT.json
 
 Turns stock pgbench's output into a results file; figures the files do not tell are
-null.
+null. A sysbench run's output, or HammerDB's (hammerdbcli's, with its time profile
+appended where it has one), is read as the report, told apart by its content.
 
 Options:
   RUN.LOG               stdout and stderr in one file (pgbench ... 2>&1 | tee RUN.LOG):

@@ -1,10 +1,12 @@
-//! `pgbench-report import`: stock pgbench's output as a results file, so that stock
+//! `pgbench-report import`: stock pgbench's output (or sysbench's or HammerDB's, told
+//! apart by their content) as a results file, so that stock
 //! runs and pgbench-rs runs compare like any two results. The report (stdout) gives
 //! the summary, stderr its `progress:` lines and seed, `-l` logs exact percentiles and
 //! a per-second series, `--aggregate-interval` logs per-interval counters. What the
 //! files do not tell stays null; `run` is always null (the exact counters are not in
 //! the text).
 
+mod hammerdb_text;
 mod logs;
 mod progress;
 mod report_text;
@@ -87,8 +89,14 @@ pub fn import_files(paths: &Paths) -> Result<ResultsFile, ImportError> {
 /// Imports stock output given as text.
 pub fn import(inputs: &Inputs) -> Result<ResultsFile, ImportError> {
     let (name, text) = &inputs.report;
+    // The report's kind, told by its content.
+    let mut options = std::collections::BTreeMap::new();
     let (mut summary, banner) = if sysbench_text::is_sysbench(text) {
         sysbench_text::parse(name, text)?
+    } else if hammerdb_text::is_hammerdb(text) {
+        let h = hammerdb_text::parse(name, text)?;
+        options = h.options;
+        (h.summary, h.banner)
     } else {
         report_text::parse(name, text)?
     };
@@ -151,6 +159,7 @@ pub fn import(inputs: &Inputs) -> Result<ResultsFile, ImportError> {
     doc.client_version = banner.client;
     doc.server_version = banner.server;
     doc.random_seed = stderr.random_seed;
+    doc.options = options;
     doc.imported_timeline = timeline;
     doc.imported_histogram = histogram;
     Ok(doc)
