@@ -1,10 +1,10 @@
 //! Reads HammerDB's TPROC-C output for PostgreSQL (the CLI's `vurun` output, every
 //! virtual user's line prefixed `Vuser N:`) into a [`Summary`], so a HammerDB run and
 //! a `--workload=tpcc` run of pgbench-rs compare on NOPM and TPM. The lines are those
-//! of HammerDB's `src/postgresql/pgoltp.tcl` (the monitor virtual user's rampup,
-//! timing and `TEST RESULT` lines), `modules/tpcccommon-1.0.tm` (`testresult`, in
+//! of HammerDB's postgresql/pgoltp.tcl (the monitor virtual user's rampup,
+//! timing and `TEST RESULT` lines), modules/tpcccommon-1.0.tm (`testresult`, in
 //! either order of its figures) and `hammerdbcli` (the version banner). Where the
-//! capture also holds the time profile (`modules/xtprof-1.0.tm`'s report, written to
+//! capture also holds the time profile (modules/xtprof-1.0.tm's report, written to
 //! `hdbxtprofile.log`), its summary of all virtual users gives each transaction's
 //! calls, average, standard deviation and percentiles. HammerDB prints no latency of
 //! the whole run, no failures and no tps: they stay `None`.
@@ -128,20 +128,8 @@ impl Profile {
             return;
         }
         if let Some(name) = t.strip_prefix(">>>>> PROC: ") {
-            self.scripts.push(ScriptSummary {
-                name: name.trim().to_lowercase(),
-                weight: None,
-                transactions: None,
-                tps: None,
-                failures: None,
-                retried: None,
-                retries: None,
-                skipped: None,
-                latency_avg_ms: None,
-                latency_stddev_ms: None,
-                percentiles: None,
-                statements: Vec::new(),
-            });
+            let name = name.trim().to_lowercase();
+            self.scripts.push(super::report_text::empty_script(&name));
         } else if let Some(s) = self.scripts.last_mut() {
             // `CALLS: 9\tMIN: 0.631ms\tAVG: ...`, tab-separated.
             let fields: BTreeMap<&str, f64> = t

@@ -360,7 +360,7 @@ impl<'a> Parser<'a> {
     }
 }
 
-fn empty_script(name: &str) -> ScriptSummary {
+pub(super) fn empty_script(name: &str) -> ScriptSummary {
     ScriptSummary {
         name: name.to_string(),
         weight: None,
