@@ -10,21 +10,20 @@ use crate::synthetic::{run, Spec};
 /// duration 3, `pg_timeprofile true`) with the time profile file appended
 /// (`hammerdbcli auto run.tcl > run.log; cat /tmp/hdbxtprofile.log >> run.log`).
 /// HammerDB cannot run here (no Tcl), so the lines are written from its source
-/// (TPC-Council/HammerDB, master, under its src folder but for modules): the banner from `hammerdbcli` (`HammerDB CLI
-/// $hdb_version`, the copyright, the help hint); `Vuser N created ... - WAIT IDLE`,
-/// `N Virtual Users Created with Monitor VU`, `Vuser N:RUNNING`, `Vuser
-/// N:FINISHED SUCCESS` and `ALL VIRTUAL USERS COMPLETE` from generic/gencli.tcl
-/// (a virtual user's output is prefixed `Vuser N:` by its `Log`); `DBVersion:`,
-/// `Beginning rampup time of`, `Rampup 1 minutes complete ...`, `Rampup complete,
-/// Taking start Transaction Count.`, `Timing test period of 3 in minutes`, `Test
-/// complete, ...`, `4 Active Virtual Users configured` and `Processing ...
-/// transactions with output suppressed...` from postgresql/pgoltp.tcl (the
-/// minute ticks it prints without a newline are left out); `TEST RESULT : System
-/// achieved N NOPM from M PostgreSQL TPM` from modules/tpcccommon-1.0.tm
-/// (`testresult`); the profiler's lines and the report (`>>>>> VIRTUAL USER`,
-/// `>>>>> SUMMARY OF`, `>>>>> PROC:`, the tab-separated `CALLS:` and `P99:` lines)
-/// from modules/xtprof-1.0.tm. The figures are this machine's own TPC-C result
-/// (benches/README.md: 26,275 NOPM from 61,185 TPM).
+/// (TPC-Council/HammerDB, master, under its src folder but for modules): the banner
+/// from `hammerdbcli` (`HammerDB CLI $hdb_version`, the copyright, the help hint);
+/// `Vuser N created ... - WAIT IDLE`, `N Virtual Users Created with Monitor VU`, `Vuser
+/// N:RUNNING`, `Vuser N:FINISHED SUCCESS` and `ALL VIRTUAL USERS COMPLETE` from
+/// generic/gencli.tcl (a virtual user's output is prefixed `Vuser N:` by its `Log`);
+/// `DBVersion:`, `Beginning rampup time of`, `Rampup 1 minutes complete ...`, `Rampup
+/// complete, Taking start Transaction Count.`, `Timing test period of 3 in minutes`,
+/// `Test complete, ...`, `4 Active Virtual Users configured` and `Processing ...
+/// transactions with output suppressed...` from postgresql/pgoltp.tcl (the minute ticks
+/// it prints without a newline are left out); `TEST RESULT : System achieved N NOPM
+/// from M PostgreSQL TPM` from modules/tpcccommon-1.0.tm (`testresult`); the profiler's
+/// lines and the report (`>>>>> VIRTUAL USER`, `>>>>> SUMMARY OF`, `>>>>> PROC:`, the
+/// tab-separated `CALLS:` and `P99:` lines) from modules/xtprof-1.0.tm. The figures are
+/// this machine's own TPC-C result (benches/README.md: 26,275 NOPM from 61,185 TPM).
 const RUN_LOG: &str = "HammerDB CLI v4.12
 Copyright © HammerDB Ltd hosted by tpc.org 2019-2024
 Type \"help\" for a list of commands
