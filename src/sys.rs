@@ -68,31 +68,44 @@ pub fn limit_malloc_arenas() {
 /// Runs `handler` on a thread of its own each time SIGINT arrives, instead of dying.
 /// SIGINT is blocked in the calling thread, and so in every thread it starts later:
 /// call it before starting any.
-pub fn on_interrupt(handler: impl Fn() + Send + 'static) {
-    on_signals(&[libc::SIGINT], move |_| handler());
+pub fn on_interrupt(handler: impl Fn() + Send + 'static) -> std::io::Result<()> {
+    on_signals(&[libc::SIGINT], move |_| handler())
 }
 
 /// Runs `handler(signal)` on a thread of its own each time one of `signals` arrives,
 /// instead of the default action. The signals are blocked in the calling thread, and
-/// so in every thread it starts later: call it before starting any.
-pub fn on_signals(signals: &[libc::c_int], handler: impl Fn(libc::c_int) + Send + 'static) {
-    // SAFETY: the sigset is ours and initialised by sigemptyset before use.
-    let set = unsafe {
+/// so in every thread it starts later: call it before starting any. When the thread
+/// cannot be made (a process limit), the signals keep their default action and the
+/// error is returned: the caller says it as pgbench says a thread it could not create.
+pub fn on_signals(
+    signals: &[libc::c_int],
+    handler: impl Fn(libc::c_int) + Send + 'static,
+) -> std::io::Result<()> {
+    // SAFETY: the sigsets are ours, initialised by sigemptyset (or filled by
+    // pthread_sigmask) before use.
+    let (set, old) = unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         for &s in signals {
             libc::sigaddset(&mut set, s);
         }
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        set
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        (set, old)
     };
-    std::thread::spawn(move || loop {
+    let spawned = std::thread::Builder::new().spawn(move || loop {
         let mut sig: libc::c_int = 0;
         // SAFETY: waits on the blocked set above; writes only `sig`.
         if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
             handler(sig);
         }
     });
+    if let Err(e) = spawned {
+        // SAFETY: puts back the mask read above.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+        return Err(e);
+    }
+    Ok(())
 }
 
 /// Runs `start` (which starts threads) with these signals blocked in the calling

@@ -64,7 +64,7 @@ pub fn run(
     metrics: Option<Arc<crate::metrics::Live>>,
 ) -> Result<RunOutcome, RunError> {
     let settings = &plan.settings;
-    let target = interrupts();
+    let target = interrupts()?;
     let (setup, conn_opts) = setup::prepare(&mut conn_args, plan)?;
     // --worker: join the others (and take worker 0's seed unless one was given).
     let joined = worker::join(plan, &conn_opts)?;
@@ -161,7 +161,7 @@ pub fn run(
 /// clients exist they end the process as the signal would; then the first one stops
 /// the run and keeps its results, the same one again (a wrapper forwarding it) changes
 /// nothing, and a later one exits at once, saying what is lost.
-fn interrupts() -> Arc<std::sync::OnceLock<Arc<RunShared>>> {
+fn interrupts() -> Result<Arc<std::sync::OnceLock<Arc<RunShared>>>, RunError> {
     use control::Interrupt;
     let target: Arc<std::sync::OnceLock<Arc<RunShared>>> = Arc::default();
     let seen = Arc::clone(&target);
@@ -187,8 +187,9 @@ fn interrupts() -> Arc<std::sync::OnceLock<Arc<RunShared>>> {
             pgbench_results::destination::remove_unfinished();
             std::process::exit(128 + sig)
         }
-    });
-    target
+    })
+    .map_err(|e| RunError::SpawnThread(crate::sys::strerror(&e)))?;
+    Ok(target)
 }
 
 /// SIGINT or SIGTERM by name.

@@ -13,9 +13,11 @@ static TOKENS: Mutex<Vec<CancelToken>> = Mutex::new(Vec::new());
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 
 /// Takes over SIGINT for the rest of the process. Call before any connection or thread
-/// is made.
+/// is made. Where no thread can be made for it, Ctrl-C keeps its default action (the
+/// process ends at once, without the cancels): `-i` itself needs no other thread, as
+/// pgbench's needs none, so it goes on.
 pub fn install() {
-    crate::sys::on_interrupt(|| {
+    let installed = crate::sys::on_interrupt(|| {
         // Cancel first, then stop the generation loops: stopped early, a COPY could
         // end before the server sees the cancel, and the process exit before the
         // "Cancel request sent" line (pgbench's handler runs before its loop resumes).
@@ -33,6 +35,7 @@ pub fn install() {
         }
         REQUESTED.store(true, Ordering::SeqCst);
     });
+    drop(installed);
 }
 
 /// Makes `conn`'s running statements cancellable by Ctrl-C.
