@@ -14,7 +14,8 @@
 #
 # Usage: benches/sysbench/run.sh [SECONDS [ROUNDS]]     (default 10 s, 2 rounds)
 #        PORT=N for the throwaway cluster's port; EVENTS=N transactions for the
-#        1,000-client lines (default 100000: 100 per client)
+#        1,000-client lines (default 100000: 100 per client); OURS=BINARY runs that
+#        pgbench-rs instead of building target/release's
 # Output: a table on stdout, also saved as benches/sysbench/results/<date>.txt.
 set -euo pipefail
 
@@ -32,8 +33,12 @@ port=${PORT:-$((40000 + $$ % 20000))}
 events=${EVENTS:-100000}
 throwaway_cluster "$bindir" "$work" "$port" fsync=off synchronous_commit=off \
     autovacuum=off max_connections=1100 shared_buffers=256MB
-(cd "$root" && CARGO_TARGET_DIR=$target cargo build --quiet --release --bin pgbench-rs)
-ours=$target/release/pgbench-rs
+if [[ -n ${OURS:-} ]]; then
+    ours=$OURS
+else
+    (cd "$root" && CARGO_TARGET_DIR=$target cargo build --quiet --release --bin pgbench-rs)
+    ours=$target/release/pgbench-rs
+fi
 as_server "$bindir/psql" -h "$work" -p "$port" -U postgres -qc 'create database sbtest'
 
 sb=(--db-driver=pgsql "--pgsql-host=$work" "--pgsql-port=$port" --pgsql-user=postgres --pgsql-db=sbtest)

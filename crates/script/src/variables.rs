@@ -90,13 +90,28 @@ impl Variables {
     /// Looks a variable up by name.
     #[inline]
     pub fn get(&self, name: &str) -> Option<&Variable> {
-        self.index.get(name).map(|&i| &self.vars[i])
+        self.find(name).map(|i| &self.vars[i])
     }
 
     /// The stable index of a variable, for callers that resolve names once.
     #[inline]
     pub fn index_of(&self, name: &str) -> Option<usize> {
-        self.index.get(name).copied()
+        self.find(name)
+    }
+
+    /// Where `name` is: a scan of the names, shortest test first, while the table is
+    /// small (a script's dozen variables: cheaper than hashing the name and comparing
+    /// it through `memcmp`), the hash index beyond.
+    #[inline]
+    fn find(&self, name: &str) -> Option<usize> {
+        if self.vars.len() > SCAN_MAX {
+            return self.index.get(name).copied();
+        }
+        let name = name.as_bytes();
+        self.vars.iter().position(|v| {
+            let v = v.name.as_bytes();
+            v.len() == name.len() && v.iter().zip(name).all(|(a, b)| a == b)
+        })
     }
 
     /// The variable at an index from [`Variables::index_of`].
@@ -164,7 +179,7 @@ impl Variables {
     /// use and keeping the result (pgbench's `makeVariableValue`).
     #[inline]
     pub fn value(&mut self, name: &str) -> Result<Value, EvalError> {
-        let Some(&i) = self.index.get(name) else {
+        let Some(i) = self.find(name) else {
             return Err(EvalError::UndefinedVariable(name.to_owned()));
         };
         let var = &mut self.vars[i];
@@ -177,8 +192,8 @@ impl Variables {
     }
 
     fn lookup_create(&mut self, context: &str, name: &str) -> Result<&mut Variable, EvalError> {
-        let i = match self.index.get(name) {
-            Some(&i) => i,
+        let i = match self.find(name) {
+            Some(i) => i,
             None => {
                 if !is_valid_name(name) {
                     return Err(EvalError::InvalidVariableName {
@@ -199,6 +214,9 @@ impl Variables {
         Ok(&mut self.vars[i])
     }
 }
+
+/// Up to this many variables, lookups scan the names rather than hash them.
+const SCAN_MAX: usize = 24;
 
 /// pgbench's `valid_variable_name`: `[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*`.
 pub fn is_valid_name(name: &str) -> bool {
