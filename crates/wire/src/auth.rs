@@ -65,7 +65,7 @@ pub(crate) fn startup(
     let mut phase = Phase::Authenticating;
     loop {
         let (tag, start, end) = conn.startup_message(phase, deadline)?;
-        let body = conn.rbuf[start..end].to_vec();
+        let body = conn.read.body(start, end).to_vec();
         match tag {
             b'R' if phase == Phase::Authenticating => {
                 if auth.answer(conn, &body)? {

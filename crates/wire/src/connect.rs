@@ -14,11 +14,12 @@ use postgres_protocol::message::frontend;
 
 use crate::attempt::{arm, is_timeout, timed_out, Failure, Next};
 use crate::cancel::CancelTarget;
-use crate::conn::{Connection, QueryError};
+use crate::conn::{Connection, Io, QueryError};
 use crate::error::{strerror, ConnError};
-use crate::options::{parse_int, ConnectOptions, HostEntry, HostKind, SslMode, TargetSessionAttrs};
+use crate::options::{parse_int, ConnectOptions, HostEntry, HostKind, TargetSessionAttrs};
 use crate::stream::Stream;
 use crate::tls;
+use crate::tls::SslMode;
 
 #[derive(Clone)]
 enum Addr {
@@ -195,7 +196,7 @@ fn attempt(
     timeout: Option<Duration>,
     log: &mut String,
 ) -> Result<Connection, Failure> {
-    let plan: &[bool] = match (addr, opts.sslmode) {
+    let plan: &[bool] = match (addr, opts.tls.sslmode) {
         (Addr::Unix(_), _) | (_, SslMode::Disable) => &[false],
         (_, SslMode::Allow) => &[false, true],
         (_, SslMode::Prefer) => &[true, false],
@@ -312,7 +313,9 @@ fn established(
     // Not before: the attempt's reads end at connect_timeout (the socket's read
     // timeout), which a poll would not see. Not over TLS: OpenSSL may hold decrypted
     // bytes the socket no longer shows.
-    conn.poll_before_reading = !conn.stream.is_tls();
+    conn.io = Io::Blocking {
+        poll_first: !conn.stream.is_tls(),
+    };
     conn.host = host.reported_name().to_string();
     conn.port = if host.port.is_empty() {
         "5432".into()
@@ -360,8 +363,8 @@ fn check_peer(s: &UnixStream, user: &str) -> Result<(), Failure> {
 impl Failure {
     fn is_retried_rejection(&self, opts: &ConnectOptions, tls_in_use: bool) -> bool {
         self.rejected_before_auth
-            && ((opts.sslmode == SslMode::Prefer && tls_in_use)
-                || (opts.sslmode == SslMode::Allow && !tls_in_use))
+            && ((opts.tls.sslmode == SslMode::Prefer && tls_in_use)
+                || (opts.tls.sslmode == SslMode::Allow && !tls_in_use))
     }
 }
 
@@ -382,10 +385,10 @@ fn negotiate_tls(
     tcp.write_all(&req).map_err(lost)?;
     let mut answer = [0u8; 1];
     tcp.read_exact(&mut answer).map_err(lost)?;
-    let may_fall_back = opts.sslmode == SslMode::Prefer;
+    let may_fall_back = opts.tls.sslmode == SslMode::Prefer;
     match answer[0] {
         b'S' => {}
-        b'N' if may_fall_back || opts.sslmode == SslMode::Allow => return Ok(Stream::Tcp(tcp)),
+        b'N' if may_fall_back || opts.tls.sslmode == SslMode::Allow => return Ok(Stream::Tcp(tcp)),
         b'N' => {
             return Err(Failure::new(
                 "server does not support SSL, but SSL was required",
@@ -408,7 +411,13 @@ fn negotiate_tls(
     } else {
         Next::Stop
     };
-    match tls::open(opts, host, tcp, deadline) {
+    match tls::open(
+        &opts.tls,
+        &opts.tls_cache,
+        host.reported_name(),
+        tcp,
+        deadline,
+    ) {
         Ok(s) => Ok(Stream::Tls(Box::new(s))),
         Err(tls::TlsFailure::TimedOut) => Err(timed_out()),
         Err(tls::TlsFailure::Refused(text)) => Err(Failure::new(text, next)),

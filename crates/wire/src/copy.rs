@@ -4,8 +4,10 @@
 use bytes::BufMut;
 use postgres_protocol::message::frontend;
 
-use crate::conn::{AsyncState, Connection, QueryError, ResultStatus};
+use crate::conn::{Connection, QueryError};
 use crate::error::ConnError;
+use crate::pipeline::AsyncState;
+use crate::result::ResultStatus;
 
 /// Send a CopyData message once this much row data is buffered.
 const COPY_CHUNK: usize = 64 * 1024;
@@ -105,11 +107,11 @@ impl CopyIn<'_> {
 
 impl Drop for CopyIn<'_> {
     fn drop(&mut self) {
-        if self.done || self.conn.state() != AsyncState::CopyIn {
+        if self.done || self.conn.pipeline.state() != AsyncState::CopyIn {
             return;
         }
         if frontend::copy_fail("COPY aborted by client", &mut self.conn.wbuf).is_ok() {
-            self.conn.set_state(AsyncState::Busy);
+            self.conn.pipeline.set_state(AsyncState::Busy);
             if self.conn.flush().is_ok() {
                 while let Ok(Some(_)) = self.conn.get_result() {}
             }

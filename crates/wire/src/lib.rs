@@ -18,11 +18,14 @@ mod error;
 mod message_caps;
 mod options;
 mod passfile;
+mod pipeline;
 mod position;
 mod prompt;
 mod queued;
+mod readbuf;
 mod receive;
 mod redact;
+mod result;
 mod scram;
 mod send;
 mod simple;
@@ -34,12 +37,13 @@ pub mod testing;
 mod tls;
 
 pub use cancel::CancelToken;
-pub use conn::{
-    Connection, NoticeHandler, PipelineStatus, QueryError, ResultStatus, TransactionStatus,
-};
+pub use conn::{Connection, NoticeHandler, QueryError, TransactionStatus};
 pub use copy::CopyIn;
 pub use error::{strerror, ConnError, DbError};
-pub use options::{ChannelBinding, ConnectArgs, ConnectOptions, SslMode, TargetSessionAttrs};
+pub use options::{ChannelBinding, ConnectArgs, ConnectOptions, TargetSessionAttrs};
+pub use pipeline::PipelineStatus;
 pub use prompt::prompt_password;
 pub use redact::{redact_secrets, MASK};
+pub use result::ResultStatus;
 pub use sys::os_user_name;
+pub use tls::SslMode;

@@ -12,6 +12,7 @@ use crate::conninfo::{is_connection_string, parse_connection_string, Values, KEY
 use crate::error::ConnError;
 use crate::passfile::{apply_service, password_from_file, DEFAULT_SOCKET_DIR};
 use crate::sys;
+use crate::tls::{tls_version_rank, SslMode, TlsCache, TlsSettings};
 
 /// What pgbench passes to `PQconnectdbParams` (`-h`, `-p`, `-U`, prompted password,
 /// DBNAME, `"pgbench"`); `None` or empty = not given.
@@ -51,23 +52,6 @@ fn redact(s: &str) -> String {
     } else {
         s.to_string()
     }
-}
-
-/// libpq's `sslmode`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SslMode {
-    /// Never TLS.
-    Disable,
-    /// Plain first, TLS if the server rejects the plain connection.
-    Allow,
-    /// TLS first, plain if TLS is refused or the server rejects the TLS connection.
-    Prefer,
-    /// TLS only; certificate verified only if a root certificate file exists.
-    Require,
-    /// TLS, certificate chain verified.
-    VerifyCa,
-    /// TLS, certificate chain and host name verified.
-    VerifyFull,
 }
 
 /// libpq's `channel_binding`.
@@ -140,16 +124,16 @@ pub struct ConnectOptions {
     pub(crate) dbname: String,
     pub(crate) password: Option<String>,
     pub(crate) passfile: Option<PathBuf>,
-    pub(crate) sslmode: SslMode,
     pub(crate) channel_binding: ChannelBinding,
     pub(crate) target: TargetSessionAttrs,
     pub(crate) load_balance: bool,
-    pub(crate) home: Option<PathBuf>,
     /// Settings libpq takes from the environment into the startup packet.
     pub(crate) environment_settings: Vec<(&'static str, String)>,
+    /// `sslmode` and the other `ssl*` keywords.
+    pub(crate) tls: TlsSettings,
     /// The TLS context built for these options (and their clones), filled by the TLS
     /// module at the first TLS connection.
-    pub(crate) tls_context: std::sync::Arc<std::sync::Mutex<Option<crate::tls::Prepared>>>,
+    pub(crate) tls_cache: TlsCache,
 }
 
 impl fmt::Debug for ConnectOptions {
@@ -163,7 +147,7 @@ impl fmt::Debug for ConnectOptions {
             .field("hosts", &hosts)
             .field("user", &self.user)
             .field("dbname", &self.dbname)
-            .field("sslmode", &self.sslmode)
+            .field("sslmode", &self.tls.sslmode)
             .finish_non_exhaustive()
     }
 }
@@ -303,6 +287,7 @@ impl ConnectOptions {
             other => return Err(invalid("sslmode", other)),
         };
         check_tls_versions(&values)?;
+        let tls = TlsSettings::new(sslmode, home.as_deref(), |k| nonempty(values.get(k)));
         check_gssencmode(&values)?;
         let target = match values.get("target_session_attrs").unwrap_or("any") {
             "any" => TargetSessionAttrs::Any,
@@ -325,13 +310,12 @@ impl ConnectOptions {
             dbname,
             password,
             passfile,
-            sslmode,
             channel_binding,
             target,
             load_balance,
-            home,
             environment_settings: Vec::new(),
-            tls_context: Default::default(),
+            tls,
+            tls_cache: TlsCache::default(),
         })
     }
 
@@ -356,7 +340,7 @@ impl ConnectOptions {
 
     /// The `sslmode`.
     pub fn sslmode(&self) -> SslMode {
-        self.sslmode
+        self.tls.sslmode
     }
 
     /// Hosts in the order they are tried (before `load_balance_hosts` shuffling), with
@@ -409,15 +393,6 @@ impl ConnectOptions {
     pub(crate) fn value(&self, keyword: &str) -> Option<&str> {
         nonempty(self.values.get(keyword))
     }
-}
-
-/// The order of a TLS protocol version name as libpq accepts it (case-insensitive):
-/// 0 for TLSv1 up to 3 for TLSv1.3.
-pub(crate) fn tls_version_rank(name: &str) -> Option<u8> {
-    ["tlsv1", "tlsv1.1", "tlsv1.2", "tlsv1.3"]
-        .iter()
-        .position(|v| v.eq_ignore_ascii_case(name))
-        .map(|i| i as u8)
 }
 
 /// libpq's `parse_int_param`: optional surrounding spaces, decimal, fits in an int.

@@ -11,7 +11,7 @@
 //! itself (a result read before its replies were all received) first sends what is
 //! queued, so nothing waits for a request still in the buffer.
 
-use crate::conn::Connection;
+use crate::conn::{Connection, Io};
 use crate::error::ConnError;
 
 impl Connection {
@@ -19,13 +19,22 @@ impl Connection {
     /// non-blocking ([`Connection::set_nonblocking_io`]); whether it did. From then
     /// on `flush` only queues.
     pub fn queue_io(&mut self) -> bool {
-        self.queued_io = self.nonblocking_io && !self.stream.is_tls();
-        self.queued_io
+        if matches!(self.io, Io::NonBlocking) && !self.stream.is_tls() {
+            self.io = Io::Queued { failure: None };
+        }
+        self.io_queued()
     }
 
     /// Whether the caller does this connection's socket I/O.
     pub fn io_queued(&self) -> bool {
-        self.queued_io
+        matches!(self.io, Io::Queued { .. })
+    }
+
+    /// Keeps the first failure of the caller's I/O for the next read to report.
+    fn keep_failure(&mut self, e: ConnError) {
+        if let Io::Queued { failure } = &mut self.io {
+            failure.get_or_insert(e);
+        }
     }
 
     /// What requests queued and the caller has not sent yet.
@@ -43,7 +52,7 @@ impl Connection {
             Ok(n) => bytes::Buf::advance(&mut self.wbuf, n),
             Err(e) => {
                 self.wbuf.clear();
-                self.queued_failure.get_or_insert(ConnError::from_write(e));
+                self.keep_failure(ConnError::from_write(e));
             }
         }
     }
@@ -51,8 +60,8 @@ impl Connection {
     /// Room for the caller to receive into, after the bytes not yet parsed (the
     /// buffer is compacted or doubled when full).
     pub fn read_space(&mut self) -> &mut [u8] {
-        self.room_to_read();
-        &mut self.rbuf[self.rend..]
+        self.read.room_to_read();
+        self.read.space()
     }
 
     /// The caller received `n` bytes into [`Connection::read_space`]: `Ok(0)` is the
@@ -60,11 +69,9 @@ impl Connection {
     /// closed connection counts as replies arrived (reading them reports it).
     pub fn received(&mut self, got: std::io::Result<usize>) {
         match got {
-            Ok(n) => self.rend = (self.rend + n).min(self.rbuf.len()),
+            Ok(n) => self.read.filled(n),
             // At 0 (closed) nothing is kept: the next read meets the end itself.
-            Err(e) => {
-                self.queued_failure.get_or_insert(ConnError::from_read(e));
-            }
+            Err(e) => self.keep_failure(ConnError::from_read(e)),
         }
     }
 
@@ -73,14 +80,14 @@ impl Connection {
     /// for the next read to report, as the caller's own failures are.
     pub fn send_queued_now(&mut self) {
         if let Err(e) = self.send_queued() {
-            self.queued_failure.get_or_insert(e);
+            self.keep_failure(e);
         }
     }
 
     /// Sends what is queued, reading replies meanwhile, for a call about to wait on
     /// the socket by itself.
     pub(crate) fn send_queued(&mut self) -> Result<(), ConnError> {
-        if !self.queued_io || self.wbuf.is_empty() {
+        if !self.io_queued() || self.wbuf.is_empty() {
             return Ok(());
         }
         let res = self.flush_while_reading();

@@ -6,8 +6,9 @@ use bytes::{BufMut, BytesMut};
 use postgres_protocol::message::frontend;
 use postgres_protocol::IsNull;
 
-use crate::conn::{AsyncState, Connection, Pending, PipelineStatus, QueryClass};
+use crate::conn::Connection;
 use crate::error::ConnError;
+use crate::pipeline::{PipelineStatus, QueryClass};
 
 /// Send pipeline data once this much is buffered, like libpq's OUTBUFFER_THRESHOLD.
 const OUTBUFFER_THRESHOLD: usize = 65536;
@@ -17,43 +18,12 @@ impl Connection {
         if self.broken {
             return Err(ConnError::Usage("no connection to the server".into()));
         }
-        match (self.pipeline, self.state) {
-            (PipelineStatus::Off, AsyncState::Idle) => Ok(()),
-            (PipelineStatus::Off, _) => Err(ConnError::Usage(
-                "another command is already in progress".into(),
-            )),
-            (_, AsyncState::CopyIn | AsyncState::CopyOut) => {
-                Err(ConnError::Usage("cannot queue commands during COPY".into()))
-            }
-            _ => Ok(()),
-        }
-    }
-
-    fn push_pending(&mut self, class: QueryClass, query: Option<&str>) {
-        let query = query.map(|q| {
-            let mut s = self.spare.pop().unwrap_or_default();
-            s.clear();
-            s.push_str(q);
-            s
-        });
-        self.queue.push_back(Pending { class, query });
-        match self.pipeline {
-            PipelineStatus::Off | PipelineStatus::On => {
-                if self.state == AsyncState::Idle {
-                    self.state = AsyncState::Busy;
-                }
-            }
-            PipelineStatus::Aborted => {
-                if matches!(self.state, AsyncState::Idle | AsyncState::PipelineIdle) {
-                    self.process_queue();
-                }
-            }
-        }
+        self.pipeline.can_send()
     }
 
     /// Flush now unless pipelining (libpq's `pqPipelineFlush`).
     fn pipeline_flush(&mut self) -> Result<(), ConnError> {
-        if self.pipeline != PipelineStatus::On || self.wbuf.len() >= OUTBUFFER_THRESHOLD {
+        if self.pipeline.status() != PipelineStatus::On || self.wbuf.len() >= OUTBUFFER_THRESHOLD {
             self.flush()
         } else {
             Ok(())
@@ -75,12 +45,12 @@ impl Connection {
     /// `PQsendQuery`: a simple Query message (all statements of `sql`). In pipeline mode
     /// libpq 15 sends it with the extended protocol instead, and so does this.
     pub fn send_query(&mut self, sql: &str) -> Result<(), ConnError> {
-        if self.pipeline != PipelineStatus::Off {
+        if self.pipeline.is_on() {
             return self.send_query_params(sql, &[]);
         }
         self.check_can_send()?;
         self.encode(|b| frontend::query(sql, b))?;
-        self.push_pending(QueryClass::Simple, Some(sql));
+        self.pipeline.push(QueryClass::Simple, Some(sql));
         self.flush()
     }
 
@@ -89,7 +59,7 @@ impl Connection {
         name: &str,
         params: &[Option<&[u8]>],
     ) -> Result<(), ConnError> {
-        let sync = self.pipeline == PipelineStatus::Off;
+        let sync = !self.pipeline.is_on();
         self.encode(|b| {
             frontend::bind(
                 "",
@@ -136,7 +106,7 @@ impl Connection {
             self.wbuf.truncate(mark);
             return Err(e);
         }
-        self.push_pending(QueryClass::Extended, Some(sql));
+        self.pipeline.push(QueryClass::Extended, Some(sql));
         self.pipeline_flush()
     }
 
@@ -144,7 +114,7 @@ impl Connection {
     /// (no Sync in pipeline mode).
     pub fn send_prepare(&mut self, name: &str, sql: &str, nparams: usize) -> Result<(), ConnError> {
         self.check_can_send()?;
-        let sync = self.pipeline == PipelineStatus::Off;
+        let sync = !self.pipeline.is_on();
         self.encode(|b| {
             frontend::parse(name, sql, std::iter::repeat_n(0, nparams), b)?;
             if sync {
@@ -152,7 +122,7 @@ impl Connection {
             }
             Ok(())
         })?;
-        self.push_pending(QueryClass::Prepare, Some(sql));
+        self.pipeline.push(QueryClass::Prepare, Some(sql));
         self.pipeline_flush()
     }
 
@@ -165,68 +135,26 @@ impl Connection {
     ) -> Result<(), ConnError> {
         self.check_can_send()?;
         self.encode_bind_execute(name, params)?;
-        self.push_pending(QueryClass::Extended, None);
+        self.pipeline.push(QueryClass::Extended, None);
         self.pipeline_flush()
     }
 
     /// `PQenterPipelineMode`.
     pub fn enter_pipeline_mode(&mut self) -> Result<(), ConnError> {
-        if self.pipeline != PipelineStatus::Off {
-            return Ok(());
-        }
-        if self.state != AsyncState::Idle {
-            return Err(ConnError::Usage(
-                "cannot enter pipeline mode, connection not idle".into(),
-            ));
-        }
-        self.pipeline = PipelineStatus::On;
-        Ok(())
+        self.pipeline.enter()
     }
 
     /// `PQexitPipelineMode`: only once every result has been collected.
     pub fn exit_pipeline_mode(&mut self) -> Result<(), ConnError> {
-        if self.pipeline == PipelineStatus::Off {
+        if !self.pipeline.is_on() {
             return Ok(());
         }
-        match self.state {
-            AsyncState::Ready => {
-                return Err(ConnError::Usage(
-                    "cannot exit pipeline mode with uncollected results".into(),
-                ))
-            }
-            AsyncState::Busy => {
-                return Err(ConnError::Usage(
-                    "cannot exit pipeline mode while busy".into(),
-                ))
-            }
-            AsyncState::CopyIn | AsyncState::CopyOut => {
-                return Err(ConnError::Usage(
-                    "cannot exit pipeline mode while in COPY".into(),
-                ))
-            }
-            AsyncState::Idle | AsyncState::PipelineIdle => {}
-        }
-        if !self.queue.is_empty() {
-            return Err(ConnError::Usage(
-                "cannot exit pipeline mode with uncollected results".into(),
-            ));
-        }
-        self.pipeline = PipelineStatus::Off;
-        self.state = AsyncState::Idle;
+        self.pipeline.exit()?;
         self.flush()
     }
 
     fn queue_sync(&mut self) -> Result<(), ConnError> {
-        if self.pipeline == PipelineStatus::Off {
-            return Err(ConnError::Usage(
-                "cannot send pipeline when not in pipeline mode".into(),
-            ));
-        }
-        if matches!(self.state, AsyncState::CopyIn | AsyncState::CopyOut) {
-            return Err(ConnError::Usage(
-                "internal error: cannot send pipeline while in COPY mode".into(),
-            ));
-        }
+        self.pipeline.can_sync()?;
         frontend::sync(&mut self.wbuf);
         Ok(())
     }
@@ -235,14 +163,14 @@ impl Connection {
     pub fn pipeline_sync(&mut self) -> Result<(), ConnError> {
         self.queue_sync()?;
         self.flush()?;
-        self.push_pending(QueryClass::Sync, None);
+        self.pipeline.push(QueryClass::Sync, None);
         Ok(())
     }
 
     /// `PQsendPipelineSync` (libpq 17): a Sync without flushing.
     pub fn send_pipeline_sync(&mut self) -> Result<(), ConnError> {
         self.queue_sync()?;
-        self.push_pending(QueryClass::Sync, None);
+        self.pipeline.push(QueryClass::Sync, None);
         self.pipeline_flush()
     }
 }

@@ -1,8 +1,9 @@
 //! Whole-statement helpers for set-up, init and vacuum: `execute` and `query_rows`
 //! (a simple query, every result read, the first server error returned).
 
-use crate::conn::{Connection, QueryError, ResultStatus};
+use crate::conn::{Connection, QueryError};
 use crate::error::ConnError;
+use crate::result::ResultStatus;
 
 impl Connection {
     // ----- convenience: whole statements -----
@@ -29,15 +30,13 @@ impl Connection {
     /// statement as text (`None` = NULL); the first server error if any.
     pub fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, QueryError> {
         self.send_query(sql)?;
-        self.collect = Some(Vec::new());
+        self.result.start_collecting();
         let mut rows = Vec::new();
         let mut first_error = None;
         let outcome = (|| -> Result<(), ConnError> {
             while let Some(r) = self.get_result()? {
                 match r {
-                    ResultStatus::TuplesOk => {
-                        rows = self.collect.replace(Vec::new()).unwrap_or_default()
-                    }
+                    ResultStatus::TuplesOk => rows = self.result.take_collected(),
                     ResultStatus::Error(e) if first_error.is_none() => first_error = Some(e),
                     ResultStatus::CopyIn | ResultStatus::CopyOut => self.end_copy()?,
                     _ => {}
@@ -45,7 +44,7 @@ impl Connection {
             }
             Ok(())
         })();
-        self.collect = None;
+        self.result.stop_collecting();
         outcome?;
         match first_error {
             Some(e) => Err(QueryError::Db(e)),

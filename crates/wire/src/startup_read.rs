@@ -26,7 +26,7 @@ fn refuse(text: String) -> Failure {
 }
 
 impl Connection {
-    /// The next start-up message, (type, body start, body end) in `rbuf`, checked as
+    /// The next start-up message, (type, body start, body end) in the read buffer, checked as
     /// libpq checks it; every wait for bytes ends at `deadline`.
     pub(crate) fn startup_message(
         &mut self,
@@ -34,19 +34,14 @@ impl Connection {
         deadline: Option<Instant>,
     ) -> Result<(u8, usize, usize), Failure> {
         loop {
-            let at = self.rstart;
-            let avail = self.rend - at;
-            if avail >= 1 && phase == Phase::Authenticating {
-                let tag = self.rbuf[at];
+            let unread = self.read.unread();
+            if let Some(&tag) = unread.first() {
                 // Anything else probably means it is not PostgreSQL at the other end.
-                if tag != b'R' && tag != b'E' {
+                if phase == Phase::Authenticating && tag != b'R' && tag != b'E' {
                     return Err(not_an_auth_request(tag));
                 }
             }
-            if avail >= 5 {
-                let tag = self.rbuf[at];
-                let b = &self.rbuf[at + 1..at + 5];
-                let len = u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize;
+            if let Some((tag, len)) = self.read.header() {
                 match phase {
                     Phase::Authenticating if tag == b'R' && !(8..=MAX_AUTH_LEN).contains(&len) => {
                         return Err(not_an_auth_request(tag));
@@ -62,9 +57,9 @@ impl Connection {
                     }
                     _ => {}
                 }
-                if avail > len {
-                    self.rstart = at + 1 + len;
-                    return Ok((tag, at + 5, at + 1 + len));
+                if self.read.unread().len() > len {
+                    let (start, end) = self.read.take(len);
+                    return Ok((tag, start, end));
                 }
             }
             arm(&self.stream, deadline)?;
@@ -76,7 +71,7 @@ impl Connection {
     /// `MAX_SHORT_LEN` bytes) after the `E`.
     fn old_protocol_error(&mut self, deadline: Option<Instant>) -> Failure {
         loop {
-            let text = &self.rbuf[self.rstart + 1..self.rend];
+            let text = &self.read.unread()[1..];
             let end = text.iter().position(|&b| b == 0);
             if end.is_some() || text.len() >= MAX_SHORT_LEN {
                 let text = &text[..end.unwrap_or(text.len()).min(MAX_SHORT_LEN)];

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Import circles between the modules of every crate of the workspace.
+
+Each module file is a room; a `use` of a `crate::a::b`, `super::b` or `self::b` path,
+or of a child from its parent (`use load::rows`), and such a path written in code
+(`crate::tls::TlsCache` in a field's type) are arrows to the module they name
+(`--use-lines`: only `use`s count). Two kinds of loop are told apart:
+
+- a circle: modules that reach each other without going through a parent, e.g.
+  `options.rs -> tls.rs -> options.rs`. There must be none (exit 1, each listed);
+- an arrow back up: a child that takes something from its own parent or ancestor
+  (`use super::X` in `init/load.rs` for a type defined in `init/mod.rs`): the parent
+  is used as a drawer. Listed with `-v`, not an error.
+
+Test code is left out: `tests.rs` files and everything from a file's first
+`#[cfg(test)] mod ... {` on. Usage: scripts/check-circles.py [-v] [--use-lines]
+"""
+import os
+import re
+import sys
+
+ROOTS = ["src/lib.rs", "src/main.rs", "src/bin/pgbench-report/main.rs"]
+ROOTS += sorted(
+    f"crates/{c}/src/lib.rs"
+    for c in os.listdir("crates")
+    if os.path.exists(f"crates/{c}/src/lib.rs")
+)
+IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+
+
+def child_dir(path, is_root):
+    """The directory where the children of the module in `path` live."""
+    d, name = os.path.split(path)
+    if is_root or name == "mod.rs":
+        return d
+    return os.path.join(d, name[:-3])
+
+
+def load(path):
+    text = open(path, encoding="utf-8").read()
+    cut = re.search(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", text)
+    if cut:
+        text = text[: cut.start()]
+    text = re.sub(r"//[^\n]*", "", text)
+    return text
+
+
+def expand_use(tree):
+    """`a::{b, c::{d, e}}` -> ["a::b", "a::c::d", "a::c::e"] (no braces: itself)."""
+    tree = tree.strip()
+    i = tree.find("{")
+    if i < 0:
+        return [re.sub(r"\s+as\s+\w+$", "", tree)]
+    prefix, inner = tree[:i], tree[i + 1 : tree.rindex("}")]
+    parts, depth, cur = [], 0, ""
+    for ch in inner:
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        depth += ch == "{"
+        depth -= ch == "}"
+        cur += ch
+    parts.append(cur)
+    out = []
+    for p in parts:
+        if p.strip():
+            out += [prefix + q for q in expand_use(p)]
+    return out
+
+
+class Crate:
+    def __init__(self, root, all_paths=False):
+        self.root = root
+        self.all_paths = all_paths
+        self.modules = {}  # module path tuple -> file
+        self.walk(root, (), True)
+        self.files = {f: m for m, f in self.modules.items()}
+
+    def walk(self, path, modpath, is_root):
+        self.modules[modpath] = path
+        d = child_dir(path, is_root)
+        for name in re.findall(rf"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+({IDENT})\s*;", load(path), re.M):
+            for cand in (os.path.join(d, name + ".rs"), os.path.join(d, name, "mod.rs")):
+                if os.path.exists(cand) and not cand.endswith("tests.rs"):
+                    self.walk(cand, modpath + (name,), False)
+                    break
+
+    def resolve(self, here, segments):
+        """The module a path names, from the module `here`: the longest known prefix."""
+        if not segments:
+            return None
+        head = segments[0]
+        if head == "crate":
+            base, rest = (), segments[1:]
+        elif head in ("super", "self"):
+            base, rest = here, segments
+            while rest and rest[0] in ("super", "self"):
+                if rest[0] == "super":
+                    base = base[:-1]
+                rest = rest[1:]
+        else:  # a child named from its parent (`load::rows`)
+            if here + (head,) not in self.modules:
+                return None
+            base, rest = here, segments
+        best = base
+        for i in range(len(rest)):
+            cand = base + tuple(rest[: i + 1])
+            if cand in self.modules:
+                best = cand
+            else:
+                break
+        return best
+
+    def arrows(self):
+        edges = {}
+        for mod, path in self.modules.items():
+            text = load(path)
+            paths = []
+            for stmt in re.findall(r"\buse\s+([^;]+);", text):
+                paths += expand_use(stmt)
+            if self.all_paths:
+                text_no_use = re.sub(r"\buse\s+[^;]+;", "", text)
+                paths += re.findall(rf"\b(?:crate|super|self|{IDENT})(?:::{IDENT})+", text_no_use)
+            targets = set()
+            for p in paths:
+                segs = [s for s in re.split(r"\s*::\s*", p.strip()) if s and s != "*"]
+                t = self.resolve(mod, segs)
+                if t is not None and t != mod:
+                    targets.add(t)
+            edges[mod] = targets
+        return edges
+
+
+def sccs(nodes, edges):
+    """Tarjan's strongly connected components with more than one node."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(comp)
+
+    sys.setrecursionlimit(10000)
+    for v in nodes:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def main():
+    os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    verbose = "-v" in sys.argv[1:]
+    all_paths = "--use-lines" not in sys.argv[1:]
+    circles = 0
+    for root in ROOTS:
+        crate = Crate(root, all_paths)
+        edges = crate.arrows()
+        up = {m: {t for t in ts if m[: len(t)] == t} for m, ts in edges.items()}
+        forward = {m: ts - up[m] for m, ts in edges.items()}
+        name = lambda m: crate.modules[m]
+        for comp in sccs(list(crate.modules), forward):
+            circles += 1
+            print(f"circle in {root}: " + " <-> ".join(sorted(name(m) for m in comp)))
+        n_up = sum(len(v) for v in up.values())
+        n_edges = sum(len(v) for v in edges.values())
+        if verbose:
+            for m, ts in sorted(up.items()):
+                for t in sorted(ts):
+                    print(f"  arrow back up: {name(m)} -> {name(t)}")
+            print(f"{root}: {len(crate.modules)} modules, {n_edges} arrows, {n_up} back up")
+    print(f"check-circles: {circles} circle(s) in {len(ROOTS)} crates")
+    return 1 if circles else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
