@@ -4,7 +4,7 @@
 //! so the run ends with the server's "canceling statement due to user request" and
 //! exit status 1 rather than dying in the middle of a COPY.
 
-use super::InitError;
+use super::error::InitError;
 use pgbench_wire::{CancelToken, Connection};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;

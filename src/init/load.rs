@@ -9,10 +9,12 @@ use std::time::Instant;
 
 use pgbench_wire::Connection;
 
+use super::error::InitError;
+use super::exec::execute;
+use super::options::InitOptions;
 use super::progress::{Progress, QUIET_CHECK_ROWS};
 use super::rows::{branch_rows, teller_rows, AccountRows};
 use super::sql::{self, BRANCHES, TELLERS};
-use super::{execute, stderr_is_terminal, InitError, InitOptions};
 
 /// COPY data is sent in writes of about this many bytes.
 pub(crate) const COPY_CHUNK: usize = 64 * 1024;
@@ -23,13 +25,18 @@ pub(crate) fn client_side(conn: &mut Connection, opts: &InitOptions) -> Result<(
     execute(conn, sql::TRUNCATE_TABLES)?;
     small_tables(conn, opts.scale)?;
 
-    let copy_sql = sql::copy_accounts(opts.partitions, conn.server_version_num());
+    let copy_sql = sql::copy_accounts(opts.partitions, crate::version::server_version_num(conn));
     let total = sql::account_rows(opts.scale);
     let mut copy = conn.copy_in(copy_sql).map_err(|e| InitError::CopyStart {
         message: e.to_string(),
     })?;
     let start = Instant::now();
-    let mut progress = Progress::new(std::io::stderr(), total, opts.quiet, stderr_is_terminal());
+    let mut progress = Progress::new(
+        std::io::stderr(),
+        total,
+        opts.quiet,
+        crate::sys::stderr_is_tty(),
+    );
     let mut rows = AccountRows::new(1, total);
     let mut buf = Vec::with_capacity(COPY_CHUNK + 4096);
     let mut done = 0;

@@ -15,11 +15,13 @@ use std::time::Instant;
 
 use pgbench_wire::Connection;
 
+use super::error::InitError;
+use super::exec::execute;
 use super::load::{small_tables, COPY_CHUNK};
+use super::options::{InitOptions, PartitionMethod};
 use super::progress::Progress;
 use super::rows::AccountRows;
 use super::sql::{self, ACCOUNTS};
-use super::{execute, stderr_is_terminal, InitError, InitOptions, PartitionMethod};
 
 /// Consecutive `aid`s loaded by one statement. Always through `pgbench_accounts`, so
 /// the server routes rows to whatever partitions the table really has (`-I g` may run
@@ -90,7 +92,12 @@ pub(crate) fn client_side(
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let start = Instant::now();
-    let mut progress = Progress::new(std::io::stderr(), total, opts.quiet, stderr_is_terminal());
+    let mut progress = Progress::new(
+        std::io::stderr(),
+        total,
+        opts.quiet,
+        crate::sys::stderr_is_tty(),
+    );
     let (report, reports) = mpsc::channel::<i64>();
 
     let results = std::thread::scope(|scope| {

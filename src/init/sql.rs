@@ -2,7 +2,7 @@
 //! (`initCreateTables`, `createPartitions`, `initCreatePKeys`, `initCreateFKeys`,
 //! `initGenerateDataServerSide`), plus the COPY statements we use. Pure: no connection.
 
-use super::{InitOptions, PartitionMethod};
+use super::options::{InitOptions, PartitionMethod};
 
 /// Branches per scale unit (pgbench `nbranches`).
 pub(crate) const BRANCHES: i64 = 1;

@@ -1,0 +1,203 @@
+//! The steps of `-i` (`dtgGvpf`), run in the order given on the main connection or,
+//! for the data load, vacuum and primary keys with `jobs` > 1, over several
+//! (`parallel`); each says what it does as pgbench does, and the run ends with
+//! pgbench's `done in ...` line.
+
+use std::time::Instant;
+
+use pgbench_wire::{ConnectOptions, Connection};
+
+use super::error::InitError;
+use super::exec::{connect, execute, say};
+use super::options::InitOptions;
+use super::{load, parallel, sql};
+
+/// Where `g` and `G` generate the rows.
+#[derive(Clone, Copy)]
+enum Side {
+    /// `g`: here, sent with COPY.
+    Client,
+    /// `G`: by the server, with `generate_series`.
+    Server,
+}
+
+/// The state of one `-i` run.
+pub(super) struct Init<'a> {
+    pub(super) opts: InitOptions,
+    pub(super) connect: &'a ConnectOptions,
+    /// The connection every step uses (pgbench's only one).
+    pub(super) main: Connection,
+    /// Extra connections for `jobs` > 1, opened by the first parallel step.
+    pub(super) helpers: Vec<Connection>,
+}
+
+impl Init<'_> {
+    pub(super) fn run_steps(&mut self) -> Result<(), InitError> {
+        let steps: Vec<char> = self.opts.steps.chars().collect();
+        let mut stats = Vec::new();
+        let mut run_time = 0.0;
+        for step in steps {
+            let start = Instant::now();
+            let op = match step {
+                'd' => {
+                    self.drop_tables()?;
+                    "drop tables"
+                }
+                't' => {
+                    self.create_tables()?;
+                    "create tables"
+                }
+                'g' => {
+                    self.generate(Side::Client)?;
+                    "client-side generate"
+                }
+                'G' => {
+                    self.generate(Side::Server)?;
+                    "server-side generate"
+                }
+                'v' => {
+                    self.vacuum()?;
+                    "vacuum"
+                }
+                'p' => {
+                    self.primary_keys()?;
+                    "primary keys"
+                }
+                'f' => {
+                    self.foreign_keys()?;
+                    "foreign keys"
+                }
+                ' ' => continue,
+                other => return Err(InitError::UnknownStep(other)),
+            };
+            let elapsed = start.elapsed().as_secs_f64();
+            stats.push(format!("{op} {elapsed:.2} s"));
+            run_time += elapsed;
+        }
+        say(&format!(
+            "done in {run_time:.2} s ({}).\n",
+            stats.join(", ")
+        ));
+        Ok(())
+    }
+
+    fn drop_tables(&mut self) -> Result<(), InitError> {
+        say("dropping old tables...\n");
+        execute(&mut self.main, sql::DROP_TABLES)
+    }
+
+    fn create_tables(&mut self) -> Result<(), InitError> {
+        say("creating tables...\n");
+        for statement in sql::create_tables(&self.opts) {
+            execute(&mut self.main, &statement)?;
+        }
+        if self.opts.partitions > 0 {
+            say(&format!(
+                "creating {} partitions...\n",
+                self.opts.partitions
+            ));
+            for statement in sql::create_partitions(&self.opts) {
+                execute(&mut self.main, &statement)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `g` or `G`: the rows generated on this side, over one connection or `jobs`.
+    fn generate(&mut self, side: Side) -> Result<(), InitError> {
+        say(match side {
+            Side::Client => "generating data (client-side)...\n",
+            Side::Server => "generating data (server-side)...\n",
+        });
+        let Some(jobs) = self.opts.parallel_jobs() else {
+            return match side {
+                Side::Client => load::client_side(&mut self.main, &self.opts),
+                Side::Server => load::server_side(&mut self.main, &self.opts),
+            };
+        };
+        let width = jobs.min(parallel::plan(&self.opts, jobs).len());
+        let opts = self.opts.clone();
+        let (main, helpers) = self.connections(width)?;
+        let loaded = match side {
+            Side::Client => parallel::client_side(main, helpers, &opts),
+            Side::Server => parallel::server_side(main, helpers, &opts),
+        };
+        self.empty_after_failure(loaded)
+    }
+
+    /// A parallel load commits piece by piece; when it fails or is interrupted, the
+    /// tables are emptied again, as a one-session load leaves them (its one
+    /// transaction rolls back), rather than left half-loaded.
+    fn empty_after_failure(&mut self, loaded: Result<(), InitError>) -> Result<(), InitError> {
+        if loaded.is_err() && execute(&mut self.main, sql::TRUNCATE_TABLES).is_ok() {
+            say("the load did not complete: the pgbench tables were emptied again\n");
+        }
+        loaded
+    }
+
+    fn vacuum(&mut self) -> Result<(), InitError> {
+        say("vacuuming...\n");
+        // After a parallel load the accounts rows are not frozen as pgbench's COPY FREEZE
+        // leaves them; `vacuum (freeze)` here would rewrite the table with full-page
+        // images and cost more than the parallel load saves (docs/init.md), so this is
+        // pgbench's statement in every case.
+        let statements: Vec<String> = sql::VACUUM_TABLES
+            .iter()
+            .map(|table| format!("vacuum analyze {table}"))
+            .collect();
+        match self.opts.parallel_jobs() {
+            Some(jobs) => {
+                // Three small tables plus accounts or each of its partitions.
+                let width = jobs.min(3 + self.opts.partitions.max(1) as usize);
+                let (main, helpers) = self.connections(width)?;
+                parallel::vacuum(main, helpers, statements)
+            }
+            None => self.maintenance(statements),
+        }
+    }
+
+    fn primary_keys(&mut self) -> Result<(), InitError> {
+        say("creating primary keys...\n");
+        self.maintenance(sql::primary_keys(&self.opts))
+    }
+
+    fn foreign_keys(&mut self) -> Result<(), InitError> {
+        say("creating foreign keys...\n");
+        // Each constraint locks pgbench_branches or pgbench_tellers against the others,
+        // so running them concurrently would only queue them: always one connection.
+        for statement in sql::FOREIGN_KEYS {
+            execute(&mut self.main, statement)?;
+        }
+        Ok(())
+    }
+
+    /// Runs independent per-table statements: in order on the main connection, or
+    /// concurrently over the `jobs` connections.
+    fn maintenance(&mut self, statements: Vec<String>) -> Result<(), InitError> {
+        match self.opts.parallel_jobs() {
+            Some(jobs) => {
+                let (main, helpers) = self.connections(jobs.min(statements.len()))?;
+                parallel::statements(main, helpers, statements)
+            }
+            None => {
+                for statement in &statements {
+                    execute(&mut self.main, statement)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// `width` connections for a parallel step: the main one and `width - 1` helpers,
+    /// opened the first time they are needed and kept for later steps.
+    fn connections(
+        &mut self,
+        width: usize,
+    ) -> Result<(&mut Connection, &mut [Connection]), InitError> {
+        let helpers = width.max(1) - 1;
+        while self.helpers.len() < helpers {
+            self.helpers.push(connect(self.connect)?);
+        }
+        Ok((&mut self.main, &mut self.helpers[..helpers]))
+    }
+}
