@@ -9,9 +9,55 @@
 //! line says; `--temp-instance-durable` keeps the server's durable defaults instead.
 
 use crate::bench::plan::BenchPlan;
-use crate::init::InitOptions;
+use crate::init::{InitError, InitOptions};
 use crate::logging;
-use pgbench_cluster::{Cluster, ClusterOptions};
+use pgbench_cluster::{Cluster, ClusterError, ClusterOptions};
+use pgbench_wire::{ConnError, QueryError};
+
+/// Why a temporary instance could not be made ready; the run did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum TempInstanceError {
+    /// The cluster did not start.
+    #[error("could not start a temporary instance: {0}")]
+    Start(#[from] ClusterError),
+    /// Its connection options, or the connection for the setup files, failed.
+    #[error("{0}")]
+    Connect(#[from] ConnError),
+    /// `-i` on it failed.
+    #[error("{0}")]
+    Init(#[from] InitError),
+    /// A setup file could not be read.
+    #[error("could not read file \"{path}\": {why}")]
+    ReadSetup {
+        /// The file.
+        path: String,
+        /// `strerror`'s text.
+        why: String,
+    },
+    /// A setup file's SQL failed.
+    #[error("{path}: {error}")]
+    Setup {
+        /// The file.
+        path: String,
+        /// The server's error.
+        error: QueryError,
+    },
+}
+
+impl TempInstanceError {
+    /// The lines to print, `progname`'s `error:` lines (an `-i` failure's as pgbench
+    /// prints them; a message's own last newline is not doubled, as `logging` does).
+    pub fn render(&self, progname: &str) -> String {
+        match self {
+            TempInstanceError::Init(e) => e.render(progname),
+            other => {
+                let text = other.to_string();
+                let text = text.strip_suffix('\n').unwrap_or(&text);
+                format!("{progname}: error: {text}\n")
+            }
+        }
+    }
+}
 
 /// Which throwaway server: `--temp-instance` or `--temp-instance-durable`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +71,7 @@ pub enum TempInstance {
 /// The settings a durable instance puts back (written after the fast ones, so they win).
 const DURABLE: [&str; 3] = ["fsync", "synchronous_commit", "full_page_writes"];
 
-fn start(kind: TempInstance) -> Option<Cluster> {
+fn start(kind: TempInstance) -> Result<Cluster, TempInstanceError> {
     let (opening, config) = match kind {
         TempInstance::Fast => (
             "starting a temporary PostgreSQL instance (fsync, synchronous_commit and \
@@ -39,16 +85,10 @@ fn start(kind: TempInstance) -> Option<Cluster> {
         ),
     };
     logging::info(opening);
-    match Cluster::start(ClusterOptions {
+    Ok(Cluster::start(ClusterOptions {
         config,
         ..ClusterOptions::default()
-    }) {
-        Ok(c) => Some(c),
-        Err(e) => {
-            logging::error(&format!("could not start a temporary instance: {e}"));
-            None
-        }
-    }
+    })?)
 }
 
 /// Where the throwaway cluster listens. Connection options given on the command line
@@ -61,16 +101,6 @@ fn connect_args(cluster: &Cluster) -> pgbench_wire::ConnectArgs {
         password: None,
         dbname: Some("postgres".to_string()),
         fallback_application_name: Some(logging::progname().to_string()),
-    }
-}
-
-fn connect_options(args: &pgbench_wire::ConnectArgs) -> Option<pgbench_wire::ConnectOptions> {
-    match pgbench_wire::ConnectOptions::from_args(args) {
-        Ok(o) => Some(o),
-        Err(e) => {
-            logging::error(&e.to_string());
-            None
-        }
     }
 }
 
@@ -115,48 +145,37 @@ fn setup_files(bench: &BenchPlan) -> Vec<String> {
     files
 }
 
-fn run_setup_files(opts: &pgbench_wire::ConnectOptions, bench: &BenchPlan) -> Result<(), i32> {
+fn run_setup_files(
+    opts: &pgbench_wire::ConnectOptions,
+    bench: &BenchPlan,
+) -> Result<(), TempInstanceError> {
     let files = setup_files(bench);
     if files.is_empty() {
         return Ok(());
     }
-    let mut conn = pgbench_wire::Connection::connect(opts).map_err(|e| {
-        logging::error(&e.to_string());
-        1
-    })?;
+    let mut conn = pgbench_wire::Connection::connect(opts)?;
     for path in files {
         logging::info(&format!("running {path}"));
-        let sql = std::fs::read_to_string(&path).map_err(|e| {
-            logging::error(&format!(
-                "could not read file \"{path}\": {}",
-                crate::sys::strerror(&e)
-            ));
-            1
-        })?;
-        if let Err(e) = conn.execute(&sql) {
-            logging::error(&format!("{path}: {e}"));
-            return Err(1);
+        let sql = match std::fs::read_to_string(&path) {
+            Ok(sql) => sql,
+            Err(e) => {
+                let why = crate::sys::strerror(&e);
+                return Err(TempInstanceError::ReadSetup { path, why });
+            }
+        };
+        if let Err(error) = conn.execute(&sql) {
+            return Err(TempInstanceError::Setup { path, error });
         }
     }
     Ok(())
 }
 
 /// `-i --temp-instance`: initialise on a throwaway cluster (useful to time a load).
-pub fn run_init(kind: TempInstance, init: &InitOptions) -> i32 {
-    let Some(cluster) = start(kind) else {
-        return 1;
-    };
-    let args = connect_args(&cluster);
-    let Some(opts) = connect_options(&args) else {
-        return 1;
-    };
-    match crate::init::run(&opts, init, logging::progname()) {
-        Ok(()) => 0,
-        Err(e) => {
-            logging::raw(&e.render(logging::progname()));
-            1
-        }
-    }
+pub fn run_init(kind: TempInstance, init: &InitOptions) -> Result<(), TempInstanceError> {
+    let cluster = start(kind)?;
+    let opts = pgbench_wire::ConnectOptions::from_args(&connect_args(&cluster))?;
+    crate::init::run(&opts, init, logging::progname())?;
+    Ok(())
 }
 
 /// A benchmark on a throwaway cluster, initialised at scale `-s` first.
@@ -167,32 +186,23 @@ pub fn run_bench(
     bench: &BenchPlan,
     metrics: Option<std::sync::Arc<crate::metrics::Live>>,
     report: impl FnOnce(Result<crate::bench::RunOutcome, crate::bench::RunError>) -> i32,
-) -> i32 {
-    let Some(cluster) = start(kind) else {
-        return 1;
-    };
+) -> Result<i32, TempInstanceError> {
+    let cluster = start(kind)?;
     let args = connect_args(&cluster);
-    let Some(opts) = connect_options(&args) else {
-        return 1;
-    };
+    let opts = pgbench_wire::ConnectOptions::from_args(&args)?;
     let init = InitOptions {
         scale: bench.scale.value,
         ..InitOptions::default()
     };
-    if let Err(e) = crate::init::run(&opts, &init, logging::progname()) {
-        logging::raw(&e.render(logging::progname()));
-        return 1;
-    }
-    if let Err(code) = run_setup_files(&opts, bench) {
-        return code;
-    }
+    crate::init::run(&opts, &init, logging::progname())?;
+    run_setup_files(&opts, bench)?;
     // The scale was used to initialise: the run has no reason to warn that it ignores it.
     let mut run = bench.clone();
     run.scale.given = false;
     let code = report(crate::bench::run(args, &run, metrics));
     logging::info("removing the temporary instance");
     drop(cluster);
-    code
+    Ok(code)
 }
 
 #[cfg(test)]
@@ -221,6 +231,23 @@ mod tests {
         assert_eq!(
             setup_files(&bench),
             vec![p("x.setup.sql"), p("c.setup.sql")]
+        );
+    }
+
+    #[test]
+    fn errors_are_values_rendered_as_pgbench_error_lines() {
+        let e = TempInstanceError::ReadSetup {
+            path: "x.sql".into(),
+            why: "No such file or directory".into(),
+        };
+        assert_eq!(
+            e.render("pgbench"),
+            "pgbench: error: could not read file \"x.sql\": No such file or directory\n"
+        );
+        let e = TempInstanceError::from(InitError::UnknownStep('x'));
+        assert_eq!(
+            e.render("pgbench"),
+            "pgbench: error: unrecognized initialization step \"x\"\n"
         );
     }
 }

@@ -55,7 +55,13 @@ pub fn main() -> i32 {
         } => {
             if let Some(kind) = temp_instance {
                 warn_ignored_by_temp_instance(&conn);
-                return crate::temp_instance::run_init(kind, &init);
+                return match crate::temp_instance::run_init(kind, &init) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        logging::raw(&e.render(logging::progname()));
+                        1
+                    }
+                };
             }
             let Some((main, opts)) = connect_for_init(&conn) else {
                 return 1;
@@ -125,7 +131,14 @@ fn run_bench(
     let code = match temp_instance {
         Some(kind) => {
             warn_ignored_by_temp_instance(conn);
-            crate::temp_instance::run_bench(kind, plan, live, |outcome| report(outcome, "postgres"))
+            let run = |outcome| report(outcome, "postgres");
+            match crate::temp_instance::run_bench(kind, plan, live, run) {
+                Ok(code) => code,
+                Err(e) => {
+                    logging::raw(&e.render(logging::progname()));
+                    1
+                }
+            }
         }
         None => report(
             crate::bench::run(conn.connect_args(), plan, live),
