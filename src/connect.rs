@@ -13,10 +13,7 @@ pub fn connect_with_prompt(
         match Connection::connect(&opts) {
             Ok(conn) => return Ok((conn, opts)),
             Err(e) if e.needs_password() && args.password.is_none() => {
-                match crate::sys::prompt_password("Password: ") {
-                    Some(pw) => args.password = Some(pw),
-                    None => return Err(e),
-                }
+                args.password = Some(crate::sys::prompt_password("Password: "));
             }
             Err(e) => return Err(e),
         }

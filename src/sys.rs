@@ -175,8 +175,8 @@ pub fn stderr_is_tty() -> bool {
 /// pgbench's `simple_prompt`: asks on the terminal with echo off, or on stderr
 /// reading stdin when there is no terminal (`echo pw | setsid pgbench ...`); always
 /// a line, empty when nothing could be read, as stock pgbench then tries it.
-pub fn prompt_password(prompt: &str) -> Option<String> {
-    Some(pgbench_wire::prompt_password(prompt))
+pub fn prompt_password(prompt: &str) -> String {
+    pgbench_wire::prompt_password(prompt)
 }
 
 /// The C library's message for an I/O error, as `%m` prints it (no "(os error N)").
