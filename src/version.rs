@@ -10,3 +10,18 @@ pub fn pg_version() -> String {
         env!("CARGO_PKG_VERSION")
     )
 }
+
+/// The server's version as an integer (`150018`), as libpq's `PQserverVersion` gives
+/// it: `server_version_num` when the server reports it, else parsed from
+/// `server_version` (by the rule `pgbench-report show` uses for a results file).
+pub fn server_version_num(conn: &pgbench_wire::Connection) -> i32 {
+    match conn
+        .parameter("server_version_num")
+        .and_then(|v| v.parse().ok())
+    {
+        Some(n) => n,
+        None => conn
+            .parameter("server_version")
+            .map_or(0, pgbench_results::show::version_num),
+    }
+}

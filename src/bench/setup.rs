@@ -110,7 +110,7 @@ fn print_banner(conn: &Connection) {
     let line = pgbench_results::show::banner(
         &crate::version::pg_version(),
         conn.parameter("server_version"),
-        conn.server_version_num(),
+        crate::version::server_version_num(conn),
     );
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(line.as_bytes());

@@ -24,8 +24,10 @@ pub fn banner(ours: &str, server: Option<&str>, server_num: i32) -> String {
     }
 }
 
-/// A `server_version` string's number, as the connection computes it when the
-/// server does not report `server_version_num` (pgbench-wire's `server_version_num`): `15.18 (Debian ...)` is 150018, `9.6.24` 90624.
+/// A `server_version` string's number as libpq's `PQserverVersion` computes it when
+/// the server does not report `server_version_num`: `15.18 (Debian ...)` is 150018,
+/// `9.6.24` 90624. The one home of the rule: the runner uses it for a connection
+/// (`src/version.rs` `server_version_num`), `show` for a results file.
 pub fn version_num(v: &str) -> i32 {
     let nums: Vec<i32> = v
         .split(|c: char| !c.is_ascii_digit())

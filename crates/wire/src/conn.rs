@@ -251,33 +251,6 @@ impl Connection {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The server version as an integer (`150018`), from `server_version_num` if
-    /// reported, else parsed from `server_version` like libpq's `PQserverVersion`.
-    pub fn server_version_num(&self) -> i32 {
-        if let Some(n) = self
-            .parameter("server_version_num")
-            .and_then(|v| v.parse().ok())
-        {
-            return n;
-        }
-        let Some(v) = self.parameter("server_version") else {
-            return 0;
-        };
-        let nums: Vec<i32> = v
-            .split(|c: char| !c.is_ascii_digit())
-            .take_while(|s| !s.is_empty())
-            .take(3)
-            .filter_map(|s| s.parse().ok())
-            .collect();
-        match nums.as_slice() {
-            [major, minor, rev] if *major < 10 => major * 10000 + minor * 100 + rev,
-            [major, minor, ..] if *major >= 10 => major * 10000 + minor,
-            [major, minor] => major * 10000 + minor * 100,
-            [major] => major * 10000,
-            _ => 0,
-        }
-    }
-
     /// True once the connection is known to be lost.
     pub fn is_broken(&self) -> bool {
         self.broken
