@@ -11,6 +11,7 @@ mod expr;
 mod grammar;
 mod meta;
 mod sql;
+mod sql_tokens;
 
 use crate::ast::{self, Command, CommandKind, MetaCommand, ResultTarget, Script, SqlCommand};
 use crate::error::{ConditionMessage, ScriptError, SyntaxError, SyntaxMessage, MAX_SQL_PARAMETERS};

@@ -11,6 +11,10 @@
 //! As in pgbench, its state (depths, identifier counts) lives across commands: pgbench
 //! never resets the psql lexer between commands.
 
+use super::sql_tokens::{
+    c_comment_end, colon_token_end, dollar_end, double_quoted_end, is_ident_cont, is_ident_start,
+    is_sql_space, is_variable_char, line_end, number_end, quoted_end, Quote,
+};
 use crate::ast::SqlPiece;
 
 /// Why [`SqlScanner::scan`] stopped.
@@ -33,15 +37,6 @@ pub(crate) struct SqlBuffer {
     pub start: usize,
 }
 
-/// Lexer states of psqlscan.l that matter for framing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Quote {
-    /// `'...'` with standard strings, `B'...'`, `X'...'`, `U&'...'`: only `'` ends it.
-    Plain,
-    /// `E'...'`: a backslash escapes the next byte.
-    Escape,
-}
-
 /// psql's lexer state, kept from one command to the next.
 pub(crate) struct SqlScanner<'a> {
     text: &'a [u8],
@@ -53,23 +48,6 @@ pub(crate) struct SqlScanner<'a> {
     /// First letters of the first four identifiers of the statement, when they are one
     /// of CREATE, OR, REPLACE, FUNCTION, PROCEDURE (psqlscan.l's `identifiers`).
     identifiers: [u8; 4],
-}
-
-fn is_ident_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || b == b'_' || b >= 0x80
-}
-
-fn is_ident_cont(b: u8) -> bool {
-    is_ident_start(b) || b.is_ascii_digit() || b == b'$'
-}
-
-fn is_variable_char(b: u8) -> bool {
-    is_ident_start(b) || b.is_ascii_digit()
-}
-
-/// psqlscan.l's `{space}`: the whitespace that separates SQL tokens.
-fn is_sql_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
 }
 
 impl<'a> SqlScanner<'a> {
@@ -122,17 +100,15 @@ impl<'a> SqlScanner<'a> {
                     self.whitespace(buf, start, end);
                 }
                 b'-' if self.at(start + 1) == b'-' => {
-                    let end = self.line_end(start);
+                    let end = line_end(text, start);
                     self.whitespace(buf, start, end);
                 }
                 b'/' if self.at(start + 1) == b'*' => {
-                    let end = self.c_comment_end(start + 2);
-                    self.echo(buf, start, end);
-                    self.pos = end;
+                    self.token(buf, start, c_comment_end(text, start + 2));
                 }
-                b'\'' => self.quoted(buf, start, start + 1, Quote::Plain),
-                b'"' => self.double_quoted(buf, start, start + 1),
-                b'$' => self.dollar(buf, start),
+                b'\'' => self.token(buf, start, quoted_end(text, start + 1, Quote::Plain)),
+                b'"' => self.token(buf, start, double_quoted_end(text, start + 1)),
+                b'$' => self.token(buf, start, dollar_end(text, start)),
                 b'(' => {
                     self.paren_depth += 1;
                     self.echo(buf, start, start + 1);
@@ -166,7 +142,7 @@ impl<'a> SqlScanner<'a> {
                     }
                 },
                 b':' => {
-                    let end = self.colon_token_end(start);
+                    let end = colon_token_end(text, start);
                     if text[start..end].starts_with(b":{?") {
                         // psql's "is this variable defined" test: pgbench has no psql
                         // variables, so the lexer always emits FALSE
@@ -179,15 +155,9 @@ impl<'a> SqlScanner<'a> {
                     }
                     self.pos = end;
                 }
-                b'0'..=b'9' => {
-                    let end = self.number_end(start);
-                    self.echo(buf, start, end);
-                    self.pos = end;
-                }
+                b'0'..=b'9' => self.token(buf, start, number_end(text, start)),
                 b'.' if self.at(start + 1).is_ascii_digit() => {
-                    let end = self.number_end(start);
-                    self.echo(buf, start, end);
-                    self.pos = end;
+                    self.token(buf, start, number_end(text, start))
                 }
                 _ if is_ident_start(b) => self.word(buf, start),
                 _ => {
@@ -210,224 +180,10 @@ impl<'a> SqlScanner<'a> {
         self.pos = end;
     }
 
-    /// End of a `--` comment: the next `\n` or `\r` (not included).
-    fn line_end(&self, start: usize) -> usize {
-        self.text[start..]
-            .iter()
-            .position(|&c| c == b'\n' || c == b'\r')
-            .map_or(self.text.len(), |n| start + n)
-    }
-
-    /// End of a nested C comment whose body starts at `from`.
-    fn c_comment_end(&self, from: usize) -> usize {
-        let text = self.text;
-        let mut depth = 0usize;
-        let mut i = from;
-        while i < text.len() {
-            if text[i] == b'/' && self.at(i + 1) == b'*' {
-                depth += 1;
-                i += 2;
-            } else if text[i] == b'*' && self.at(i + 1) == b'/' {
-                i += 2;
-                if depth == 0 {
-                    return i;
-                }
-                depth -= 1;
-            } else {
-                i += 1;
-            }
-        }
-        text.len()
-    }
-
-    /// A single-quoted literal whose body starts at `body`.
-    fn quoted(&mut self, buf: &mut SqlBuffer, start: usize, body: usize, kind: Quote) {
-        let text = self.text;
-        let mut i = body;
-        let end = loop {
-            if i >= text.len() {
-                break text.len();
-            }
-            match text[i] {
-                b'\\' if kind == Quote::Escape => i += 2,
-                b'\'' if self.at(i + 1) == b'\'' => i += 2,
-                b'\'' => match self.quote_continuation(i + 1) {
-                    // 'foo' <newline> 'bar' is one literal, in the same kind of quote
-                    Some(next) => i = next,
-                    None => break i + 1,
-                },
-                _ => i += 1,
-            }
-        };
-        let end = end.min(text.len());
+    /// A token from `start` to `end`, taken whole.
+    fn token(&mut self, buf: &mut SqlBuffer, start: usize, end: usize) {
         self.echo(buf, start, end);
         self.pos = end;
-    }
-
-    /// psqlscan.l's `{quotecontinue}` after a closing quote at `from - 1`: whitespace
-    /// containing a newline, then a quote. Returns the offset after that quote.
-    fn quote_continuation(&self, from: usize) -> Option<usize> {
-        let text = self.text;
-        let mut i = from;
-        let mut newline = false;
-        // {horiz_whitespace}*: spaces, tabs, form feeds and `--` comments
-        loop {
-            match self.at(i) {
-                b' ' | b'\t' | b'\x0c' => i += 1,
-                b'-' if self.at(i + 1) == b'-' => i = self.line_end(i),
-                _ => break,
-            }
-        }
-        if matches!(self.at(i), b'\n' | b'\r') && i < text.len() {
-            newline = true;
-            i += 1;
-        }
-        if !newline {
-            return None;
-        }
-        // {special_whitespace}*: any space, or a `--` comment followed by a newline
-        loop {
-            match self.at(i) {
-                c if is_sql_space(c) && i < text.len() => i += 1,
-                b'-' if self.at(i + 1) == b'-' => {
-                    let end = self.line_end(i);
-                    if end < text.len() {
-                        i = end + 1;
-                    } else {
-                        return None;
-                    }
-                }
-                _ => break,
-            }
-        }
-        (self.at(i) == b'\'' && i < text.len()).then_some(i + 1)
-    }
-
-    /// A double-quoted identifier whose body starts at `body`.
-    fn double_quoted(&mut self, buf: &mut SqlBuffer, start: usize, body: usize) {
-        let text = self.text;
-        let mut i = body;
-        let end = loop {
-            if i >= text.len() {
-                break text.len();
-            }
-            if text[i] == b'"' {
-                if self.at(i + 1) == b'"' {
-                    i += 2;
-                    continue;
-                }
-                break i + 1;
-            }
-            i += 1;
-        };
-        self.echo(buf, start, end);
-        self.pos = end;
-    }
-
-    /// `$`: a dollar quote `$tag$...$tag$`, a parameter `$1`, or a lone `$`.
-    fn dollar(&mut self, buf: &mut SqlBuffer, start: usize) {
-        let text = self.text;
-        let mut i = start + 1;
-        if i < text.len() && is_ident_start(text[i]) {
-            while i < text.len() && is_variable_char(text[i]) {
-                i += 1;
-            }
-        }
-        if self.at(i) == b'$' && i < text.len() {
-            let tag = &text[start..=i];
-            let body = i + 1;
-            let end = text[body..]
-                .windows(tag.len())
-                .position(|w| w == tag)
-                .map_or(text.len(), |n| body + n + tag.len());
-            self.echo(buf, start, end);
-            self.pos = end;
-            return;
-        }
-        // `$1` is a parameter (with any identifier glued to it); otherwise only the `$`
-        // is consumed and an identifier after it is scanned (and counted) as one
-        let mut end = start + 1;
-        while end < text.len() && text[end].is_ascii_digit() {
-            end += 1;
-        }
-        if end > start + 1 {
-            end = self.junk_end(end);
-        }
-        self.echo(buf, start, end);
-        self.pos = end;
-    }
-
-    /// End of the token starting with `:`: `::`, `:name`, `:'name'`, `:"name"`,
-    /// `:{?name}` or a lone colon. psql variables are never expanded by pgbench (they
-    /// are copied as written), but the quote in `:'name'` does not start a literal.
-    fn colon_token_end(&self, start: usize) -> usize {
-        let text = self.text;
-        let run = |from: usize| {
-            let mut i = from;
-            while i < text.len() && is_variable_char(text[i]) {
-                i += 1;
-            }
-            i
-        };
-        match self.at(start + 1) {
-            b':' if start + 1 < text.len() => start + 2,
-            q @ (b'\'' | b'"') => {
-                let end = run(start + 2);
-                if end > start + 2 && self.at(end) == q && end < text.len() {
-                    end + 1
-                } else {
-                    start + 1
-                }
-            }
-            b'{' if self.at(start + 2) == b'?' => {
-                let end = run(start + 3);
-                if end > start + 3 && self.at(end) == b'}' && end < text.len() {
-                    end + 1
-                } else {
-                    start + 1
-                }
-            }
-            c if is_variable_char(c) && start + 1 < text.len() => run(start + 1),
-            _ => start + 1,
-        }
-    }
-
-    /// End of a numeric token: `{integer}`, `{decimal}` or `{real}` (keeping `1..2` out
-    /// of it), a `{realfail}` such as `1e-`, and in all cases any identifier glued to it
-    /// (`{integer_junk}` etc., PostgreSQL 15's "trailing junk after numeric literal",
-    /// which psql copies as one token: the `e` of `.5e'x'` is no E-string prefix).
-    fn number_end(&self, start: usize) -> usize {
-        let text = self.text;
-        let digits = |mut i: usize| {
-            while i < text.len() && text[i].is_ascii_digit() {
-                i += 1;
-            }
-            i
-        };
-        let mut i = digits(start);
-        if self.at(i) == b'.' && self.at(i + 1) != b'.' && i < text.len() {
-            i = digits(i + 1);
-        }
-        if matches!(self.at(i), b'e' | b'E') {
-            let sign = usize::from(matches!(self.at(i + 1), b'+' | b'-'));
-            if self.at(i + 1 + sign).is_ascii_digit() && i + 1 + sign < text.len() {
-                i = digits(i + 1 + sign);
-            } else if sign == 1 {
-                return i + 2;
-            }
-        }
-        self.junk_end(i)
-    }
-
-    /// Identifier characters glued to the end of a number or parameter.
-    fn junk_end(&self, mut i: usize) -> usize {
-        let text = self.text;
-        if i < text.len() && is_ident_start(text[i]) {
-            while i < text.len() && is_ident_cont(text[i]) {
-                i += 1;
-            }
-        }
-        i
     }
 
     /// A token starting with a letter: a special literal prefix or an identifier.
@@ -435,8 +191,12 @@ impl<'a> SqlScanner<'a> {
         let b = self.text[start].to_ascii_lowercase();
         let next = self.at(start + 1);
         match (b, next) {
-            (b'e', b'\'') => return self.quoted(buf, start, start + 2, Quote::Escape),
-            (b'b' | b'x', b'\'') => return self.quoted(buf, start, start + 2, Quote::Plain),
+            (b'e', b'\'') => {
+                return self.token(buf, start, quoted_end(self.text, start + 2, Quote::Escape))
+            }
+            (b'b' | b'x', b'\'') => {
+                return self.token(buf, start, quoted_end(self.text, start + 2, Quote::Plain))
+            }
             (b'n', b'\'') => {
                 // national character literal: only the `n` is taken, the quote follows
                 self.echo(buf, start, start + 1);
@@ -445,8 +205,8 @@ impl<'a> SqlScanner<'a> {
             }
             (b'u', b'&') => {
                 match self.at(start + 2) {
-                    b'\'' => self.quoted(buf, start, start + 3, Quote::Plain),
-                    b'"' => self.double_quoted(buf, start, start + 3),
+                    b'\'' => self.token(buf, start, quoted_end(self.text, start + 3, Quote::Plain)),
+                    b'"' => self.token(buf, start, double_quoted_end(self.text, start + 3)),
                     _ => {
                         self.echo(buf, start, start + 1);
                         self.pos = start + 1;
