@@ -6,15 +6,17 @@ pub fn version_text() -> String {
     format!("pgbench (PostgreSQL) {}\n", crate::version::pg_version())
 }
 
-/// `--help` output (stdout).
+/// `--help` output (stdout): stock's text with our section before its last lines.
 pub fn usage_text(progname: &str) -> String {
     format!(
-        r#"{progname} is a benchmarking tool for PostgreSQL.
+        "{progname} is a benchmarking tool for PostgreSQL.\n\n\
+         Usage:\n  {progname} [OPTION]... [DBNAME]\n\n\
+         {STOCK_OPTIONS}{OUR_OPTIONS}{BUG_REPORTS}"
+    )
+}
 
-Usage:
-  {progname} [OPTION]... [DBNAME]
-
-Initialization options:
+/// pgbench 15.18's option sections, as it prints them.
+const STOCK_OPTIONS: &str = r#"Initialization options:
   -i, --initialize         invokes initialization mode
   -I, --init-steps=[dtgGvpf]+ (default "dtgvp")
                            run selected initialization steps
@@ -77,7 +79,10 @@ Common options:
   -V, --version            output version information, then exit
   -?, --help               show this help, then exit
 
-pgbench-rs options (beyond pgbench 15):
+"#;
+
+/// pgbench-rs's own options, in a section of their own.
+const OUR_OPTIONS: &str = r#"pgbench-rs options (beyond pgbench 15):
   --continue-on-error      continue running after an SQL error (as pgbench 19)
   --exit-on-abort          exit when any client is aborted (as pgbench 17)
   --export-html=FILE       write the run's charts as a self-contained HTML page
@@ -113,8 +118,9 @@ pgbench-rs options (beyond pgbench 15):
                            tables (TPC-C's conditions 1-4), run nothing
   -j, --jobs=NUM           with -i: load and index with NUM connections in parallel
 
-Report bugs to <pgsql-bugs@lists.postgresql.org>.
+"#;
+
+/// pgbench's last lines.
+const BUG_REPORTS: &str = r#"Report bugs to <pgsql-bugs@lists.postgresql.org>.
 PostgreSQL home page: <https://www.postgresql.org/>
-"#
-    )
-}
+"#;
