@@ -1,12 +1,24 @@
 //! The read buffer: the bytes received and not yet parsed, reused for the whole
 //! connection, and framing the complete messages in it. No I/O: `receive` fills it.
 
+use crate::message_caps::{may_be_long, MAX_SHORT_LEN};
+
 /// The bytes received and not yet parsed: `buf[start..end]`. Reused for the whole
 /// connection; it only grows, and only as bytes actually arrive.
 pub(crate) struct ReadBuf {
     buf: Vec<u8>,
     start: usize,
     end: usize,
+}
+
+/// What the front of the read buffer holds.
+pub(crate) enum Framed {
+    /// A complete message: its type and its body's bounds (see `ReadBuf::body`).
+    Message { tag: u8, start: usize, end: usize },
+    /// A header no message of the protocol can have: the session is out of sync.
+    Malformed { tag: u8, len: usize },
+    /// Not a whole message yet (room for the rest was made).
+    Incomplete,
 }
 
 impl ReadBuf {
@@ -42,6 +54,33 @@ impl ReadBuf {
         (at + 5, at + 1 + len)
     }
 
+    /// Takes the complete message at the front, if there is one. Room for the rest of
+    /// an incomplete one is made by moving it to the front, never by trusting its
+    /// length: the buffer grows only once what arrived fills it.
+    #[inline]
+    pub(crate) fn next_message(&mut self) -> Framed {
+        let avail = self.end - self.start;
+        if avail >= 5 {
+            let at = self.start;
+            let (tag, len) = self.header_at(at);
+            if len < 4 || (len > MAX_SHORT_LEN && !may_be_long(tag)) {
+                return Framed::Malformed { tag, len };
+            }
+            if avail > len {
+                self.start = at + 1 + len;
+                return Framed::Message {
+                    tag,
+                    start: at + 5,
+                    end: at + 1 + len,
+                };
+            }
+            if at > 0 && self.buf.len() - at < len + 1 {
+                self.make_room(0);
+            }
+        }
+        Framed::Incomplete
+    }
+
     /// The type and length word of the message header at `at` (5 bytes buffered).
     #[inline]
     fn header_at(&self, at: usize) -> (u8, usize) {
@@ -73,16 +112,6 @@ impl ReadBuf {
             at += 1 + len;
         }
         false
-    }
-
-    /// Makes room for the rest of a message of length word `len` at the front by
-    /// moving it to the front, never by trusting its length: the buffer grows only
-    /// once what arrived fills it.
-    #[inline]
-    pub(crate) fn room_for(&mut self, len: usize) {
-        if self.start > 0 && self.buf.len() - self.start < len + 1 {
-            self.make_room(0);
-        }
     }
 
     /// Doubles a full buffer (moving unread bytes to the front).

@@ -11,8 +11,9 @@ use postgres_protocol::message::frontend;
 
 use crate::conn::{Connection, Io, TransactionStatus};
 use crate::error::{ConnError, DbError};
-use crate::message_caps::{may_be_long, sync_lost, MAX_SHORT_LEN};
+use crate::message_caps::sync_lost;
 use crate::pipeline::{AsyncState, PipelineStatus, QueryClass};
+use crate::readbuf::Framed;
 use crate::result::{BadRowDescription, ResultStatus};
 
 impl Connection {
@@ -99,17 +100,13 @@ impl Connection {
     #[inline]
     pub(crate) fn next_message(&mut self) -> Result<(u8, usize, usize), ConnError> {
         loop {
-            if let Some((tag, len)) = self.read.header() {
-                if len < 4 || (len > MAX_SHORT_LEN && !may_be_long(tag)) {
-                    return Err(self.fail_protocol(sync_lost(tag, len)));
+            match self.read.next_message() {
+                Framed::Message { tag, start, end } => return Ok((tag, start, end)),
+                Framed::Malformed { tag, len } => {
+                    return Err(self.fail_protocol(sync_lost(tag, len)))
                 }
-                if self.read.unread().len() > len {
-                    let (start, end) = self.read.take(len);
-                    return Ok((tag, start, end));
-                }
-                self.read.room_for(len);
+                Framed::Incomplete => self.fill()?,
             }
-            self.fill()?;
         }
     }
 
@@ -187,8 +184,8 @@ impl Connection {
         match tag {
             b'D' => self.result.data_row(self.read.body(start, end))?,
             b'C' => {
-                let r = self.result.complete(self.read.body(start, end))?;
-                self.pipeline.result_ready(r);
+                self.result.complete(self.read.body(start, end))?;
+                self.pipeline.result_ready(self.result.status());
             }
             b'T' => {
                 let parsed = self.result.row_description(self.read.body(start, end));

@@ -92,20 +92,26 @@ impl CurrentResult {
         Ok(())
     }
 
-    /// A CommandComplete: the tag kept, the last row's columns found; the result.
+    /// A CommandComplete: the tag kept, the last row's columns found.
     #[inline]
-    pub(crate) fn complete(&mut self, body: &[u8]) -> Result<ResultStatus, ConnError> {
+    pub(crate) fn complete(&mut self, body: &[u8]) -> Result<(), ConnError> {
         let body = body.strip_suffix(&[0]).unwrap_or(body);
         self.tag.clear();
         self.tag.extend_from_slice(body);
         if self.ntuples > 0 {
             self.parse_row()?;
         }
-        Ok(if self.has_fields {
+        Ok(())
+    }
+
+    /// The completed result's status: rows or none.
+    #[inline]
+    pub(crate) fn status(&self) -> ResultStatus {
+        if self.has_fields {
             ResultStatus::TuplesOk
         } else {
             ResultStatus::CommandOk
-        })
+        }
     }
 
     /// An error ends the result: it has no rows.
