@@ -69,7 +69,7 @@ impl Connection {
     /// closed connection counts as replies arrived (reading them reports it).
     pub fn received(&mut self, got: std::io::Result<usize>) {
         match got {
-            Ok(n) => self.read.filled(n),
+            Ok(n) => self.read.received(n),
             // At 0 (closed) nothing is kept: the next read meets the end itself.
             Err(e) => self.keep_failure(ConnError::from_read(e)),
         }

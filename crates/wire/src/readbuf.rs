@@ -164,9 +164,15 @@ impl ReadBuf {
         &mut self.buf[self.end..]
     }
 
-    /// `n` bytes were read into `space`.
+    /// `n` bytes were read into `space` (by a read given it, so they fit).
     #[inline]
     pub(crate) fn filled(&mut self, n: usize) {
+        self.end += n;
+    }
+
+    /// A caller says it received `n` bytes into `space`: at most what fits is kept.
+    #[inline]
+    pub(crate) fn received(&mut self, n: usize) {
         self.end = (self.end + n).min(self.buf.len());
     }
 }
