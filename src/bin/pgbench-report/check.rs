@@ -2,27 +2,12 @@
 //! validity warnings (and the checks its run could not have); for CI, exits with
 //! [`EXIT_WARNINGS`] under `--fail-if-warnings` when any file has a warning.
 
-use super::verbs::{read_doc, usage, Options, VerbError, EXIT_OK};
+use super::cli::CheckArgs;
+use super::verbs::{read_doc, usage, VerbError, EXIT_OK};
 use pgbench_results::{warnings, ResultsFile};
 
 /// `--fail-if-warnings` and a file has warnings.
 pub const EXIT_WARNINGS: u8 = 2;
-
-pub const HELP: &str = "\
-pgbench-report check FILE... [--fail-if-warnings]
-
-Prints the validity warnings of each results file: the client was the bottleneck,
-the scale is below the clients on tpcb-like/simple-update, a checkpoint or
-autovacuum in the measured window (needs --server-stats), tps not steady, a run too
-short for compare to give an interval, a cold start without --warmup. Each says why
-it matters and what to do; checks a run could not have are listed as not checked.
-
-Options:
-  --fail-if-warnings    exit with status 2 when any file has a warning
-
-Exit status: 0 no warnings (or no --fail-if-warnings), 1 error, 2 a file has
-warnings under --fail-if-warnings.
-";
 
 /// A file's checks: those it records, or for a file written before they were
 /// recorded (schema 1), those of its run.
@@ -37,16 +22,8 @@ fn checks(doc: &ResultsFile) -> warnings::Checks {
 }
 
 /// The verb.
-pub fn verb(args: &[String]) -> Result<u8, VerbError> {
-    let (mut files, mut fail) = (Vec::new(), false);
-    let mut opts = Options::new(args);
-    while let Some((name, value)) = opts.next() {
-        match name {
-            None => files.extend(value),
-            Some("--fail-if-warnings") => fail = true,
-            Some(other) => return Err(usage(format!("check: unknown option \"{other}\""))),
-        }
-    }
+pub fn verb(args: CheckArgs) -> Result<u8, VerbError> {
+    let (files, fail) = (args.files, args.fail_if_warnings);
     if files.is_empty() {
         return Err(usage("check needs at least one results file"));
     }

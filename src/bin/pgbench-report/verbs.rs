@@ -1,7 +1,8 @@
-//! The verbs and their options: each parses its arguments, reads its files through
+//! The verbs: each takes its parsed options (`cli`), reads its files through
 //! `pgbench_results`, and prints or writes the result. Errors are values, printed by
 //! main as `pgbench-report: error: ...` with exit status 1.
 
+use super::cli::{self, CompareArgs, HtmlArgs, ImportArgs, MergeArgs, Parsed, ShowArgs, Verb};
 use pgbench_results::compare::{self, CompareError, Gate, GateFinding, Side};
 use pgbench_results::import::{self, ImportError};
 use pgbench_results::merge::{self, MergeError};
@@ -21,117 +22,6 @@ pub const EXIT_INCOMPLETE: u8 = 3;
 /// `compare --fail-if`: no gate tripped, but a change passing a gate's threshold could
 /// not be told from noise (runs too short, too few runs).
 pub const EXIT_UNDECIDED: u8 = 4;
-
-const USAGE: &str = "\
-pgbench-report reads pgbench-rs results files (--export-json) and stock pgbench output.
-
-Usage:
-  pgbench-report show FILE
-  pgbench-report import --report STDOUT [--progress STDERR] [--log FILE...]
-                        [--aggregate-log FILE...] -o OUT.json
-  pgbench-report import RUN.LOG [--log FILE...] -o OUT.json
-  pgbench-report compare A.json B.json [C.json...] [options]
-  pgbench-report compare --a A1.json A2.json... --b B1.json B2.json... [options]
-  pgbench-report html FILE... -o PAGE.html
-  pgbench-report merge FILE... [-o MERGED.json] [--report-only]
-  pgbench-report check FILE... [--fail-if-warnings]
-
-Run pgbench-report VERB --help for a verb's options.
-";
-
-const SHOW_HELP: &str = "\
-pgbench-report show FILE
-
-Prints the report of a results file: for a pgbench-rs run, exactly the report (and
-latency percentiles) the run printed; for an imported stock run, the figures its
-files gave, in pgbench's words.
-";
-
-const IMPORT_HELP: &str = "\
-pgbench-report import --report STDOUT [options] -o OUT.json
-pgbench-report import RUN.LOG [options] -o OUT.json
-
-Turns stock pgbench's output into a results file; figures the files do not tell are
-null. A sysbench run's output, or HammerDB's (hammerdbcli's, with its time profile
-appended where it has one), is read as the report, told apart by its content.
-
-Options:
-  RUN.LOG               stdout and stderr in one file (pgbench ... 2>&1 | tee RUN.LOG):
-                        the report and its progress: lines together
-  --report FILE         pgbench's standard output (the report); required without RUN.LOG
-  --progress FILE       its standard error (progress: lines of -P, the random seed)
-  --log FILE...         its -l per-transaction logs (pgbench_log.PID[.N]), one per
-                        thread: exact latency percentiles and a per-second series
-  --aggregate-log FILE...
-                        its --aggregate-interval logs: per-interval counters
-  -o, --output FILE     where to write the results file ('-' for stdout)
-";
-
-const COMPARE_HELP: &str = "\
-pgbench-report compare A.json B.json [C.json...] [options]
-pgbench-report compare --a A1.json A2.json... --b B1.json B2.json... [--c ...] [options]
-
-Prints each figure of every side (tps, latency average, stddev, percentiles and
-maximum, failures, retries, schedule lag, per script, per statement; with
---server-stats in every file, WAL bytes and blocks read per transaction, full-page
-images, buffer hit ratio, checkpoints and wait events' shares), each later
-side's change against the first, its 95% confidence interval, and whether the change
-is within or beyond noise. Intervals: Welch's t over the runs of each side when every
-side has 3 or more runs; batch means over the per-second series when every side has
-one run (too short to tell when a run has fewer than 3 batches of seconds). See
-docs/comparing.md.
-
-Options:
-  --a FILE... --b FILE...  groups of repeated runs (also --c ... --f)
-  --fail-if FIGURE<PCT     exit with status 2 when a later side's change of FIGURE is
-  --fail-if FIGURE>PCT     below (<) or above (>) PCT percent and not within noise,
-                           e.g. 'tps<-5%' or 'p99>10%'; may be repeated. FIGURE is one
-                           of: tps, latency_avg, latency_stddev, p50, p90, p99, p99.9,
-                           p99.99, max, failed, retries, lag_avg, nopm, tpm; with
-                           --server-stats files also wal_bytes_per_transaction,
-                           fpi_share, blks_read_per_transaction, hit_ratio,
-                           checkpoints, wait:TYPE:EVENT (e.g. wait:LWLock:WALWrite)
-
-Exit status: 0 no gate tripped, 1 error, 2 a --fail-if gate tripped (a change
-beyond noise), 4 none tripped but a change passing a gate's threshold could not be
-told from noise (too short, too few runs: run longer or run groups).
-";
-
-const HTML_HELP: &str = "\
-pgbench-report html FILE... -o PAGE.html
-
-Writes one self-contained page (no network needed to view it) with the files' figures
-and charts, every file overlaid and labelled by its file name: tps over time, latency
-percentiles over time, the latency distribution (percentile spectrum, log scale),
-failures and retries over time when there are any, and statement latencies (-r);
-the --warmup seconds shaded before the measured window; with --server-stats, the
-WAL rate, buffer hit ratio and wait events (stacked) on the same seconds, with the
-seconds in which a checkpoint began marked.
-
-Options:
-  -o, --output FILE     where to write the page ('-' for stdout); required
-";
-
-const MERGE_HELP: &str = "\
-pgbench-report merge FILE... [-o MERGED.json] [--report-only]
-
-Merges the results files of the workers of one run (pgbench-rs --worker=I/N
---export-json=FILE) into one result, and prints the report a single pgbench-rs with
-all their clients would have printed: counts summed, tps over the common window,
-latency average and stddev from exact sums, percentiles from the merged histograms.
-Then a table of each worker's own figures, which flags a worker whose throughput per
-client or schedule lag stands out (a saturated client machine). Files of different
-runs are refused; a missing worker or one whose run was cut short is named, and what
-arrived is merged. See docs/distributed.md.
-
-Options:
-  -o, --output FILE     also write the merged results file ('-' for stdout; the
-                        report and table then go to standard error)
-  --report-only         print the report alone, without the per-worker table
-
-Exit status: 0 merged, 1 error (files refused), 3 merged but incomplete (a worker
-missing or cut short).
-";
 
 /// Why a verb failed.
 #[derive(Debug, thiserror::Error)]
@@ -162,33 +52,17 @@ pub fn usage(msg: impl Into<String>) -> VerbError {
     VerbError::Usage(msg.into())
 }
 
-/// A verb: its arguments to its exit status.
-type Verb = fn(&[String]) -> Result<u8, VerbError>;
-
-/// Runs the verb `args[0]`; returns the exit status.
+/// Runs the verb the arguments name; returns the exit status.
 pub fn run(args: &[String]) -> Result<u8, VerbError> {
-    let Some((verb, rest)) = args.split_first() else {
-        return Err(usage("no verb given"));
-    };
-    let wants_help = rest.iter().any(|a| a == "--help" || a == "-h");
-    let (help, verb_fn): (&str, Verb) = match verb.as_str() {
-        "--help" | "-h" | "help" => return print(USAGE).map(|()| EXIT_OK),
-        "--version" | "-V" => {
-            return print(&format!("pgbench-report {}\n", env!("CARGO_PKG_VERSION")))
-                .map(|()| EXIT_OK)
-        }
-        "show" => (SHOW_HELP, show_verb),
-        "import" => (IMPORT_HELP, import_verb),
-        "compare" => (COMPARE_HELP, compare_verb),
-        "html" => (HTML_HELP, html_verb),
-        "merge" => (MERGE_HELP, merge_verb),
-        "check" => (super::check::HELP, super::check::verb),
-        other => return Err(usage(format!("unknown verb \"{other}\""))),
-    };
-    if wants_help {
-        return print(help).map(|()| EXIT_OK);
+    match cli::parse(args)? {
+        Parsed::Print(text) => print(&text).map(|()| EXIT_OK),
+        Parsed::Run(Verb::Show(a)) => show_verb(a),
+        Parsed::Run(Verb::Import(a)) => import_verb(a),
+        Parsed::Run(Verb::Compare(a)) => compare_verb(a),
+        Parsed::Run(Verb::Html(a)) => html_verb(a),
+        Parsed::Run(Verb::Merge(a)) => merge_verb(a),
+        Parsed::Run(Verb::Check(a)) => super::check::verb(a),
     }
-    verb_fn(rest)
 }
 
 /// Writes to stdout; a closed pipe is not a panic.
@@ -231,108 +105,27 @@ pub fn write_out(path: &str, text: &str) -> Result<(), VerbError> {
     pgbench_results::destination::write(path, text.as_bytes()).map_err(VerbError::Output)
 }
 
-fn show_verb(args: &[String]) -> Result<u8, VerbError> {
-    let [file] = args else {
-        return Err(usage("show takes exactly one results file"));
-    };
-    if file.starts_with('-') && file != "-" {
-        return Err(usage(format!("show: unknown option \"{file}\"")));
-    }
-    let doc = read_doc(file)?;
+fn show_verb(args: ShowArgs) -> Result<u8, VerbError> {
+    let file = args
+        .file
+        .ok_or_else(|| usage("show takes exactly one results file"))?;
+    let doc = read_doc(&file)?;
     print(&show::render(&doc))?;
     Ok(EXIT_OK)
 }
 
-/// Splits `--name=value` and `--name value`; `takes_list` options take every
-/// following argument up to the next option.
-pub struct Options<'a> {
-    args: &'a [String],
-    i: usize,
-}
-
-impl<'a> Options<'a> {
-    pub fn new(args: &'a [String]) -> Options<'a> {
-        Options { args, i: 0 }
-    }
-
-    /// The next argument: `Some((Some(option), inline value))` or `(None, positional)`.
-    pub fn next(&mut self) -> Option<(Option<&'a str>, Option<&'a str>)> {
-        let a = self.args.get(self.i)?.as_str();
-        self.i += 1;
-        if a.starts_with("--") && a.len() > 2 {
-            Some(match a.split_once('=') {
-                Some((k, v)) => (Some(k), Some(v)),
-                None => (Some(a), None),
-            })
-        } else if a.starts_with('-') && a.len() > 1 {
-            Some((Some(a), None))
-        } else {
-            Some((None, Some(a)))
-        }
-    }
-
-    /// The option's value: inline, or the next argument.
-    pub fn value(&mut self, name: &str, inline: Option<&'a str>) -> Result<&'a str, VerbError> {
-        if let Some(v) = inline {
-            return Ok(v);
-        }
-        let v = self
-            .args
-            .get(self.i)
-            .ok_or_else(|| usage(format!("option {name} needs a value")))?;
-        self.i += 1;
-        Ok(v)
-    }
-
-    /// The option's values: inline, then every following non-option argument.
-    pub fn values(
-        &mut self,
-        name: &str,
-        inline: Option<&'a str>,
-    ) -> Result<Vec<&'a str>, VerbError> {
-        let mut v: Vec<&str> = inline.into_iter().collect();
-        while let Some(a) = self.args.get(self.i) {
-            if a.starts_with('-') && a != "-" {
-                break;
-            }
-            v.push(a);
-            self.i += 1;
-        }
-        if v.is_empty() {
-            return Err(usage(format!("option {name} needs at least one file")));
-        }
-        Ok(v)
-    }
-}
-
-fn import_verb(args: &[String]) -> Result<u8, VerbError> {
-    let mut paths = import::Paths::default();
-    let (mut report, mut output, mut mixed) = (None, None, None);
-    let mut opts = Options::new(args);
-    while let Some((name, value)) = opts.next() {
-        match name {
-            Some("--report") => report = Some(opts.value("--report", value)?),
-            Some("--progress") => paths.progress = Some(PathBuf::from(opts.value("--progress", value)?)),
-            Some("--log") => paths.logs.extend(opts.values("--log", value)?.into_iter().map(PathBuf::from)),
-            Some("--aggregate-log") => paths
-                .aggregate_logs
-                .extend(opts.values("--aggregate-log", value)?.into_iter().map(PathBuf::from)),
-            Some("-o" | "--output") => output = Some(opts.value("--output", value)?),
-            Some(other) => return Err(usage(format!("import: unknown option \"{other}\""))),
-            // One file of stdout and stderr together (`pgbench ... 2>&1 | tee run.log`):
-            // the report parser skips progress lines and the progress parser the report.
-            None if mixed.is_none() => mixed = value.map(PathBuf::from),
-            None => {
-                return Err(usage(format!(
-                    "import: unexpected argument \"{}\" (one file of report and progress lines, or --report and --progress)",
-                    value.unwrap_or_default()
-                )))
-            }
-        }
-    }
-    paths.report = match mixed {
+fn import_verb(args: ImportArgs) -> Result<u8, VerbError> {
+    let mut paths = import::Paths {
+        progress: args.progress,
+        logs: args.log,
+        aggregate_logs: args.aggregate_log,
+        ..import::Paths::default()
+    };
+    paths.report = match args.mixed {
+        // One file of stdout and stderr together (`pgbench ... 2>&1 | tee run.log`):
+        // the report parser skips progress lines and the progress parser the report.
         Some(file) => {
-            if report.is_some() || paths.progress.is_some() {
+            if args.report.is_some() || paths.progress.is_some() {
                 return Err(usage(
                     "import: a file of report and progress lines together takes no --report or --progress",
                 ));
@@ -340,11 +133,16 @@ fn import_verb(args: &[String]) -> Result<u8, VerbError> {
             paths.progress = Some(file.clone());
             file
         }
-        None => PathBuf::from(report.ok_or_else(|| usage("import needs --report FILE"))?),
+        None => PathBuf::from(
+            args.report
+                .ok_or_else(|| usage("import needs --report FILE"))?,
+        ),
     };
-    let output = output.ok_or_else(|| usage("import needs -o OUT.json"))?;
+    let output = args
+        .output
+        .ok_or_else(|| usage("import needs -o OUT.json"))?;
     let doc = import::import_files(&paths)?;
-    write_out(output, &doc.to_json())?;
+    write_out(&output, &doc.to_json())?;
     Ok(EXIT_OK)
 }
 
@@ -371,22 +169,14 @@ fn labels<S: AsRef<str>>(paths: &[S]) -> Vec<String> {
         .collect()
 }
 
-fn compare_verb(args: &[String]) -> Result<u8, VerbError> {
-    let mut singles: Vec<&str> = Vec::new();
-    let mut groups: Vec<Vec<&str>> = Vec::new();
-    let mut gates = Vec::new();
-    let mut opts = Options::new(args);
-    while let Some((name, value)) = opts.next() {
-        match name {
-            None => singles.extend(value),
-            Some("--fail-if") => gates.push(Gate::parse(opts.value("--fail-if", value)?)?),
-            Some(g) if g.len() == 3 && ("--a"..="--f").contains(&g) => {
-                let files = opts.values(g, value)?;
-                groups.push(files);
-            }
-            Some(other) => return Err(usage(format!("compare: unknown option \"{other}\""))),
-        }
-    }
+fn compare_verb(args: CompareArgs) -> Result<u8, VerbError> {
+    // The gates first: a mistyped figure is told before any file is read.
+    let gates = args
+        .fail_if
+        .iter()
+        .map(|g| Gate::parse(g))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (singles, groups) = (&args.files, args.groups());
     if !singles.is_empty() && !groups.is_empty() {
         return Err(usage(
             "compare takes either files or groups (--a ... --b ...), not both",
@@ -395,7 +185,7 @@ fn compare_verb(args: &[String]) -> Result<u8, VerbError> {
     let sides = if groups.is_empty() {
         singles
             .iter()
-            .zip(labels(&singles))
+            .zip(labels(singles))
             .map(|(f, label)| {
                 Ok(Side {
                     label,
@@ -442,42 +232,29 @@ fn compare_verb(args: &[String]) -> Result<u8, VerbError> {
     })
 }
 
-fn html_verb(args: &[String]) -> Result<u8, VerbError> {
-    let mut files = Vec::new();
-    let mut output = None;
-    let mut opts = Options::new(args);
-    while let Some((name, value)) = opts.next() {
-        match name {
-            None => files.extend(value),
-            Some("-o" | "--output") => output = Some(opts.value("--output", value)?),
-            Some(other) => return Err(usage(format!("html: unknown option \"{other}\""))),
-        }
-    }
+fn html_verb(args: HtmlArgs) -> Result<u8, VerbError> {
+    let files = args.files;
     if files.is_empty() {
         return Err(usage("html needs at least one results file"));
     }
-    let output = output.ok_or_else(|| usage("html needs -o PAGE.html"))?;
+    let output = args
+        .output
+        .ok_or_else(|| usage("html needs -o PAGE.html"))?;
     let docs = files
         .iter()
         .zip(labels(&files))
         .map(|(f, label)| Ok((label, read_doc(f)?)))
         .collect::<Result<Vec<_>, VerbError>>()?;
-    write_out(output, &pgbench_results::html::render_page(&docs))?;
+    write_out(&output, &pgbench_results::html::render_page(&docs))?;
     Ok(EXIT_OK)
 }
 
-fn merge_verb(args: &[String]) -> Result<u8, VerbError> {
-    let mut files = Vec::new();
-    let (mut output, mut report_only) = (None, false);
-    let mut opts = Options::new(args);
-    while let Some((name, value)) = opts.next() {
-        match name {
-            None => files.extend(value),
-            Some("-o" | "--output") => output = Some(opts.value("--output", value)?),
-            Some("--report-only") => report_only = true,
-            Some(other) => return Err(usage(format!("merge: unknown option \"{other}\""))),
-        }
-    }
+fn merge_verb(args: MergeArgs) -> Result<u8, VerbError> {
+    let MergeArgs {
+        files,
+        output,
+        report_only,
+    } = args;
     if files.is_empty() {
         return Err(usage("merge needs the workers' results files"));
     }
@@ -493,7 +270,7 @@ fn merge_verb(args: &[String]) -> Result<u8, VerbError> {
         text.push('\n');
         text.push_str(&merge::table::render(record));
     }
-    if output == Some("-") {
+    if output.as_deref() == Some("-") {
         eprint!("{text}");
     } else {
         print(&text)?;
@@ -501,7 +278,7 @@ fn merge_verb(args: &[String]) -> Result<u8, VerbError> {
     for w in record.iter().flat_map(|r| r.warnings()) {
         eprintln!("pgbench-report: warning: {w}");
     }
-    if let Some(path) = output {
+    if let Some(path) = &output {
         write_out(path, &merged.to_json())?;
     }
     Ok(if record.is_some_and(|r| r.incomplete) {

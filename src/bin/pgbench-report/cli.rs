@@ -1,0 +1,410 @@
+//! The command line, declared with clap's derive: one subcommand per verb, its help
+//! generated from these doc comments. clap splits the words and checks each option's
+//! values; what a verb needs (a file, `-o`) each verb checks itself, so that the
+//! message says it in the verb's words. clap's own complaints are reworded here into
+//! the program's (`import: unknown option "--bogus"`), with exit status 1.
+
+use super::verbs::{usage, VerbError};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// pgbench-report reads pgbench-rs results files (--export-json) and stock pgbench output.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pgbench-report",
+    version,
+    subcommand_required = true,
+    subcommand_value_name = "VERB",
+    subcommand_help_heading = "Verbs",
+    after_help = "Run pgbench-report VERB --help for a verb's options."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub verb: Verb,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Verb {
+    Show(ShowArgs),
+    Import(ImportArgs),
+    Compare(CompareArgs),
+    Html(HtmlArgs),
+    Merge(MergeArgs),
+    Check(CheckArgs),
+}
+
+/// Prints the report of a results file.
+///
+/// For a pgbench-rs run, exactly what the run printed (its banner, report and
+/// latency percentiles); for an imported stock run, the figures its files gave, in
+/// pgbench's words.
+#[derive(Debug, Args)]
+#[command(override_usage = "pgbench-report show FILE", verbatim_doc_comment)]
+pub struct ShowArgs {
+    /// the results file
+    #[arg(value_name = "FILE")]
+    pub file: Option<String>,
+}
+
+/// Turns stock pgbench's output into a results file.
+///
+/// Figures the files do not tell are null. A sysbench run's output, or HammerDB's
+/// (hammerdbcli's, with its time profile appended where it has one), is read as the
+/// report, told apart by its content.
+#[derive(Debug, Args)]
+#[command(
+    override_usage = "pgbench-report import --report STDOUT [options] -o OUT.json\n       \
+                      pgbench-report import RUN.LOG [options] -o OUT.json",
+    verbatim_doc_comment
+)]
+pub struct ImportArgs {
+    /// stdout and stderr in one file (pgbench ... 2>&1 | tee RUN.LOG):
+    /// the report and its progress: lines together
+    #[arg(value_name = "RUN.LOG", verbatim_doc_comment)]
+    pub mixed: Option<PathBuf>,
+    /// pgbench's standard output (the report); required without RUN.LOG
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<String>,
+    /// its standard error (progress: lines of -P, the random seed)
+    #[arg(long, value_name = "FILE")]
+    pub progress: Option<PathBuf>,
+    /// its -l per-transaction logs (pgbench_log.PID[.N]), one per thread:
+    /// exact latency percentiles and a per-second series
+    #[arg(long, value_name = "FILE", num_args = 1.., verbatim_doc_comment)]
+    pub log: Vec<PathBuf>,
+    /// its --aggregate-interval logs: per-interval counters
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub aggregate_log: Vec<PathBuf>,
+    /// where to write the results file ('-' for stdout)
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<String>,
+}
+
+/// Sets runs side by side and tells their changes from noise.
+///
+/// Prints each figure of every side (tps, latency average, stddev, percentiles and
+/// maximum, failures, retries, schedule lag, per script, per statement; with
+/// --server-stats in every file, WAL bytes and blocks read per transaction, full-page
+/// images, buffer hit ratio, checkpoints and wait events' shares), each later
+/// side's change against the first, its 95% confidence interval, and whether the change
+/// is within or beyond noise. Intervals: Welch's t over the runs of each side when every
+/// side has 3 or more runs; batch means over the per-second series when every side has
+/// one run (too short to tell when a run has fewer than 3 batches of seconds). See
+/// docs/comparing.md.
+#[derive(Debug, Args)]
+#[command(
+    override_usage = "pgbench-report compare A.json B.json [C.json...] [options]\n       \
+                      pgbench-report compare --a A1.json A2.json... --b B1.json B2.json... [--c ...] [options]",
+    after_help = "\
+Exit status: 0 no gate tripped, 1 error, 2 a --fail-if gate tripped (a change
+beyond noise), 4 none tripped but a change passing a gate's threshold could not be
+told from noise (too short, too few runs: run longer or run groups).",
+    verbatim_doc_comment
+)]
+pub struct CompareArgs {
+    /// one run per side
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
+    /// the first group of repeated runs (side A)
+    #[arg(long = "a", value_name = "FILE", num_args = 1..)]
+    pub a: Vec<String>,
+    /// the second group (side B)
+    #[arg(long = "b", value_name = "FILE", num_args = 1..)]
+    pub b: Vec<String>,
+    /// a third group (also --d, --e, --f)
+    #[arg(long = "c", value_name = "FILE", num_args = 1..)]
+    pub c: Vec<String>,
+    #[arg(long = "d", value_name = "FILE", num_args = 1.., hide = true)]
+    pub d: Vec<String>,
+    #[arg(long = "e", value_name = "FILE", num_args = 1.., hide = true)]
+    pub e: Vec<String>,
+    #[arg(long = "f", value_name = "FILE", num_args = 1.., hide = true)]
+    pub f: Vec<String>,
+    // The help as an attribute: rustdoc would read `<PCT` as an HTML tag.
+    #[arg(
+        long,
+        value_name = "GATE",
+        help = "\
+FIGURE<PCT or FIGURE>PCT: exit with status 2 when a later side's change of
+FIGURE is below (<) or above (>) PCT percent and not within noise, e.g.
+'tps<-5%' or 'p99>10%'; may be repeated. FIGURE is one of: tps, latency_avg,
+latency_stddev, p50, p90, p99, p99.9, p99.99, max, failed, retries, lag_avg,
+nopm, tpm; with --server-stats files also wal_bytes_per_transaction, fpi_share,
+blks_read_per_transaction, hit_ratio, checkpoints, wait:TYPE:EVENT
+(e.g. wait:LWLock:WALWrite)"
+    )]
+    pub fail_if: Vec<String>,
+}
+
+impl CompareArgs {
+    /// The groups given (`--a` to `--f`), in their letters' order.
+    pub fn groups(&self) -> Vec<&[String]> {
+        [&self.a, &self.b, &self.c, &self.d, &self.e, &self.f]
+            .into_iter()
+            .filter(|g| !g.is_empty())
+            .map(Vec::as_slice)
+            .collect()
+    }
+}
+
+/// Writes one self-contained page of charts.
+///
+/// No network is needed to view it. The files' figures and charts, every file
+/// overlaid and labelled by its file name: tps over time, latency percentiles over
+/// time, the latency distribution (percentile spectrum, log scale), failures and
+/// retries over time when there are any, and statement latencies (-r); the --warmup
+/// seconds shaded before the measured window; with --server-stats, the WAL rate,
+/// buffer hit ratio and wait events (stacked) on the same seconds, with the seconds
+/// in which a checkpoint began marked.
+#[derive(Debug, Args)]
+#[command(
+    override_usage = "pgbench-report html FILE... -o PAGE.html",
+    verbatim_doc_comment
+)]
+pub struct HtmlArgs {
+    /// the results files
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
+    /// where to write the page ('-' for stdout); required
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<String>,
+}
+
+/// Merges the results files of the workers of one run.
+///
+/// The files of pgbench-rs --worker=I/N --export-json=FILE become one result, and
+/// the report a single pgbench-rs with all their clients would have printed: counts
+/// summed, tps over the common window, latency average and stddev from exact sums,
+/// percentiles from the merged histograms. Then a table of each worker's own
+/// figures, which flags a worker whose throughput per client or schedule lag stands
+/// out (a saturated client machine). Files of different runs are refused; a missing
+/// worker or one whose run was cut short is named, and what arrived is merged. See
+/// docs/distributed.md.
+#[derive(Debug, Args)]
+#[command(
+    override_usage = "pgbench-report merge FILE... [-o MERGED.json] [--report-only]",
+    after_help = "\
+Exit status: 0 merged, 1 error (files refused), 3 merged but incomplete (a worker
+missing or cut short).",
+    verbatim_doc_comment
+)]
+pub struct MergeArgs {
+    /// the workers' results files
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
+    /// also write the merged results file ('-' for stdout; the report and table
+    /// then go to standard error)
+    #[arg(short, long, value_name = "FILE", verbatim_doc_comment)]
+    pub output: Option<String>,
+    /// print the report alone, without the per-worker table
+    #[arg(long)]
+    pub report_only: bool,
+}
+
+/// Prints the validity warnings of each results file.
+///
+/// The client was the bottleneck, the scale is below the clients on
+/// tpcb-like/simple-update, a checkpoint or autovacuum in the measured window (needs
+/// --server-stats), tps not steady, a run too short for compare to give an
+/// interval, a cold start without --warmup. Each says why it matters and what to
+/// do; checks a run could not have are listed as not checked.
+#[derive(Debug, Args)]
+#[command(
+    override_usage = "pgbench-report check FILE... [--fail-if-warnings]",
+    after_help = "\
+Exit status: 0 no warnings (or no --fail-if-warnings), 1 error, 2 a file has
+warnings under --fail-if-warnings.",
+    verbatim_doc_comment
+)]
+pub struct CheckArgs {
+    /// the results files
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
+    /// exit with status 2 when any file has a warning
+    #[arg(long)]
+    pub fail_if_warnings: bool,
+}
+
+/// What the command line asks for: a verb to run, or a text (help, version) to print.
+pub enum Parsed {
+    Run(Verb),
+    Print(String),
+}
+
+/// Parses the arguments after the program's name.
+pub fn parse(args: &[String]) -> Result<Parsed, VerbError> {
+    let argv = std::iter::once("pgbench-report").chain(args.iter().map(String::as_str));
+    match Cli::try_parse_from(argv) {
+        Ok(cli) => Ok(Parsed::Run(cli.verb)),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            Ok(Parsed::Print(e.render().to_string()))
+        }
+        // The verb is the first word: pgbench-report takes no option before it.
+        Err(e) => Err(reword(
+            &e,
+            args.first()
+                .map(String::as_str)
+                .filter(|a| !a.starts_with('-')),
+        )),
+    }
+}
+
+/// clap's error in the program's words.
+fn reword(e: &clap::Error, verb: Option<&str>) -> VerbError {
+    let context = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => s.clone(),
+        Some(ContextValue::Strings(v)) => v.first().cloned().unwrap_or_default(),
+        _ => String::new(),
+    };
+    let invalid = context(ContextKind::InvalidArg);
+    let prefix = verb.map(|v| format!("{v}: ")).unwrap_or_default();
+    let message = match e.kind() {
+        ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            "no verb given".to_string()
+        }
+        ErrorKind::InvalidSubcommand => format!(
+            "unknown verb \"{}\"{}",
+            context(ContextKind::InvalidSubcommand),
+            did_you_mean(&context(ContextKind::SuggestedSubcommand))
+        ),
+        ErrorKind::UnknownArgument if invalid.starts_with('-') && invalid != "-" => {
+            let name = invalid.split('=').next().unwrap_or_default();
+            let suggested = context(ContextKind::SuggestedArg);
+            format!(
+                "{prefix}unknown option \"{name}\"{}",
+                did_you_mean(&suggested)
+            )
+        }
+        ErrorKind::UnknownArgument => format!("{prefix}unexpected argument \"{invalid}\""),
+        ErrorKind::InvalidValue | ErrorKind::WrongNumberOfValues | ErrorKind::NoEquals => {
+            // clap names the option `--report <FILE>`; `...` after a list's.
+            let name = invalid.split_whitespace().next().unwrap_or_default();
+            if invalid.ends_with("...") {
+                format!("option {name} needs at least one file")
+            } else {
+                format!("option {name} needs a value")
+            }
+        }
+        ErrorKind::TooManyValues => {
+            let name = invalid.split_whitespace().next().unwrap_or_default();
+            format!("{prefix}option {name} takes no value")
+        }
+        // Anything else, as clap words it: its first line, without "error: ".
+        _ => {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or_default();
+            first.strip_prefix("error: ").unwrap_or(first).to_string()
+        }
+    };
+    usage(message)
+}
+
+/// ` (did you mean "X"?)` for clap's suggestion, if it has one.
+fn did_you_mean(suggested: &str) -> String {
+    match suggested {
+        "" => String::new(),
+        s => format!(" (did you mean \"{s}\"?)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn args(words: &str) -> Vec<String> {
+        words.split_whitespace().map(String::from).collect()
+    }
+
+    fn error(words: &str) -> String {
+        match parse(&args(words)) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{words}: parsed"),
+        }
+    }
+
+    /// clap's own checks of the declarations (names, value names, conflicts).
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    /// Groups are sides in their letters' order, whatever order they are given in;
+    /// a letter given twice adds to its group.
+    #[test]
+    fn compare_groups_in_letter_order() {
+        let Ok(Parsed::Run(Verb::Compare(c))) = parse(&args(
+            "compare --b b1 b2 --a a1 --fail-if=tps<-5% --a a2 --fail-if p99>10%",
+        )) else {
+            panic!("not compare");
+        };
+        assert_eq!(c.groups(), [&["a1", "a2"][..], &["b1", "b2"][..]]);
+        assert_eq!(c.fail_if, ["tps<-5%", "p99>10%"]);
+        assert!(c.files.is_empty());
+    }
+
+    #[test]
+    fn import_takes_lists_up_to_the_next_option() {
+        let Ok(Parsed::Run(Verb::Import(i))) = parse(&args(
+            "import --log l.0 l.1 --aggregate-log=a.0 -o - run.log",
+        )) else {
+            panic!("not import");
+        };
+        assert_eq!(i.log, [PathBuf::from("l.0"), PathBuf::from("l.1")]);
+        assert_eq!(i.aggregate_log, [PathBuf::from("a.0")]);
+        assert_eq!(i.output.as_deref(), Some("-"));
+        assert_eq!(i.mixed, Some(PathBuf::from("run.log")));
+    }
+
+    /// clap's complaints, in the program's words (tests/report.rs pins some).
+    #[test]
+    fn usage_errors_are_worded_as_before() {
+        for (words, wanted) in [
+            ("", "no verb given"),
+            ("frobnicate", "unknown verb \"frobnicate\""),
+            (
+                "comapre",
+                "unknown verb \"comapre\" (did you mean \"compare\"?)",
+            ),
+            ("--bogus", "unknown option \"--bogus\""),
+            ("import --bogus=1", "import: unknown option \"--bogus\""),
+            ("import --repot x", "(did you mean \"--report\"?)"),
+            ("import --report", "option --report needs a value"),
+            ("import --log", "option --log needs at least one file"),
+            ("import a b", "import: unexpected argument \"b\""),
+            ("show a b", "show: unexpected argument \"b\""),
+            (
+                "merge --report-only=yes",
+                "merge: option --report-only takes no value",
+            ),
+        ] {
+            let e = error(words);
+            assert!(e.contains(wanted), "{words}: {e}");
+            assert!(e.ends_with("Try \"pgbench-report --help\" for more information."));
+        }
+    }
+
+    /// Every verb has its help, starting with what it does and showing its usage.
+    #[test]
+    fn every_verb_prints_its_help() {
+        for verb in ["show", "import", "compare", "html", "merge", "check"] {
+            for flag in ["-h", "--help"] {
+                let Ok(Parsed::Print(help)) = parse(&args(&format!("{verb} {flag}"))) else {
+                    panic!("{verb} {flag}: no help");
+                };
+                assert!(
+                    help.contains(&format!("\nUsage: pgbench-report {verb} ")),
+                    "{help}"
+                );
+            }
+        }
+        let Ok(Parsed::Print(version)) = parse(&args("--version")) else {
+            panic!("no version");
+        };
+        assert_eq!(
+            version,
+            format!("pgbench-report {}\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
+}
