@@ -7,7 +7,8 @@ or of a child from its parent (`use load::rows`), and such a path written in cod
 (`--use-lines`: only `use`s count). Two kinds of loop are told apart:
 
 - a circle: modules that reach each other without going through a parent, e.g.
-  `options.rs -> tls.rs -> options.rs`. There must be none (exit 1, each listed);
+  `options.rs -> tls.rs -> options.rs`. There must be none (exit 1, each listed
+  with the arrows inside it and the first path that makes each);
 - an arrow back up: a child that takes something from its own parent or ancestor
   (`use super::X` in `init/load.rs` for a type defined in `init/mod.rs`): the parent
   is used as a drawer. Listed with `-v`, not an error.
@@ -113,7 +114,7 @@ class Crate:
         return best
 
     def arrows(self):
-        edges = {}
+        edges, self.why = {}, {}  # why[(from, to)]: the first path naming `to`
         for mod, path in self.modules.items():
             text = load(path)
             paths = []
@@ -128,6 +129,7 @@ class Crate:
                 t = self.resolve(mod, segs)
                 if t is not None and t != mod:
                     targets.add(t)
+                    self.why.setdefault((mod, t), p.strip())
             edges[mod] = targets
         return edges
 
@@ -179,6 +181,9 @@ def main():
         for comp in sccs(list(crate.modules), forward):
             circles += 1
             print(f"circle in {root}: " + " <-> ".join(sorted(name(m) for m in comp)))
+            for m in sorted(comp, key=name):
+                for t in sorted(forward[m] & set(comp), key=name):
+                    print(f"  {name(m)} -> {name(t)}  ({' '.join(crate.why[(m, t)].split())})")
         n_up = sum(len(v) for v in up.values())
         n_edges = sum(len(v) for v in edges.values())
         if verbose:
