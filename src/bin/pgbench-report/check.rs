@@ -3,7 +3,8 @@
 //! [`EXIT_WARNINGS`] under `--fail-if-warnings` when any file has a warning.
 
 use super::cli::CheckArgs;
-use super::verbs::{read_doc, usage, VerbError, EXIT_OK};
+use super::error::{usage, VerbError, EXIT_OK};
+use super::io::{print, read_doc};
 use pgbench_results::{warnings, ResultsFile};
 
 /// `--fail-if-warnings` and a file has warnings.
@@ -44,7 +45,7 @@ pub fn verb(args: CheckArgs) -> Result<u8, VerbError> {
             text.push_str(&format!("  not checked: {}: {}\n", n.code, n.reason));
         }
     }
-    super::verbs::print(&text)?;
+    print(&text)?;
     Ok(if fail && warned {
         EXIT_WARNINGS
     } else {

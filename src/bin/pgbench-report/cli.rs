@@ -4,7 +4,7 @@
 //! message says it in the verb's words. clap's own complaints are reworded here into
 //! the program's (`import: unknown option "--bogus"`), with exit status 1.
 
-use super::verbs::{usage, VerbError};
+use super::error::{usage, VerbError};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;

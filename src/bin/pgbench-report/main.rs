@@ -6,6 +6,8 @@
 
 mod check;
 mod cli;
+mod error;
+mod io;
 mod verbs;
 
 use std::process::ExitCode;
@@ -19,7 +21,7 @@ fn main() -> ExitCode {
         Ok(status) => ExitCode::from(status),
         Err(e) => {
             eprintln!("pgbench-report: error: {e}");
-            ExitCode::from(verbs::EXIT_ERROR)
+            ExitCode::from(error::EXIT_ERROR)
         }
     }
 }

@@ -1,56 +1,15 @@
 //! The verbs: each takes its parsed options (`cli`), reads its files through
-//! `pgbench_results`, and prints or writes the result. Errors are values, printed by
-//! main as `pgbench-report: error: ...` with exit status 1.
+//! `pgbench_results` (`io`), and prints or writes the result. Errors are values
+//! (`error`), printed by main as `pgbench-report: error: ...` with exit status 1.
 
 use super::cli::{self, CompareArgs, HtmlArgs, ImportArgs, MergeArgs, Parsed, ShowArgs, Verb};
-use pgbench_results::compare::{self, CompareError, Gate, GateFinding, Side};
-use pgbench_results::import::{self, ImportError};
-use pgbench_results::merge::{self, MergeError};
-use pgbench_results::{show, DocumentError, ResultsFile};
-use std::io::Write;
+use super::error::{usage, VerbError, EXIT_INCOMPLETE, EXIT_OK, EXIT_REGRESSION, EXIT_UNDECIDED};
+use super::io::{print, read_doc, write_out};
+use pgbench_results::compare::{self, Gate, GateFinding, Side};
+use pgbench_results::import;
+use pgbench_results::merge;
+use pgbench_results::show;
 use std::path::PathBuf;
-
-/// Success.
-pub const EXIT_OK: u8 = 0;
-/// Bad arguments or unreadable input.
-pub const EXIT_ERROR: u8 = 1;
-/// `compare --fail-if`: a gate tripped.
-pub const EXIT_REGRESSION: u8 = 2;
-/// `merge`: merged, but a worker is missing or its run was cut short, so the result
-/// covers less than the run (the merged file says so in `merge.incomplete`).
-pub const EXIT_INCOMPLETE: u8 = 3;
-/// `compare --fail-if`: no gate tripped, but a change passing a gate's threshold could
-/// not be told from noise (runs too short, too few runs).
-pub const EXIT_UNDECIDED: u8 = 4;
-
-/// Why a verb failed.
-#[derive(Debug, thiserror::Error)]
-pub enum VerbError {
-    #[error("{0}\nTry \"pgbench-report --help\" for more information.")]
-    Usage(String),
-    #[error("{file}: {message}")]
-    Read { file: String, message: String },
-    #[error("{file}: {source}")]
-    Document {
-        file: String,
-        #[source]
-        source: DocumentError,
-    },
-    #[error(transparent)]
-    Import(#[from] ImportError),
-    #[error(transparent)]
-    Compare(#[from] CompareError),
-    #[error(transparent)]
-    Merge(#[from] MergeError),
-    #[error("{file}: cannot write: {message}")]
-    Write { file: String, message: String },
-    #[error(transparent)]
-    Output(#[from] pgbench_results::destination::WriteError),
-}
-
-pub fn usage(msg: impl Into<String>) -> VerbError {
-    VerbError::Usage(msg.into())
-}
 
 /// Runs the verb the arguments name; returns the exit status.
 pub fn run(args: &[String]) -> Result<u8, VerbError> {
@@ -63,46 +22,6 @@ pub fn run(args: &[String]) -> Result<u8, VerbError> {
         Parsed::Run(Verb::Merge(a)) => merge_verb(a),
         Parsed::Run(Verb::Check(a)) => super::check::verb(a),
     }
-}
-
-/// Writes to stdout; a closed pipe is not a panic.
-pub fn print(text: &str) -> Result<(), VerbError> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|e| VerbError::Write {
-            file: "standard output".to_string(),
-            message: pgbench_results::destination::strerror(&e),
-        })
-}
-
-/// Reads a results file.
-pub fn read_doc(path: &str) -> Result<ResultsFile, VerbError> {
-    let text = std::fs::read_to_string(path).map_err(|e| VerbError::Read {
-        file: path.to_string(),
-        message: pgbench_results::destination::strerror(&e),
-    })?;
-    let mut doc = ResultsFile::from_json(&text).map_err(|source| VerbError::Document {
-        file: path.to_string(),
-        source,
-    })?;
-    // A file written before passwords were masked (or edited) is masked as it is read,
-    // so that nothing this program writes or prints holds one.
-    for arg in &mut doc.command_line {
-        *arg = pgbench_wire::redact_secrets(arg);
-    }
-    if let Some(serde_json::Value::String(db)) = doc.options.get_mut("dbname") {
-        *db = pgbench_wire::redact_secrets(db);
-    }
-    Ok(doc)
-}
-
-/// Writes `text` to `path`, or stdout for `-`.
-pub fn write_out(path: &str, text: &str) -> Result<(), VerbError> {
-    if path == "-" {
-        return print(text);
-    }
-    pgbench_results::destination::write(path, text.as_bytes()).map_err(VerbError::Output)
 }
 
 fn show_verb(args: ShowArgs) -> Result<u8, VerbError> {
