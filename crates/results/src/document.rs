@@ -15,6 +15,7 @@
 use crate::histogram::LatencyHistogram;
 use crate::merged::MergeRecord;
 use crate::run::RunResult;
+use crate::server::ServerStats;
 use crate::summary::Summary;
 use crate::timeline::{Timeline, TimelineSource};
 use crate::warnings::{NotChecked, Warning};
@@ -336,6 +337,15 @@ impl ResultsFile {
             doc.imported_timeline = None;
         }
         Ok(doc)
+    }
+}
+
+// Here rather than in `server.rs`: the server section is part of a run, which the
+// document holds; `server.rs` stays below both.
+impl ServerStats {
+    /// What `--server-stats` recorded in a results file's run, if it was on.
+    pub fn of(doc: &ResultsFile) -> Option<&ServerStats> {
+        doc.run.as_ref()?.server.as_ref()
     }
 }
 

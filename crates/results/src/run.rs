@@ -3,6 +3,10 @@
 //! [`RunResult`]; the pgbench report, the percentiles section and the results file are
 //! all rendered from it, and a results file read back renders the same report.
 
+pub(crate) mod client_cpu;
+pub(crate) mod sysbench_counts;
+pub(crate) mod tpcc_counts;
+
 use crate::histogram::LatencyHistogram;
 use crate::series::Second;
 use crate::stats::{CommandStats, StatsData};
@@ -194,16 +198,16 @@ pub struct RunResult {
     pub warmup: Option<Warmup>,
     /// `--workload=tpcc`: HammerDB's figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tpcc: Option<crate::tpcc::TpccResult>,
+    pub tpcc: Option<tpcc_counts::TpccResult>,
     /// `--workload`: sysbench's summary figures (queries by kind, its percentile).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sysbench: Option<crate::sysbench::SysbenchSummary>,
+    pub sysbench: Option<sysbench_counts::SysbenchSummary>,
     /// `--server-stats`: what the server did in the measured window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<crate::server::ServerStats>,
     /// The client process's CPU time over the run (for the client-bottleneck check).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_cpu: Option<crate::warnings::ClientCpu>,
+    pub client_cpu: Option<client_cpu::ClientCpu>,
 }
 
 /// The warm-up of a run (`--warmup`), kept apart from what was measured.

@@ -113,13 +113,6 @@ pub struct ServerStats {
     pub statements: Option<Vec<statements::Statement>>,
 }
 
-impl ServerStats {
-    /// What `--server-stats` recorded in a results file's run, if it was on.
-    pub fn of(doc: &crate::document::ResultsFile) -> Option<&ServerStats> {
-        doc.run.as_ref()?.server.as_ref()
-    }
-}
-
 /// A counter's change, when the view was read.
 pub fn counter(c: &Counters, view: &str, column: &str) -> Option<i64> {
     c.get(view).and_then(|v| v.get(column)).copied()

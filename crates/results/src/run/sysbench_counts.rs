@@ -1,0 +1,43 @@
+//! What a sysbench-shaped run (`--workload`) keeps in its `RunResult`
+//! beyond pgbench's figures: queries by kind as sysbench counts them, and its
+//! `--percentile`. Data only: [`crate::sysbench`] renders sysbench's summary from it
+//! (and re-exports these types).
+
+use serde::{Deserialize, Serialize};
+
+/// Queries by how sysbench's `pgsql` driver counts them: a result with rows is a read,
+/// a command that changed rows a write, any other command (`BEGIN`, `COMMIT`, an
+/// `UPDATE` of no row) other; each SQL error a transaction survived is an ignored error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct QueryCounts {
+    pub read: i64,
+    pub write: i64,
+    pub other: i64,
+    pub errors: i64,
+    /// Connections made again after an error (pgbench-rs never does: always 0).
+    pub reconnects: i64,
+}
+
+impl QueryCounts {
+    /// Adds another client's counts.
+    pub fn add(&mut self, o: &QueryCounts) {
+        self.read += o.read;
+        self.write += o.write;
+        self.other += o.other;
+        self.errors += o.errors;
+        self.reconnects += o.reconnects;
+    }
+
+    /// Read, write and other queries.
+    pub fn total(&self) -> i64 {
+        self.read + self.write + self.other
+    }
+}
+
+/// What the sysbench summary of a run needs beyond pgbench's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SysbenchSummary {
+    /// sysbench's `--percentile` (0: disabled).
+    pub percentile: u32,
+    pub queries: QueryCounts,
+}

@@ -1,0 +1,53 @@
+//! What a TPC-C run (`--workload=tpcc`) keeps in its `RunResult`:
+//! the new orders its clients committed, the server's counts over the measured part,
+//! and the names of the time profile. Data only: [`crate::tpcc`] renders HammerDB's
+//! lines from it (and re-exports these types).
+
+use serde::{Deserialize, Serialize};
+
+/// What the server counted between the start and the end of the measured part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerCounts {
+    /// `sum(xact_commit + xact_rollback)` of `pg_stat_database`: every database's.
+    pub transactions: i64,
+    /// `sum(d_next_o_id)` of `district`: the new orders committed.
+    pub new_orders: i64,
+}
+
+/// A TPC-C run's own figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TpccResult {
+    /// New orders this process's clients committed in the measured part.
+    pub new_orders_committed: i64,
+    /// The server's counts (`None` for a `--worker` other than 0: worker 0 measures
+    /// the whole run's, and a merge adds them up once).
+    pub server: Option<ServerCounts>,
+    /// The script of each transaction in the run's scripts, with its name in the
+    /// time profile (the two new-order scripts share one).
+    pub profile: Vec<(usize, String)>,
+}
+
+impl TpccResult {
+    /// NOPM and TPM over `minutes`, when the server's counts are there.
+    pub fn per_minute(&self, minutes: f64) -> Option<(i64, i64)> {
+        let s = self.server?;
+        (minutes > 0.0).then(|| {
+            (
+                (s.new_orders as f64 / minutes).round() as i64,
+                (s.transactions as f64 / minutes).round() as i64,
+            )
+        })
+    }
+
+    /// Another worker's figures added (`pgbench-report merge`).
+    pub fn merge(&mut self, other: &TpccResult) {
+        self.new_orders_committed += other.new_orders_committed;
+        self.server = match (self.server, other.server) {
+            (Some(a), Some(b)) => Some(ServerCounts {
+                transactions: a.transactions + b.transactions,
+                new_orders: a.new_orders + b.new_orders,
+            }),
+            (a, b) => a.or(b),
+        };
+    }
+}
