@@ -42,7 +42,6 @@
 mod entry;
 
 use super::clock::now_us;
-use super::plan::WorkerPlan;
 use entry::{all_ready, leader, missing, TAG};
 pub use entry::{Entry, State};
 use pgbench_wire::{ConnError, ConnectOptions, Connection, QueryError};
@@ -61,12 +60,40 @@ pub fn start_margin_us(count: u32) -> i64 {
     (4 * poll_interval(count).as_micros() as i64).max(500_000)
 }
 
+/// `--worker=I/N`: this process is worker I (0-based) of N, running the clients
+/// `I*C .. I*C+C-1` and the threads `I*J .. I*J+J-1` of one run with `N*C` clients
+/// and `N*J` threads (`C`, `J`: this process's `-c`, `-j`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerPlan {
+    pub index: u32,
+    pub count: u32,
+    /// `--worker-timeout`: how long, in seconds, this worker waits for the others.
+    pub timeout_s: i64,
+    /// The seed was given as a number (`--random-seed=N`, `PGBENCH_RANDOM_SEED=N`), the
+    /// same for every worker; otherwise (the clock, `time`, `rand`) each worker's own
+    /// would differ, and all take worker 0's.
+    pub seed_given: bool,
+}
+
+/// `--worker-timeout` when not given, seconds: long enough for pods that start a
+/// little apart, short enough that a worker that will never come is noticed.
+pub const DEFAULT_WORKER_TIMEOUT_S: i64 = 60;
+
 /// How long worker 0 keeps announcing `fail` for the others to read it.
 const FAIL_LINGER: Duration = Duration::from_secs(1);
 /// Round trips the clock offset is estimated from.
 const CLOCK_SAMPLES: usize = 5;
 /// What starts the comment of option digests on every barrier statement.
 const OPTIONS_TAG: &str = "pgbr-options";
+
+/// The options whose digests differ between two [`super::worker::option_digests`] texts.
+pub fn differing_options(ours: &str, theirs: &str) -> Vec<String> {
+    let theirs: Vec<&str> = theirs.split(' ').collect();
+    ours.split(' ')
+        .filter(|word| !theirs.contains(word))
+        .filter_map(|word| word.split_once('=').map(|(name, _)| name.replace('_', " ")))
+        .collect()
+}
 
 /// Why the workers did not start together (the run then does not start).
 #[derive(Debug, thiserror::Error)]
@@ -394,7 +421,7 @@ impl Barrier {
             .as_deref()
             .and_then(digests)
             .zip(digests(&self.comment))
-            .map(|(theirs, ours)| super::worker::differing_options(&ours, &theirs))
+            .map(|(theirs, ours)| differing_options(&ours, &theirs))
             .filter(|d| !d.is_empty());
         let what = match differ {
             Some(names) => format!(
@@ -443,6 +470,15 @@ impl Barrier {
 mod tests {
     use super::*;
 
+    #[test]
+    fn differing_options_are_named_by_their_spelling() {
+        let ours = "-c=0a0b -j=1111 --worker_(N)=2222";
+        assert_eq!(differing_options(ours, ours), Vec::<String>::new());
+        assert_eq!(
+            differing_options(ours, "-c=0a0c -j=1111 --worker_(N)=3333"),
+            ["-c", "--worker (N)"]
+        );
+    }
     #[test]
     fn missing_workers_are_named_ten_at_most() {
         assert_eq!(workers(&[2]), "worker 2");

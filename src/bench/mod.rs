@@ -72,7 +72,12 @@ pub fn run(
     // Every random state, derived in pgbench's order (this worker's share of them).
     let seeds = worker::seed_plan(plan, seed);
     let vars = client_variables(plan, setup.scale, &seeds)?;
-    let tpcc = crate::workload::tpcc::run::before(plan, &conn_opts)?;
+    let tpcc = crate::workload::tpcc::run::before(
+        plan.workload.as_ref(),
+        plan.worker.as_ref().is_none_or(|w| w.index == 0),
+        plan.warmup_s.is_some(),
+        &conn_opts,
+    )?;
     let sampler = server_stats::before(plan, &conn_opts)?;
     let (events, events_rx) = crossbeam_channel::unbounded();
     let scripts = launch::run_scripts(plan);

@@ -3,6 +3,7 @@
 //! the command line. The settings that shape the report are
 //! `pgbench_results::RunSettings`, shared with the result.
 
+use super::barrier::WorkerPlan;
 use pgbench_results::RunSettings;
 use pgbench_script::ast::Script;
 
@@ -58,25 +59,6 @@ pub struct Scale {
     pub given: bool,
 }
 
-/// `--worker=I/N`: this process is worker I (0-based) of N, running the clients
-/// `I*C .. I*C+C-1` and the threads `I*J .. I*J+J-1` of one run with `N*C` clients
-/// and `N*J` threads (`C`, `J`: this process's `-c`, `-j`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WorkerPlan {
-    pub index: u32,
-    pub count: u32,
-    /// `--worker-timeout`: how long, in seconds, this worker waits for the others.
-    pub timeout_s: i64,
-    /// The seed was given as a number (`--random-seed=N`, `PGBENCH_RANDOM_SEED=N`), the
-    /// same for every worker; otherwise (the clock, `time`, `rand`) each worker's own
-    /// would differ, and all take worker 0's.
-    pub seed_given: bool,
-}
-
-/// `--worker-timeout` when not given, seconds: long enough for pods that start a
-/// little apart, short enough that a worker that will never come is noticed.
-pub const DEFAULT_WORKER_TIMEOUT_S: i64 = 60;
-
 /// Everything benchmarking mode needs.
 #[derive(Debug, Clone)]
 pub struct BenchPlan {
@@ -121,6 +103,31 @@ pub struct ServerStatsPlan {
 }
 
 impl BenchPlan {
+    /// What `--metrics-listen`'s live values are kept for ([`crate::metrics::start`]).
+    pub fn live_plan(&self) -> crate::metrics::LivePlan {
+        let s = &self.settings;
+        crate::metrics::LivePlan {
+            scripts: self.scripts.iter().map(|w| w.script.desc.clone()).collect(),
+            weights: self.scripts.iter().map(|w| w.weight).collect(),
+            clients: s.clients,
+            throttled: s.throttled(),
+            latency_limit_us: s.latency_limit_us,
+            limit: s.limit,
+            interval_us: s.progress_s.unwrap_or(1) * 1_000_000,
+        }
+    }
+
+    /// The labels `--metrics-listen` serves its values under.
+    pub fn metric_labels(&self) -> crate::metrics::encode::Labels {
+        crate::metrics::encode::Labels {
+            worker: self.worker.as_ref().map(|w| w.index),
+            scripts: self
+                .scripts
+                .iter()
+                .map(|w| (w.script.desc.clone(), w.weight))
+                .collect(),
+        }
+    }
     /// The mean delay between two `-R` transactions of one pgbench thread, µs.
     /// Computed in pgbench's order (`1e6 / rate`, then `* nthreads`), so the Poisson
     /// schedule draws the same values for the same seed.

@@ -46,7 +46,7 @@ pub fn run_id(plan: &BenchPlan) -> String {
 
 /// The options workers of one run must share, each with a short digest of its value,
 /// as `name=digest` words: a worker that meets a worker of another run names the
-/// options whose digests differ ([`differing_options`]). The names are the options'
+/// options whose digests differ ([`super::barrier::differing_options`]). The names are the options'
 /// own spellings; what is not listed (if anything) differs only in the run id.
 pub fn option_digests(plan: &BenchPlan) -> String {
     let s = &plan.settings;
@@ -92,15 +92,6 @@ pub fn option_digests(plan: &BenchPlan) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// The options whose digests differ between two [`option_digests`] texts.
-pub fn differing_options(ours: &str, theirs: &str) -> Vec<String> {
-    let theirs: Vec<&str> = theirs.split(' ').collect();
-    ours.split(' ')
-        .filter(|word| !theirs.contains(word))
-        .filter_map(|word| word.split_once('=').map(|(name, _)| name.replace('_', " ")))
-        .collect()
 }
 
 /// Every random state of `clients` clients and `threads` threads of worker `index` of
@@ -230,15 +221,6 @@ pub fn start_together(
 mod tests {
     use super::*;
 
-    #[test]
-    fn differing_options_are_named_by_their_spelling() {
-        let ours = "-c=0a0b -j=1111 --worker_(N)=2222";
-        assert_eq!(differing_options(ours, ours), Vec::<String>::new());
-        assert_eq!(
-            differing_options(ours, "-c=0a0c -j=1111 --worker_(N)=3333"),
-            ["-c", "--worker (N)"]
-        );
-    }
     use proptest::prelude::*;
 
     /// The first draws of a generator, to compare states by what they produce.

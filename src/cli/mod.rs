@@ -108,7 +108,11 @@ fn run_bench(
     argv: &[String],
 ) -> i32 {
     // Before connecting: a port in use ends the run before it starts.
-    let endpoint = match crate::metrics::start(plan) {
+    let endpoint = match crate::metrics::start(
+        plan.metrics.as_ref(),
+        plan.live_plan(),
+        plan.metric_labels(),
+    ) {
         Ok(e) => e,
         Err(message) => {
             logging::error(&message);

@@ -16,7 +16,6 @@ mod server;
 pub use live::{Live, LivePlan, Phase};
 pub use server::{end_linger, Endpoint};
 
-use crate::bench::plan::BenchPlan;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -53,30 +52,17 @@ pub fn parse_listen(v: &str) -> Option<(String, u16)> {
     Some((host.to_string(), port))
 }
 
-/// Starts the endpoint the plan asks for (none without `--metrics-listen`). The error
-/// is the message to print.
-pub fn start(plan: &BenchPlan) -> Result<Option<Endpoint>, String> {
-    let Some(m) = &plan.metrics else {
+/// Starts the endpoint `m` asks for (none without `--metrics-listen`), serving
+/// `live`'s values under `labels`. The error is the message to print.
+pub fn start(
+    m: Option<&MetricsPlan>,
+    live: LivePlan,
+    labels: encode::Labels,
+) -> Result<Option<Endpoint>, String> {
+    let Some(m) = m else {
         return Ok(None);
     };
-    let s = &plan.settings;
-    let live = Arc::new(Live::new(LivePlan {
-        scripts: plan.scripts.iter().map(|w| w.script.desc.clone()).collect(),
-        weights: plan.scripts.iter().map(|w| w.weight).collect(),
-        clients: s.clients,
-        throttled: s.throttled(),
-        latency_limit_us: s.latency_limit_us,
-        limit: s.limit,
-        interval_us: s.progress_s.unwrap_or(1) * 1_000_000,
-    }));
-    let labels = encode::Labels {
-        worker: plan.worker.as_ref().map(|w| w.index),
-        scripts: plan
-            .scripts
-            .iter()
-            .map(|w| (w.script.desc.clone(), w.weight))
-            .collect(),
-    };
+    let live = Arc::new(Live::new(live));
     let linger = Duration::from_secs(m.linger_s);
     // The run's SIGINT and SIGTERM go to its signal thread, never to the server's.
     crate::sys::with_signals_blocked(&[libc::SIGINT, libc::SIGTERM], || {

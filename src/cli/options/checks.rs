@@ -4,7 +4,8 @@
 use super::draft::Draft;
 use super::error::ConfigError;
 use super::{Action, Env};
-use crate::bench::plan::{BenchPlan, LogPlan, Scale, Vacuum, WorkerPlan, DEFAULT_WORKER_TIMEOUT_S};
+use crate::bench::barrier::{WorkerPlan, DEFAULT_WORKER_TIMEOUT_S};
+use crate::bench::plan::{BenchPlan, LogPlan, Scale, Vacuum};
 use crate::init::PartitionMethod;
 use pgbench_results::{Limit, MaxTries, QueryMode, RunSettings};
 

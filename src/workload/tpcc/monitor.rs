@@ -4,8 +4,8 @@
 //! the run ends; their differences per minute are TPM and NOPM. It also finds the
 //! number of warehouses before the run (the scripts' `:scale`).
 
+use crate::bench::error::RunError;
 use crate::bench::window::Watcher;
-use crate::bench::RunError;
 use pgbench_results::tpcc::ServerCounts;
 use pgbench_wire::{ConnectOptions, Connection};
 

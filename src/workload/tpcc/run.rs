@@ -6,9 +6,8 @@
 
 use super::monitor::Monitor;
 use super::{NEW_ORDER_SCRIPT, PROFILE_NAMES};
-use crate::bench::plan::BenchPlan;
+use crate::bench::error::RunError;
 use crate::bench::window;
-use crate::bench::RunError;
 use pgbench_results::tpcc::TpccResult;
 use pgbench_results::RunResult;
 use pgbench_wire::ConnectOptions;
@@ -19,14 +18,19 @@ pub struct Before(Option<window::Before<Monitor>>);
 /// While they run.
 pub struct During(Option<window::During<Monitor>>);
 
-/// For a TPC-C run: the monitor (worker 0 or no `--worker` only).
-pub fn before(plan: &BenchPlan, opts: &ConnectOptions) -> Result<Option<Before>, RunError> {
-    if !matches!(plan.workload, Some(crate::workload::Configured::Tpcc(_))) {
+/// For a run of `workload` (none unless TPC-C): the monitor, when this process
+/// `measures` (worker 0 or no `--worker`); it starts after the warm-up if `warmup`.
+pub fn before(
+    workload: Option<&crate::workload::Configured>,
+    measures: bool,
+    warmup: bool,
+    opts: &ConnectOptions,
+) -> Result<Option<Before>, RunError> {
+    if !matches!(workload, Some(crate::workload::Configured::Tpcc(_))) {
         return Ok(None);
     }
-    let measures = plan.worker.as_ref().is_none_or(|w| w.index == 0);
     let monitor = measures
-        .then(|| window::before(Monitor::connect(opts)?, plan.warmup_s.is_some()))
+        .then(|| window::before(Monitor::connect(opts)?, warmup))
         .transpose()?;
     Ok(Some(Before(monitor)))
 }
