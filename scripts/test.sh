@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/check-paths.sh
+python3 scripts/check-circles.py
 cargo fmt --all --check
 # No dependency that nothing uses (.ci/run installs cargo-machete).
 cargo machete
