@@ -81,18 +81,7 @@ pub fn on_signals(
     signals: &[libc::c_int],
     handler: impl Fn(libc::c_int) + Send + 'static,
 ) -> std::io::Result<()> {
-    // SAFETY: the sigsets are ours, initialised by sigemptyset (or filled by
-    // pthread_sigmask) before use.
-    let (set, old) = unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for &s in signals {
-            libc::sigaddset(&mut set, s);
-        }
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
-        (set, old)
-    };
+    let (set, old) = block_signals(signals);
     let spawned = std::thread::Builder::new().spawn(move || loop {
         let mut sig: libc::c_int = 0;
         // SAFETY: waits on the blocked set above; writes only `sig`.
@@ -112,8 +101,17 @@ pub fn on_signals(
 /// thread, so that the threads it starts inherit the mask: a signal [`on_signals`]
 /// takes later must not go to one of them and end the process.
 pub fn with_signals_blocked<T>(signals: &[libc::c_int], start: impl FnOnce() -> T) -> T {
+    let (_, old) = block_signals(signals);
+    let out = start();
+    // SAFETY: puts back the mask block_signals read, as it was.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    out
+}
+
+/// Blocks `signals` in the calling thread: the set blocked, and the mask before.
+fn block_signals(signals: &[libc::c_int]) -> (libc::sigset_t, libc::sigset_t) {
     // SAFETY: the sigsets are ours, initialised by sigemptyset (or filled by
-    // pthread_sigmask) before use; the old mask is put back as it was.
+    // pthread_sigmask) before use.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         let mut old: libc::sigset_t = std::mem::zeroed();
@@ -122,9 +120,7 @@ pub fn with_signals_blocked<T>(signals: &[libc::c_int], start: impl FnOnce() -> 
             libc::sigaddset(&mut set, s);
         }
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
-        let out = start();
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        out
+        (set, old)
     }
 }
 
