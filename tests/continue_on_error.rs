@@ -203,15 +203,24 @@ fn without_failures_detailed_the_failure_is_failed() {
         &script,
     ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out
-        .stdout
-        .contains("number of transactions actually processed: 5/20\n"));
-    assert!(out
-        .stdout
-        .contains("number of failed transactions: 15 (75.000%)\n"));
+    // 20 unseeded draws of 5 ids miss one about 6% of the time: each id drawn is
+    // inserted once, every other insert fails.
+    let done: usize = db.value("select count(*) from cu").parse().unwrap();
+    assert!((1..=5).contains(&done), "{done}");
+    let failed = 20 - done;
+    let processed = format!("number of transactions actually processed: {done}/20\n");
+    assert!(out.stdout.contains(&processed), "{}", out.stdout);
+    let failures = format!(
+        "number of failed transactions: {failed} ({}%)\n",
+        pct(failed, 20)
+    );
+    assert!(out.stdout.contains(&failures), "{}", out.stdout);
     assert!(!out.stdout.contains("other failures"));
     let lines = log_lines(&dir);
-    assert_eq!(lines.iter().filter(|l| l.contains(" failed ")).count(), 15);
+    assert_eq!(
+        lines.iter().filter(|l| l.contains(" failed ")).count(),
+        failed
+    );
     assert!(
         out.stderr.contains(
             "client 0 got an error in command 1 (SQL) of script 0; ERROR:  duplicate key value violates unique constraint \"cu_pkey\""
