@@ -12,7 +12,7 @@ mod table;
 use crate::document::ResultsFile;
 use interval::{Interval, NoInterval, Series};
 use server::ServerFigure;
-pub use table::render_table;
+pub use table::{render_table, Format};
 
 /// Why a comparison could not be made.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -123,6 +123,15 @@ impl Figure {
             Figure::Server(f) => f.gate_name(),
             _ => return None,
         })
+    }
+
+    /// How its values print: counts, and what is kept whole, without decimals.
+    pub fn format(&self) -> Format {
+        match self {
+            Figure::Retries | Figure::Nopm | Figure::Tpm => Format::Whole,
+            Figure::Server(f) => f.format(),
+            _ => Format::Real,
+        }
     }
 
     pub fn better(&self) -> Better {
@@ -369,7 +378,8 @@ fn change_from_zero(fig: &Figure, method: Method, a: &Side, b: &Side, vb: f64) -
 
 fn change(fig: &Figure, method: Method, a: &Side, b: &Side, va: f64, vb: f64) -> Change {
     // Equal as the table shows them (0.000 and 0.000 printed +inf% before): the same.
-    if va == vb || table::value(Some(va)) == table::value(Some(vb)) {
+    let shown = |v| fig.format().show(Some(v));
+    if va == vb || shown(va) == shown(vb) {
         return Change {
             ratio: Some(0.0),
             interval: None,
@@ -512,7 +522,7 @@ impl Gate {
                         from_zero.then_some(())?;
                         (
                             f64::INFINITY.copysign(to),
-                            format!("from 0 to {}", table::value(Some(to))),
+                            format!("from 0 to {}", row.figure.format().show(Some(to))),
                         )
                     }
                 };

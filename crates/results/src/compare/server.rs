@@ -7,7 +7,7 @@
 //! the batch's own ratio, as the window's figure is the window's.
 
 use super::interval::Series;
-use super::Better;
+use super::{Better, Format};
 use crate::document::ResultsFile;
 use crate::server::{self, counter, ServerSecond, ServerStats};
 use std::collections::BTreeMap;
@@ -97,6 +97,14 @@ impl ServerFigure {
             ServerFigure::HitRatio => "hit_ratio".into(),
             ServerFigure::Checkpoints => "checkpoints".into(),
             ServerFigure::WaitShare(l) => format!("{WAIT_GATE}{l}"),
+        }
+    }
+
+    /// Checkpoints are a count; the rest are ratios and shares.
+    pub fn format(&self) -> Format {
+        match self {
+            ServerFigure::Checkpoints => Format::Whole,
+            _ => Format::Real,
         }
     }
 

@@ -18,12 +18,27 @@ pub fn signed(v: f64, prec: usize) -> String {
     }
 }
 
-/// A figure as the table shows it.
-pub(super) fn value(v: Option<f64>) -> String {
-    match v {
-        None => "-".to_string(),
-        Some(v) if v.abs() >= 1000.0 => fmt_f(v, 1),
-        Some(v) => fmt_f(v, 3),
+/// How a figure's values print, in the table and in the gates' messages; each
+/// figure names its own ([`super::Figure::format`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Real-valued (a rate, a latency, a share): 3 decimals, 1 from 1000 up.
+    Real,
+    /// A count (checkpoints, retries) or a figure kept whole (HammerDB's NOPM and
+    /// TPM): no decimals. A group's mean of counts need not be whole (1 checkpoint in
+    /// 3 runs): that one prints as [`Format::Real`], so it does not read as a count.
+    Whole,
+}
+
+impl Format {
+    /// A value as the table shows it, `-` for none.
+    pub fn show(self, v: Option<f64>) -> String {
+        match (self, v) {
+            (_, None) => "-".to_string(),
+            (Format::Whole, Some(v)) if v.fract() == 0.0 => fmt_f(v, 0),
+            (_, Some(v)) if v.abs() >= 1000.0 => fmt_f(v, 1),
+            (_, Some(v)) => fmt_f(v, 3),
+        }
     }
 }
 
@@ -64,7 +79,7 @@ pub fn render_table(c: &Comparison) -> String {
     let mut rows = vec![header];
     for r in &c.rows {
         let mut row = vec![r.figure.label()];
-        row.extend(r.values.iter().map(|v| value(*v)));
+        row.extend(r.values.iter().map(|v| r.figure.format().show(*v)));
         for ch in &r.changes {
             row.push(
                 ch.ratio

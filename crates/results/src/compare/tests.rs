@@ -265,6 +265,75 @@ fn tpcc_runs_compare_nopm_and_tpm_first_higher_being_better() {
     let a = Figure::Nopm.value(&sides[0].runs[0]).unwrap();
     let b = Figure::Nopm.value(&sides[1].runs[0]).unwrap();
     assert!(b > a * 1.19, "{a} {b}");
+    // Whole, as HammerDB prints them ("System achieved 9989 NOPM"), not 9989.0.
+    let table = render_table(&c);
+    let tpm = |d: &ResultsFile| Figure::Tpm.value(d).unwrap();
+    let (ta, tb) = (tpm(&sides[0].runs[0]), tpm(&sides[1].runs[0]));
+    for (label, a, b) in [("NOPM", a, b), ("TPM", ta, tb)] {
+        assert_eq!(
+            cells(&table, label)[..2],
+            [format!("{a}"), format!("{b}")],
+            "{table}"
+        );
+    }
+}
+
+/// A row of the table: its cells after the label, split at spaces.
+fn cells(table: &str, label: &str) -> Vec<String> {
+    let line = table
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{label} ")))
+        .unwrap_or_else(|| panic!("no {label:?} row in\n{table}"));
+    line.split_whitespace().map(str::to_string).collect()
+}
+
+#[test]
+fn counts_print_whole_and_rates_keep_their_decimals() {
+    let tries = |seed: u64, retry_rate: f64| {
+        let mut s = Spec::tpcb(seed, 30, 500.0, 2000.0);
+        s.settings.max_tries = crate::run::MaxTries::Limited(5);
+        s.retry_rate = retry_rate;
+        s
+    };
+    let sides = [side("a", &[tries(1, 0.1)]), side("b", &[tries(2, 0.2)])];
+    let c = compare(&sides).unwrap();
+    let table = render_table(&c);
+    let retries = |s: &Side| s.runs[0].summary.retries.unwrap();
+    let (a, b) = (retries(&sides[0]), retries(&sides[1]));
+    assert!(a > 1000 && b > a, "{a} {b}");
+    // 1000 and up the real-valued figures print one decimal: retries printed 1503.0.
+    assert_eq!(
+        cells(&table, "retries")[..2],
+        [a.to_string(), b.to_string()],
+        "{table}"
+    );
+    let tps = cells(&table, "tps");
+    assert!(
+        tps[0].ends_with(char::is_numeric) && tps[0].contains('.'),
+        "{tps:?}"
+    );
+    let failed = cells(&table, "failed transactions (%)");
+    assert_eq!(failed[..2], ["0.000", "0.000"], "{table}");
+    // The format is the figure's: one place, whatever prints it.
+    assert_eq!(Figure::Retries.format(), Format::Whole);
+    assert_eq!(Figure::FailedPct.format(), Format::Real);
+    assert_eq!(Format::Whole.show(Some(2.0)), "2");
+    assert_eq!(Format::Whole.show(Some(2.0 / 3.0)), "0.667");
+    assert_eq!(Format::Whole.show(Some(4000.5)), "4000.5");
+    assert_eq!(Format::Real.show(Some(2.0)), "2.000");
+    assert_eq!(Format::Whole.show(None), "-");
+    // A gate on a count says its change from 0 in the count's own form (single runs
+    // have no per-second retries, so no interval: undecided).
+    let none = [side("a", &[tries(3, 0.0)]), side("b", &[tries(4, 0.1)])];
+    let c = compare(&none).unwrap();
+    let found = Gate::parse("retries>10%").unwrap().check(&c);
+    let b = retries(&none[1]);
+    assert!(
+        matches!(&found[..], [GateFinding::Undecided(m)]
+            if m.starts_with(&format!("b vs a: retries changed from 0 to {b} (no interval)"))),
+        "{found:?}\n{}",
+        render_table(&c)
+    );
 }
 
 /// #22: two values that both show as 0.000 printed a change of +inf%.

@@ -26,6 +26,15 @@ fn sides(a: ResultsFile, b: ResultsFile) -> [Side; 2] {
     ]
 }
 
+/// A row of the table: its cells after the label, split at spaces.
+fn cells(table: &str, label: &str) -> Vec<String> {
+    let line = table
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{label} ")))
+        .unwrap_or_else(|| panic!("no {label:?} row in\n{table}"));
+    line.split_whitespace().map(str::to_string).collect()
+}
+
 fn verdict(c: &Comparison, f: ServerFigure) -> Verdict {
     let f = Figure::Server(f);
     c.rows.iter().find(|r| r.figure == f).unwrap().changes[0].verdict
@@ -70,6 +79,15 @@ fn doubled_wal_per_transaction_is_beyond_noise_and_worse_and_gates_trip() {
     let table = render_table(&c);
     assert!(table.contains("\nWAL bytes per transaction "), "{table}");
     assert!(table.contains("beyond noise: lower"), "{table}");
+    // A count prints as one, the ratios and shares with their decimals.
+    assert_eq!(
+        cells(&table, "checkpoints in window")[..4],
+        ["0", "0", "+0.0%", "same"],
+        "{table}"
+    );
+    let hits = cells(&table, "buffer hit ratio (%)");
+    let decimals = |v: &str| v.split_once('.').map(|(_, d)| d.len());
+    assert_eq!(decimals(&hits[0]), Some(3), "{hits:?}");
 
     let gate = Gate::parse("wal_bytes_per_transaction>50%").unwrap();
     assert!(
@@ -131,6 +149,58 @@ fn a_checkpoint_counts_and_groups_of_runs_get_welch_intervals() {
     assert_eq!(
         verdict(&c, ServerFigure::WalBytesPerTransaction),
         Verdict::Worse
+    );
+}
+
+#[test]
+fn checkpoints_print_as_a_count_and_a_groups_mean_of_them_with_decimals() {
+    let mut with = ServerSpec::reads(11);
+    with.checkpoints_at = vec![10, 40];
+    let c = compare(&sides(
+        doc(
+            &Spec::tpcb(11, 60, 500.0, 2000.0),
+            Some(&ServerSpec::reads(12)),
+        ),
+        doc(&Spec::tpcb(12, 60, 500.0, 2000.0), Some(&with)),
+    ))
+    .unwrap();
+    let table = render_table(&c);
+    // Not "0.000" and "2.000": no one counts a fraction of a checkpoint.
+    assert_eq!(
+        cells(&table, "checkpoints in window")[..3],
+        ["0", "2", "-"],
+        "{table}"
+    );
+    let gate = Gate::parse("checkpoints>0%").unwrap();
+    let found = gate.check(&c);
+    assert!(
+        matches!(&found[..], [GateFinding::Regression(m) | GateFinding::Undecided(m)]
+            if m.starts_with("b vs a: checkpoints changed from 0 to 2 (")),
+        "{found:?}"
+    );
+    // One checkpoint in three runs is a third of one a run, not 0.
+    let group = |seed: u64, checkpoints: &[Vec<i64>]| Side {
+        label: format!("g{seed}"),
+        runs: checkpoints
+            .iter()
+            .zip(seed..)
+            .map(|(at, seed)| {
+                let mut s = ServerSpec::reads(seed);
+                s.checkpoints_at = at.clone();
+                doc(&Spec::tpcb(seed, 20, 500.0, 2000.0), Some(&s))
+            })
+            .collect(),
+    };
+    let c = compare(&[
+        group(30, &[vec![5], vec![], vec![]]),
+        group(40, &[vec![5], vec![8], vec![12]]),
+    ])
+    .unwrap();
+    let table = render_table(&c);
+    assert_eq!(
+        cells(&table, "checkpoints in window")[..3],
+        ["0.333", "1", "+200.0%"],
+        "{table}"
     );
 }
 
