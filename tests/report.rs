@@ -280,6 +280,8 @@ pub(crate) struct PageCheck {
     pub drawn: usize,
     /// id -> what the chart plots: x values, then each series' values.
     pub data: Vec<(String, Vec<Vec<Option<f64>>>)>,
+    /// id -> the names of its series, the x axis's first.
+    pub legends: Vec<(String, Vec<String>)>,
 }
 
 /// The value of `KEY=value` among a line's words.
@@ -321,6 +323,11 @@ pub(crate) fn check_page(page: &Path, shot: &Path) -> Option<PageCheck> {
                 let (id, values) = rest.split_once(' ').unwrap();
                 c.data
                     .push((id.to_string(), serde_json::from_str(values).unwrap()));
+            }
+            "legend" => {
+                let (id, names) = rest.split_once(' ').unwrap();
+                c.legends
+                    .push((id.to_string(), serde_json::from_str(names).unwrap()));
             }
             "chart" => {
                 let w: Vec<&str> = rest.split(' ').collect();

@@ -13,6 +13,7 @@
 //       in its box on the chart
 //   drawn N                   charts the page says it drew
 //   data ID [[x...],[y...]...] the values a chart plots (uPlot's aligned data)
+//   legend ID ["x", "label"...] the names of its series, the x axis's first
 //   screenshot WxH            the screenshot, also written to SCREENSHOT.png
 // Usage: node check-page.js CHROMIUM PAGE.html SCREENSHOT.png
 "use strict";
@@ -194,6 +195,8 @@ function count(img, rect, test) {
   say("drawn " + (await evaluate("document.body.getAttribute('data-charts-drawn')")));
   const data = JSON.parse((await evaluate("JSON.stringify((window.pgbenchCharts || []).map(function (c) { return [c.id, c.plot.data]; }))")) || "[]");
   for (const [id, d] of data) say("data " + id + " " + JSON.stringify(d));
+  const legends = JSON.parse((await evaluate("JSON.stringify((window.pgbenchCharts || []).map(function (c) { return [c.id, c.plot.series.map(function (s) { return s.label; })]; }))")) || "[]");
+  for (const [id, l] of legends) say("legend " + id + " " + JSON.stringify(l));
   process.stdout.write(out.join("\n") + "\n");
   finish(0);
 })().catch((e) => finish(2, "check-page: " + e.stack));
