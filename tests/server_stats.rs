@@ -425,8 +425,18 @@ fn the_html_draws_server_panels_a_checkpoint_and_the_warmup_in_chromium() {
             dir.join("run.png").display()
         );
     }
-    // The server's seconds are the client's, each with a figure.
-    let measured = plotted(&c, "chart-latency", 0);
+    // The server's seconds are the client's (those of the measured p50), each with
+    // a figure.
+    let (t, p50) = (
+        plotted(&c, "chart-latency", 0),
+        plotted(&c, "chart-latency", 1),
+    );
+    let measured: Vec<Option<f64>> = t
+        .iter()
+        .zip(&p50)
+        .filter(|(_, v)| v.is_some())
+        .map(|(x, _)| *x)
+        .collect();
     for id in ["chart-server-wal", "chart-server-hits"] {
         let (t, v) = (plotted(&c, id, 0), plotted(&c, id, 1));
         assert_eq!(t[..measured.len()], measured[..], "{id}");
@@ -448,6 +458,29 @@ fn the_html_draws_server_panels_a_checkpoint_and_the_warmup_in_chromium() {
         assert_eq!(warm[i].is_some(), x <= 0.0, "second ending {x}: {warm:?}");
         assert_eq!(tps[i].is_some(), x > 0.0, "second ending {x}: {tps:?}");
     }
+    // Its latencies too, after the measured ones and named for the warm-up: before
+    // 0, not after, and the measured ones after 0 only.
+    let (_, legend) = c
+        .legends
+        .iter()
+        .find(|(id, _)| id == "chart-latency")
+        .unwrap();
+    // The page's name labels its series.
+    let names = ["p50", "p99", "warm-up p50", "warm-up p99"].map(|n| format!("run {n}"));
+    assert_eq!(legend[1..], names, "{legend:?}");
+    let t = plotted(&c, "chart-latency", 0);
+    for (k, name) in names.iter().enumerate() {
+        let s = plotted(&c, "chart-latency", k + 1);
+        let of_warmup = name.contains("warm-up");
+        for (x, v) in t.iter().zip(&s) {
+            let x = x.unwrap();
+            assert_eq!(v.is_some(), (x <= 0.0) == of_warmup, "{name} at {x}: {s:?}");
+        }
+    }
+    assert!(
+        t.iter().filter(|x| x.unwrap() <= 0.0).count() >= 2,
+        "the 2 s warm-up's seconds: {t:?}"
+    );
     // The shading covers the warm-up on every chart over time; the checkpoint's
     // dashed line is on the server's charts and the tps chart.
     let mark = |id: &str, kind: &str| {

@@ -3,7 +3,8 @@
 //! `assets/uplot/`, MIT, inlined with its stylesheet, so the page needs no network):
 //! tps over time, latency percentiles over time, the latency distribution as a
 //! percentile spectrum on a log scale, failures and retries over time when there are
-//! any; the `--warmup` seconds shaded before the measured ones; with `--server-stats`,
+//! any; the `--warmup` seconds shaded before the measured ones, with their tps and
+//! latencies drawn lighter; with `--server-stats`,
 //! server panels under the client's charts (`server.rs`). The summary and
 //! per-statement tables are plain HTML. The data goes into the page as JSON;
 //! `page.js` turns it into charts.
@@ -11,6 +12,7 @@
 use crate::document::{Origin, ResultsFile};
 use crate::histogram::LatencyHistogram;
 use crate::report::fmt_f;
+use crate::timeline::Point;
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -65,22 +67,26 @@ fn spectrum(h: &LatencyHistogram) -> (Vec<f64>, Vec<f64>) {
     (xs, ys)
 }
 
-fn chart_data(label: &str, doc: &ResultsFile) -> ChartData {
-    let timeline = doc.timeline();
-    let points = timeline.as_ref().map_or(&[][..], |t| &t.points[..]);
-    let pct = |i: usize| -> Vec<Option<f64>> {
+/// p50, p90, p99, p99.9 of each point, in ms (null where it has none).
+fn percentiles(points: &[Point]) -> [Vec<Option<f64>>; 4] {
+    std::array::from_fn(|i| {
         points
             .iter()
             .map(|p| p.percentiles_ms.map(|q| q[i]))
             .collect()
-    };
+    })
+}
+
+fn chart_data(label: &str, doc: &ResultsFile) -> ChartData {
+    let timeline = doc.timeline();
+    let points = timeline.as_ref().map_or(&[][..], |t| &t.points[..]);
     let (spectrum_x, spectrum_ms) = doc.histogram().map(spectrum).unwrap_or_default();
     ChartData {
         label: label.to_string(),
         t: points.iter().map(|p| p.t_s + p.length_s).collect(),
         tps: points.iter().map(|p| p.tps).collect(),
         latency_avg: points.iter().map(|p| p.latency_avg_ms).collect(),
-        percentiles: [pct(0), pct(1), pct(2), pct(3)],
+        percentiles: percentiles(points),
         failures: points.iter().map(|p| p.failures).collect(),
         retries: points.iter().map(|p| p.retries).collect(),
         lag: points.iter().map(|p| p.lag_avg_ms).collect(),
@@ -245,7 +251,7 @@ pub fn render_page(files: &[(String, ResultsFile)]) -> String {
     out.push_str(if warmed {
         "<h2>Throughput</h2><p class=\"note\">Successful transactions per second of each \
          interval; shaded: the --warmup seconds before the measured window (their tps \
-         dashed), which no figure counts.</p>"
+         dashed, lighter), which no figure counts.</p>"
     } else {
         "<h2>Throughput</h2><p class=\"note\">Successful transactions per second of each \
          interval.</p>"
@@ -253,8 +259,13 @@ pub fn render_page(files: &[(String, ResultsFile)]) -> String {
     out.push_str(
         "<div class=\"chart\" id=\"chart-tps\"></div>\n\
          <h2>Latency over time</h2><p class=\"note\">Each interval's median (solid) and 99th \
-         percentile (dashed), or its average where the file has no percentiles.</p>\
-         <div class=\"chart\" id=\"chart-latency\"></div>\n\
+         percentile (dashed), or its average where the file has no percentiles.",
+    );
+    if warmed {
+        out.push_str(" Shaded: the --warmup seconds (their latencies lighter).");
+    }
+    out.push_str(
+        "</p><div class=\"chart\" id=\"chart-latency\"></div>\n\
          <h2>Latency distribution</h2><p class=\"note\">The latency under which each share \
          of the run's transactions completed; each line ends at the run's maximum.</p>\
          <div class=\"chart\" id=\"chart-spectrum\"></div>\n",

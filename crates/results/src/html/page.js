@@ -29,6 +29,9 @@
   function rgb(c) { return "rgb(" + c.join(",") + ")"; }
   function hex(h) { return [1, 3, 5].map(function (i) { return parseInt(h.substr(i, 2), 16); }); }
   function colourOf(r) { return colours[runs.indexOf(r) % colours.length]; }
+  // A run's colour halfway to white: its warm-up's lines, apart from the measured
+  // ones where a dash already says something else (p99).
+  function lighter(h) { return rgb(hex(h).map(function (v) { return Math.round(v + (255 - v) / 2); })); }
 
   // The scales of a chart over time: with a warm-up, every such chart spans the
   // same seconds from the warm-up's start, so the warm-up and the window line up.
@@ -119,29 +122,33 @@
   var timed = runs.filter(function (r) { return r.t.length > 0; });
 
   var withServer = runs.filter(function (r) { return r.server; });
-  // Each run's tps, then the warm-up's (dashed), where it has one.
+  var warmed = runs.filter(function (r) { return r.warmup && r.warmup.t.length > 0; });
+  // Each run's tps, then the warm-up's (dashed, lighter), where it has one.
   var tpsTables = timed.map(function (r) { return [r.t, r.tps]; });
   var tpsSeries = timed.map(function (r) { return line(r.label, colourOf(r)); });
-  runs.filter(function (r) { return r.warmup && r.warmup.t.length > 0; }).forEach(function (r) {
+  warmed.forEach(function (r) {
     tpsTables.push([r.warmup.t, r.warmup.tps]);
-    tpsSeries.push(line(r.label + " warm-up", colourOf(r), true));
+    tpsSeries.push(line(r.label + " warm-up", lighter(colourOf(r)), true));
   });
   draw("chart-tps", tpsTables, tpsSeries,
     secs, { label: "transactions per second", size: 70 }, overTime(),
     "No time series in these files (pgbench-rs records one on every run; for stock pgbench, import its progress: lines or logs).",
     null, marks(withServer));
 
+  // Each run's p50 (solid) and p99 (dashed), or its average; then the warm-up's the
+  // same way, lighter.
   var latTables = [], latSeries = [];
-  timed.forEach(function (r) {
-    var c = colours[runs.indexOf(r) % colours.length];
-    if (present(r.percentiles[0])) {
-      latTables.push([r.t, r.percentiles[0], r.percentiles[2]]);
-      latSeries.push(line(r.label + " p50", c), line(r.label + " p99", c, true));
-    } else if (present(r.latency_avg)) {
-      latTables.push([r.t, r.latency_avg]);
-      latSeries.push(line(r.label + " average", c));
+  function latency(name, s, c) {
+    if (present(s.percentiles[0])) {
+      latTables.push([s.t, s.percentiles[0], s.percentiles[2]]);
+      latSeries.push(line(name + " p50", c), line(name + " p99", c, true));
+    } else if (present(s.latency_avg)) {
+      latTables.push([s.t, s.latency_avg]);
+      latSeries.push(line(name + " average", c));
     }
-  });
+  }
+  timed.forEach(function (r) { latency(r.label, r, colourOf(r)); });
+  warmed.forEach(function (r) { latency(r.label + " warm-up", r.warmup, lighter(colourOf(r))); });
   draw("chart-latency", latTables, latSeries, secs, { label: "latency (ms)", size: 70 }, overTime(),
     "No latencies over time in these files.", null, marks());
 

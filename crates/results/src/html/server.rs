@@ -3,7 +3,8 @@
 //! second's end, as the client's are): the WAL rate, the buffer hit ratio, the wait
 //! events' shares of the sampled backends stacked, and the seconds in which a
 //! checkpoint began; and the `--warmup` seconds before the measured window (at
-//! negative seconds: the client's series counts from the window's start).
+//! negative seconds: the client's series counts from the window's start), their tps
+//! and latencies.
 
 use crate::document::ResultsFile;
 use crate::server::{self, counter, ServerStats};
@@ -46,6 +47,10 @@ pub(super) struct WarmupChart {
     /// counts from): 0 is the warm-up's end.
     t: Vec<f64>,
     tps: Vec<f64>,
+    /// Its latencies as the measured window's are: each second's average, and its
+    /// p50, p90, p99, p99.9 (the warm-up's series records them as the run's does).
+    latency_avg: Vec<Option<f64>>,
+    percentiles: [Vec<Option<f64>>; 4],
 }
 
 /// The `--warmup` seconds of a pgbench-rs run that recorded them.
@@ -62,6 +67,8 @@ pub(super) fn warmup(doc: &ResultsFile) -> Option<WarmupChart> {
             .map(|p| p.t_s + p.length_s - length_s)
             .collect(),
         tps: points.iter().map(|p| p.tps).collect(),
+        latency_avg: points.iter().map(|p| p.latency_avg_ms).collect(),
+        percentiles: super::percentiles(&points),
     })
 }
 

@@ -93,3 +93,35 @@ fn server_panels_and_the_warmup_only_where_a_file_has_them() {
     let plain = render_page(&[("a".into(), doc(&spec))]);
     assert!(!plain.contains("id=\"chart-server") && !plain.contains("shaded: the --warmup"));
 }
+
+#[test]
+fn the_warmup_keeps_its_latencies_for_the_chart_before_the_window() {
+    let spec = Spec::tpcb(3, 10, 300.0, 2000.0);
+    let mut r = run(&spec);
+    // A warm-up of 3 s, its series counted from the clients' start, as the runner's.
+    let warm = run(&Spec::tpcb(4, 3, 200.0, 4000.0));
+    r.warmup = Some(crate::run::Warmup {
+        seconds: 3,
+        total: warm.total,
+        series: warm.series.clone(),
+    });
+    let page_doc = ResultsFile::from_run(r, RunMeta::default());
+    let s = serde_json::to_value(chart_data("w", &page_doc)).unwrap();
+    let w = &s["warmup"];
+    assert_eq!(w["t"], serde_json::json!([-2.0, -1.0, 0.0]));
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    for (i, second) in warm.series.iter().enumerate() {
+        let avg = second.latency.mean() / 1000.0;
+        assert!((f(&w["latency_avg"][i]) - avg).abs() < 1e-9, "{w}");
+        let q = second.quantiles_us.unwrap();
+        assert_eq!(f(&w["percentiles"][0][i]), q[0] as f64 / 1000.0);
+        assert_eq!(f(&w["percentiles"][2][i]), q[2] as f64 / 1000.0);
+    }
+    // About twice the window's median, as simulated.
+    let (warm_p50, run_p50) = (f(&w["percentiles"][0][1]), f(&s["percentiles"][0][1]));
+    assert!(warm_p50 > 1.5 * run_p50, "{warm_p50} {run_p50}");
+    let page = render_page(&[("w".into(), page_doc)]);
+    assert!(page.contains("Shaded: the --warmup seconds (their latencies lighter)."));
+    let plain = render_page(&[("a".into(), doc(&spec))]);
+    assert!(!plain.contains("their latencies lighter"));
+}
