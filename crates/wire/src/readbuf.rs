@@ -81,6 +81,28 @@ impl ReadBuf {
         Framed::Incomplete
     }
 
+    /// Given the bounds of a DataRow just taken, takes the complete DataRows that
+    /// follow it in the buffer as well: how many it took, and the last one's bounds.
+    /// Only the last row of a result is ever looked at, so the rows before it need
+    /// only be counted, not copied (a 100-row range query is 100 messages).
+    #[inline]
+    pub(crate) fn skip_to_last_row(&mut self, start: usize, end: usize) -> (usize, usize, usize) {
+        let buf = &self.buf[..self.end];
+        let (mut at, mut skipped, mut last) = (self.start, 0, (start, end));
+        while let Some(h) = buf.get(at..at + 5) {
+            let len = u32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize;
+            // Anything else, a short length word included, is next_message's to judge.
+            if h[0] != b'D' || len < 4 || buf.len() - at <= len {
+                break;
+            }
+            last = (at + 5, at + 1 + len);
+            at += 1 + len;
+            skipped += 1;
+        }
+        self.start = at;
+        (skipped, last.0, last.1)
+    }
+
     /// The type and length word of the message header at `at` (5 bytes buffered).
     #[inline]
     fn header_at(&self, at: usize) -> (u8, usize) {

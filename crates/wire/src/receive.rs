@@ -182,7 +182,14 @@ impl Connection {
     #[inline]
     fn handle_message(&mut self, tag: u8, start: usize, end: usize) -> Result<(), ConnError> {
         match tag {
-            b'D' => self.result.data_row(self.read.body(start, end))?,
+            b'D' => {
+                let (skipped, start, end) = if self.result.collecting() {
+                    (0, start, end)
+                } else {
+                    self.read.skip_to_last_row(start, end)
+                };
+                self.result.data_rows(skipped, self.read.body(start, end))?
+            }
             b'C' => {
                 self.result.complete(self.read.body(start, end))?;
                 self.pipeline.result_ready(self.result.status());

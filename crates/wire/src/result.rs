@@ -80,10 +80,11 @@ impl CurrentResult {
         self.tag.clear();
     }
 
-    /// A DataRow: kept as the last row (and collected, when collecting).
+    /// A DataRow after `skipped` others not kept (see `ReadBuf::skip_to_last_row`):
+    /// kept as the last row (and collected, when collecting).
     #[inline]
-    pub(crate) fn data_row(&mut self, body: &[u8]) -> Result<(), ConnError> {
-        self.ntuples += 1;
+    pub(crate) fn data_rows(&mut self, skipped: usize, body: &[u8]) -> Result<(), ConnError> {
+        self.ntuples += 1 + skipped;
         self.row.clear();
         self.row.extend_from_slice(body);
         if self.collect.is_some() {
@@ -153,6 +154,12 @@ impl CurrentResult {
             rows.push(row);
         }
         Ok(())
+    }
+
+    /// Whether every row is wanted (`query_rows`), not only the last.
+    #[inline]
+    pub(crate) fn collecting(&self) -> bool {
+        self.collect.is_some()
     }
 
     /// Starts collecting every row as text (`query_rows`).

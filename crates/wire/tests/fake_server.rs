@@ -89,3 +89,49 @@ fn a_dropped_connection_is_an_error_not_a_hang() {
     assert!(conn.get_result().is_err());
     assert!(conn.is_broken());
 }
+
+/// A result of many rows, whole or cut into packets of 7 bytes (rows then arrive
+/// split across reads): every row is counted and the last one kept, as libpq's
+/// `PQntuples` and `PQgetvalue(res, n - 1, ...)` give them; `query_rows` gets them all.
+#[test]
+fn many_rows_are_all_counted_and_the_last_kept_however_they_arrive() {
+    let rows: Vec<Vec<Option<String>>> = (1..=300)
+        .map(|i| {
+            vec![
+                Some(format!("{i:0>120}")),
+                (i % 2 == 0).then(|| i.to_string()),
+            ]
+        })
+        .collect();
+    for split in [None, Some(7)] {
+        let sent = rows.clone();
+        let server = FakeServer::start(move |mut s: Session| {
+            if let Some(bytes) = split {
+                s.split_writes(bytes);
+            }
+            if s.accept() {
+                s.answer(&|r: &Request| match r.sql.as_str() {
+                    "SELECT c, k FROM sbtest1" => Reply::Rows {
+                        columns: vec!["c".into(), "k".into()],
+                        rows: sent.clone(),
+                    },
+                    sql => Reply::usual(sql),
+                });
+            }
+        });
+        let mut conn = connect(&server);
+        for _ in 0..2 {
+            conn.send_query("SELECT c, k FROM sbtest1").unwrap();
+            assert_eq!(conn.get_result().unwrap(), Some(ResultStatus::TuplesOk));
+            assert_eq!(conn.ntuples(), 300, "{split:?}");
+            assert_eq!(
+                conn.last_row_value(0),
+                Some(format!("{:0>120}", 300).as_bytes())
+            );
+            assert_eq!(conn.last_row_value(1), Some(&b"300"[..]));
+            assert_eq!(conn.get_result().unwrap(), None);
+        }
+        let all = conn.query_rows("SELECT c, k FROM sbtest1").unwrap();
+        assert_eq!(all, rows, "{split:?}");
+    }
+}
