@@ -546,40 +546,46 @@ fn import_reads_a_2_and_1_capture_of_stock_pgbench() {
     assert!(text(&both.stderr).contains("takes no --report or --progress"));
 }
 
-/// A schema 2 file (a real run's, `crates/results/tests/data/v2`, see
-/// `document::tests::a_schema_2_file_reads_and_writes_back_as_schema_3`) and the same
-/// run written as schema 3 (histogram and timeline stored once, in `run`) read alike
-/// in every verb: show prints the run's stdout, check, html and compare take both.
+/// A schema 2 and a schema 3 file (real runs', `crates/results/tests/data/v2` and
+/// `v3`, see `document::tests::a_schema_2_file_reads_and_writes_back_as_schema_4` and
+/// `a_schema_3_file_and_its_schema_4_rewrite_read_the_same`), each beside the same run
+/// written as schema 4 (histogram and timeline stored once, in `run`; a lone
+/// script's histogram as the run's), read alike in every verb: show prints the run's
+/// stdout (percentiles too), check, html and compare take both.
 #[test]
-fn schema_2_and_schema_3_files_read_alike_in_every_verb() {
-    let dir = scratch("schema-2");
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/results/tests/data/v2");
-    let old = data.join("run.json");
-    let stdout = std::fs::read_to_string(data.join("stdout")).unwrap();
-    let mut doc = ResultsFile::from_json(&std::fs::read_to_string(&old).unwrap()).unwrap();
-    doc.schema = pgbench_results::document::SCHEMA_VERSION;
-    let new = dir.join("run3.json");
-    std::fs::write(&new, doc.to_json()).unwrap();
-    let arg = |p: &Path| p.to_str().unwrap().to_string();
-    let mut pages = Vec::new();
-    for file in [&old, &new] {
-        let shown = report_cmd(&["show", &arg(file)]);
-        assert_eq!(text(&shown.stdout), stdout, "{}", text(&shown.stderr));
-        let checked = report_cmd(&["check", &arg(file)]);
-        assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stderr));
-        let page = dir.join("page.html");
-        let html = report_cmd(&["html", &arg(file), "-o", &arg(&page)]);
-        assert_eq!(html.status.code(), Some(0), "{}", text(&html.stderr));
-        // The page's data without its label: the same series and spectrum.
-        let body = std::fs::read_to_string(&page).unwrap();
-        pages.push(body.replace("run3.json", "run.json"));
+fn old_schema_files_and_their_rewrites_read_alike_in_every_verb() {
+    for version in ["v2", "v3"] {
+        let dir = scratch(&format!("schema-{version}"));
+        let data = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("crates/results/tests/data")
+            .join(version);
+        let old = data.join("run.json");
+        let stdout = std::fs::read_to_string(data.join("stdout")).unwrap();
+        let mut doc = ResultsFile::from_json(&std::fs::read_to_string(&old).unwrap()).unwrap();
+        doc.schema = pgbench_results::document::SCHEMA_VERSION;
+        let new = dir.join("run4.json");
+        std::fs::write(&new, doc.to_json()).unwrap();
+        let arg = |p: &Path| p.to_str().unwrap().to_string();
+        let mut pages = Vec::new();
+        for file in [&old, &new] {
+            let shown = report_cmd(&["show", &arg(file)]);
+            assert_eq!(text(&shown.stdout), stdout, "{}", text(&shown.stderr));
+            let checked = report_cmd(&["check", &arg(file)]);
+            assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stderr));
+            let page = dir.join("page.html");
+            let html = report_cmd(&["html", &arg(file), "-o", &arg(&page)]);
+            assert_eq!(html.status.code(), Some(0), "{}", text(&html.stderr));
+            // The page's data without its label: the same series and spectrum.
+            let body = std::fs::read_to_string(&page).unwrap();
+            pages.push(body.replace("run4.json", "run.json"));
+        }
+        assert_eq!(pages[0], pages[1], "{version}");
+        let out = report_cmd(&["compare", &arg(&old), &arg(&new)]);
+        let table = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{table}{}", text(&out.stderr));
+        let tps = table.lines().find(|l| l.starts_with("tps ")).unwrap();
+        assert!(tps.contains(" +0.0% "), "{version}: {tps}");
     }
-    assert_eq!(pages[0], pages[1]);
-    let out = report_cmd(&["compare", &arg(&old), &arg(&new)]);
-    let table = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{table}{}", text(&out.stderr));
-    let tps = table.lines().find(|l| l.starts_with("tps ")).unwrap();
-    assert!(tps.contains(" +0.0% "), "{tps}");
 }
 
 /// Two files with server stats: their WAL and hit-ratio lines overlaid in their

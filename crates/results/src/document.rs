@@ -1,4 +1,4 @@
-//! The results file: one JSON document per run (`"schema": 3`, described by
+//! The results file: one JSON document per run (`"schema": 4`, described by
 //! `docs/results.schema.json`). It holds where the run came from (a pgbench-rs run, or
 //! stock pgbench's output imported), how it was set up, the machine and server it ran
 //! on, the report's figures as a [`Summary`], the run over time as a [`Timeline`] and
@@ -10,7 +10,9 @@
 //! `run`'s (`run.histogram`, `run.series`), given by [`ResultsFile::histogram`] and
 //! [`ResultsFile::timeline`]; the top-level `histogram` and `timeline` hold an
 //! import's, which has no `run`. Versions 1 and 2 also stored a run's copies there;
-//! they are dropped as such a file is read.
+//! they are dropped as such a file is read. A run of one script has one histogram,
+//! `run.histogram`, which its script shares (see [`RunResult`]); versions 1 to 3 wrote
+//! it twice.
 
 use crate::histogram::LatencyHistogram;
 use crate::merged::MergeRecord;
@@ -27,8 +29,10 @@ use std::collections::BTreeMap;
 /// `warnings`, `not_checked`, `run.server` and `run.client_cpu`; a version 1 file
 /// reads as one without them. Version 3 stores a pgbench-rs run's histogram and
 /// timeline once (in `run`), and names a second's counters as the run's are (`cnt`,
-/// `other_sql_failures`; no `failures`); older files read as they were.
-pub const SCHEMA_VERSION: u32 = 3;
+/// `other_sql_failures`; no `failures`). Version 4 leaves out a lone script's
+/// histogram (`run.scripts[0].histogram`, the same as `run.histogram`), which a
+/// reader of version 3 would take for none. Older files read as they were.
+pub const SCHEMA_VERSION: u32 = 4;
 /// The oldest version this library reads.
 pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 

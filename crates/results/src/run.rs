@@ -166,18 +166,30 @@ pub struct ScriptResult {
     pub stats: StatsData,
     /// Every command in script order (counters are zero without `-r`).
     pub commands: Vec<CommandResult>,
-    /// Latencies of its successful transactions, when the run kept histograms.
+    /// Latencies of its successful transactions, when the run kept histograms. A
+    /// lone script's are the run's: a results file stores them once, as
+    /// [`RunResult::histogram`] (see [`RunResult`]'s `Deserialize`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histogram: Option<LatencyHistogram>,
 }
 
 /// Everything a run measured.
+///
+/// Serialised, a lone script's histogram is left out: it is the run's, which is
+/// written (schema 4; versions 1 to 3 wrote both). Read back, the script gets a copy
+/// of the run's again, so every reader sees the model the run made. The derives write
+/// the inherent `RunResult::serialize` and `RunResult::deserialize` (serde's `remote =
+/// "Self"`); the trait impls below wrap them, and are what serde and every caller
+/// must use.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct RunResult {
     pub settings: RunSettings,
     /// The scale the report prints: `-s`, or `pgbench_branches`' count with a builtin.
     pub scale: i32,
     pub partitions: Option<Partitions>,
     pub total: StatsData,
+    #[serde(serialize_with = "lone_script_without_histogram")]
     pub scripts: Vec<ScriptResult>,
     /// From the clients' start to the end of the run.
     pub bench_duration_us: f64,
@@ -208,6 +220,47 @@ pub struct RunResult {
     /// The client process's CPU time over the run (for the client-bottleneck check).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cpu: Option<client_cpu::ClientCpu>,
+}
+
+impl Serialize for RunResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        RunResult::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for RunResult {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RunResult, D::Error> {
+        let mut run = RunResult::deserialize(d)?;
+        // A file of schema 4 left it out; one of 1 to 3 has its own copy.
+        if let [script] = run.scripts.as_mut_slice() {
+            if script.histogram.is_none() {
+                script.histogram.clone_from(&run.histogram);
+            }
+        }
+        Ok(run)
+    }
+}
+
+/// A run's scripts as a results file stores them: a lone script without its
+/// histogram (the run's), several with theirs.
+fn lone_script_without_histogram<S: serde::Serializer>(
+    scripts: &[ScriptResult],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match scripts {
+        [lone] => {
+            // Every field but the histogram; listed, so that a new one is not missed.
+            let stored = ScriptResult {
+                desc: lone.desc.clone(),
+                weight: lone.weight,
+                stats: lone.stats,
+                commands: lone.commands.clone(),
+                histogram: None,
+            };
+            [stored].serialize(s)
+        }
+        several => several.serialize(s),
+    }
 }
 
 /// The warm-up of a run (`--warmup`), kept apart from what was measured.

@@ -54,6 +54,14 @@ fn every_mode_validates_reads_back_equal_and_shows_the_same_report() {
         let back = ResultsFile::from_json(&json).unwrap_or_else(|e| panic!("{mode}: {e}"));
         assert_eq!(back, doc, "{mode}");
         assert_eq!(render(back.run.as_ref().unwrap()), report, "{mode}");
+        // A lone script's histogram is the run's, written once; several have theirs.
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let scripts = value["run"]["scripts"].as_array().unwrap();
+        let stored = scripts.iter().filter(|s| s.get("histogram").is_some());
+        assert_eq!(
+            stored.count(),
+            scripts.len() - usize::from(scripts.len() == 1)
+        );
     }
 }
 
@@ -115,6 +123,7 @@ fn metadata_and_host_are_filled() {
     let json: serde_json::Value = serde_json::from_str(&doc.to_json()).unwrap();
     assert_eq!((json.get("histogram"), json.get("timeline")), (None, None));
     assert!(json["run"]["histogram"].is_string());
+    assert_eq!(json["run"]["scripts"][0].get("histogram"), None);
     assert_eq!(
         doc.histogram(),
         doc.run.as_ref().unwrap().histogram.as_ref()
@@ -125,10 +134,10 @@ fn metadata_and_host_are_filled() {
 /// `pgbench-rs -c 2 -j 2 -T 3 -P 1 --random-seed=7 --latency-percentiles=50,99
 /// --export-json=run.json` against a scale 1 database; `stdout` is what the run
 /// printed) reads as it did: the report byte for byte, its seconds under their old
-/// names, the histogram and timeline from its `run`; written again, it is schema 3
-/// with neither copy.
+/// names, the histogram and timeline from its `run`; written again, it is schema 4
+/// with none of the copies.
 #[test]
-fn a_schema_2_file_reads_and_writes_back_as_schema_3() {
+fn a_schema_2_file_reads_and_writes_back_as_schema_4() {
     let text = include_str!("../../tests/data/v2/run.json");
     let stdout = include_str!("../../tests/data/v2/stdout");
     assert!(text.contains("\"schema\": 2") && text.contains("\"transactions\": "));
@@ -153,7 +162,57 @@ fn a_schema_2_file_reads_and_writes_back_as_schema_3() {
         (None, None)
     );
     assert!(value["run"]["series"][0].get("transactions").is_none());
+    assert_eq!(value["run"]["scripts"][0].get("histogram"), None);
     assert_eq!(ResultsFile::from_json(&json).unwrap(), again);
+}
+
+/// A schema 3 file (`tests/data/v3/run.json`, written by pgbench-rs at 2607105 with
+/// the command line of the schema 2 one; `stdout` is what the run printed) stored the
+/// lone script's histogram twice. It reads as it did, and written again as schema 4
+/// (the histogram once) it reads back to the same model: its script still has the
+/// run's histogram, for `show`'s percentiles, `merge`, `compare` and `html`.
+#[test]
+fn a_schema_3_file_and_its_schema_4_rewrite_read_the_same() {
+    let text = include_str!("../../tests/data/v3/run.json");
+    let stdout = include_str!("../../tests/data/v3/stdout");
+    let v = validator();
+    assert_valid(&v, "schema 3", text);
+    let stored: serde_json::Value = serde_json::from_str(text).unwrap();
+    assert_eq!(stored["schema"], 3);
+    let script_histogram = &stored["run"]["scripts"][0]["histogram"];
+    assert!(script_histogram.is_string());
+    assert_eq!(script_histogram, &stored["run"]["histogram"]);
+    let old = ResultsFile::from_json(text).unwrap();
+    assert_eq!(crate::show::render(&old), stdout);
+    let run = old.run.as_ref().unwrap();
+    assert_eq!(run.scripts[0].histogram, run.histogram);
+    assert_eq!(run.histogram.as_ref().unwrap().len(), 2658);
+
+    let mut again = old.clone();
+    again.schema = SCHEMA_VERSION;
+    let json = again.to_json();
+    assert_valid(&v, "schema 3 written again", &json);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["run"]["scripts"][0].get("histogram"), None);
+    assert_eq!(value["run"]["histogram"], stored["run"]["histogram"]);
+    let new = ResultsFile::from_json(&json).unwrap();
+    assert_eq!(new, again);
+    assert_eq!(
+        ResultsFile {
+            schema: 3,
+            ..new.clone()
+        },
+        old
+    );
+    assert_eq!(crate::show::render(&new), stdout);
+    assert_eq!(Summary::from_run(new.run.as_ref().unwrap()), old.summary);
+    // One histogram less: the base64 string and its key, about 1.3 KB of this 15 KB.
+    let saved = text.len() - json.len();
+    let one = script_histogram.as_str().unwrap().len();
+    assert!(
+        (one..one + 64).contains(&saved),
+        "{saved} bytes fewer, one is {one}"
+    );
 }
 
 #[test]
@@ -179,8 +238,8 @@ fn bad_documents_say_what_is_wrong() {
         "not a pgbench-rs results file (no \"schema\" version number)"
     );
     assert_eq!(
-        err("{\"schema\": 4}"),
-        "results file schema version 4 is not supported (this program reads versions 1 to 3)"
+        err("{\"schema\": 5}"),
+        "results file schema version 5 is not supported (this program reads versions 1 to 4)"
     );
     assert!(err("{\"schema\": 1}").starts_with("invalid results file: missing field"));
 }
@@ -192,7 +251,7 @@ fn the_schema_rejects_what_readers_would_misread() {
     let good: serde_json::Value = serde_json::from_str(&doc.to_json()).unwrap();
     let broken = [
         ("/summary/tps", serde_json::json!("fast")),
-        ("/schema", serde_json::json!(4)),
+        ("/schema", serde_json::json!(5)),
         (
             "/warnings",
             serde_json::json!([{"code": "made_up", "message": "", "figures": {}}]),
@@ -209,6 +268,21 @@ fn the_schema_rejects_what_readers_would_misread() {
     let mut extra = good.clone();
     extra["summary"]["tps_typo"] = serde_json::json!(1.0);
     assert!(!v.is_valid(&extra), "unknown summary field accepted");
+    // A lone script's histogram: only in versions 1 to 3, and there always.
+    let mut twice = good.clone();
+    twice["run"]["scripts"][0]["histogram"] = good["run"]["histogram"].clone();
+    assert!(
+        !v.is_valid(&twice),
+        "schema 4 with a lone script's histogram"
+    );
+    let mut once = good.clone();
+    once["schema"] = serde_json::json!(3);
+    assert!(
+        !v.is_valid(&once),
+        "schema 3 without a lone script's histogram"
+    );
+    twice["schema"] = serde_json::json!(3);
+    assert!(v.is_valid(&twice), "schema 3 as it was written");
 }
 
 #[test]

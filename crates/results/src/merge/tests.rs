@@ -503,6 +503,24 @@ fn merged_and_worker_files_validate_against_the_schema_and_read_back_equal() {
         let json = merged.to_json();
         crate::document::tests::assert_valid(&v, what, &json);
         assert_eq!(ResultsFile::from_json(&json).unwrap(), merged, "{what}");
+        // The workers' files as written (a lone script's histogram once, as the
+        // run's) merge as the results they were written from.
+        let read: Vec<(String, ResultsFile)> = files
+            .iter()
+            .map(|(name, doc)| {
+                (
+                    name.clone(),
+                    ResultsFile::from_json(&doc.to_json()).unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(read, files, "{what}");
+        assert_eq!(
+            merge(&read).unwrap(),
+            merged,
+            "{what}: merged from the files"
+        );
+        assert!(merged.run.unwrap().scripts[0].histogram.is_some(), "{what}");
     }
 }
 
