@@ -11,10 +11,13 @@
 //! - `uring`: io_uring, where the kernel allows it. Each wait submits every ready
 //!   client's send and receive together, so a transaction costs no system call of
 //!   its own; measured, 10% less client CPU per `SELECT 1` than epoll with 32 clients
-//!   on a thread (benches/README.md).
+//!   on a thread (benches/README.md). A ring that fails once the clients run (a wait
+//!   the kernel refuses) aborts every client of its thread, in pgbench's words for a
+//!   failed wait; what they counted before stays counted.
 //! - `epoll`: readiness through mio, then the client's own non-blocking reads and
-//!   writes: where io_uring is missing or refused (old kernels, container seccomp
-//!   profiles), or when `PGBENCH_RS_IO=epoll` asks for it.
+//!   writes: where io_uring is missing, refused (container seccomp profiles) or
+//!   short of what the driver uses (kernels before 5.11, partial implementations),
+//!   or when `PGBENCH_RS_IO=epoll` asks for it.
 
 mod epoll;
 mod uring;

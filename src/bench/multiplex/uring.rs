@@ -15,7 +15,7 @@
 use super::{abort_all, next_wake};
 use crate::bench::client::{Client, Wait};
 use crate::bench::clock::RunClock;
-use io_uring::{opcode, squeue, types, IoUring};
+use io_uring::{opcode, squeue, types, IoUring, Probe};
 use std::io;
 
 /// What an operation's `user_data` carries besides the client's index.
@@ -28,19 +28,42 @@ fn user_data(client: usize, kind: u64) -> u64 {
     (client as u64) << 2 | kind
 }
 
-/// A ring for `clients` clients, or `None` where the kernel refuses io_uring. At most
-/// three operations per client are in flight (send, receive, a cancel).
+/// A ring for `clients` clients, or `None` where the kernel refuses io_uring or gives
+/// one that cannot do what [`drive`] asks. At most three operations per client are in
+/// flight (send, receive, a cancel).
 pub(super) fn ring(clients: usize) -> Option<IoUring> {
     let entries = (clients * 4).next_power_of_two().max(8) as u32;
     // One thread submits and reaps, so the kernel may run completions' work at the
     // next wait instead of interrupting it (6.1+); older kernels get a plain ring.
-    IoUring::builder()
+    let ring = IoUring::builder()
         .setup_single_issuer()
         .setup_defer_taskrun()
         .setup_cqsize(entries * 2)
         .build(entries)
         .or_else(|_| IoUring::builder().setup_cqsize(entries * 2).build(entries))
-        .ok()
+        .ok()?;
+    does_what_drive_asks(&ring).then_some(ring)
+}
+
+/// Whether the ring can wait with a timeout (`IORING_FEAT_EXT_ARG`, Linux 5.11) and
+/// run every operation [`drive`] submits. Found out here, where epoll can still take
+/// the thread's clients: a kernel from 5.5 to 5.10 builds the ring, then fails the
+/// first wait for a `\sleep` or a `-R` slot (`EINVAL`), which aborts every client;
+/// a partial io_uring (a sandbox's) fails the sends.
+fn does_what_drive_asks(ring: &IoUring) -> bool {
+    if !ring.params().is_feature_ext_arg() {
+        return false;
+    }
+    let mut probe = Probe::new();
+    ring.submitter().register_probe(&mut probe).is_ok()
+        && [
+            opcode::Send::CODE,
+            opcode::Recv::CODE,
+            opcode::PollAdd::CODE,
+            opcode::AsyncCancel::CODE,
+        ]
+        .into_iter()
+        .all(|op| probe.is_supported(op))
 }
 
 /// One client as the loop sees it.

@@ -4,6 +4,7 @@
 //! leaves the others running; a socket the kernel will not let epoll watch.
 
 use super::meta::{recording, statements};
+use super::seccomp::{refuse, Refusal};
 use super::*;
 use pgbench_wire::testing::Session;
 use std::time::Duration;
@@ -197,48 +198,10 @@ fn uring_a_slow_reply_holds_up_no_other_client() {
 }
 
 /// Makes the kernel refuse `epoll_ctl` (`EPERM`) to this thread from now on, as a
-/// kernel may refuse a socket (`ENOSPC` past `max_user_watches`): a seccomp filter on
-/// the calling thread alone (the test's driver thread, which ends with the run).
-#[allow(unsafe_code)]
+/// kernel may refuse a socket (`ENOSPC` past `max_user_watches`): on the test's
+/// driver thread alone, which ends with the run.
 fn refuse_epoll_ctl(_client: usize, _socket: std::os::fd::RawFd) {
-    let stmt = |code: u32, k: u32| libc::sock_filter {
-        code: code as u16,
-        jt: 0,
-        jf: 0,
-        k,
-    };
-    let program = [
-        // The system call's number, at the start of `struct seccomp_data`.
-        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
-        libc::sock_filter {
-            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
-            jt: 0,
-            jf: 1,
-            k: libc::SYS_epoll_ctl as u32,
-        },
-        stmt(
-            libc::BPF_RET | libc::BPF_K,
-            libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
-        ),
-        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
-    ];
-    let prog = libc::sock_fprog {
-        len: program.len() as u16,
-        filter: program.as_ptr() as *mut libc::sock_filter,
-    };
-    // SAFETY: prctl with a filter program that outlives the call (the kernel copies
-    // it); it only makes epoll_ctl fail on this thread.
-    unsafe {
-        assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
-        assert_eq!(
-            libc::prctl(
-                libc::PR_SET_SECCOMP,
-                libc::SECCOMP_MODE_FILTER as libc::c_ulong,
-                &prog as *const libc::sock_fprog
-            ),
-            0
-        );
-    }
+    refuse(Refusal::every(libc::SYS_epoll_ctl, libc::EPERM));
 }
 
 #[test]

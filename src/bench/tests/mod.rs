@@ -13,12 +13,16 @@
 //! - `aborts`: the connection dropped, errors, the server that never answers.
 //! - `drivers`: several clients on one driver, advanced in order, split packets, a
 //!   socket epoll cannot watch.
+//! - `ring`: io_uring refused (epoll instead).
+//! - `seccomp`: the kernel made to refuse a call to one thread.
 
 mod aborts;
 mod drivers;
 mod meta;
 mod pipeline;
 mod retry;
+mod ring;
+mod seccomp;
 mod timing;
 
 use super::clock::{RunClock, TestClock};
