@@ -13,8 +13,8 @@
 //! - `aborts`: the connection dropped, errors, the server that never answers.
 //! - `drivers`: several clients on one driver, advanced in order, split packets, a
 //!   socket epoll cannot watch.
-//! - `ring`: io_uring refused (epoll instead).
-//! - `seccomp`: the kernel made to refuse a call to one thread.
+//! - `ring`: io_uring refused (epoll instead), and a ring failing during the run.
+//! - `seccomp`: the kernel made to refuse a call to one thread, for the last two.
 
 mod aborts;
 mod drivers;
