@@ -221,7 +221,7 @@ mod tests {
         rand_str(&mut a, "#@-#", &mut s);
         // The first digits and letter of one draw each: its top places in base 10, 26.
         let (d, l) = (b.next_u64(), b.next_u64());
-        let place = |x: u64, radix: u128| (u128::from(x) * radix >> 64) as u8;
+        let place = |x: u64, radix: u128| ((u128::from(x) * radix) >> 64) as u8;
         let second = place((u128::from(d) * 10) as u64, 10);
         let expect = format!(
             "x{}{}-{}",
