@@ -9,7 +9,8 @@
  *   recv-first  send, recv without waiting, and only if nothing came: poll, recv
  *               (libpq under stock pgbench: PQconsumeInput before select)
  *
- * Usage: floor SOCKET_PATH USER DBNAME poll|recv-first ROUND_TRIPS
+ * Usage: floor SOCKET_PATH USER DBNAME poll|recv-first ROUND_TRIPS [SQL]
+ * SQL (default SELECT 1) is sent as a simple query, the same text every time.
  * Prints: user_us kernel_us voluntary_switches, each per round trip, from getrusage
  * around the round trips alone (connection start-up excluded). Trust authentication only.
  */
@@ -96,8 +97,8 @@ static size_t put_str(char *at, const char *s) {
 static double seconds(struct timeval t) { return (double)t.tv_sec + (double)t.tv_usec / 1e6; }
 
 int main(int argc, char **argv) {
-    if (argc != 6 || (strcmp(argv[4], "poll") && strcmp(argv[4], "recv-first"))) {
-        fprintf(stderr, "usage: floor SOCKET_PATH USER DBNAME poll|recv-first ROUND_TRIPS\n");
+    if ((argc != 6 && argc != 7) || (strcmp(argv[4], "poll") && strcmp(argv[4], "recv-first"))) {
+        fprintf(stderr, "usage: floor SOCKET_PATH USER DBNAME poll|recv-first ROUND_TRIPS [SQL]\n");
         return 2;
     }
     int recv_first = strcmp(argv[4], "recv-first") == 0;
@@ -127,12 +128,17 @@ int main(int argc, char **argv) {
         die("send");
     until_ready(fd, 0);
 
-    const char sql[] = "SELECT 1";
-    char query[32] = {'Q'};
-    v = htonl(4 + sizeof sql);
+    const char *sql = argc == 7 ? argv[6] : "SELECT 1";
+    size_t sql_len = strlen(sql) + 1;
+    char query[512] = {'Q'};
+    if (sql_len > sizeof query - 5) {
+        fprintf(stderr, "floor: SQL longer than %zu bytes\n", sizeof query - 6);
+        return 2;
+    }
+    v = htonl((uint32_t)(4 + sql_len));
     memcpy(query + 1, &v, 4);
-    memcpy(query + 5, sql, sizeof sql);
-    size_t qlen = 5 + sizeof sql;
+    memcpy(query + 5, sql, sql_len);
+    size_t qlen = 5 + sql_len;
 
     struct rusage r0, r1;
     getrusage(RUSAGE_SELF, &r0);

@@ -7,6 +7,12 @@
 # other processes share the cores; divided by the transactions the tool reports.
 # The two tools alternate (sysbench, ours, sysbench, ours, ...) ROUNDS times.
 #
+# The `-j 1` lines are pgbench's default thread count: one thread waits on all four
+# clients (io_uring), where `-j 4` gives each client a thread that blocks, as each of
+# sysbench's threads does. The floor line is four processes of benches/floor/floor.c
+# sending oltp_point_select's statement with nothing but the system calls: what any
+# client that waits for each reply pays per round trip on this machine.
+#
 # The 1,000-client lines run a number of transactions (sysbench's --events, our
 # -t per client), not a time: connecting 1,000 backends takes seconds on a small
 # machine, and pgbench's -T counts that time (as stock's does) where sysbench's
@@ -16,7 +22,7 @@
 #        PORT=N for the throwaway cluster's port; EVENTS=N transactions for the
 #        1,000-client lines (default 100000: 100 per client); OURS=BINARY runs that
 #        pgbench-rs instead of building target/release's
-# Output: a table on stdout, also saved as benches/sysbench/results/<date>.txt.
+# Output: a table on stdout, also appended to benches/sysbench/results/<date>.txt.
 set -euo pipefail
 
 SECONDS_PER_RUN=${1:-10}
@@ -90,13 +96,28 @@ compare() {
             name, a, b, a + b, sn, c, d, c + d, on, (c + d) / (a + b), c / a }'
 }
 
+cc -O2 -Wall -Wextra -o "$work/floor" "$root/benches/floor/floor.c"
+# Per round trip of four floor clients at once: "user_us sys_us" (their mean).
+floor4() {
+    local i
+    for i in 1 2 3 4; do
+        "$work/floor" "$work/.s.PGSQL.$port" postgres sbtest poll 100000 \
+            "SELECT c FROM sbtest$i WHERE id=5000" >"$work/floor.$i" &
+    done
+    wait
+    cat "$work/floor".[1-4] | awk '{u += $1; k += $2} END {printf "%-33s %8.1f %8.1f %8.1f\n", "floor: 4 clients, system calls only", u / 4, k / 4, (u + k) / 4}'
+}
+
 out=$(
     echo "client CPU per transaction, microseconds (user, kernel, total; transactions), $ROUNDS rounds of ${SECONDS_PER_RUN} s or $events transactions"
     echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
     printf '%-33s %8s %8s %8s %9s | %8s %8s %8s %9s | %6s %6s\n' workload \
         'sb user' 'sb sys' 'sb tot' 'sb tx' 'our user' 'our sys' 'our tot' 'our tx' total user
-    compare "oltp_read_write -c 4" 4 4 oltp_read_write "" --tables=4 --table-size=10000
-    compare "oltp_point_select -c 4" 4 4 oltp_point_select "" --tables=4 --table-size=10000
+    compare "oltp_read_write -c 4 -j 4" 4 4 oltp_read_write "" --tables=4 --table-size=10000
+    compare "oltp_read_write -c 4 -j 1" 4 1 oltp_read_write "" --tables=4 --table-size=10000
+    compare "oltp_point_select -c 4 -j 4" 4 4 oltp_point_select "" --tables=4 --table-size=10000
+    compare "oltp_point_select -c 4 -j 1" 4 1 oltp_point_select "" --tables=4 --table-size=10000
+    floor4
     compare "oltp_point_select -c 1000 -j 2" 1000 2 oltp_point_select "$events" --tables=4 --table-size=10000
     compare "oltp_point_select -c 1000 -j 1000" 1000 1000 oltp_point_select "$events" --tables=4 --table-size=10000
     echo "ratios: ours / sysbench (targets: total <= 0.8, user <= 0.5)"
@@ -105,4 +126,7 @@ out=$(
 )
 echo "$out"
 mkdir -p "$here/results"
-echo "$out" >"$here/results/$(date +%Y-%m-%d).txt"
+# Appended: a day's earlier runs stay beside it.
+file="$here/results/$(date +%Y-%m-%d).txt"
+if [[ -s $file ]]; then printf '\nRun at %s:\n\n' "$(date +%H:%M)" >>"$file"; fi
+echo "$out" >>"$file"
