@@ -249,23 +249,15 @@ mod tests {
             rand_str(&mut rng, &"@".repeat(130), &mut s);
         }
         let count = |c: u8| s.bytes().filter(|&b| b == c).count() as f64;
+        let near = |chars: std::ops::RangeInclusive<u8>, each: f64, bound: f64| {
+            for c in chars {
+                let n = count(c);
+                assert!((n - each).abs() < bound, "{} {n}", c as char);
+            }
+        };
         // 220,000 digits: 22,000 each, a standard deviation of 141.
-        for c in b'0'..=b'9' {
-            assert!(
-                (count(c) - 22_000.0).abs() < 800.0,
-                "{} {}",
-                c as char,
-                count(c)
-            );
-        }
+        near(b'0'..=b'9', 22_000.0, 800.0);
         // 260,000 letters: 10,000 each, a standard deviation of 98.
-        for c in b'a'..=b'z' {
-            assert!(
-                (count(c) - 10_000.0).abs() < 600.0,
-                "{} {}",
-                c as char,
-                count(c)
-            );
-        }
+        near(b'a'..=b'z', 10_000.0, 600.0);
     }
 }

@@ -278,8 +278,9 @@ fn tpcc_runs_compare_nopm_and_tpm_first_higher_being_better() {
     }
 }
 
-/// A row of the table: its cells after the label, split at spaces.
-fn cells(table: &str, label: &str) -> Vec<String> {
+/// A row of the table: its cells after the label, split at spaces (the server
+/// rows' tests use it too).
+pub(in crate::compare) fn cells(table: &str, label: &str) -> Vec<String> {
     let line = table
         .lines()
         .find_map(|l| l.strip_prefix(&format!("{label} ")))

@@ -3,6 +3,7 @@
 //! without server stats compare as before; gates name the rows.
 
 use super::super::*;
+use crate::compare::tests::cells;
 use crate::document::RunMeta;
 use crate::synthetic::server::{server_stats, ServerSpec};
 use crate::synthetic::{run, Spec};
@@ -24,15 +25,6 @@ fn sides(a: ResultsFile, b: ResultsFile) -> [Side; 2] {
             runs: vec![b],
         },
     ]
-}
-
-/// A row of the table: its cells after the label, split at spaces.
-fn cells(table: &str, label: &str) -> Vec<String> {
-    let line = table
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{label} ")))
-        .unwrap_or_else(|| panic!("no {label:?} row in\n{table}"));
-    line.split_whitespace().map(str::to_string).collect()
 }
 
 fn verdict(c: &Comparison, f: ServerFigure) -> Verdict {
