@@ -10,6 +10,7 @@
 //! [`crate::ast::SqlPiece`]s and calls [`Variables::write_text`]) and does not
 //! evaluate expressions (see [`crate::eval`]).
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -60,10 +61,25 @@ impl Variable {
 /// Variables are never removed, so an index from [`Variables::index_of`] stays valid
 /// for the table's life (and for its clones, which the runner makes of client 0's
 /// table for every client).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Variables {
     vars: Vec<Variable>,
     index: HashMap<Box<str>, usize, BuildHasherDefault<Fnv1a>>,
+    /// Where a name was last found, by a hash of the name: a guess, always checked
+    /// against the name. A script reads the same few names over and over (a sysbench
+    /// transaction looks up about 60), and one checked guess costs a tenth of a scan
+    /// past the `-D` and automatic variables.
+    memo: [Cell<u32>; MEMO_SLOTS],
+}
+
+impl Default for Variables {
+    fn default() -> Variables {
+        Variables {
+            vars: Vec::new(),
+            index: HashMap::default(),
+            memo: std::array::from_fn(|_| Cell::new(0)),
+        }
+    }
 }
 
 impl Variables {
@@ -99,19 +115,35 @@ impl Variables {
         self.find(name)
     }
 
-    /// Where `name` is: a scan of the names, shortest test first, while the table is
-    /// small (a script's dozen variables: cheaper than hashing the name and comparing
-    /// it through `memcmp`), the hash index beyond.
+    /// Where `name` is: the memo's guess when it holds, else [`Variables::search`],
+    /// whose answer becomes the next guess.
     #[inline]
     fn find(&self, name: &str) -> Option<usize> {
+        let slot = &self.memo[memo_slot(name)];
+        let guess = slot.get() as usize;
+        if self
+            .vars
+            .get(guess)
+            .is_some_and(|v| same_name(&v.name, name))
+        {
+            return Some(guess);
+        }
+        let found = self.search(name)?;
+        if let Ok(i) = u32::try_from(found) {
+            slot.set(i);
+        }
+        Some(found)
+    }
+
+    /// A scan of the names, shortest test first, while the table is small (a script's
+    /// dozen variables: cheaper than hashing the name and comparing it through
+    /// `memcmp`), the hash index beyond.
+    #[inline(never)]
+    fn search(&self, name: &str) -> Option<usize> {
         if self.vars.len() > SCAN_MAX {
             return self.index.get(name).copied();
         }
-        let name = name.as_bytes();
-        self.vars.iter().position(|v| {
-            let v = v.name.as_bytes();
-            v.len() == name.len() && v.iter().zip(name).all(|(a, b)| a == b)
-        })
+        self.vars.iter().position(|v| same_name(&v.name, name))
     }
 
     /// The variable at an index from [`Variables::index_of`].
@@ -218,6 +250,34 @@ impl Variables {
 /// Up to this many variables, lookups scan the names rather than hash them.
 const SCAN_MAX: usize = 24;
 
+/// Slots of [`Variables`]'s memo: many more than the names a script reads often, so
+/// that few of them share one.
+const MEMO_SLOTS: usize = 64;
+
+/// A name's memo slot: its length and first and last bytes, mixed by a Fibonacci
+/// multiply (cheaper than hashing every byte, which measured slower). The names
+/// scripts use side by side (`aid`/`bid`/`tid`/`delta`; `tnum`, `id`, `id_end`, `c`,
+/// `k`, `pad`) get slots of their own; two names that share one only cost each
+/// other scans.
+#[inline]
+fn memo_slot(name: &str) -> usize {
+    let b = name.as_bytes();
+    let (first, last) = match b {
+        [] => (0, 0),
+        [.., l] => (u32::from(b[0]), u32::from(*l)),
+    };
+    let key = (b.len() as u32) << 16 | first << 8 | last;
+    (key.wrapping_mul(0x9E37_79B1) >> (32 - MEMO_SLOTS.trailing_zeros())) as usize
+}
+
+/// Names compared byte by byte, length first: they are a few bytes long, too short
+/// for `memcmp`'s call to pay.
+#[inline]
+fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 /// pgbench's `valid_variable_name`: `[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*`.
 pub fn is_valid_name(name: &str) -> bool {
     let mut bytes = name.bytes();
@@ -299,6 +359,46 @@ impl Hasher for Fnv1a {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The memo is a guess: names sharing a slot, a table grown past the scan, and a
+    /// clone all still find the right variable.
+    #[test]
+    fn lookups_stay_right_whatever_the_memo_guessed() {
+        let mut vars = Variables::new();
+        let names: Vec<String> = (0..100).map(|i| format!("v{i}")).collect();
+        // 100 names in 64 slots: some slots are shared
+        let mut slots: Vec<usize> = names.iter().map(|n| memo_slot(n)).collect();
+        slots.sort_unstable();
+        slots.dedup();
+        assert!(slots.len() < names.len());
+        for (i, name) in names.iter().enumerate() {
+            vars.set_int("set", name, i as i64).unwrap();
+            // every earlier name, read again after each insert (the scan, then the
+            // hash index once past SCAN_MAX, with guesses overwritten in between)
+            for (j, earlier) in names[..=i].iter().enumerate().rev() {
+                assert_eq!(vars.value(earlier).unwrap(), Value::Int(j as i64));
+            }
+        }
+        let clone = vars.clone();
+        for (i, name) in names.iter().enumerate() {
+            assert_eq!(clone.index_of(name), Some(i));
+        }
+        assert_eq!(vars.index_of("v100"), None);
+        assert_eq!(vars.index_of(""), None);
+    }
+
+    #[test]
+    fn names_read_side_by_side_have_slots_of_their_own() {
+        for names in [
+            &["aid", "bid", "tid", "delta"][..],
+            &["tnum", "id", "id_end", "c", "k", "pad"],
+        ] {
+            let mut slots: Vec<usize> = names.iter().map(|n| memo_slot(n)).collect();
+            slots.sort_unstable();
+            slots.dedup();
+            assert_eq!(slots.len(), names.len(), "{names:?}");
+        }
+    }
 
     #[test]
     fn names_follow_valid_variable_name() {
