@@ -356,6 +356,11 @@ fn series(fig: &Figure, a: &Side, b: &Side) -> Result<(Series, Series), Verdict>
         .ok_or(Verdict::NoInterval)
 }
 
+/// `v` is printed as 0 in `fig`'s format.
+fn shows_as_zero(fig: &Figure, v: f64) -> bool {
+    v == 0.0 || fig.format().show(Some(v)).parse::<f64>() == Ok(0.0)
+}
+
 /// A change from 0 has no percentage, but the difference can still be beyond noise
 /// (0 WAL bytes a transaction against 5 kB).
 fn change_from_zero(fig: &Figure, method: Method, a: &Side, b: &Side, vb: f64) -> Change {
@@ -386,7 +391,9 @@ fn change(fig: &Figure, method: Method, a: &Side, b: &Side, va: f64, vb: f64) ->
             verdict: Verdict::Same,
         };
     }
-    if va == 0.0 {
+    // A base the table shows as 0 (0.0003 WAL bytes a transaction of the server's own
+    // background writes) is 0 to the reader: a percentage of it would be in the billions.
+    if shows_as_zero(fig, va) {
         return change_from_zero(fig, method, a, b, vb);
     }
     let ratio = vb / va - 1.0;
@@ -518,7 +525,8 @@ impl Gate {
                     Some(r) => (100.0 * r, format!("by {}%", table::signed(100.0 * r, 1))),
                     None => {
                         let to = row.values[i + 1].filter(|v| *v != 0.0)?;
-                        let from_zero = row.values[0] == Some(0.0);
+                        let from_zero =
+                            row.values[0].is_some_and(|v| shows_as_zero(&row.figure, v));
                         from_zero.then_some(())?;
                         (
                             f64::INFINITY.copysign(to),

@@ -353,6 +353,10 @@ fn issue_22_values_equal_as_shown_are_the_same_and_a_change_from_0_has_no_percen
         (from_zero.ratio, from_zero.verdict),
         (None, Verdict::WithinNoise)
     );
+    // A base that shows as 0.000 is a change from 0 too: CI printed +7969933716.9%
+    // for 0.0003 WAL bytes a transaction against 26,334.
+    let tiny = change(&Figure::Tps, Method::Seconds, a, b, 0.0003, 0.5);
+    assert_eq!((tiny.ratio, tiny.verdict), (None, Verdict::WithinNoise));
     let c = compare(&sides).unwrap();
     assert!(!render_table(&c).contains("inf%"), "{}", render_table(&c));
 }
