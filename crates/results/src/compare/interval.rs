@@ -136,6 +136,9 @@ pub enum NoInterval {
     TooShort,
     /// The figure has no per-second counterpart, or a side has no series.
     NoSeries,
+    /// A side's seconds average 0, so the change has no ratio to put an interval on
+    /// (a select-only run's few WAL bytes all fell outside its whole seconds).
+    ZeroMean,
 }
 
 /// Over the per-second series of one run per side; the interval is centred on
@@ -148,7 +151,7 @@ pub fn over_seconds(a: &Series, b: &Series, center: f64) -> Result<Interval, NoI
     let (ma, sa, ka) = batch_mean(a).ok_or(NoInterval::TooShort)?;
     let (mb, sb, kb) = batch_mean(b).ok_or(NoInterval::TooShort)?;
     if ma == 0.0 || mb == 0.0 {
-        return Err(NoInterval::NoSeries);
+        return Err(NoInterval::ZeroMean);
     }
     log_interval(center, (ma, sa * sa, ka), (mb, sb * sb, kb)).ok_or(NoInterval::NoSeries)
 }

@@ -326,7 +326,7 @@ fn derived_interval(a: &Side, b: &Side, ratio: f64) -> Result<Interval, Verdict>
 fn no_interval(e: NoInterval) -> Verdict {
     match e {
         NoInterval::TooShort => Verdict::TooShort,
-        NoInterval::NoSeries => Verdict::NoInterval,
+        NoInterval::NoSeries | NoInterval::ZeroMean => Verdict::NoInterval,
     }
 }
 
@@ -402,8 +402,18 @@ fn change(fig: &Figure, method: Method, a: &Side, b: &Side, va: f64, vb: f64) ->
             interval::over_runs(&run_values(fig, a), &run_values(fig, b)).ok_or(Verdict::TooFewRuns)
         }
         Method::Seconds if derived_latency(fig, a, b) => derived_interval(a, b, ratio),
-        Method::Seconds => series(fig, a, b)
-            .and_then(|(sa, sb)| interval::over_seconds(&sa, &sb, ratio).map_err(no_interval)),
+        Method::Seconds => series(fig, a, b).and_then(|(sa, sb)| {
+            match interval::over_seconds(&sa, &sb, ratio) {
+                // No interval of the ratio, but the difference's tells noise from a
+                // change, as it does for a change from 0.
+                Err(NoInterval::ZeroMean) => Err(verdict(
+                    fig,
+                    interval::difference_over_seconds(&sa, &sb, vb - va).map_err(no_interval),
+                    ratio > 0.0,
+                )),
+                i => i.map_err(no_interval),
+            }
+        }),
         Method::None => Err(Verdict::TooFewRuns),
     };
     Change {

@@ -249,3 +249,42 @@ fn from_no_wal_at_all_the_change_has_no_percentage_but_a_verdict() {
         gate.check(&c)
     );
 }
+
+/// CI's select-only run: 50 bytes of the server's own WAL in its last (partial)
+/// second, so its figure is 0.001 a transaction and its whole seconds average 0. The
+/// ratio has no interval, but an insert run's 26 kB is beyond noise all the same.
+#[test]
+fn a_base_whose_seconds_average_0_is_told_from_noise_by_the_difference() {
+    let mut quiet = ServerSpec::reads(1);
+    quiet.wal_bytes_per_transaction = 0.0;
+    let mut inserts = ServerSpec::reads(2);
+    inserts.wal_bytes_per_transaction = 26_000.0;
+    let mut a = doc(&Spec::tpcb(1, 30, 500.0, 2000.0), Some(&quiet));
+    let run = a.run.as_mut().unwrap();
+    let cnt = run.total.counts.cnt;
+    let stats = run.server.as_mut().unwrap();
+    let last = stats.series.last_mut().unwrap();
+    *last
+        .counters
+        .get_mut("pg_stat_wal")
+        .unwrap()
+        .get_mut("wal_bytes")
+        .unwrap() += 50;
+    *stats
+        .window
+        .get_mut("pg_stat_wal")
+        .unwrap()
+        .get_mut("wal_bytes")
+        .unwrap() += 50;
+    stats.derived.wal_bytes_per_transaction = Some(50.0 / cnt as f64);
+    let b = doc(&Spec::tpcb(2, 30, 500.0, 2000.0), Some(&inserts));
+    let c = compare(&sides(a, b)).unwrap();
+    let wal = Figure::Server(ServerFigure::WalBytesPerTransaction);
+    let row = c.rows.iter().find(|r| r.figure == wal).unwrap();
+    let ch = &row.changes[0];
+    assert!(
+        row.values[0].unwrap() > 0.0 && ch.ratio.unwrap() > 1e6,
+        "{row:?}"
+    );
+    assert_eq!((ch.interval, ch.verdict), (None, Verdict::Worse), "{row:?}");
+}
