@@ -1,5 +1,8 @@
 //! The byte stream under a connection: a TCP socket, a Unix-domain socket, or TLS over
-//! TCP. Blocking I/O; dispatch is a `match`, cheap enough for the hot path.
+//! TCP. Blocking I/O; dispatch is a `match`, cheap enough for the hot path. A plain
+//! socket is read and written with the system calls the standard library makes, made
+//! directly (`sys::recv`, `sys::send`): the C library's wrappers cost more than the
+//! rest of a read.
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -42,14 +45,9 @@ impl Stream {
 
     /// Non-blocking write (socket in non-blocking mode): bytes taken, 0 if blocked.
     pub fn try_write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let r = match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
-            // OpenSSL writes its records straight to the socket; a blocked write is
-            // retried with the same bytes, as SSL_write requires.
-            Stream::Tls(s) => s.write(buf),
-        };
-        match r {
+        // OpenSSL writes its records straight to the socket; a blocked write is
+        // retried with the same bytes, as SSL_write requires.
+        match self.write(buf) {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
             other => other,
         }
@@ -63,12 +61,7 @@ impl Stream {
 
     /// Non-blocking read: `None` if nothing is available, `Some(0)` at end of stream.
     pub fn try_read(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        let r = match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-            Stream::Tls(s) => s.read(buf),
-        };
-        match r {
+        match self.read(buf) {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
             other => other.map(Some),
         }
@@ -91,8 +84,9 @@ impl Read for Stream {
     #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
+            // What the standard library's `read` of either socket is: `recv`, no flags.
+            Stream::Tcp(s) => crate::sys::recv(s.as_raw_fd(), buf),
+            Stream::Unix(s) => crate::sys::recv(s.as_raw_fd(), buf),
             // OpenSSL reads a peer that closes without close_notify as end of stream.
             Stream::Tls(s) => s.read(buf),
         }
@@ -103,8 +97,10 @@ impl Write for Stream {
     #[inline]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
+            // What the standard library's `write` of either socket is on Linux: `send`
+            // with MSG_NOSIGNAL (a closed peer is EPIPE, not a signal).
+            Stream::Tcp(s) => crate::sys::send(s.as_raw_fd(), buf, libc::MSG_NOSIGNAL),
+            Stream::Unix(s) => crate::sys::send(s.as_raw_fd(), buf, libc::MSG_NOSIGNAL),
             Stream::Tls(s) => s.write(buf),
         }
     }

@@ -1,7 +1,8 @@
 //! What libpq asks the C library for that Rust's standard library does not offer:
 //! the effective user's login name (default `user`) and home directory (for
 //! `~/.pgpass`, `~/.pg_service.conf`, `~/.postgresql/`) and a peer's user name
-//! (`requirepeer`), via `getpwuid_r` and `SO_PEERCRED`; `poll` on one socket;
+//! (`requirepeer`), via `getpwuid_r` and `SO_PEERCRED`; `poll` on one socket, and
+//! `recv` and `send` of a plain one, as direct system calls;
 //! `inet_aton`; terminal echo for the password prompt; TCP keepalive and user-timeout
 //! socket options; and the one OpenSSL call the `openssl` crate does not wrap, the
 //! key-exchange groups of one TLS connection.
@@ -107,8 +108,22 @@ fn poll_one(fd: std::os::fd::RawFd, events: libc::c_short) -> std::io::Result<li
         revents: 0,
     };
     loop {
-        // SAFETY: `pfd` is a valid, exclusively borrowed pollfd array of length 1.
-        let rc = unsafe { libc::poll(&mut pfd, 1, -1) };
+        // `poll(&pfd, 1, -1)` made directly (see `recv` below): `ppoll` without a timeout
+        // or signal mask is the same wait, and what the C library's `poll` makes
+        // where there is no `poll` system call.
+        // SAFETY: `pfd` is a valid, exclusively borrowed pollfd array of length 1; the
+        // null timeout and signal mask are read as none (8 is the kernel's mask size,
+        // which the C library passes, unused without a mask).
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_ppoll,
+                &mut pfd as *mut libc::pollfd,
+                1 as libc::c_long,
+                std::ptr::null::<libc::timespec>(),
+                std::ptr::null::<libc::sigset_t>(),
+                8 as libc::c_long,
+            )
+        };
         if rc >= 0 {
             return Ok(pfd.revents);
         }
@@ -116,6 +131,68 @@ fn poll_one(fd: std::os::fd::RawFd, events: libc::c_short) -> std::io::Result<li
         if e.kind() != std::io::ErrorKind::Interrupted {
             return Err(e);
         }
+    }
+}
+
+// ----- the hot path's system calls on a plain socket -----
+//
+// glibc's `recv`, `send` and `poll` are thread cancellation points: each call
+// enables and disables asynchronous cancellation around the system call, tens of
+// instructions a time, three calls per request. Nothing here uses thread
+// cancellation, so the same system calls are made directly. The kernel's
+// answer is the same; -1 with `errno` set becomes the same `io::Error`, and EINTR
+// and EAGAIN come back to the caller as the standard library's calls return them.
+// Arguments are passed as the `long`s `syscall` reads.
+
+/// `recv(fd, buf, len, 0)` as the standard library's `read` of a socket makes it.
+#[inline]
+pub(crate) fn recv(fd: std::os::fd::RawFd, buf: &mut [u8]) -> std::io::Result<usize> {
+    // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the call, and the
+    // null address and address length ask for no sender address (recv's recvfrom).
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_recvfrom,
+            fd as libc::c_long,
+            buf.as_mut_ptr(),
+            buf.len(),
+            0 as libc::c_long,
+            std::ptr::null_mut::<libc::sockaddr>(),
+            std::ptr::null_mut::<libc::socklen_t>(),
+        )
+    };
+    if rc < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(rc as usize)
+    }
+}
+
+/// `send(fd, buf, len, flags)` (the standard library's `write` of a socket is `send`
+/// with MSG_NOSIGNAL). At most `isize::MAX` bytes, as the standard library clamps.
+#[inline]
+pub(crate) fn send(
+    fd: std::os::fd::RawFd,
+    buf: &[u8],
+    flags: libc::c_int,
+) -> std::io::Result<usize> {
+    let len = buf.len().min(isize::MAX as usize);
+    // SAFETY: `buf` is valid for reads of `len` bytes for the call; no destination
+    // address (send's sendto).
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sendto,
+            fd as libc::c_long,
+            buf.as_ptr(),
+            len,
+            flags as libc::c_long,
+            std::ptr::null::<libc::sockaddr>(),
+            0 as libc::c_long,
+        )
+    };
+    if rc < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(rc as usize)
     }
 }
 
@@ -207,4 +284,123 @@ pub(crate) fn set_tls_groups(ssl: &mut openssl::ssl::SslRef, groups: &CStr) -> b
     // outlives the call, and OpenSSL copies the list.
     let rc = unsafe { openssl_sys::SSL_set1_groups_list(ssl.as_ptr(), groups.as_ptr()) };
     rc == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{ErrorKind, Read, Write};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+
+    /// What an I/O result is, to compare ours with the standard library's: the byte
+    /// count, or the error's kind and number.
+    fn outcome(r: std::io::Result<usize>) -> Result<usize, (ErrorKind, Option<i32>)> {
+        r.map_err(|e| (e.kind(), e.raw_os_error()))
+    }
+
+    fn pair() -> (UnixStream, UnixStream) {
+        UnixStream::pair().unwrap()
+    }
+
+    #[test]
+    fn recv_and_send_move_the_bytes() {
+        let (a, mut b) = pair();
+        assert_eq!(
+            send(a.as_raw_fd(), b"hello", libc::MSG_NOSIGNAL).unwrap(),
+            5
+        );
+        let mut got = [0; 16];
+        assert_eq!(b.read(&mut got).unwrap(), 5);
+        assert_eq!(&got[..5], b"hello");
+
+        b.write_all(b"world!").unwrap();
+        let mut got = [0; 4];
+        // A short buffer takes what fits; the rest stays for the next read.
+        assert_eq!(recv(a.as_raw_fd(), &mut got).unwrap(), 4);
+        assert_eq!(&got, b"worl");
+        assert_eq!(recv(a.as_raw_fd(), &mut got).unwrap(), 2);
+        assert_eq!(&got[..2], b"d!");
+    }
+
+    #[test]
+    fn recv_errors_and_end_of_stream_as_the_standard_library() {
+        // Nothing there on a non-blocking socket: EAGAIN, WouldBlock.
+        let (a, _b) = pair();
+        let (mut c, _d) = pair();
+        a.set_nonblocking(true).unwrap();
+        c.set_nonblocking(true).unwrap();
+        let mut buf = [0; 8];
+        let ours = outcome(recv(a.as_raw_fd(), &mut buf));
+        assert_eq!(ours, Err((ErrorKind::WouldBlock, Some(libc::EAGAIN))));
+        assert_eq!(ours, outcome(c.read(&mut buf)));
+
+        // The peer gone: end of stream.
+        let (a, b) = pair();
+        drop(b);
+        let (mut c, d) = pair();
+        drop(d);
+        assert_eq!(outcome(recv(a.as_raw_fd(), &mut buf)), Ok(0));
+        assert_eq!(outcome(c.read(&mut buf)), Ok(0));
+
+        // Not a socket at all: ENOTSOCK, as `recv` says.
+        let file = tempfile::tempfile().unwrap();
+        let ours = outcome(recv(file.as_raw_fd(), &mut buf));
+        assert_eq!(ours.unwrap_err().1, Some(libc::ENOTSOCK));
+    }
+
+    #[test]
+    fn send_errors_as_the_standard_library() {
+        // The peer gone: EPIPE and no SIGPIPE (the test process would die of it).
+        let (a, b) = pair();
+        drop(b);
+        let (mut c, d) = pair();
+        drop(d);
+        let ours = outcome(send(a.as_raw_fd(), b"x", libc::MSG_NOSIGNAL));
+        assert_eq!(ours, Err((ErrorKind::BrokenPipe, Some(libc::EPIPE))));
+        assert_eq!(ours, outcome(c.write(b"x")));
+
+        // A full non-blocking socket: EAGAIN, after taking what fit.
+        let (a, _b) = pair();
+        a.set_nonblocking(true).unwrap();
+        let chunk = [7u8; 65536];
+        let mut sent = 0;
+        let blocked = loop {
+            match send(a.as_raw_fd(), &chunk, libc::MSG_NOSIGNAL) {
+                Ok(n) => sent += n,
+                Err(e) => break e,
+            }
+        };
+        assert!(sent > 0);
+        assert_eq!(blocked.kind(), ErrorKind::WouldBlock);
+        assert_eq!(blocked.raw_os_error(), Some(libc::EAGAIN));
+    }
+
+    #[test]
+    fn poll_waits_for_what_was_asked() {
+        let (a, mut b) = pair();
+        // Writable at once, not readable.
+        assert_eq!(wait_read_or_write(a.as_raw_fd()).unwrap(), (false, true));
+        b.write_all(b"x").unwrap();
+        assert_eq!(wait_read_or_write(a.as_raw_fd()).unwrap(), (true, true));
+        wait_readable(a.as_raw_fd()).unwrap();
+        // A hang-up counts as readable.
+        let (c, d) = pair();
+        drop(d);
+        wait_readable(c.as_raw_fd()).unwrap();
+        assert!(wait_read_or_write(c.as_raw_fd()).unwrap().0);
+        // It waits: a byte written later wakes it.
+        let (e, mut f) = pair();
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            f.write_all(b"y").unwrap();
+            f
+        });
+        wait_readable(e.as_raw_fd()).unwrap();
+        let mut got = [0; 1];
+        assert_eq!(recv(e.as_raw_fd(), &mut got).unwrap(), 1);
+        drop(writer.join().unwrap());
+        // A descriptor not open (none is this high): POLLNVAL, as `poll` says.
+        assert_eq!(poll_one(1_000_000, libc::POLLIN).unwrap(), libc::POLLNVAL);
+    }
 }
