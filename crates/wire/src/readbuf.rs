@@ -87,20 +87,28 @@ impl ReadBuf {
     /// only be counted, not copied (a 100-row range query is 100 messages).
     #[inline]
     pub(crate) fn skip_to_last_row(&mut self, start: usize, end: usize) -> (usize, usize, usize) {
-        let buf = &self.buf[..self.end];
-        let (mut at, mut skipped, mut last) = (self.start, 0, (start, end));
-        while let Some(h) = buf.get(at..at + 5) {
-            let len = u32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize;
+        // A walk over what is left, not indexes into the buffer: the slice's length
+        // bounds every step, so no overflow check of an index is left in a loop run
+        // once per row (20 instructions a row before, 300 rows per transaction).
+        let mut rest = &self.buf[self.start..self.end];
+        let (mut skipped, mut last_len) = (0, 0);
+        while let [b'D', l0, l1, l2, l3, ..] = *rest {
+            let len = u32::from_be_bytes([l0, l1, l2, l3]) as usize;
             // Anything else, a short length word included, is next_message's to judge.
-            if h[0] != b'D' || len < 4 || buf.len() - at <= len {
+            if len < 4 || rest.len() <= len {
                 break;
             }
-            last = (at + 5, at + 1 + len);
-            at += 1 + len;
+            rest = &rest[1 + len..];
+            last_len = len;
             skipped += 1;
         }
+        if skipped == 0 {
+            return (0, start, end);
+        }
+        // The last row taken ends where the rest begins.
+        let at = self.end - rest.len();
         self.start = at;
-        (skipped, last.0, last.1)
+        (skipped, at - (last_len - 4), at)
     }
 
     /// The type and length word of the message header at `at` (5 bytes buffered).
@@ -196,5 +204,176 @@ impl ReadBuf {
     #[inline]
     pub(crate) fn received(&mut self, n: usize) {
         self.end = (self.end + n).min(self.buf.len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(tag: u8, body: &[u8]) -> Vec<u8> {
+        let mut m = vec![tag];
+        m.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+        m.extend_from_slice(body);
+        m
+    }
+
+    /// A DataRow of one text column of `n` bytes (`None`: a row of no columns).
+    fn row(n: Option<usize>) -> Vec<u8> {
+        match n {
+            None => message(b'D', &[0, 0]),
+            Some(n) => {
+                let mut body = vec![0, 1];
+                body.extend_from_slice(&(n as u32).to_be_bytes());
+                body.extend((0..n).map(|i| (i * 7 + n) as u8));
+                message(b'D', &body)
+            }
+        }
+    }
+
+    /// What the receive loop makes of `stream` arriving as `chunks` (byte counts,
+    /// the rest after them): per result, the rows counted and the last one's body,
+    /// then the other messages' types; or the malformed header met.
+    #[allow(clippy::type_complexity)]
+    fn receive(
+        stream: &[u8],
+        chunks: &[usize],
+    ) -> (Vec<(usize, Vec<u8>)>, Vec<u8>, Option<(u8, usize)>) {
+        let mut rb = ReadBuf::new();
+        let (mut results, mut others) = (Vec::new(), Vec::new());
+        let (mut rows, mut last) = (0, Vec::new());
+        let mut fed = 0;
+        let mut chunks = chunks.iter().copied();
+        loop {
+            match rb.next_message() {
+                Framed::Message {
+                    tag: b'D',
+                    start,
+                    end,
+                } => {
+                    let (skipped, start, end) = rb.skip_to_last_row(start, end);
+                    rows += 1 + skipped;
+                    last = rb.body(start, end).to_vec();
+                }
+                Framed::Message { tag, .. } => {
+                    if rows > 0 {
+                        results.push((rows, std::mem::take(&mut last)));
+                        rows = 0;
+                    }
+                    others.push(tag);
+                }
+                Framed::Malformed { tag, len } => return (results, others, Some((tag, len))),
+                Framed::Incomplete => {
+                    if fed == stream.len() {
+                        return (results, others, None);
+                    }
+                    let upto = chunks
+                        .next()
+                        .map_or(stream.len(), |n| (fed + n).min(stream.len()));
+                    rb.room_to_read();
+                    let space = rb.space();
+                    let n = space.len().min(upto - fed);
+                    space[..n].copy_from_slice(&stream[fed..fed + n]);
+                    rb.filled(n);
+                    fed += n;
+                }
+            }
+        }
+    }
+
+    /// Two results of rows of many lengths (a row of no columns, empty values, rows
+    /// longer than the first buffer) between other messages.
+    fn stream() -> (Vec<u8>, Vec<(usize, Vec<u8>)>) {
+        let mut s = message(b'T', b"\0\0");
+        let lens: Vec<Option<usize>> = (0..40)
+            .map(|i| if i % 13 == 5 { None } else { Some(i * 37 % 90) })
+            .chain([Some(5000), Some(0)])
+            .collect();
+        for &n in &lens {
+            s.extend(row(n));
+        }
+        s.extend(message(b'C', b"SELECT 42\0"));
+        s.extend(message(b'T', b"\0\0"));
+        for &n in &lens[..3] {
+            s.extend(row(n));
+        }
+        s.extend(message(b'C', b"SELECT 3\0"));
+        s.extend(message(b'Z', b"I"));
+        let body = |n| row(n)[5..].to_vec();
+        (s, vec![(42, body(Some(0))), (3, body(lens[2]))])
+    }
+
+    #[test]
+    fn rows_counted_and_the_last_kept_however_the_bytes_arrive() {
+        let (s, want) = stream();
+        let others = b"TCTCZ".to_vec();
+        assert_eq!(receive(&s, &[]), (want.clone(), others.clone(), None));
+        for cut in 0..=s.len() {
+            assert_eq!(
+                receive(&s, &[cut]),
+                (want.clone(), others.clone(), None),
+                "cut at {cut}"
+            );
+        }
+        for step in [1, 2, 3, 5, 7, 64] {
+            let chunks = vec![step; s.len()];
+            assert_eq!(
+                receive(&s, &chunks),
+                (want.clone(), others.clone(), None),
+                "{step}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_bad_header_after_rows_is_left_for_next_message() {
+        // A DataRow whose length word is below 4 ends the walk; next_message calls it
+        // malformed, after the rows before it were all counted.
+        let mut s = row(Some(3));
+        s.extend(row(Some(1)));
+        s.extend([b'D', 0, 0, 0, 3]);
+        for cut in 0..=s.len() {
+            let (results, others, bad) = receive(&s, &[cut]);
+            assert!(results.is_empty() && others.is_empty(), "cut at {cut}");
+            assert_eq!(bad, Some((b'D', 3)), "cut at {cut}");
+        }
+        let mut rb = ReadBuf::new();
+        rb.space()[..s.len()].copy_from_slice(&s);
+        rb.filled(s.len());
+        let Framed::Message {
+            tag: b'D',
+            start,
+            end,
+        } = rb.next_message()
+        else {
+            panic!("a row first");
+        };
+        assert_eq!(rb.skip_to_last_row(start, end), (1, 19, 26));
+        assert_eq!(rb.body(19, 26), &row(Some(1))[5..]);
+        assert!(matches!(
+            rb.next_message(),
+            Framed::Malformed { tag: b'D', len: 3 }
+        ));
+    }
+
+    #[test]
+    fn a_lone_row_is_its_own_last() {
+        let mut rb = ReadBuf::new();
+        let s = [row(Some(2)), message(b'C', b"SELECT 1\0")].concat();
+        rb.space()[..s.len()].copy_from_slice(&s);
+        rb.filled(s.len());
+        let Framed::Message {
+            tag: b'D',
+            start,
+            end,
+        } = rb.next_message()
+        else {
+            panic!("a row first");
+        };
+        assert_eq!(rb.skip_to_last_row(start, end), (0, start, end));
+        assert!(matches!(
+            rb.next_message(),
+            Framed::Message { tag: b'C', .. }
+        ));
     }
 }
