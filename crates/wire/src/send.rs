@@ -66,19 +66,16 @@ pub(crate) fn bind_execute(
     // the one result format code.
     let body = 4 + 1 + name.len() + 1 + 2 + 2 + 4 * params.len() + values + 4;
     let body_len = i32::try_from(body).map_err(|_| too_large())?;
-    let tail = if sync {
-        &BIND_TAIL[..]
-    } else {
-        &BIND_TAIL[..BIND_TAIL.len() - SYNC_LEN]
-    };
-    b.reserve(1 + body - 4 + tail.len());
-    b.put_u8(b'B');
-    b.put_i32(body_len);
-    b.put_u8(0);
+    b.reserve(1 + body - 4 + BIND_TAIL.len());
+    // Runs of fixed length, each one copy the compiler inlines: every put checks
+    // the buffer's room and a call of memcpy costs more than these few bytes.
+    // The type, the length word and the unnamed portal.
+    let [l0, l1, l2, l3] = body_len.to_be_bytes();
+    b.put_slice(&[b'B', l0, l1, l2, l3, 0]);
     b.put_slice(name);
-    b.put_u8(0);
-    b.put_u16(0);
-    b.put_u16(count);
+    // The name's terminator, no parameter format codes, the parameter count.
+    let [c0, c1] = count.to_be_bytes();
+    b.put_slice(&[0, 0, 0, c0, c1]);
     for v in params {
         match v {
             // Checked above to fit.
@@ -89,7 +86,11 @@ pub(crate) fn bind_execute(
             None => b.put_i32(-1),
         }
     }
-    b.put_slice(tail);
+    if sync {
+        b.put_slice(&BIND_TAIL);
+    } else {
+        b.put_slice(&BIND_TAIL[..BIND_TAIL.len() - SYNC_LEN]);
+    }
     Ok(())
 }
 
