@@ -357,6 +357,27 @@ mod tests {
     }
 
     #[test]
+    fn every_short_length_word_stops_the_walk_and_an_empty_row_does_not() {
+        for bad in 0..4u8 {
+            let mut s = row(Some(2));
+            // A message of length word 4, no body: a row as far as framing goes.
+            s.extend(message(b'D', b""));
+            s.extend([b'D', 0, 0, 0, bad]);
+            let mut rb = ReadBuf::new();
+            rb.space()[..s.len()].copy_from_slice(&s);
+            rb.filled(s.len());
+            let Framed::Message { start, end, .. } = rb.next_message() else {
+                panic!("a row first");
+            };
+            assert_eq!(rb.skip_to_last_row(start, end), (1, 18, 18), "{bad}");
+            assert!(
+                matches!(rb.next_message(), Framed::Malformed { tag: b'D', len } if len == bad as usize),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
     fn a_lone_row_is_its_own_last() {
         let mut rb = ReadBuf::new();
         let s = [row(Some(2)), message(b'C', b"SELECT 1\0")].concat();
