@@ -12,7 +12,8 @@ use super::plan::BenchPlan;
 use super::retry::RetryPlan;
 use super::throttle::Schedule;
 use super::txlog::ThreadLog;
-use pgbench_script::ast::{CommandKind, Script};
+use pgbench_script::ast::{CommandKind, MetaCommand, Script};
+use pgbench_script::eval::Compiled;
 use pgbench_script::prng::Prng;
 use pgbench_wire::{ConnError, ConnectOptions};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -27,6 +28,9 @@ pub struct RunScript {
     pub prepared_names: Vec<String>,
     /// Where a branch that stops running goes ([`super::conditional::branch_jumps`]).
     pub branch_jumps: Vec<usize>,
+    /// The expression of each `\set`, `\if` and `\elif`, compiled once for every
+    /// evaluation (`None` for other commands).
+    pub compiled: Vec<Option<Compiled>>,
 }
 
 /// The scripts of the plan, with their statement texts and prepared names.
@@ -50,8 +54,22 @@ pub fn run_scripts(plan: &BenchPlan) -> Vec<RunScript> {
                     }
                 }
             }
+            let compiled = ws
+                .script
+                .commands
+                .iter()
+                .map(|cmd| match &cmd.kind {
+                    CommandKind::Meta(
+                        MetaCommand::Set { expr, .. }
+                        | MetaCommand::If(expr)
+                        | MetaCommand::Elif(expr),
+                    ) => Some(Compiled::new(expr)),
+                    _ => None,
+                })
+                .collect();
             RunScript {
                 branch_jumps: super::conditional::branch_jumps(&ws.script.commands),
+                compiled,
                 script: ws.script.clone(),
                 weight: ws.weight,
                 parameterized,

@@ -8,17 +8,22 @@
 //! double evaluation allocates nothing. What each function computes lives in
 //! [`crate::functions`]; the variable table in [`crate::variables`].
 //!
+//! A client evaluates each script expression many times: [`Compiled`] (`eval/compiled.rs`)
+//! is the form it runs, with the same results as the tree walked here.
+//!
 //! Trees may be as deep as a script line is long (`1+1+...+1` is a left-deep chain),
 //! so recursion stops at [`RECURSION_LIMIT`] levels and deeper subtrees are evaluated
 //! by the same rules with an explicit stack on the heap (`eval/deep.rs`). Stock pgbench
 //! recurses all the way and crashes on such chains.
 
+mod compiled;
 mod deep;
 mod rules;
 
 use crate::ast::{Expr, Func, Value};
 pub use crate::error::EvalError;
 use crate::functions::apply;
+pub use compiled::Compiled;
 use rules::{finish, logical_result, logical_short_cut, Evaluated};
 pub use rules::{EvalContext, MAX_FARGS};
 

@@ -22,8 +22,8 @@ impl Client<'_> {
         index: usize,
     ) -> Result<Flow, TxError> {
         match meta {
-            MetaCommand::Set { var, expr } => {
-                let v = self.eval(expr, script, index, "set")?;
+            MetaCommand::Set { var, .. } => {
+                let v = self.eval(script, index, "set")?;
                 if let Err(e) = self.vars.set_value("set", var, v) {
                     let abort = self.command_failed(
                         script,

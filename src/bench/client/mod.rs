@@ -32,8 +32,8 @@ use super::launch::{RunShared, ThreadShared};
 use crate::logging;
 use failure::{Retryable, TxError};
 use pgbench_results::TxOutcome;
-use pgbench_script::ast::{CommandKind, MetaCommand};
-use pgbench_script::eval::{evaluate, EvalContext};
+use pgbench_script::ast::CommandKind;
+use pgbench_script::eval::EvalContext;
 use pgbench_script::prng::Prng;
 use pgbench_script::variables::Variables;
 use pgbench_wire::{Connection, TransactionStatus};
@@ -476,11 +476,7 @@ impl<'a> Client<'a> {
                             continue;
                         }
                         Effect::Evaluate => {
-                            let expr = match meta {
-                                MetaCommand::If(e) | MetaCommand::Elif(e) => e,
-                                _ => unreachable!("only \\if and \\elif are evaluated"),
-                            };
-                            let v = self.eval(expr, script, index, meta.name())?;
+                            let v = self.eval(script, index, meta.name())?;
                             self.tx.cond.apply(meta, v.truth());
                             Flow::Next
                         }
@@ -548,13 +544,17 @@ impl<'a> Client<'a> {
         Ok(())
     }
 
+    /// Evaluates the expression of command `index` (a `\set`, `\if` or `\elif`),
+    /// in the form compiled for it at the start.
     fn eval(
         &mut self,
-        expr: &pgbench_script::ast::Expr,
         script: usize,
         index: usize,
         what: &'static str,
     ) -> Result<pgbench_script::ast::Value, TxError> {
+        let Some(expr) = &self.ctx.scripts[script].compiled[index] else {
+            unreachable!("only \\set, \\if and \\elif are evaluated");
+        };
         let mut stderr = std::io::stderr();
         let mut ctx = EvalContext {
             vars: &mut self.vars,
@@ -563,7 +563,7 @@ impl<'a> Client<'a> {
             command_index: index + 1,
             debug_out: &mut stderr,
         };
-        evaluate(expr, &mut ctx).map_err(|e| {
+        expr.evaluate(&mut ctx).map_err(|e| {
             let abort =
                 self.command_failed(script, index, what, "evaluation of meta-command failed");
             TxError::from(if e.is_silent() {
