@@ -39,18 +39,43 @@ pub enum Effect {
 }
 
 /// The stack of open `\if` blocks.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CondStack {
     stack: Vec<Branch>,
+    /// Whether the top branch runs: the run loop asks before every command, the
+    /// stack moves only at conditionals.
+    active: bool,
+}
+
+impl Default for CondStack {
+    fn default() -> CondStack {
+        CondStack {
+            stack: Vec::new(),
+            active: true,
+        }
+    }
 }
 
 impl CondStack {
     /// Whether commands run here.
+    #[inline]
     pub fn active(&self) -> bool {
+        debug_assert_eq!(self.active, self.top_runs());
+        self.active
+    }
+
+    /// Whether the top branch runs, from the stack itself.
+    fn top_runs(&self) -> bool {
         matches!(
             self.stack.last(),
             None | Some(Branch::True | Branch::ElseTrue)
         )
+    }
+
+    /// Back to no `\if` open, keeping the stack's room for the next transaction.
+    pub fn reset(&mut self) {
+        self.stack.clear();
+        self.active = true;
     }
 
     /// What `meta` does at this point.
@@ -99,6 +124,7 @@ impl CondStack {
             }
             _ => {}
         }
+        self.active = self.top_runs();
     }
 }
 
@@ -192,6 +218,30 @@ mod tests {
         s.apply(&Endif, false);
         s.apply(&Else, false);
         assert!(s.active(), "outer else runs");
+    }
+
+    /// The cached answer of `active` follows every move of the stack (its debug
+    /// assertion compares it with the stack), and a reset runs again.
+    #[test]
+    fn active_follows_the_stack_and_a_reset() {
+        use MetaCommand::*;
+        let mut s = CondStack::default();
+        assert!(s.active());
+        for (meta, truth, runs) in [
+            (If(cond()), true, true),
+            (If(cond()), false, false),
+            (Elif(cond()), false, false),
+            (Else, false, true),
+            (Endif, false, true),
+            (Elif(cond()), true, false),
+            (If(cond()), true, false),
+        ] {
+            s.apply(&meta, truth);
+            assert_eq!(s.active(), runs, "after {meta:?}");
+        }
+        s.reset();
+        assert!(s.active());
+        assert_eq!(s.effect(&If(cond())), Effect::Evaluate);
     }
 
     #[test]

@@ -33,7 +33,7 @@ use crate::logging;
 use failure::{Retryable, TxError};
 use pgbench_results::TxOutcome;
 use pgbench_script::ast::CommandKind;
-use pgbench_script::eval::EvalContext;
+use pgbench_script::eval::{EvalContext, EvalError};
 use pgbench_script::prng::Prng;
 use pgbench_script::variables::Variables;
 use pgbench_wire::{Connection, TransactionStatus};
@@ -320,7 +320,7 @@ impl<'a> Client<'a> {
 
     /// The script from its first command, with no `\if` open.
     fn restart_commands(&mut self) {
-        self.tx.cond = CondStack::default();
+        self.tx.cond.reset();
         self.tx.index = 0;
         self.phase = Phase::Command;
     }
@@ -522,14 +522,22 @@ impl<'a> Client<'a> {
         Ok(None)
     }
 
-    /// CSTATE_END_COMMAND: the `-r` time of the command, and on to the next.
-    #[inline]
+    /// CSTATE_END_COMMAND: the `-r` time of the command, and on to the next. Inlined
+    /// (it ends every command; out of line its call cost more than its work), with
+    /// the `-r` timing out of line.
+    #[inline(always)]
     fn command_done(&mut self) {
         if let Some(start) = self.tx.command_start {
-            let (script, index) = (self.tx.script, self.tx.index);
-            self.record.command_time(script, index, start, self.now());
+            self.command_timed(start);
         }
         self.tx.index += 1;
+    }
+
+    /// `-r`: the command's time to the recorder.
+    #[inline(never)]
+    fn command_timed(&mut self, start: i64) {
+        let (script, index) = (self.tx.script, self.tx.index);
+        self.record.command_time(script, index, start, self.now());
     }
 
     /// The replies to the transaction's SQL command arrived: reads them.
@@ -563,14 +571,28 @@ impl<'a> Client<'a> {
             command_index: index + 1,
             debug_out: &mut stderr,
         };
-        expr.evaluate(&mut ctx).map_err(|e| {
-            let abort =
-                self.command_failed(script, index, what, "evaluation of meta-command failed");
-            TxError::from(if e.is_silent() {
-                abort
-            } else {
-                abort.because(e.to_string())
-            })
+        match expr.evaluate(&mut ctx) {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.eval_failed(script, index, what, &e)),
+        }
+    }
+
+    /// An evaluation failed: pgbench's abort, with the reason unless it is silent.
+    /// Out of line, so that the evaluations that succeed carry none of it.
+    #[cold]
+    #[inline(never)]
+    fn eval_failed(
+        &self,
+        script: usize,
+        index: usize,
+        what: &'static str,
+        e: &EvalError,
+    ) -> TxError {
+        let abort = self.command_failed(script, index, what, "evaluation of meta-command failed");
+        TxError::from(if e.is_silent() {
+            abort
+        } else {
+            abort.because(e.to_string())
         })
     }
 }

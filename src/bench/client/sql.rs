@@ -163,7 +163,8 @@ impl Client<'_> {
                 return Err(self.command_failed(script, index, kind, message).into());
             }
         }
-        if mode == QueryMode::Prepared && !in_pipeline {
+        // Only a command's first execution on a connection prepares it.
+        if mode == QueryMode::Prepared && !in_pipeline && !self.prepared[script][index] {
             if let Some(command) = self.prepare_commands(script, index, index + 1)? {
                 return Ok(awaiting_prepare(command));
             }
