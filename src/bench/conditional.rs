@@ -80,29 +80,40 @@ impl CondStack {
 
     /// What `meta` does at this point.
     pub fn effect(&self, meta: &MetaCommand) -> Effect {
-        match meta {
-            MetaCommand::If(_) if self.active() => Effect::Evaluate,
-            MetaCommand::If(_) => Effect::Apply,
-            MetaCommand::Elif(_) if self.stack.last() == Some(&Branch::False) => Effect::Evaluate,
-            MetaCommand::Elif(_) | MetaCommand::Else | MetaCommand::Endif => Effect::Apply,
-            _ if self.active() => Effect::Execute,
-            _ => Effect::Skip,
+        self.effect_of(Role::of(meta))
+    }
+
+    /// What a meta-command of this role does at this point.
+    #[inline]
+    pub fn effect_of(&self, role: Role) -> Effect {
+        match role {
+            Role::If if self.active() => Effect::Evaluate,
+            Role::If => Effect::Apply,
+            Role::Elif if self.stack.last() == Some(&Branch::False) => Effect::Evaluate,
+            Role::Elif | Role::Else | Role::Endif => Effect::Apply,
+            Role::Other if self.active() => Effect::Execute,
+            Role::Other => Effect::Skip,
         }
     }
 
     /// Moves the stack for a conditional command; `truth` is the evaluated condition
     /// when [`CondStack::effect`] said [`Effect::Evaluate`].
     pub fn apply(&mut self, meta: &MetaCommand, truth: bool) {
-        let evaluated = self.effect(meta) == Effect::Evaluate;
-        match meta {
-            MetaCommand::If(_) => self.stack.push(if !evaluated {
+        self.apply_role(Role::of(meta), truth);
+    }
+
+    /// [`CondStack::apply`] for a meta-command of this role.
+    pub fn apply_role(&mut self, role: Role, truth: bool) {
+        let evaluated = self.effect_of(role) == Effect::Evaluate;
+        match role {
+            Role::If => self.stack.push(if !evaluated {
                 Branch::Ignored
             } else if truth {
                 Branch::True
             } else {
                 Branch::False
             }),
-            MetaCommand::Elif(_) => {
+            Role::Elif => {
                 if let Some(top) = self.stack.last_mut() {
                     *top = match *top {
                         Branch::True => Branch::Ignored,
@@ -111,7 +122,7 @@ impl CondStack {
                     };
                 }
             }
-            MetaCommand::Else => {
+            Role::Else => {
                 if let Some(top) = self.stack.last_mut() {
                     *top = match *top {
                         Branch::False => Branch::ElseTrue,
@@ -119,12 +130,47 @@ impl CondStack {
                     };
                 }
             }
-            MetaCommand::Endif => {
+            Role::Endif => {
                 self.stack.pop();
             }
-            _ => {}
+            Role::Other => {}
         }
         self.active = self.top_runs();
+    }
+}
+
+/// A command's part in `\if` blocks, decoded once per script: the run loop asks it of
+/// every command, and a byte is cheaper to match than the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    If,
+    Elif,
+    Else,
+    Endif,
+    /// Any other command.
+    Other,
+}
+
+impl Role {
+    pub fn of(meta: &MetaCommand) -> Role {
+        match meta {
+            MetaCommand::If(_) => Role::If,
+            MetaCommand::Elif(_) => Role::Elif,
+            MetaCommand::Else => Role::Else,
+            MetaCommand::Endif => Role::Endif,
+            _ => Role::Other,
+        }
+    }
+
+    /// The role of each command of a script.
+    pub fn of_each(commands: &[Command]) -> Vec<Role> {
+        commands
+            .iter()
+            .map(|c| match &c.kind {
+                CommandKind::Meta(meta) => Role::of(meta),
+                CommandKind::Sql(_) => Role::Other,
+            })
+            .collect()
     }
 }
 

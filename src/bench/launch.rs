@@ -31,6 +31,8 @@ pub struct RunScript {
     /// The expression of each `\set`, `\if` and `\elif`, compiled once for every
     /// evaluation (`None` for other commands).
     pub compiled: Vec<Option<Compiled>>,
+    /// Each command's part in `\if` blocks ([`super::conditional::Role`]).
+    pub roles: Vec<super::conditional::Role>,
 }
 
 /// The scripts of the plan, with their statement texts and prepared names.
@@ -69,6 +71,7 @@ pub fn run_scripts(plan: &BenchPlan) -> Vec<RunScript> {
                 .collect();
             RunScript {
                 branch_jumps: super::conditional::branch_jumps(&ws.script.commands),
+                roles: super::conditional::Role::of_each(&ws.script.commands),
                 compiled,
                 script: ws.script.clone(),
                 weight: ws.weight,

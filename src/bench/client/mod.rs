@@ -25,7 +25,7 @@ pub use link::{QueuedIo, SocketIo};
 mod record;
 mod sql;
 
-use super::conditional::{CondStack, Effect};
+use super::conditional::{CondStack, Effect, Role};
 use super::error::{AbortReason, ClientAbort};
 use super::events::Event;
 use super::launch::{RunShared, ThreadShared};
@@ -451,14 +451,16 @@ impl<'a> Client<'a> {
         let ctx = self.ctx;
         let script = self.tx.script;
         let commands = &ctx.scripts[script].script.commands;
+        let roles = &ctx.scripts[script].roles;
         while let Some(command) = commands.get(self.tx.index) {
             let index = self.tx.index;
+            let role = roles[index];
             // pgbench times a command only when it is reached in a running branch.
             let timed = ctx.plan.settings.report_per_command && self.tx.cond.active();
             self.tx.command_start = timed.then(|| ctx.control.clock.now_us());
             let flow = match &command.kind {
                 CommandKind::Meta(meta) => {
-                    let effect = self.tx.cond.effect(meta);
+                    let effect = self.tx.cond.effect_of(role);
                     // pgbench announces what reaches its START_COMMAND state: all in a
                     // running branch, and an \elif whose condition gets evaluated.
                     if self.tx.cond.active() || effect == Effect::Evaluate {
@@ -477,11 +479,11 @@ impl<'a> Client<'a> {
                         }
                         Effect::Evaluate => {
                             let v = self.eval(script, index, meta.name())?;
-                            self.tx.cond.apply(meta, v.truth());
+                            self.tx.cond.apply_role(role, v.truth());
                             Flow::Next
                         }
                         Effect::Apply => {
-                            self.tx.cond.apply(meta, false);
+                            self.tx.cond.apply_role(role, false);
                             Flow::Next
                         }
                         Effect::Execute => self.run_meta(meta, script, index)?,
@@ -500,9 +502,7 @@ impl<'a> Client<'a> {
                     self.command_done();
                     // a conditional that leaves its branch not running: on to the
                     // next branch of its \if, past the commands it would skip
-                    if matches!(&command.kind, CommandKind::Meta(m) if m.is_conditional())
-                        && !self.tx.cond.active()
-                    {
+                    if role != Role::Other && !self.tx.cond.active() {
                         self.tx.index = ctx.scripts[script].branch_jumps[index];
                     }
                 }
