@@ -43,21 +43,64 @@ pub fn special(
     res: i64,
     iter: i64,
 ) -> Result<i64, EvalError> {
-    let (a, b) = bounds(lb, ub)?;
-    let iter = check_iter(iter)?;
-    if !(0..100).contains(&res) || !(0..=100).contains(&pct) {
-        return Err(EvalError::SysbenchSpecial);
+    Ok(Special::new(lb, ub, pct, res, iter)?.draw(rng))
+}
+
+/// [`special`]'s parameters checked, and the arithmetic that depends on them alone
+/// done: what a `sb_special()` of constants draws from, the same doubles computed
+/// the same way, once.
+#[derive(Debug, Clone, Copy)]
+pub struct Special {
+    a: u32,
+    t: f64,
+    iter: u32,
+    range_size: f64,
+    /// `1.0 / iter`
+    per_iter: f64,
+    /// `d + 1.0`, with `d` the width of the middle band
+    band: f64,
+    /// `t / 2.0`
+    half: f64,
+    /// `t * (pct / 200.0)`
+    half_band: f64,
+}
+
+impl Special {
+    /// The parameters of `sb_special(lb, ub, pct, res, iter)`, or sysbench's
+    /// complaint about them.
+    pub fn new(lb: i64, ub: i64, pct: i64, res: i64, iter: i64) -> Result<Special, EvalError> {
+        let (a, b) = bounds(lb, ub)?;
+        let iter = check_iter(iter)?;
+        if !(0..100).contains(&res) || !(0..=100).contains(&pct) {
+            return Err(EvalError::SysbenchSpecial);
+        }
+        let t = f64::from(b - a);
+        let d = t * (pct as f64 / 100.0);
+        Ok(Special {
+            a,
+            t,
+            iter,
+            range_size: t * (100.0 / (100.0 - res as f64)),
+            per_iter: 1.0 / f64::from(iter),
+            band: d + 1.0,
+            half: t / 2.0,
+            half_band: t * (pct as f64 / 200.0),
+        })
     }
-    let t = f64::from(b - a);
-    let range_size = t * (100.0 / (100.0 - res as f64));
-    let rnd = rng.double();
-    if rnd * range_size < t {
-        let sum: f64 = (0..iter).map(|_| rng.double()).sum();
-        return Ok(to_u32(f64::from(a) + sum * t * (1.0 / f64::from(iter))));
+
+    /// One value: a draw picks the middle band or the gaussian, which draws `iter`
+    /// more.
+    #[inline]
+    pub fn draw(&self, rng: &mut Prng) -> i64 {
+        let (a, t) = (self.a, self.t);
+        let rnd = rng.double();
+        if rnd * self.range_size < t {
+            let sum: f64 = (0..self.iter).map(|_| rng.double()).sum();
+            return to_u32(f64::from(a) + sum * t * self.per_iter);
+        }
+        let res = rnd * self.band + self.half - self.half_band;
+        i64::from(a) + i64::from(res as u32)
     }
-    let d = t * (pct as f64 / 100.0);
-    let res = rnd * (d + 1.0) + t / 2.0 - t * (pct as f64 / 200.0);
-    Ok(i64::from(a) + i64::from(res as u32))
 }
 
 /// `sb_rand_pareto` with parameter `h` in `(0, 1)`.

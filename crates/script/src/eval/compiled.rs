@@ -47,9 +47,9 @@ enum Form {
         min: i64,
         max: i64,
     },
-    /// `sb_special(lb, ub, pct, res, iter)` with constant ints: its own checks, then
+    /// `sb_special(lb, ub, pct, res, iter)` with constant ints that pass its checks:
     /// its draws.
-    SbSpecial([i64; 5]),
+    SbSpecial(crate::sysbench::Special),
     /// Anything else, with its calls of constants folded.
     Tree(Expr),
 }
@@ -78,9 +78,7 @@ impl Compiled {
             Form::Var(name) => ctx.vars.value(name),
             Form::Call { func, args } => call(*func, args, ctx),
             Form::Random { min, max } => Ok(Value::Int(ctx.rng.int_range(*min, *max))),
-            Form::SbSpecial([lb, ub, pct, res, iter]) => {
-                crate::sysbench::special(ctx.rng, *lb, *ub, *pct, *res, *iter).map(Value::Int)
-            }
+            Form::SbSpecial(special) => Ok(Value::Int(special.draw(ctx.rng))),
             Form::Tree(expr) => evaluate(expr, ctx),
         }
     }
@@ -205,7 +203,13 @@ fn form(tree: Expr) -> Form {
             Form::Random { min, max }
         }
         (Func::SbSpecial, Some(&[lb, ub, pct, res, iter])) => {
-            Form::SbSpecial([lb, ub, pct, res, iter])
+            match crate::sysbench::Special::new(lb, ub, pct, res, iter) {
+                Ok(special) => Form::SbSpecial(special),
+                Err(_) => Form::Call {
+                    func,
+                    args: leaves.into(),
+                },
+            }
         }
         _ => Form::Call {
             func,
@@ -231,7 +235,15 @@ mod tests {
         let random = Compiled::new(&node(Func::Random, vec![int(1), int(4)]));
         assert!(matches!(random.form, Form::Random { min: 1, max: 4 }));
         let special = node(Func::SbSpecial, [1, 10000, 1, 75, 12].map(int).into());
-        assert!(matches!(Compiled::new(&special).form, Form::SbSpecial(_)));
+        let compiled = Compiled::new(&special);
+        assert!(matches!(compiled.form, Form::SbSpecial(_)));
+        // a quarter of the draws gaussian, the rest in the middle band: both paths
+        for seed in 0..64 {
+            let walked = outcome(seed, |ctx| evaluate(&special, ctx));
+            assert_eq!(outcome(seed, |ctx| compiled.evaluate(ctx)), walked);
+        }
+        let refused = node(Func::SbSpecial, [1, 10000, 1, 100, 12].map(int).into());
+        assert!(matches!(Compiled::new(&refused).form, Form::Call { .. }));
         let le = node(Func::Le, vec![Expr::Var("tnum".into()), int(2)]);
         assert!(matches!(Compiled::new(&le).form, Form::Call { .. }));
         let folded = node(
