@@ -337,9 +337,7 @@ mod tests {
             assert!(results.is_empty() && others.is_empty(), "cut at {cut}");
             assert_eq!(bad, Some((b'D', 3)), "cut at {cut}");
         }
-        let mut rb = ReadBuf::new();
-        rb.space()[..s.len()].copy_from_slice(&s);
-        rb.filled(s.len());
+        let mut rb = holding(&s);
         let Framed::Message {
             tag: b'D',
             start,
@@ -356,6 +354,14 @@ mod tests {
         ));
     }
 
+    /// A read buffer holding `s`, as if one read had brought it.
+    fn holding(s: &[u8]) -> ReadBuf {
+        let mut rb = ReadBuf::new();
+        rb.space()[..s.len()].copy_from_slice(s);
+        rb.filled(s.len());
+        rb
+    }
+
     #[test]
     fn every_short_length_word_stops_the_walk_and_an_empty_row_does_not() {
         for bad in 0..4u8 {
@@ -363,9 +369,7 @@ mod tests {
             // A message of length word 4, no body: a row as far as framing goes.
             s.extend(message(b'D', b""));
             s.extend([b'D', 0, 0, 0, bad]);
-            let mut rb = ReadBuf::new();
-            rb.space()[..s.len()].copy_from_slice(&s);
-            rb.filled(s.len());
+            let mut rb = holding(&s);
             let Framed::Message { start, end, .. } = rb.next_message() else {
                 panic!("a row first");
             };
@@ -379,10 +383,8 @@ mod tests {
 
     #[test]
     fn a_lone_row_is_its_own_last() {
-        let mut rb = ReadBuf::new();
         let s = [row(Some(2)), message(b'C', b"SELECT 1\0")].concat();
-        rb.space()[..s.len()].copy_from_slice(&s);
-        rb.filled(s.len());
+        let mut rb = holding(&s);
         let Framed::Message {
             tag: b'D',
             start,
