@@ -121,7 +121,7 @@ pub fn pareto(rng: &mut Prng, lb: i64, ub: i64, h: f64) -> Result<i64, EvalError
 /// cannot be reproduced anyway, only their shape. One 64-bit draw gives 12 digits or
 /// 8 letters (`Places`): an `oltp_read_write` transaction's update and insert have 275
 /// digits, which drawn one at a time cost a tenth of the client's instructions. A run
-/// of `#` takes its places two a multiply ([`Places::digits`]), the same digits as one
+/// of `#` takes its places two a multiply (`Places::digits`), the same digits as one
 /// place at a time; the template is copied to `out` and rewritten there.
 #[allow(unsafe_code)]
 pub fn rand_str(rng: &mut Prng, template: &str, out: &mut String) {
