@@ -395,10 +395,9 @@ fn extremum(least: bool, args: &[Value]) -> Result<Value, EvalError> {
     }
 }
 
-/// The four `random*()` functions, with pgbench's checks in its order.
-#[inline]
-fn random(func: Func, args: &[Value], rng: &mut Prng) -> Result<Value, EvalError> {
-    let (min, max) = (args[0].to_int()?, args[1].to_int()?);
+/// The bounds of a `random*()` call, or pgbench's complaint about them: an empty range,
+/// or one whose size does not fit an int64.
+pub(crate) fn random_bounds(min: i64, max: i64) -> Result<(i64, i64), EvalError> {
     if min > max {
         return Err(EvalError::EmptyRange);
     }
@@ -409,6 +408,13 @@ fn random(func: Func, args: &[Value], rng: &mut Prng) -> Result<Value, EvalError
     {
         return Err(EvalError::RangeTooLarge);
     }
+    Ok((min, max))
+}
+
+/// The four `random*()` functions, with pgbench's checks in its order.
+#[inline]
+fn random(func: Func, args: &[Value], rng: &mut Prng) -> Result<Value, EvalError> {
+    let (min, max) = random_bounds(args[0].to_int()?, args[1].to_int()?)?;
     if func == Func::Random {
         return Ok(Value::Int(rng.int_range(min, max)));
     }

@@ -13,7 +13,7 @@
 
 use super::{evaluate, EvalContext, EvalError, RECURSION_LIMIT};
 use crate::ast::{Expr, Func, Value};
-use crate::functions::apply;
+use crate::functions::{apply, random_bounds};
 use crate::prng::Prng;
 use crate::variables::Variables;
 
@@ -140,11 +140,9 @@ fn fold(expr: &Expr) -> Expr {
         return expr.clone();
     };
     let args: Vec<Expr> = args.iter().map(fold).collect();
+    let of_constants = args.iter().all(|a| matches!(a, Expr::Const(_)));
     let node = Expr::Func { func: *func, args };
-    let Expr::Func { func, args } = &node else {
-        unreachable!("just built")
-    };
-    if !is_pure(*func) || !args.iter().all(|a| matches!(a, Expr::Const(_))) {
+    if !is_pure(*func) || !of_constants {
         return node;
     }
     // Pure calls of constants read no variable, draw nothing and print nothing.
@@ -193,13 +191,7 @@ fn form(tree: Expr) -> Form {
         })
         .collect();
     match (func, ints.as_deref()) {
-        (Func::Random, Some(&[min, max]))
-            if min <= max
-                && max
-                    .checked_sub(min)
-                    .and_then(|d| d.checked_add(1))
-                    .is_some() =>
-        {
+        (Func::Random, Some(&[min, max])) if random_bounds(min, max).is_ok() => {
             Form::Random { min, max }
         }
         (Func::SbSpecial, Some(&[lb, ub, pct, res, iter])) => {
