@@ -78,14 +78,9 @@ impl CondStack {
         self.active = true;
     }
 
-    /// What `meta` does at this point.
-    pub fn effect(&self, meta: &MetaCommand) -> Effect {
-        self.effect_of(Role::of(meta))
-    }
-
     /// What a meta-command of this role does at this point.
     #[inline]
-    pub fn effect_of(&self, role: Role) -> Effect {
+    pub fn effect(&self, role: Role) -> Effect {
         match role {
             Role::If if self.active() => Effect::Evaluate,
             Role::If => Effect::Apply,
@@ -96,15 +91,10 @@ impl CondStack {
         }
     }
 
-    /// Moves the stack for a conditional command; `truth` is the evaluated condition
-    /// when [`CondStack::effect`] said [`Effect::Evaluate`].
-    pub fn apply(&mut self, meta: &MetaCommand, truth: bool) {
-        self.apply_role(Role::of(meta), truth);
-    }
-
-    /// [`CondStack::apply`] for a meta-command of this role.
-    pub fn apply_role(&mut self, role: Role, truth: bool) {
-        let evaluated = self.effect_of(role) == Effect::Evaluate;
+    /// Moves the stack for a conditional command of this role; `truth` is the
+    /// evaluated condition when [`CondStack::effect`] said [`Effect::Evaluate`].
+    pub fn apply(&mut self, role: Role, truth: bool) {
+        let evaluated = self.effect(role) == Effect::Evaluate;
         match role {
             Role::If => self.stack.push(if !evaluated {
                 Branch::Ignored
@@ -221,8 +211,8 @@ mod tests {
         for (meta, truth) in seq {
             match meta {
                 Some(m) => {
-                    if s.effect(m) != Effect::Skip {
-                        s.apply(m, *truth);
+                    if s.effect(Role::of(m)) != Effect::Skip {
+                        s.apply(Role::of(m), *truth);
                     }
                 }
                 None => ran.push(s.active()),
@@ -252,17 +242,16 @@ mod tests {
 
     #[test]
     fn nested_ifs_in_skipped_branches_are_not_evaluated() {
-        use MetaCommand::*;
         let mut s = CondStack::default();
-        s.apply(&If(cond()), false);
-        assert_eq!(s.effect(&If(cond())), Effect::Apply);
-        s.apply(&If(cond()), true);
+        s.apply(Role::If, false);
+        assert_eq!(s.effect(Role::If), Effect::Apply);
+        s.apply(Role::If, true);
         assert!(!s.active());
-        assert_eq!(s.effect(&Elif(cond())), Effect::Apply);
-        s.apply(&Else, false);
+        assert_eq!(s.effect(Role::Elif), Effect::Apply);
+        s.apply(Role::Else, false);
         assert!(!s.active(), "else of an ignored if stays skipped");
-        s.apply(&Endif, false);
-        s.apply(&Else, false);
+        s.apply(Role::Endif, false);
+        s.apply(Role::Else, false);
         assert!(s.active(), "outer else runs");
     }
 
@@ -282,12 +271,12 @@ mod tests {
             (Elif(cond()), true, false),
             (If(cond()), true, false),
         ] {
-            s.apply(&meta, truth);
+            s.apply(Role::of(&meta), truth);
             assert_eq!(s.active(), runs, "after {meta:?}");
         }
         s.reset();
         assert!(s.active());
-        assert_eq!(s.effect(&If(cond())), Effect::Evaluate);
+        assert_eq!(s.effect(Role::If), Effect::Evaluate);
     }
 
     #[test]

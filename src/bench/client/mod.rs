@@ -460,7 +460,7 @@ impl<'a> Client<'a> {
             self.tx.command_start = timed.then(|| ctx.control.clock.now_us());
             let flow = match &command.kind {
                 CommandKind::Meta(meta) => {
-                    let effect = self.tx.cond.effect_of(role);
+                    let effect = self.tx.cond.effect(role);
                     // pgbench announces what reaches its START_COMMAND state: all in a
                     // running branch, and an \elif whose condition gets evaluated.
                     if self.tx.cond.active() || effect == Effect::Evaluate {
@@ -479,11 +479,11 @@ impl<'a> Client<'a> {
                         }
                         Effect::Evaluate => {
                             let v = self.eval(script, index, meta.name())?;
-                            self.tx.cond.apply_role(role, v.truth());
+                            self.tx.cond.apply(role, v.truth());
                             Flow::Next
                         }
                         Effect::Apply => {
-                            self.tx.cond.apply_role(role, false);
+                            self.tx.cond.apply(role, false);
                             Flow::Next
                         }
                         Effect::Execute => self.run_meta(meta, script, index)?,
