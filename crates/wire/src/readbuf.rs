@@ -337,15 +337,7 @@ mod tests {
             assert!(results.is_empty() && others.is_empty(), "cut at {cut}");
             assert_eq!(bad, Some((b'D', 3)), "cut at {cut}");
         }
-        let mut rb = holding(&s);
-        let Framed::Message {
-            tag: b'D',
-            start,
-            end,
-        } = rb.next_message()
-        else {
-            panic!("a row first");
-        };
+        let (mut rb, start, end) = first_row(&s);
         assert_eq!(rb.skip_to_last_row(start, end), (1, 19, 26));
         assert_eq!(rb.body(19, 26), &row(Some(1))[5..]);
         assert!(matches!(
@@ -354,12 +346,21 @@ mod tests {
         ));
     }
 
-    /// A read buffer holding `s`, as if one read had brought it.
-    fn holding(s: &[u8]) -> ReadBuf {
+    /// A read buffer holding `s`, as if one read had brought it, with its first
+    /// message, a DataRow, framed: the buffer and the row's body.
+    fn first_row(s: &[u8]) -> (ReadBuf, usize, usize) {
         let mut rb = ReadBuf::new();
         rb.space()[..s.len()].copy_from_slice(s);
         rb.filled(s.len());
-        rb
+        let Framed::Message {
+            tag: b'D',
+            start,
+            end,
+        } = rb.next_message()
+        else {
+            panic!("a row first");
+        };
+        (rb, start, end)
     }
 
     #[test]
@@ -369,10 +370,7 @@ mod tests {
             // A message of length word 4, no body: a row as far as framing goes.
             s.extend(message(b'D', b""));
             s.extend([b'D', 0, 0, 0, bad]);
-            let mut rb = holding(&s);
-            let Framed::Message { start, end, .. } = rb.next_message() else {
-                panic!("a row first");
-            };
+            let (mut rb, start, end) = first_row(&s);
             assert_eq!(rb.skip_to_last_row(start, end), (1, 18, 18), "{bad}");
             assert!(
                 matches!(rb.next_message(), Framed::Malformed { tag: b'D', len } if len == bad as usize),
@@ -384,15 +382,7 @@ mod tests {
     #[test]
     fn a_lone_row_is_its_own_last() {
         let s = [row(Some(2)), message(b'C', b"SELECT 1\0")].concat();
-        let mut rb = holding(&s);
-        let Framed::Message {
-            tag: b'D',
-            start,
-            end,
-        } = rb.next_message()
-        else {
-            panic!("a row first");
-        };
+        let (mut rb, start, end) = first_row(&s);
         assert_eq!(rb.skip_to_last_row(start, end), (0, start, end));
         assert!(matches!(
             rb.next_message(),

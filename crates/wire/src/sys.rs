@@ -160,11 +160,7 @@ pub(crate) fn recv(fd: std::os::fd::RawFd, buf: &mut [u8]) -> std::io::Result<us
             std::ptr::null_mut::<libc::socklen_t>(),
         )
     };
-    if rc < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(rc as usize)
-    }
+    transferred(rc)
 }
 
 /// `send(fd, buf, len, flags)` (the standard library's `write` of a socket is `send`
@@ -189,6 +185,13 @@ pub(crate) fn send(
             0 as libc::c_long,
         )
     };
+    transferred(rc)
+}
+
+/// A `recvfrom` or `sendto` system call's return: the bytes moved, or the error
+/// `errno` holds.
+#[inline]
+fn transferred(rc: libc::c_long) -> std::io::Result<usize> {
     if rc < 0 {
         Err(std::io::Error::last_os_error())
     } else {
