@@ -2,7 +2,7 @@
 //! that must fail (or print help, version and builtins) before any connection, with
 //! the exit status and the output patterns of the upstream test.
 //!
-//! The cases are those of the file as of pgbench 16; stock pgbench 15.18 meets every
+//! The cases are those of the file as of pgbench 16; stock pgbench 15.20 meets every
 //! one of them. Setting `PGBENCH_TAP_STOCK=1` runs the same expectations against stock
 //! pgbench, which is how they were checked.
 
@@ -104,7 +104,7 @@ fn too_many_scripts() {
 fn bad_clients() {
     option_error(
         "-c three",
-        &[r#"invalid value "three" for option -c/--clients"#],
+        &[r#"invalid value "three" for option -c/--client"#],
     );
 }
 

@@ -160,7 +160,7 @@ fn collect_gathers_the_workers_files_from_their_logs_and_merges_them() {
     std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).unwrap();
     for i in 0..3 {
         let log = format!(
-            "pgbench (15.18 (pgbench-rs 0.1.0))\nprogress: 10.0 s, 1.0 tps\n----- pgbench-rs results file of worker {i} -----\n{}----- end of pgbench-rs results file -----\n",
+            "pgbench (15.20 (pgbench-rs 0.1.0))\nprogress: 10.0 s, 1.0 tps\n----- pgbench-rs results file of worker {i} -----\n{}----- end of pgbench-rs results file -----\n",
             worker_file(i)
         );
         std::fs::write(dir.path().join(format!("log-{i}")), log).unwrap();

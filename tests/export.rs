@@ -72,7 +72,7 @@ fn every_mode_exports_a_valid_file_whose_report_shows_byte_for_byte() {
             .unwrap();
         // The whole stdout, the version banner included.
         assert!(
-            stdout.starts_with("pgbench (15.18 (pgbench-rs "),
+            stdout.starts_with("pgbench (15.20 (pgbench-rs "),
             "{stdout}"
         );
         assert_eq!(String::from_utf8_lossy(&shown.stdout), stdout, "{args:?}");

@@ -33,12 +33,12 @@ fn write_doc(dir: &Path, name: &str, spec: &Spec) -> (PathBuf, String) {
     let result = run(spec);
     // What the run printed: the banner (same server version), then the report.
     let printed = format!(
-        "pgbench (15.18 (pgbench-rs {}))\n{}",
+        "pgbench (15.20 (pgbench-rs {}))\n{}",
         env!("CARGO_PKG_VERSION"),
         report::render(&result)
     );
     let meta = RunMeta {
-        server_version: Some("15.18".into()),
+        server_version: Some("15.20".into()),
         command_line: vec!["pgbench-rs".into(), "-T".into(), spec.seconds.to_string()],
         random_seed: spec.seed,
         started_unix_us: 1_764_578_627_000_000,

@@ -109,6 +109,7 @@ fn print_banner(conn: &Connection) {
     use std::io::Write;
     let line = pgbench_results::show::banner(
         &crate::version::pg_version(),
+        pgbench_results::show::PG_VERSION_NUM,
         conn.parameter("server_version"),
         crate::version::server_version_num(conn),
     );

@@ -1,4 +1,4 @@
-//! The `--help` and `--version` texts. pgbench 15.18's usage text, line for line, with
+//! The `--help` and `--version` texts. pgbench 15.20's usage text, line for line, with
 //! pgbench-rs's own options in a section of their own before the bug-report lines.
 
 /// `--version` output (stdout).
@@ -15,7 +15,7 @@ pub fn usage_text(progname: &str) -> String {
     )
 }
 
-/// pgbench 15.18's option sections, as it prints them.
+/// pgbench 15.20's option sections, as it prints them.
 const STOCK_OPTIONS: &str = r#"Initialization options:
   -i, --initialize         invokes initialization mode
   -I, --init-steps=[dtgGvpf]+ (default "dtgvp")

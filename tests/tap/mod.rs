@@ -7,7 +7,7 @@
 //! The cases are those of the upstream file as of pgbench 16 (15's lacks only
 //! `\startpipeline` with serializable transactions, which stock 15.18 passes too), plus
 //! "pgbench progress" with aggregated logs from earlier versions of the file. Setting
-//! `PGBENCH_TAP_STOCK=1` runs the same expectations against stock pgbench 15.18, which
+//! `PGBENCH_TAP_STOCK=1` runs the same expectations against stock pgbench 15.20, which
 //! is how they were checked. A case keeps its upstream name in [`Case::name`], so it can
 //! be found in the `.pl` file; the modules follow the file's order:
 //!

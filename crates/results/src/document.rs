@@ -197,6 +197,11 @@ pub struct ResultsFile {
     pub origin: Origin,
     /// The benchmark client that ran: `pgbench-rs 0.1.0`, or stock's version banner.
     pub client_version: Option<String>,
+    /// For a pgbench-rs run, the stock pgbench release whose output it reproduced
+    /// (`15.20`): the banner `show` prints. Absent in files written before it was
+    /// recorded, which reproduced 15.18 ([`crate::show::pgbench_version`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pgbench_version: Option<String>,
     pub server_version: Option<String>,
     pub command_line: Vec<String>,
     pub options: BTreeMap<String, serde_json::Value>,
@@ -240,6 +245,7 @@ impl ResultsFile {
             tool: Tool::this("pgbench-rs"),
             origin: Origin::PgbenchRs,
             client_version: Some(format!("pgbench-rs {}", env!("CARGO_PKG_VERSION"))),
+            pgbench_version: Some(crate::show::PG_VERSION.to_string()),
             server_version: meta.server_version,
             command_line: meta.command_line,
             options: meta.options,
@@ -266,6 +272,7 @@ impl ResultsFile {
             tool: Tool::this("pgbench-report"),
             origin: Origin::StockImport { files },
             client_version: None,
+            pgbench_version: None,
             server_version: None,
             command_line: Vec::new(),
             options: BTreeMap::new(),

@@ -11,13 +11,25 @@ use std::fmt::Write;
 
 /// The PostgreSQL version pgbench-rs reproduces, as pgbench's `PG_VERSION` and
 /// `PG_VERSION_NUM`: the banner of a run and of a results file's `show`.
-pub const PG_VERSION: &str = "15.18";
-pub const PG_VERSION_NUM: i32 = 150018;
+pub const PG_VERSION: &str = "15.20";
+pub const PG_VERSION_NUM: i32 = 150020;
+
+/// What files written before they recorded [`ResultsFile::pgbench_version`]
+/// reproduced.
+const PG_VERSION_BEFORE_RECORDED: &str = "15.18";
+
+/// The stock pgbench release a pgbench-rs results file's run reproduced.
+pub fn pgbench_version(doc: &ResultsFile) -> &str {
+    doc.pgbench_version
+        .as_deref()
+        .unwrap_or(PG_VERSION_BEFORE_RECORDED)
+}
 
 /// pgbench.c `printVersion`, the first line of a run's stdout: `ours` is the client's
-/// `PG_VERSION` text; the server's version follows when its number differs.
-pub fn banner(ours: &str, server: Option<&str>, server_num: i32) -> String {
-    if server_num == PG_VERSION_NUM {
+/// `PG_VERSION` text, `ours_num` its number; the server's version follows when its
+/// number differs.
+pub fn banner(ours: &str, ours_num: i32, server: Option<&str>, server_num: i32) -> String {
+    if server_num == ours_num {
         format!("pgbench ({ours})\n")
     } else {
         format!("pgbench ({ours}, server {})\n", server.unwrap_or("unknown"))
@@ -52,7 +64,13 @@ pub fn render(doc: &ResultsFile) -> String {
             Some(client) if client.starts_with("pgbench-rs ") => {
                 let server = doc.server_version.as_deref();
                 let num = server.map_or(0, version_num);
-                banner(&format!("{PG_VERSION} ({client})"), server, num)
+                let ours = pgbench_version(doc);
+                banner(
+                    &format!("{ours} ({client})"),
+                    version_num(ours),
+                    server,
+                    num,
+                )
             }
             _ => String::new(),
         };
@@ -256,10 +274,14 @@ mod tests {
 
     #[test]
     fn a_run_shows_the_banner_it_printed() {
-        let ours = format!("15.18 (pgbench-rs {})", env!("CARGO_PKG_VERSION"));
+        let ours = format!("15.20 (pgbench-rs {})", env!("CARGO_PKG_VERSION"));
         assert_eq!(
-            shown(Some("15.18 (Debian 15.18-1.pgdg120+1)")),
+            shown(Some("15.20 (Debian 15.20-0+deb12u1)")),
             format!("pgbench ({ours})\n")
+        );
+        assert_eq!(
+            shown(Some("15.18 (Debian 15.18-0+deb12u1)")),
+            format!("pgbench ({ours}, server 15.18 (Debian 15.18-0+deb12u1))\n")
         );
         assert_eq!(
             shown(Some("17.2")),

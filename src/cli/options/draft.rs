@@ -280,7 +280,7 @@ impl Draft {
     fn run_option(&mut self, opt: Opt, v: &str, env: &dyn Env) -> Result<(), ConfigError> {
         match opt {
             Opt::Client => {
-                let n = parse_positive(v, "-c/--clients", 1)?;
+                let n = parse_positive(v, "-c/--client", 1)?;
                 check_open_files(n, env)?;
                 self.nclients = n;
             }

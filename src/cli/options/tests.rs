@@ -1,4 +1,4 @@
-//! Option validation, case by case against what stock pgbench 15.18 prints (the cases
+//! Option validation, case by case against what stock pgbench 15.20 prints (the cases
 //! of pgbench's own `002_pgbench_no_server.pl` live in tests/cli.rs).
 
 use super::*;
@@ -46,11 +46,11 @@ fn error_of(args: &[&str]) -> String {
 fn numeric_options_use_option_parse_int_messages() {
     assert_eq!(
         error_of(&["-c", "0"]),
-        "pgbench: error: -c/--clients must be in range 1..2147483647\n"
+        "pgbench: error: -c/--client must be in range 1..2147483647\n"
     );
     assert_eq!(
         error_of(&["-c", "5x"]),
-        "pgbench: error: invalid value \"5x\" for option -c/--clients\n"
+        "pgbench: error: invalid value \"5x\" for option -c/--client\n"
     );
     assert_eq!(
         error_of(&["-F", "5", "-i"]),

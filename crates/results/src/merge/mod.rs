@@ -113,6 +113,7 @@ fn document(
         },
         origin: Origin::PgbenchRs,
         client_version: first.client_version.clone(),
+        pgbench_version: first.pgbench_version.clone(),
         server_version: first.server_version.clone(),
         command_line,
         options,
