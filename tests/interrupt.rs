@@ -167,7 +167,7 @@ fn a_stopped_backend_does_not_hold_a_timed_run() {
 #[test]
 fn ctrl_c_during_a_parallel_load_leaves_no_partial_data() {
     let db = fresh_db("interrupt_parallel_init");
-    let child = db
+    let mut child = db
         .ours()
         .args(["-i", "-s", "40", "-j", "4"])
         .env("PGBENCH_RS_PARALLEL_INIT", "always")
@@ -175,10 +175,12 @@ fn ctrl_c_during_a_parallel_load_leaves_no_partial_data() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(2000));
+    // In the middle of the load (a fixed sleep once came after its end, in the vacuum).
+    let watch = crate::support::StderrWatch::new(&mut child);
+    watch.wait_for(" tuples (", Duration::from_secs(60));
     signal(child.id(), "-INT");
     let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = watch.finish();
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("the load did not complete: the pgbench tables were emptied again\n"),

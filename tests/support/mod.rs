@@ -109,6 +109,59 @@ pub fn aim(cmd: &mut Command, cluster: &Cluster, db: &str) {
         .stdin(Stdio::null());
 }
 
+/// A running child's stderr, read as it comes on a thread of its own: a test waits for
+/// the line that shows the child reached the state it wants to act in (a progress
+/// line, a phase's message) instead of sleeping and hoping it got there.
+pub struct StderrWatch {
+    lines: std::sync::mpsc::Receiver<String>,
+    reader: std::thread::JoinHandle<String>,
+}
+
+impl StderrWatch {
+    /// Takes the child's piped stderr.
+    pub fn new(child: &mut std::process::Child) -> StderrWatch {
+        use std::io::BufRead;
+        let stderr = child.stderr.take().expect("stderr piped");
+        let (tx, lines) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            let mut all = String::new();
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                all.push_str(&line);
+                all.push('\n');
+                let _ = tx.send(line);
+            }
+            all
+        });
+        StderrWatch { lines, reader }
+    }
+
+    /// Waits for a line containing `text`; panics with what came if the child ended
+    /// its stderr first or `timeout` passed.
+    pub fn wait_for(&self, text: &str, timeout: std::time::Duration) -> String {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut seen = String::new();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.contains(text) => return line,
+                Ok(line) => {
+                    seen.push_str(&line);
+                    seen.push('\n');
+                }
+                Err(e) => panic!("no line with {text:?} ({e:?}); stderr so far:\n{seen}"),
+            }
+        }
+    }
+
+    /// All the child wrote to stderr, once it has ended it.
+    pub fn finish(self) -> String {
+        self.reader.join().expect("stderr reader")
+    }
+}
+
 /// A test that cannot run here (a tool or a right it needs is missing): under
 /// `CI=true` that fails it; elsewhere it says `skipped: WHY` on the terminal. Written
 /// to stderr itself, not through `eprintln!`, which the test harness captures and
