@@ -77,11 +77,21 @@ pub fn on_interrupt(handler: impl Fn() + Send + 'static) -> std::io::Result<()> 
 /// so in every thread it starts later: call it before starting any. When the thread
 /// cannot be made (a process limit), the signals keep their default action and the
 /// error is returned: the caller says it as pgbench says a thread it could not create.
+///
+/// A signal this process was started with ignored is left alone: a shell starts a
+/// script's background jobs with SIGINT ignored so that a Ctrl-C meant for the
+/// foreground command does not reach them, and stock pgbench, which installs no
+/// handler, keeps running. Blocking it for `sigwait` would take it in (Linux queues a
+/// blocked signal even when it is ignored).
 pub fn on_signals(
     signals: &[libc::c_int],
     handler: impl Fn(libc::c_int) + Send + 'static,
 ) -> std::io::Result<()> {
-    let (set, old) = block_signals(signals);
+    let signals: Vec<libc::c_int> = signals.iter().copied().filter(|&s| !ignored(s)).collect();
+    if signals.is_empty() {
+        return Ok(());
+    }
+    let (set, old) = block_signals(&signals);
     let spawned = std::thread::Builder::new().spawn(move || loop {
         let mut sig: libc::c_int = 0;
         // SAFETY: waits on the blocked set above; writes only `sig`.
@@ -106,6 +116,18 @@ pub fn with_signals_blocked<T>(signals: &[libc::c_int], start: impl FnOnce() -> 
     // SAFETY: puts back the mask block_signals read, as it was.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
     out
+}
+
+/// Whether `signal`'s disposition is to be ignored (`SIG_IGN`). pgbench-rs never sets
+/// that itself, so it is how the process was started.
+fn ignored(signal: libc::c_int) -> bool {
+    // SAFETY: with a null new action, sigaction only reads the disposition into `old`,
+    // which is ours and zeroed.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+    }
 }
 
 /// Blocks `signals` in the calling thread: the set blocked, and the mask before.

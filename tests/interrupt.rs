@@ -3,6 +3,7 @@
 //! the server's message, instead of dying mid-COPY.
 
 use crate::support::fresh_db;
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -307,4 +308,40 @@ fn a_100000_term_chain_runs_in_a_skipped_branch_and_on_a_client_thread() {
         "{}",
         &stderr[stderr.len().saturating_sub(2000)..]
     );
+}
+
+/// Issue #33: a shell starts a script's background jobs (`pgbench ... &`) with SIGINT
+/// ignored, so that a Ctrl-C meant for the foreground command does not reach them.
+/// Stock pgbench keeps running; pgbench-rs took the signal in and stopped the run.
+/// Now a signal ignored at start stays ignored, for both programs alike.
+#[test]
+fn a_sigint_ignored_at_start_stays_ignored() {
+    let db = fresh_db("interrupt_ignored");
+    let dir = tempfile::tempdir().unwrap();
+    let script = crate::support::script_file(&dir, "one.sql", "SELECT 1;\n");
+    for program in [
+        PathBuf::from(env!("CARGO_BIN_EXE_pgbench-rs")),
+        crate::support::stock_pgbench(),
+    ] {
+        // As `sh -c '... &'` starts a background job: SIGINT ignored, then exec.
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", "trap '' INT; exec \"$0\" \"$@\""])
+            .arg(&program)
+            .args(["-n", "-c", "2", "-T", "3", "-P", "1", "-f", &script]);
+        crate::support::aim(&mut cmd, db.cluster, &db.name);
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let watch = crate::support::StderrWatch::new(&mut child);
+        watch.wait_for("progress: ", Duration::from_secs(30));
+        signal(child.id(), "-INT");
+        let out = child.wait_with_output().unwrap();
+        let stderr = watch.finish();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{program:?}: {stderr}");
+        assert!(stdout.contains("duration: 3 s\n"), "{program:?}: {stdout}");
+        assert!(!stderr.contains("SIGINT"), "{program:?}: {stderr}");
+    }
 }
