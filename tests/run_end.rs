@@ -43,6 +43,18 @@ fn kill(pid: u32, sig: &str) {
     let _ = Command::new("kill").args([sig, &pid.to_string()]).status();
 }
 
+/// A process's name, state letter and parent, from `/proc/PID/stat`.
+fn proc_stat(pid: u32) -> Option<(String, char, u32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // pid (comm) state ppid ...: comm may hold spaces, so split at the last ')'.
+    let (head, rest) = stat.rsplit_once(')')?;
+    let comm = head.split_once('(')?.1.to_string();
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    Some((comm, state, ppid))
+}
+
 /// The postmaster and every process it started.
 fn server_processes(cluster: &Cluster) -> Vec<u32> {
     let pidfile = std::fs::read_to_string(cluster.data_dir().join("postmaster.pid")).unwrap();
@@ -52,13 +64,7 @@ fn server_processes(cluster: &Cluster) -> Vec<u32> {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
             continue;
         };
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        // pid (comm) state ppid ...: comm may hold spaces, so split after the ')'.
-        let ppid = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok());
-        if ppid == Some(postmaster) {
+        if proc_stat(pid).is_some_and(|(_, _, ppid)| ppid == postmaster) {
             pids.push(pid);
         }
     }
@@ -66,22 +72,45 @@ fn server_processes(cluster: &Cluster) -> Vec<u32> {
 }
 
 /// A whole server frozen (SIGSTOP of the postmaster and its processes) until dropped.
-struct Frozen(Vec<u32>);
+/// As root the postmaster's parent is `runuser`, which stops itself when its child
+/// stops (as su does) and must be continued too: issue #33 found one left stopped,
+/// orphaned, after the suite.
+struct Frozen {
+    server: Vec<u32>,
+    runuser: Option<u32>,
+}
 
 impl Frozen {
     fn freeze(cluster: &Cluster) -> Frozen {
-        let pids = server_processes(cluster);
-        for &p in &pids {
+        let server = server_processes(cluster);
+        let runuser = proc_stat(server[0])
+            .map(|(_, _, ppid)| ppid)
+            .filter(|&ppid| proc_stat(ppid).is_some_and(|(comm, _, _)| comm == "runuser"));
+        for &p in &server {
             kill(p, "-STOP");
         }
-        Frozen(pids)
+        Frozen { server, runuser }
     }
 }
 
 impl Drop for Frozen {
     fn drop(&mut self) {
-        for &p in &self.0 {
+        for &p in self.server.iter().chain(&self.runuser) {
             kill(p, "-CONT");
+        }
+    }
+}
+
+/// Frozen and thawed, no process of the server nor its `runuser` is left stopped.
+fn assert_thawed(cluster: &Cluster) {
+    let postmaster = server_processes(cluster)[0];
+    let mut pids = server_processes(cluster);
+    pids.extend(proc_stat(postmaster).map(|(_, _, ppid)| ppid));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    for pid in pids {
+        while proc_stat(pid).is_some_and(|(_, state, _)| state == 'T') {
+            assert!(Instant::now() < deadline, "process {pid} left stopped");
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 }
@@ -143,6 +172,7 @@ fn a_frozen_server_ends_the_run_after_t_and_ctrl_c_in_the_wind_down_at_once() {
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stdout.contains("\ntps = "), "{stdout}");
     assert!(stderr.contains("run interrupted by SIGINT"), "{stderr}");
+    assert_thawed(&cluster);
 }
 
 /// A network partition during `-T 8`: each cancel request's connect waited for the
