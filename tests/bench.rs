@@ -492,3 +492,22 @@ fn issue_22_temp_instance_says_which_program_it_did_not_find_and_where() {
         out.stderr
     );
 }
+
+/// Issue #33: a `PG_BINDIR` naming a directory without the server binaries was passed
+/// over without a word, and `--temp-instance` ran whatever else it found. A setting the
+/// user made is used or refused, never guessed around.
+#[test]
+fn a_pg_bindir_without_the_server_binaries_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(Command::new(env!("CARGO_BIN_EXE_pgbench-rs"))
+        .args(["--temp-instance", "-t", "1", "-S"])
+        .env("PG_BINDIR", dir.path()));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let error = format!(
+        "\npgbench-rs: error: could not start a temporary instance: $PG_BINDIR is \"{}\", \
+         which has no PostgreSQL server binaries (initdb, postgres): point it at a \
+         directory that has them, or unset it\n",
+        dir.path().display()
+    );
+    assert!(out.stderr.ends_with(&error), "{}", out.stderr);
+}

@@ -30,6 +30,12 @@ pub enum ClusterError {
          install postgresql)"
     )]
     NoBinaries,
+    /// `$PG_BINDIR` was set: what it names is used or nothing is, never a guess.
+    #[error(
+        "$PG_BINDIR is \"{0}\", which has no PostgreSQL server binaries (initdb, postgres): \
+         point it at a directory that has them, or unset it"
+    )]
+    BadPgBindir(String),
     #[error("{what} failed: {detail}")]
     Command { what: String, detail: String },
     /// A program to run was not where it was looked for.
@@ -80,14 +86,17 @@ pub struct Cluster {
 /// The database superuser every cluster is made with.
 pub const SUPERUSER: &str = "postgres";
 
-/// The PostgreSQL server binaries: `$PG_BINDIR`, the directory of `initdb` on PATH,
-/// `pg_config --bindir`, or the newest `/usr/lib/postgresql/*/bin`.
+/// The PostgreSQL server binaries: `$PG_BINDIR` (which must have them when it is set),
+/// else the directory of `initdb` on PATH, `pg_config --bindir`, or the newest
+/// `/usr/lib/postgresql/*/bin`.
 pub fn bindir() -> Result<PathBuf, ClusterError> {
     let has_server = |dir: &Path| dir.join("initdb").is_file() && dir.join("postgres").is_file();
-    if let Some(dir) = std::env::var_os("PG_BINDIR").map(PathBuf::from) {
-        if has_server(&dir) {
-            return Ok(dir);
-        }
+    if let Some(dir) = std::env::var_os("PG_BINDIR").filter(|d| !d.is_empty()) {
+        let dir = PathBuf::from(dir);
+        return match has_server(&dir) {
+            true => Ok(dir),
+            false => Err(ClusterError::BadPgBindir(dir.display().to_string())),
+        };
     }
     if let Some(path) = std::env::var_os("PATH") {
         for dir in std::env::split_paths(&path) {
