@@ -31,7 +31,7 @@
 //!
 //! - **Saying what happens**: a worker says when it starts waiting and when each other
 //!   worker arrives. Every barrier statement carries the worker's option digests in a
-//!   comment (`/* pgbr-options ... */`, [`super::worker::option_digests`]), which
+//!   comment (`/* pgbr-options ... */`, [`WorkerPlan::option_digests`]), which
 //!   `pg_stat_activity.query` shows to sessions of the same role: a worker that sees
 //!   the entry of a worker of another run (another run id) says so, naming the options
 //!   that differ, instead of both waiting for each other in silence.
@@ -73,6 +73,10 @@ pub struct WorkerPlan {
     /// same for every worker; otherwise (the clock, `time`, `rand`) each worker's own
     /// would differ, and all take worker 0's.
     pub seed_given: bool,
+    /// The options the workers of one run must share, as `name=digest` words (made from
+    /// the option table, `cli::option_table::worker_digests`): a worker that meets one
+    /// of another run names the options that differ ([`differing_options`]).
+    pub option_digests: String,
 }
 
 /// `--worker-timeout` when not given, seconds: long enough for pods that start a
@@ -86,7 +90,7 @@ const CLOCK_SAMPLES: usize = 5;
 /// What starts the comment of option digests on every barrier statement.
 const OPTIONS_TAG: &str = "pgbr-options";
 
-/// The options whose digests differ between two [`super::worker::option_digests`] texts.
+/// The options whose digests differ between two [`WorkerPlan::option_digests`] texts.
 pub fn differing_options(ours: &str, theirs: &str) -> Vec<String> {
     let theirs: Vec<&str> = theirs.split(' ').collect();
     ours.split(' ')
@@ -174,7 +178,7 @@ impl Barrier {
     /// Joins the run `run_id` as `worker` (after this process's setup, before its
     /// clients connect); unless the seed was given as a number, a worker other than 0
     /// waits here for worker 0's seed. Its statements carry `digests`
-    /// ([`super::worker::option_digests`]) for workers of other runs to read.
+    /// ([`WorkerPlan::option_digests`]) for workers of other runs to read.
     pub fn join(
         opts: &ConnectOptions,
         (run_id, digests): (&str, &str),

@@ -44,56 +44,6 @@ pub fn run_id(plan: &BenchPlan) -> String {
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The options workers of one run must share, each with a short digest of its value,
-/// as `name=digest` words: a worker that meets a worker of another run names the
-/// options whose digests differ ([`super::barrier::differing_options`]). The names are the options'
-/// own spellings; what is not listed (if anything) differs only in the run id.
-pub fn option_digests(plan: &BenchPlan) -> String {
-    let s = &plan.settings;
-    let seed = plan
-        .worker
-        .as_ref()
-        .is_some_and(|w| w.seed_given)
-        .then_some(plan.random_seed);
-    let fields: [(&str, String); 16] = [
-        ("-c", format!("{:?}", s.clients)),
-        ("-j", format!("{:?}", s.threads)),
-        ("-t/-T", format!("{:?}", s.limit)),
-        ("-M", format!("{:?}", s.query_mode)),
-        ("-R", format!("{:?}", s.rate)),
-        ("-L", format!("{:?}", s.latency_limit_us)),
-        ("--max-tries", format!("{:?}", s.max_tries)),
-        (
-            "-P",
-            format!("{:?} {:?}", s.progress_s, plan.progress_timestamp),
-        ),
-        ("-C", format!("{:?}", s.reconnect)),
-        ("the scripts", format!("{:?}", plan.scripts)),
-        ("-D", format!("{:?}", plan.defines)),
-        ("-s", format!("{:?}", plan.scale)),
-        ("--random-seed", format!("{seed:?}")),
-        ("--warmup", format!("{:?}", plan.warmup_s)),
-        ("--workload", format!("{:?}", plan.workload)),
-        (
-            "--worker (N)",
-            format!("{:?}", plan.worker.as_ref().map(|w| w.count)),
-        ),
-    ];
-    fields
-        .iter()
-        .map(|(name, value)| {
-            let digest = openssl::sha::sha256(value.as_bytes());
-            format!(
-                "{}={:02x}{:02x}",
-                name.replace(' ', "_"),
-                digest[0],
-                digest[1]
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Every random state of `clients` clients and `threads` threads of worker `index` of
 /// `count`: pgbench's for the whole run (`count * clients` clients, `count * threads`
 /// threads, all derived from `seed` in pgbench's order), then this worker's slice.
@@ -152,7 +102,7 @@ pub fn join(plan: &BenchPlan, opts: &ConnectOptions) -> Result<Option<Joined>, R
     let run_id = run_id(plan);
     let barrier = Barrier::join(
         opts,
-        (&run_id, &option_digests(plan)),
+        (&run_id, &worker.option_digests),
         worker,
         plan.random_seed,
     )?;

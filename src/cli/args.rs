@@ -9,152 +9,8 @@
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Arg, ArgAction, Command};
 
-/// Every option pgbench 15 knows, plus ours. The variant names are pgbench's long names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Opt {
-    Builtin,
-    Client,
-    Connect,
-    Debug,
-    Define,
-    File,
-    Fillfactor,
-    Host,
-    Initialize,
-    InitSteps,
-    Jobs,
-    Log,
-    LatencyLimit,
-    Protocol,
-    NoVacuum,
-    SkipSomeUpdates,
-    Port,
-    Progress,
-    Quiet,
-    ReportPerCommand,
-    Rate,
-    Scale,
-    SelectOnly,
-    Transactions,
-    Time,
-    Username,
-    VacuumAll,
-    UnloggedTables,
-    Tablespace,
-    IndexTablespace,
-    SamplingRate,
-    AggregateInterval,
-    ProgressTimestamp,
-    LogPrefix,
-    ForeignKeys,
-    RandomSeed,
-    ShowScript,
-    Partitions,
-    PartitionMethod,
-    FailuresDetailed,
-    MaxTries,
-    VerboseErrors,
-    ExitOnAbort,
-    LatencyPercentiles,
-    TempInstance,
-    TempInstanceDurable,
-    ExportJson,
-    ExportHtml,
-    Worker,
-    WorkerTimeout,
-    Warmup,
-    Workload,
-    MetricsListen,
-    MetricsLinger,
-    Check,
-    ContinueOnError,
-    ServerStats,
-    PrintServerStats,
-    PrintWarnings,
-}
-
-/// (option, short letter, long name, takes a value)
-const OPTIONS: &[(Opt, Option<char>, &str, bool)] = &[
-    // pgbench.c's long_options order: getopt lists ambiguous prefixes in this order.
-    (Opt::Builtin, Some('b'), "builtin", true),
-    (Opt::Client, Some('c'), "client", true),
-    (Opt::Connect, Some('C'), "connect", false),
-    (Opt::Debug, Some('d'), "debug", false),
-    (Opt::Define, Some('D'), "define", true),
-    (Opt::File, Some('f'), "file", true),
-    (Opt::Fillfactor, Some('F'), "fillfactor", true),
-    (Opt::Host, Some('h'), "host", true),
-    (Opt::Initialize, Some('i'), "initialize", false),
-    (Opt::InitSteps, Some('I'), "init-steps", true),
-    (Opt::Jobs, Some('j'), "jobs", true),
-    (Opt::Log, Some('l'), "log", false),
-    (Opt::LatencyLimit, Some('L'), "latency-limit", true),
-    (Opt::NoVacuum, Some('n'), "no-vacuum", false),
-    (Opt::Port, Some('p'), "port", true),
-    (Opt::Progress, Some('P'), "progress", true),
-    (Opt::Protocol, Some('M'), "protocol", true),
-    (Opt::Quiet, Some('q'), "quiet", false),
-    (
-        Opt::ReportPerCommand,
-        Some('r'),
-        "report-per-command",
-        false,
-    ),
-    (Opt::Rate, Some('R'), "rate", true),
-    (Opt::Scale, Some('s'), "scale", true),
-    (Opt::SelectOnly, Some('S'), "select-only", false),
-    (Opt::SkipSomeUpdates, Some('N'), "skip-some-updates", false),
-    (Opt::Time, Some('T'), "time", true),
-    (Opt::Transactions, Some('t'), "transactions", true),
-    (Opt::Username, Some('U'), "username", true),
-    (Opt::VacuumAll, Some('v'), "vacuum-all", false),
-    (Opt::UnloggedTables, None, "unlogged-tables", false),
-    (Opt::Tablespace, None, "tablespace", true),
-    (Opt::IndexTablespace, None, "index-tablespace", true),
-    (Opt::SamplingRate, None, "sampling-rate", true),
-    (Opt::AggregateInterval, None, "aggregate-interval", true),
-    (Opt::ProgressTimestamp, None, "progress-timestamp", false),
-    (Opt::LogPrefix, None, "log-prefix", true),
-    (Opt::ForeignKeys, None, "foreign-keys", false),
-    (Opt::RandomSeed, None, "random-seed", true),
-    (Opt::ShowScript, None, "show-script", true),
-    (Opt::Partitions, None, "partitions", true),
-    (Opt::PartitionMethod, None, "partition-method", true),
-    (Opt::FailuresDetailed, None, "failures-detailed", false),
-    (Opt::MaxTries, None, "max-tries", true),
-    (Opt::VerboseErrors, None, "verbose-errors", false),
-    // pgbench 17 (PGBENCH_15_OPTIONS counts the rows above)
-    (Opt::ExitOnAbort, None, "exit-on-abort", false),
-    // pgbench 19
-    (Opt::ContinueOnError, None, "continue-on-error", false),
-    // pgbench-rs
-    (Opt::LatencyPercentiles, None, "latency-percentiles", true),
-    (Opt::TempInstance, None, "temp-instance", false),
-    (
-        Opt::TempInstanceDurable,
-        None,
-        "temp-instance-durable",
-        false,
-    ),
-    (Opt::ExportJson, None, "export-json", true),
-    (Opt::ExportHtml, None, "export-html", true),
-    (Opt::Worker, None, "worker", true),
-    (Opt::WorkerTimeout, None, "worker-timeout", true),
-    (Opt::Warmup, None, "warmup", true),
-    (Opt::Workload, None, "workload", true),
-    (Opt::MetricsListen, None, "metrics-listen", true),
-    (Opt::MetricsLinger, None, "metrics-linger", true),
-    (Opt::Check, None, "check", false),
-    (Opt::ServerStats, None, "server-stats", false),
-    (Opt::PrintServerStats, None, "print-server-stats", false),
-    (Opt::PrintWarnings, None, "print-warnings", false),
-];
-
-/// How many rows of `OPTIONS`, from the top, are pgbench 15's own options. A prefix that
-/// names one of them unambiguously means that option, as it does for stock pgbench, even
-/// where a later option (pgbench 17's, 19's or ours) starts the same way: `--se` stays
-/// `--select-only` beside `--server-stats`, `--m` stays `--max-tries` beside `--metrics-*`.
-const PGBENCH_15_OPTIONS: usize = 42;
+pub use super::option_table::Opt;
+use super::option_table::{OptionSpec, OPTIONS, PGBENCH_15_OPTIONS};
 
 /// One option occurrence, in command-line order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,7 +42,14 @@ fn command() -> Command {
                 .action(ArgAction::Append)
                 .allow_hyphen_values(false),
         );
-    for &(opt, short, long, takes_value) in OPTIONS {
+    for &OptionSpec {
+        opt,
+        short,
+        long,
+        takes_value,
+        ..
+    } in OPTIONS
+    {
         let mut arg = Arg::new(long).long(long);
         if let Some(c) = short {
             arg = arg.short(c);
@@ -224,7 +87,13 @@ pub fn tokenize(argv0: &str, args: &[String]) -> Result<Tokens, GetoptError> {
         .try_get_matches_from(with_stock_prefixes(args))
         .map_err(|e| GetoptError(getopt_message(argv0, args, &e)))?;
     let mut found: Vec<(usize, Occurrence)> = Vec::new();
-    for &(opt, _, long, takes_value) in OPTIONS {
+    for &OptionSpec {
+        opt,
+        long,
+        takes_value,
+        ..
+    } in OPTIONS
+    {
         // Flags count from a default of 0: only what the user typed counts.
         if matches.value_source(long) != Some(clap::parser::ValueSource::CommandLine) {
             continue;
@@ -270,9 +139,9 @@ pub fn tokenize(argv0: &str, args: &[String]) -> Result<Tokens, GetoptError> {
 /// pgbench 15 where any of them does, so that getopt's answer (the option, or the list of
 /// possibilities) is stock's for every prefix stock knows.
 fn long_candidates(prefix: &str) -> Vec<&'static str> {
-    let matching = |rows: &[(Opt, Option<char>, &'static str, bool)]| -> Vec<&'static str> {
+    let matching = |rows: &[OptionSpec]| -> Vec<&'static str> {
         rows.iter()
-            .map(|o| o.2)
+            .map(|o| o.long)
             .filter(|l| l.starts_with(prefix))
             .collect()
     };
@@ -301,18 +170,18 @@ fn with_stock_prefixes(args: &[String]) -> Vec<String> {
                 Some((name, value)) => (name, Some(value)),
                 None => (long, None),
             };
-            let exact = OPTIONS.iter().find(|o| o.2 == name);
+            let exact = OPTIONS.iter().find(|o| o.long == name);
             let row = exact.or_else(|| match long_candidates(name)[..] {
-                [only] => OPTIONS.iter().find(|o| o.2 == only),
+                [only] => OPTIONS.iter().find(|o| o.long == only),
                 _ => None,
             });
             match row {
                 Some(row) if !name.is_empty() => {
                     out.push(match value {
-                        Some(value) => format!("--{}={value}", row.2),
-                        None => format!("--{}", row.2),
+                        Some(value) => format!("--{}={value}", row.long),
+                        None => format!("--{}", row.long),
                     });
-                    row.3 && value.is_none()
+                    row.takes_value && value.is_none()
                 }
                 _ => {
                     out.push(word.clone());
@@ -340,8 +209,8 @@ fn short_bundle_wants_next_word(word: &str) -> bool {
     };
     let mut chars = letters.chars();
     while let Some(c) = chars.next() {
-        match OPTIONS.iter().find(|o| o.1 == Some(c)) {
-            Some(row) if row.3 => return chars.as_str().is_empty(),
+        match OPTIONS.iter().find(|o| o.short == Some(c)) {
+            Some(row) if row.takes_value => return chars.as_str().is_empty(),
             Some(_) => {}
             None => return false,
         }
@@ -393,8 +262,8 @@ fn getopt_message(argv0: &str, args: &[String], err: &clap::Error) -> String {
             let name = invalid.split_whitespace().next().unwrap_or("");
             let long = OPTIONS
                 .iter()
-                .find(|o| name.contains(&format!("--{}", o.2)))
-                .map(|o| o.2)
+                .find(|o| name.contains(&format!("--{}", o.long)))
+                .map(|o| o.long)
                 .unwrap_or("");
             format!("{argv0}: option '--{long}' doesn't allow an argument")
         }
@@ -498,8 +367,8 @@ mod tests {
 
     #[test]
     fn a_prefix_of_one_pgbench_15_option_means_it_whatever_came_later() {
-        assert_eq!(OPTIONS[PGBENCH_15_OPTIONS - 1].0, Opt::VerboseErrors);
-        assert_eq!(OPTIONS[PGBENCH_15_OPTIONS].0, Opt::ExitOnAbort);
+        assert_eq!(OPTIONS[PGBENCH_15_OPTIONS - 1].opt, Opt::VerboseErrors);
+        assert_eq!(OPTIONS[PGBENCH_15_OPTIONS].opt, Opt::ExitOnAbort);
         // Stock pgbench 15 reads these as --select-only and --max-tries; later options
         // (--server-stats, --metrics-listen, --metrics-linger) must not make them ambiguous.
         assert_eq!(opts(&["--se"]), vec![(Opt::SelectOnly, None)]);

@@ -5,6 +5,7 @@ mod after_report;
 pub mod args;
 pub mod export;
 pub mod help;
+pub mod option_table;
 pub mod options;
 
 use crate::bench::RunOutcome;

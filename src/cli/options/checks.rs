@@ -295,6 +295,7 @@ fn bench_action(d: Draft, workload: Option<crate::workload::Configured>) -> Acti
         count,
         timeout_s: d.worker_timeout.unwrap_or(DEFAULT_WORKER_TIMEOUT_S),
         seed_given: d.seed_given,
+        option_digests: String::new(),
     });
     let metrics = d
         .metrics_listen
@@ -312,32 +313,39 @@ fn bench_action(d: Draft, workload: Option<crate::workload::Configured>) -> Acti
         (false, true) => Vacuum::All,
         (false, false) => Vacuum::Default,
     };
+    let mut plan = BenchPlan {
+        scripts: d.scripts,
+        builtin_used: d.builtin_used,
+        settings,
+        progress_timestamp: d.progress_timestamp,
+        log,
+        verbose_errors: d.verbose_errors,
+        exit_on_abort: d.exit_on_abort,
+        defines: d.defines,
+        export: d.export,
+        scale: Scale {
+            value: d.scale,
+            given: d.scale_given,
+        },
+        vacuum,
+        debug: d.debug,
+        random_seed: d.random_seed,
+        worker,
+        warmup_s: positive(d.warmup),
+        workload,
+        metrics,
+        server_stats: d.server_stats,
+        print_warnings: d.print_warnings,
+    };
+    if plan.worker.is_some() {
+        let digests = crate::cli::option_table::worker_digests(&plan);
+        if let Some(w) = plan.worker.as_mut() {
+            w.option_digests = digests;
+        }
+    }
     Action::Bench {
         conn: d.conn,
-        plan: Box::new(BenchPlan {
-            scripts: d.scripts,
-            builtin_used: d.builtin_used,
-            settings,
-            progress_timestamp: d.progress_timestamp,
-            log,
-            verbose_errors: d.verbose_errors,
-            exit_on_abort: d.exit_on_abort,
-            defines: d.defines,
-            export: d.export,
-            scale: Scale {
-                value: d.scale,
-                given: d.scale_given,
-            },
-            vacuum,
-            debug: d.debug,
-            random_seed: d.random_seed,
-            worker,
-            warmup_s: positive(d.warmup),
-            workload,
-            metrics,
-            server_stats: d.server_stats,
-            print_warnings: d.print_warnings,
-        }),
+        plan: Box::new(plan),
         temp_instance: d.temp_instance,
     }
 }
