@@ -170,10 +170,19 @@ impl Configured {
         matches!(self, Configured::Sysbench(_))
     }
 
-    /// The percentile of sysbench's summary after the report (`None`: no summary).
-    pub fn summary_percentile(&self) -> Option<u32> {
+    /// What sysbench's summary after the report shows beyond pgbench's figures,
+    /// with the run's `queries` (`None`: no summary).
+    pub fn sysbench_summary(
+        &self,
+        queries: pgbench_results::sysbench::QueryCounts,
+    ) -> Option<pgbench_results::sysbench::SysbenchSummary> {
         match self {
-            Configured::Sysbench(c) => Some(c.percentile),
+            Configured::Sysbench(c) => Some(pgbench_results::sysbench::SysbenchSummary {
+                percentile: c.percentile,
+                queries,
+                tables: Some(c.tables),
+                table_size: Some(c.table_size),
+            }),
             Configured::Tpcc(_) => None,
         }
     }
