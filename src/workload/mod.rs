@@ -74,6 +74,15 @@ impl Workload {
         }
     }
 
+    /// The query mode a run uses when `-M` is not given: its tool's. sysbench's
+    /// `--db-ps-mode=auto` (the default) and HammerDB's driver (`pg_exec_prepared`)
+    /// both prepare each statement once per connection.
+    pub fn default_query_mode(self) -> QueryMode {
+        match self {
+            Workload::Sysbench(_) | Workload::Tpcc => QueryMode::Prepared,
+        }
+    }
+
     /// The workload with its `-D` options applied (every `-D` must be one of them).
     pub fn configure(self, defines: &[(String, String)]) -> Result<Configured, WorkloadError> {
         match self {

@@ -18,6 +18,9 @@ pub(super) fn finish(
     positionals: Vec<String>,
     env: &dyn Env,
 ) -> Result<Action, ConfigError> {
+    if let (Some(w), false) = (d.show_workload.or(d.workload), d.query_mode_given) {
+        d.query_mode = w.default_query_mode();
+    }
     if let Some(shown) = d.show_workload {
         let text = shown.configure(&d.defines)?.script_text(script_context(&d));
         return Ok(Action::PrintAndExit(text));
@@ -26,6 +29,12 @@ pub(super) fn finish(
         Some(w) => Some(w.configure(&d.defines)?),
         None => None,
     };
+    if let (Some(w), Some(value), true) = (&workload, &d.init.tablespace, d.tables_typed) {
+        return Err(ConfigError::SysbenchTables {
+            value: value.clone(),
+            workload: w.name(),
+        });
+    }
     if d.check {
         return check_action(d, workload, positionals, env);
     }
