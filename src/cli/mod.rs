@@ -82,6 +82,7 @@ pub fn main() -> i32 {
             seed,
             scale,
             quiet,
+            temp_instance,
         } => {
             let how = crate::workload::PrepareOptions {
                 jobs,
@@ -89,6 +90,16 @@ pub fn main() -> i32 {
                 scale,
                 quiet,
             };
+            if let Some(kind) = temp_instance {
+                warn_ignored_by_temp_instance(&conn);
+                return match crate::temp_instance::run_prepare(kind, &workload, &how) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        logging::raw(&e.render(logging::progname()));
+                        1
+                    }
+                };
+            }
             prepare_workload(&conn, &workload, &how)
         }
         Action::CheckWorkload { conn, workload } => {

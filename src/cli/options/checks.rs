@@ -90,9 +90,6 @@ fn add_workload_script(d: &mut Draft, w: &crate::workload::Configured) -> Result
     if !d.scripts.is_empty() {
         return Err(ConfigError::WorkloadWithScripts);
     }
-    if d.temp_instance.is_some() {
-        return Err(ConfigError::WorkloadWithTempInstance);
-    }
     for s in w.scripts(script_context(d)) {
         let script = pgbench_script::parser::parse_script(&s.name, &s.description, &s.text)?;
         d.scripts.push(crate::bench::plan::WeightedScript {
@@ -113,9 +110,6 @@ fn prepare_action(d: Draft, workload: crate::workload::Configured) -> Result<Act
     if d.benchmarking_option_set {
         return Err(ConfigError::BenchOptionInInit);
     }
-    if d.temp_instance.is_some() {
-        return Err(ConfigError::WorkloadWithTempInstance);
-    }
     if let Some(option) = d.table_option {
         return Err(ConfigError::TableOptionWithWorkload {
             option,
@@ -129,6 +123,7 @@ fn prepare_action(d: Draft, workload: crate::workload::Configured) -> Result<Act
         seed: d.random_seed,
         scale: d.scale,
         quiet: d.init.quiet,
+        temp_instance: d.temp_instance,
     })
 }
 
@@ -142,6 +137,9 @@ fn check_action(
     let Some(workload) = workload.filter(|_| !d.is_init_mode) else {
         return Err(ConfigError::CheckWithoutWorkload);
     };
+    if d.temp_instance.is_some() {
+        return Err(ConfigError::CheckWithTempInstance);
+    }
     database_name(&mut d, positionals, env)?;
     Ok(Action::CheckWorkload {
         conn: d.conn,

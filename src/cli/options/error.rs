@@ -21,8 +21,8 @@ pub enum ConfigError {
     Workload(#[from] crate::workload::WorkloadError),
     #[error("--workload cannot be combined with -b, -f, -S or -N")]
     WorkloadWithScripts,
-    #[error("--workload cannot be combined with --temp-instance")]
-    WorkloadWithTempInstance,
+    #[error("--check cannot be combined with --temp-instance")]
+    CheckWithTempInstance,
     /// sysbench's `--tables=N`, which getopt reads as a prefix of `--tablespace`.
     #[error("--tables={value} is read as --tablespace={value}, which does not apply to --workload={workload}")]
     SysbenchTables {

@@ -38,6 +38,8 @@ pub enum Action {
         scale: i32,
         /// `-q`.
         quiet: bool,
+        /// `--temp-instance`: prepare on a throwaway cluster (to time a load).
+        temp_instance: Option<crate::temp_instance::TempInstance>,
     },
     /// `--workload=NAME --check`: the workload's consistency checks, no run.
     CheckWorkload {
