@@ -75,15 +75,6 @@ impl Workload {
         }
     }
 
-    /// The query mode a run uses when `-M` is not given: its tool's. sysbench's
-    /// `--db-ps-mode=auto` (the default) and HammerDB's driver (`pg_exec_prepared`)
-    /// both prepare each statement once per connection.
-    pub fn default_query_mode(self) -> QueryMode {
-        match self {
-            Workload::Sysbench(_) | Workload::Tpcc => QueryMode::Prepared,
-        }
-    }
-
     /// The workload with its `-D` options applied (every `-D` must be one of them).
     pub fn configure(self, defines: &[(String, String)]) -> Result<Configured, WorkloadError> {
         match self {
@@ -178,6 +169,16 @@ impl Configured {
     /// delete and insert, deadlocks), so they are failures, not aborts.
     pub fn continues_on_error(&self) -> bool {
         matches!(self, Configured::Sysbench(_))
+    }
+
+    /// The query mode a run uses when `-M` is not given (`None`: pgbench's, simple):
+    /// its tool's. sysbench's `--db-ps-mode=auto` (its default) and HammerDB's driver
+    /// (`pg_exec_prepared`) prepare each statement once per connection.
+    pub fn default_query_mode(&self) -> Option<QueryMode> {
+        match self {
+            Configured::Sysbench(_) => Some(QueryMode::Prepared),
+            Configured::Tpcc(_) => Some(QueryMode::Prepared),
+        }
     }
 
     /// What sysbench's summary after the report shows beyond pgbench's figures,

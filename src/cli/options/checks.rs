@@ -18,11 +18,12 @@ pub(super) fn finish(
     positionals: Vec<String>,
     env: &dyn Env,
 ) -> Result<Action, ConfigError> {
-    if let (Some(w), false) = (d.show_workload.or(d.workload), d.query_mode_given) {
-        d.query_mode = w.default_query_mode();
-    }
     if let Some(shown) = d.show_workload {
-        let text = shown.configure(&d.defines)?.script_text(script_context(&d));
+        let shown = shown.configure(&d.defines)?;
+        if !d.query_mode_given {
+            d.query_mode = shown.default_query_mode().unwrap_or(d.query_mode);
+        }
+        let text = shown.script_text(script_context(&d));
         return Ok(Action::PrintAndExit(text));
     }
     let workload = match d.workload {
@@ -39,6 +40,9 @@ pub(super) fn finish(
         return check_action(d, workload, positionals, env);
     }
     if let (Some(w), false) = (&workload, d.is_init_mode) {
+        if !d.query_mode_given {
+            d.query_mode = w.default_query_mode().unwrap_or(d.query_mode);
+        }
         add_workload_script(&mut d, w)?;
     }
     if d.scripts.is_empty() && !d.is_init_mode {

@@ -35,7 +35,7 @@ pub(super) struct Draft {
     pub duration: i64,
     pub is_connect: bool,
     pub query_mode: QueryMode,
-    /// `-M` was given (else a workload runs in its tool's mode).
+    /// `-M` was given (a workload's own default applies otherwise).
     pub query_mode_given: bool,
     pub progress: i64,
     pub progress_timestamp: bool,
