@@ -1,8 +1,9 @@
 //! `--temp-instance`: the one-command way to try pgbench-rs. Starts a throwaway local
 //! PostgreSQL cluster (server binaries from PATH or `pg_config --bindir`), initialises
-//! the standard tables at scale `-s`, runs the scripts' setup files (a `-- setup:
-//! FILE` header line, or a companion `NAME.setup.sql`), runs the job there, and
-//! removes the cluster.
+//! the standard tables at scale `-s` (or prepares `--workload`'s tables, as its `-i`
+//! does with the same `-s` and `-D` options), runs the scripts' setup files (a `--
+//! setup: FILE` header line, or a companion `NAME.setup.sql`), runs the job there,
+//! and removes the cluster.
 //!
 //! The cluster runs with `fsync`, `synchronous_commit` and `full_page_writes` off (what
 //! the test clusters use: nothing of it needs to survive a crash), which its opening
@@ -11,6 +12,7 @@
 use crate::bench::plan::BenchPlan;
 use crate::init::{InitError, InitOptions};
 use crate::logging;
+use crate::workload::{Configured, PrepareError, PrepareOptions};
 use pgbench_cluster::{Cluster, ClusterError, ClusterOptions};
 use pgbench_wire::{ConnError, QueryError};
 
@@ -26,6 +28,9 @@ pub enum TempInstanceError {
     /// `-i` on it failed.
     #[error("{0}")]
     Init(#[from] InitError),
+    /// `-i --workload` on it failed.
+    #[error("{0}")]
+    Prepare(#[from] PrepareError),
     /// A setup file could not be read.
     #[error("could not read file \"{path}\": {why}")]
     ReadSetup {
@@ -50,6 +55,7 @@ impl TempInstanceError {
     pub fn render(&self, progname: &str) -> String {
         match self {
             TempInstanceError::Init(e) => e.render(progname),
+            TempInstanceError::Prepare(e) => e.render(progname),
             other => {
                 let text = other.to_string();
                 let text = text.strip_suffix('\n').unwrap_or(&text);
@@ -178,7 +184,34 @@ pub fn run_init(kind: TempInstance, init: &InitOptions) -> Result<(), TempInstan
     Ok(())
 }
 
-/// A benchmark on a throwaway cluster, initialised at scale `-s` first.
+/// `-i --workload=NAME --temp-instance`: prepare on a throwaway cluster.
+pub fn run_prepare(
+    kind: TempInstance,
+    workload: &Configured,
+    how: &PrepareOptions,
+) -> Result<(), TempInstanceError> {
+    let cluster = start(kind)?;
+    let opts = pgbench_wire::ConnectOptions::from_args(&connect_args(&cluster))?;
+    workload.prepare(pgbench_wire::Connection::connect(&opts)?, &opts, how)?;
+    drop(cluster);
+    Ok(())
+}
+
+/// How a run's workload is prepared on the throwaway cluster: as its `-i` would with
+/// the run's `-s`, `-D` and seed, over as many connections as the cores give each
+/// session and its backend one (the cluster shares this machine), at most `-j`.
+fn prepare_options(bench: &BenchPlan) -> PrepareOptions {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    PrepareOptions {
+        jobs: (cores / 2).clamp(1, bench.settings.threads.max(1)),
+        seed: bench.random_seed,
+        scale: bench.scale.value,
+        quiet: false,
+    }
+}
+
+/// A benchmark on a throwaway cluster, initialised at scale `-s` first (or with the
+/// workload's tables prepared).
 /// `report` prints the run's outcome and picks the exit status (the caller's), before
 /// the cluster is removed.
 pub fn run_bench(
@@ -190,12 +223,20 @@ pub fn run_bench(
     let cluster = start(kind)?;
     let args = connect_args(&cluster);
     let opts = pgbench_wire::ConnectOptions::from_args(&args)?;
-    let init = InitOptions {
-        scale: bench.scale.value,
-        ..InitOptions::default()
-    };
-    crate::init::run(&opts, &init, logging::progname())?;
-    run_setup_files(&opts, bench)?;
+    match &bench.workload {
+        Some(workload) => {
+            let main = pgbench_wire::Connection::connect(&opts)?;
+            workload.prepare(main, &opts, &prepare_options(bench))?;
+        }
+        None => {
+            let init = InitOptions {
+                scale: bench.scale.value,
+                ..InitOptions::default()
+            };
+            crate::init::run(&opts, &init, logging::progname())?;
+            run_setup_files(&opts, bench)?;
+        }
+    }
     // The scale was used to initialise: the run has no reason to warn that it ignores it.
     let mut run = bench.clone();
     run.scale.given = false;

@@ -233,6 +233,70 @@ fn temp_instance_runs_the_headline_workload_in_one_command() {
     );
 }
 
+/// #33: `--workload` could not be combined with `--temp-instance`: the README's
+/// one-command try-out did not exist for sysbench and TPC-C users. The throwaway
+/// server is prepared as the workload's `-i` prepares it, at `-s` and `-D`.
+#[test]
+fn issue_33_temp_instance_runs_a_workload_in_one_command() {
+    let out = run(Command::new(env!("CARGO_BIN_EXE_pgbench-rs")).args([
+        "--temp-instance",
+        "--workload=oltp_read_write",
+        "-D",
+        "tables=2",
+        "-D",
+        "table_size=1000",
+        "-T",
+        "3",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("Inserting 1000 records into 'sbtest2'\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("\ntables: 2\ntable size: 1000\nquery mode: prepared\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("\nSQL statistics:\n"), "{}", out.stdout);
+    assert!(
+        out.stderr.ends_with("removing the temporary instance\n"),
+        "{}",
+        out.stderr
+    );
+
+    let out = run(Command::new(env!("CARGO_BIN_EXE_pgbench-rs")).args([
+        "--temp-instance",
+        "--workload=tpcc",
+        "-s",
+        "1",
+        "-c",
+        "2",
+        "-T",
+        "3",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("creating functions...\n"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout
+            .contains("\nwarehouses: 1\nquery mode: prepared\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("\nTEST RESULT : System achieved "),
+        "{}",
+        out.stdout
+    );
+}
+
 /// #22: `--temp-instance` ran with `fsync`, `synchronous_commit` and `full_page_writes`
 /// off and did not say so. Its opening line says it, the results file shows it, and
 /// `--temp-instance-durable` runs with them on. And `-s`, used to initialise, was said

@@ -1,6 +1,8 @@
 //! Ctrl-C during `-i`: like pgbench, the running statement is cancelled ("Cancel
 //! request sent"), the load is rolled back, and the run ends with exit status 1 and
-//! the server's message, instead of dying mid-COPY.
+//! the server's message, instead of dying mid-COPY. A workload's load cut short
+//! (TPC-C's while generating or building keys, a sysbench prepare) is refused by runs
+//! and `--check` afterwards.
 
 use crate::support::fresh_db;
 use std::path::PathBuf;
@@ -344,4 +346,154 @@ fn a_sigint_ignored_at_start_stays_ignored() {
         assert!(stdout.contains("duration: 3 s\n"), "{program:?}: {stdout}");
         assert!(!stderr.contains("SIGINT"), "{program:?}: {stderr}");
     }
+}
+
+/// After a workload's load was cut short: a run refuses its tables, saying `why`, with
+/// exit status 1 and no report; `--check` fails too.
+fn refused(db: &crate::support::Db, workload: &[&str], why: &str) {
+    let out = crate::support::run(db.ours().args(workload).args(["-t", "5"]));
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains(why), "{}", out.stderr);
+    assert!(!out.stdout.contains("tps = "), "{}", out.stdout);
+    let out = crate::support::run(db.ours().args(workload).arg("--check"));
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+}
+
+/// #38: Ctrl-C while a TPC-C load built its keys kept every row but some of the ten
+/// indexes; `--check` passed and a run reported its NOPM with exit status 0. Now the
+/// load says it did not complete, and runs and `--check` refuse its tables.
+#[test]
+fn issue_38_ctrl_c_while_tpcc_builds_keys_leaves_tables_runs_refuse() {
+    let db = fresh_db("interrupt_tpcc_keys");
+    let mut child = spawn_ours(&db, &["-i", "--workload=tpcc", "-s", "1"]);
+    let watch = crate::support::StderrWatch::new(&mut child);
+    watch.wait_for("generating data", Duration::from_secs(60));
+    // A session reading order_line holds its key's build (ALTER TABLE waits for its
+    // lock) until the load is interrupted, however fast the machine.
+    let mut holder = std::process::Command::new("psql");
+    crate::support::aim(&mut holder, db.cluster, &db.name);
+    let mut holder = holder
+        .args(["-X", "-q", "-c"])
+        .arg("begin; lock table order_line in access share mode; select pg_sleep(120)")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let locked = "select count(*) > 0 from pg_locks \
+                  where relation = 'order_line'::regclass and granted and mode = 'AccessShareLock'";
+    assert_eq!(db.value_within(locked, "t", Duration::from_secs(30)), "t");
+    watch.wait_for("creating primary keys", Duration::from_secs(300));
+    let key_waits = "select count(*) > 0 from pg_stat_activity \
+                     where datname = current_database() and wait_event_type = 'Lock' \
+                     and query like 'alter table order_line%'";
+    assert_eq!(
+        db.value_within(key_waits, "t", Duration::from_secs(60)),
+        "t"
+    );
+    signal(child.id(), "-INT");
+    let out = child.wait_with_output().unwrap();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    db.value(
+        "select count(pg_terminate_backend(pid)) from pg_stat_activity \
+          where datname = current_database() and query like '%pg_sleep(120)' \
+            and pid <> pg_backend_pid()",
+    );
+    let stderr = watch.finish();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("Cancel request sent\n"), "{stderr}");
+    assert!(
+        stderr.contains("the tpcc load did not complete"),
+        "{stderr}"
+    );
+    // What the issue saw: the rows all there, some keys built, some not.
+    assert_eq!(db.value("select count(*) from stock"), "100000");
+    assert_eq!(
+        db.value("select to_regclass('warehouse_i1') is not null and to_regclass('order_line_i1') is null"),
+        "t"
+    );
+    refused(
+        &db,
+        &["--workload=tpcc"],
+        &format!(
+            "the tpcc load did not complete: run \"pgbench-rs -i --workload=tpcc -s 1 {}\" again\n",
+            db.name
+        ),
+    );
+}
+
+/// #38: interrupted while generating, half-loaded TPC-C tables ran with exit status 0.
+#[test]
+fn issue_38_ctrl_c_while_tpcc_generates_leaves_tables_runs_refuse() {
+    let db = fresh_db("interrupt_tpcc_generate");
+    let mut child = spawn_ours(&db, &["-i", "--workload=tpcc", "-s", "3"]);
+    let watch = crate::support::StderrWatch::new(&mut child);
+    watch.wait_for(" tuples (", Duration::from_secs(60));
+    signal(child.id(), "-INT");
+    let out = child.wait_with_output().unwrap();
+    let stderr = watch.finish();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        !stderr.contains("vacuuming..."),
+        "not in generation: {stderr}"
+    );
+    assert!(
+        stderr.contains("the tpcc load did not complete"),
+        "{stderr}"
+    );
+    refused(
+        &db,
+        &["--workload=tpcc"],
+        "the tpcc load did not complete: run \"pgbench-rs -i --workload=tpcc -s 3 ",
+    );
+}
+
+/// #38: an interrupted sysbench prepare left empty tables that ran at 2.6 tps with
+/// exit status 0. Now each table is prepared in one transaction: none is left half
+/// done, and a run says how to prepare them.
+#[test]
+fn issue_38_ctrl_c_during_a_sysbench_prepare_leaves_no_table_half_done() {
+    let db = fresh_db("interrupt_sysbench_prepare");
+    let defines = ["-D", "tables=2", "-D", "table_size=1000000"];
+    let mut child = db
+        .ours()
+        .args(["-i", "--workload=oltp_read_write", "-j", "2"])
+        .args(defines)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Both tables created, both being filled.
+    let watch = crate::support::StderrWatch::stdout(&mut child);
+    for _ in 0..2 {
+        watch.wait_for("Inserting 1000000 records into ", Duration::from_secs(60));
+    }
+    signal(child.id(), "-INT");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = watch.finish();
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        !stdout.contains("secondary index"),
+        "not in the load: {stdout}"
+    );
+    assert!(
+        stderr.contains("the oltp_read_write prepare did not complete"),
+        "{stderr}"
+    );
+    assert_eq!(
+        db.value("select count(*) from pg_class where relname like 'sbtest%'"),
+        "0"
+    );
+    let mut workload = vec!["--workload=oltp_read_write"];
+    workload.extend(defines);
+    refused(
+        &db,
+        &workload,
+        &format!(
+            "table \"sbtest1\" of workload oltp_read_write does not exist; prepare the tables \
+             with \"pgbench-rs -i --workload=oltp_read_write -D tables=2 -D table_size=1000000 {}\"\n",
+            db.name
+        ),
+    );
 }

@@ -384,6 +384,14 @@ fn insert_and_delete_leave_sysbench_row_counts() {
         "table_size=1000",
     ]));
     assert_eq!(prepare.code, 0, "{}", prepare.stderr);
+    let check = run(db
+        .ours()
+        .args(["--workload=oltp_insert", "--check", "-D", "tables=2"]));
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    assert_eq!(
+        check.stdout,
+        "tables: all 2\nprimary keys: all 2\nsecondary indexes k_N: all 2\nrows: all 2\n"
+    );
     let out = run(db.ours().args([
         "--workload=oltp_insert",
         "-D",
@@ -411,6 +419,14 @@ fn insert_and_delete_leave_sysbench_row_counts() {
     assert!(out
         .stdout
         .contains("        write:                           20\n"));
+    // #33: sysbench's tables in place of the scaling factor; without -M, prepared
+    // statements, as sysbench's default.
+    assert!(
+        out.stdout
+            .contains("\ntables: 2\ntable size: 10000\nquery mode: prepared\n"),
+        "{}",
+        out.stdout
+    );
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let errors: Vec<String> = crate::export::schema()
@@ -456,20 +472,40 @@ fn insert_and_delete_leave_sysbench_row_counts() {
     assert!((2200..2300).contains(&left), "{left}");
 }
 
+/// #33: the command the message suggests names the database and connection options
+/// given (it dropped them), and the schema options the prepare needs.
 #[test]
 fn tables_not_prepared_say_how_to_prepare_them() {
     let db = Db::fresh("sb not prepared");
+    let port = cluster().port().to_string();
+    let hint = format!(
+        "prepare the tables with \"pgbench-rs -i --workload=oltp_read_only -D tables=3 \
+         -D table_size=10000 -D auto_inc=off -p {port} {}\"",
+        db.name
+    );
+    let defines = ["-D", "tables=3", "-D", "auto_inc=off"];
     let out = run(db
         .ours()
-        .args(["--workload=oltp_read_only", "-D", "tables=3", "-t", "1"]));
+        .args(["--workload=oltp_read_only", "-t", "1"])
+        .args(defines)
+        .args(["-p", &port, &db.name]));
     assert_eq!(out.code, 1);
     assert!(
-        out.stderr.contains(
-            "table \"sbtest1\" of workload oltp_read_only does not exist; prepare the tables with \
-             \"pgbench-rs -i --workload=oltp_read_only -D tables=3 -D table_size=10000\""
-        ),
+        out.stderr.ends_with(&format!(
+            "error: table \"sbtest1\" of workload oltp_read_only does not exist; {hint}\n"
+        )),
         "{}",
         out.stderr
+    );
+    let out = run(db
+        .ours()
+        .args(["--workload=oltp_read_only", "--check"])
+        .args(defines)
+        .args(["-p", &port, &db.name]));
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stdout,
+        format!("tables FAIL: 3 of 3 missing: sbtest1, sbtest2, sbtest3\n{hint}\n")
     );
 }
 

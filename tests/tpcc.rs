@@ -1,7 +1,8 @@
 //! `--workload=tpcc` against a real server: the load's row counts, a run with a
-//! warm-up and its result line and time profile, the consistency check after runs,
-//! NOPM's new orders against the orders the run inserted, a seeded run reproduced,
-//! and the errors of bad input.
+//! warm-up and its result line and time profile, the check after runs (schema and
+//! consistency), NOPM's new orders against the orders the run inserted, a seeded run
+//! reproduced, what `--check` names when something is broken, a failed load, and the
+//! errors of bad input. (Loads cut short by Ctrl-C: `tests/interrupt.rs`.)
 
 use crate::support::{fresh_db, run, Db};
 
@@ -53,6 +54,15 @@ fn check(db: &Db) {
     let out = run(db.ours().args(["--workload=tpcc", "--check"]));
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert_eq!(out.stdout.matches(" holds: ").count(), 4, "{}", out.stdout);
+    // What HammerDB's checkschema looks at, too.
+    for line in [
+        "load complete: 2 warehouses\n",
+        "\nrows: warehouse 2, district 20, customer 60000, history ",
+        "\nkeys and indexes: all 10\n",
+        "\nfunctions: all 8\n",
+    ] {
+        assert!(out.stdout.contains(line), "{line:?} in:\n{}", out.stdout);
+    }
 }
 
 /// The done-when of #23 on one loaded database.
@@ -97,6 +107,13 @@ fn tpcc_load_run_with_warmup_nopm_and_a_seeded_rerun() {
     ]));
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("\nduration: 30 s\n"), "{}", out.stdout);
+    // #33: warehouses, not a scaling factor; prepared statements, as HammerDB's.
+    assert!(
+        out.stdout
+            .contains("\nwarehouses: 2\nquery mode: prepared\n"),
+        "{}",
+        out.stdout
+    );
     assert!(
         out.stdout.contains("\nTEST RESULT : System achieved "),
         "{}",
@@ -160,21 +177,27 @@ fn tpcc_load_run_with_warmup_nopm_and_a_seeded_rerun() {
 }
 
 /// #23's bad input: no tables, an unknown workload, -s 0, a workload with scripts.
+/// #33: the command to run names the database and connection options given, and
+/// `--check` on an empty database says the same (it printed a raw SQL error).
 #[test]
 fn tpcc_bad_input_is_refused_with_what_to_do() {
     let db = fresh_db("tpcc_bad");
-    let out = run(db.ours().args(["--workload=tpcc", "-t1"]));
-    assert_eq!(out.code, 1);
-    assert!(
-        out.stderr.contains("could not count warehouses")
-            && out
-                .stderr
-                .contains("run \"pgbench-rs -i --workload=tpcc -s WAREHOUSES\" first"),
-        "{}",
-        out.stderr
+    let port = db.cluster.port().to_string();
+    let missing = format!(
+        "pgbench-rs: error: table \"warehouse\" of workload tpcc does not exist; run \
+         \"pgbench-rs -i --workload=tpcc -s WAREHOUSES -p {port} {}\" first\n",
+        db.name
     );
-    let out = run(db.ours().args(["--workload=tpcc", "--check"]));
+    let out = run(db
+        .ours()
+        .args(["--workload=tpcc", "-t1", "-p", &port, &db.name]));
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.ends_with(&missing), "{}", out.stderr);
+    let out = run(db
+        .ours()
+        .args(["--workload=tpcc", "--check", "-p", &port, &db.name]));
     assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(out.stderr, missing);
     let out = run(db.ours().args(["--workload=tpce"]));
     assert_eq!(out.code, 1);
     assert!(
@@ -217,4 +240,76 @@ fn tpcc_bad_input_is_refused_with_what_to_do() {
     assert_eq!(out.code, 0);
     let shown = format!("{}{}", out.stdout, out.stderr);
     assert!(shown.contains("SELECT tpcc_new_order("), "{shown}");
+}
+
+/// #38: a failed COPY said `COPY into tpcc failed`, naming no table. And a load that
+/// failed is refused by a run, which says to load again at its scale.
+#[test]
+fn issue_38_a_failed_copy_names_its_table_and_the_load_is_refused() {
+    let db = fresh_db("tpcc_copy_fails");
+    // Every stock row the load writes breaks a constraint added as the table is made.
+    db.psql(
+        "create function no_stock() returns event_trigger language plpgsql as $$ begin \
+           if exists (select from pg_event_trigger_ddl_commands() \
+                       where object_identity = 'public.stock') then \
+             alter table stock add constraint no_stock check (s_quantity < 0); \
+           end if; end $$; \
+         create event trigger no_stock on ddl_command_end when tag in ('CREATE TABLE') \
+           execute function no_stock();",
+    );
+    let out = run(db.ours().args(["-i", "--workload=tpcc", "-s", "2"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("pgbench-rs: error: COPY into stock failed: ERROR:  new row for relation \"stock\" violates check constraint \"no_stock\""),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("pgbench-rs: the tpcc load did not complete"),
+        "{}",
+        out.stderr
+    );
+    let out = run(db.ours().args(["--workload=tpcc", "-t", "1"]));
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stderr.contains(&format!(
+            "error: the tpcc load did not complete: run \"pgbench-rs -i --workload=tpcc -s 2 {}\" again\n",
+            db.name
+        )),
+        "{}",
+        out.stderr
+    );
+}
+
+/// #33: `--check` said `broken for 3/4`; it names the warehouse and district. #38: it
+/// checks the keys, indexes and functions too, as HammerDB's checkschema does.
+#[test]
+fn issue_33_check_names_what_is_broken() {
+    let db = fresh_db("tpcc_check_broken");
+    let out = run(db.ours().args(["-i", "--workload=tpcc", "-s", "1"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    db.psql(
+        "update district set d_next_o_id = d_next_o_id + 1 where d_id = 4; \
+         drop index orders_i2; alter table stock drop constraint stock_i1; \
+         drop function tpcc_delivery; delete from item where i_id = 1",
+    );
+    let out = run(db.ours().args(["--workload=tpcc", "--check"]));
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    for line in [
+        "load complete: 1 warehouse\n",
+        "\nrows FAIL: item 99999, loaded 100000\n",
+        "\nkeys and indexes FAIL: 2 of 10 missing or invalid: stock_i1, orders_i2\n",
+        "\nfunctions FAIL: 1 of 8 missing: tpcc_delivery\n",
+        "\nconsistency condition 1 holds: ",
+        "\nconsistency condition 2 FAILS: D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID) for each \
+         district; broken for warehouse 1 district 4\n",
+    ] {
+        assert!(out.stdout.contains(line), "{line:?} in:\n{}", out.stdout);
+    }
+    assert!(
+        out.stderr.ends_with("error: the tpcc check failed\n"),
+        "{}",
+        out.stderr
+    );
 }

@@ -129,13 +129,10 @@ pub fn assemble(
         series: series.unwrap_or_default(),
         warmup,
         tpcc: None,
-        sysbench: plan.workload.as_ref().and_then(|w| {
-            w.summary_percentile()
-                .map(|percentile| pgbench_results::sysbench::SysbenchSummary {
-                    percentile,
-                    queries: collected.queries,
-                })
-        }),
+        sysbench: plan
+            .workload
+            .as_ref()
+            .and_then(|w| w.sysbench_summary(collected.queries)),
         server: None,
         client_cpu: None,
     }

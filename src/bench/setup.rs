@@ -55,7 +55,7 @@ pub fn prepare(
     }
     if let Some(workload) = &plan.workload {
         workload
-            .check_tables(&mut conn)
+            .check_tables(&mut conn, args)
             .map_err(|message| RunError::Setup {
                 message,
                 hint: None,

@@ -112,10 +112,11 @@ const OUR_OPTIONS: &str = r#"pgbench-rs options (beyond pgbench 15):
   --worker-timeout=SECONDS how long --worker waits for the others (default: 60)
   --workload=NAME          run (or with -i, prepare) a generated workload:
                            sysbench's oltp_* tests, HammerDB's TPC-C (tpcc),
-                           options as -D NAME=VALUE; --show-script=NAME
-                           prints its script
-  --check                  with --workload=tpcc: check the consistency of its
-                           tables (TPC-C's conditions 1-4), run nothing
+                           options as -D NAME=VALUE, prepared statements
+                           unless -M; --show-script=NAME prints its script
+  --check                  with --workload: check its tables (keys, indexes,
+                           rows; TPC-C's functions and conditions 1-4), run
+                           nothing
   -j, --jobs=NUM           with -i: load and index with NUM connections in parallel
 
 "#;

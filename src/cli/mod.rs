@@ -82,7 +82,26 @@ pub fn main() -> i32 {
             seed,
             scale,
             quiet,
-        } => prepare_workload(&conn, &workload, (jobs, seed, scale, quiet)),
+            temp_instance,
+        } => {
+            let how = crate::workload::PrepareOptions {
+                jobs,
+                seed,
+                scale,
+                quiet,
+            };
+            if let Some(kind) = temp_instance {
+                warn_ignored_by_temp_instance(&conn);
+                return match crate::temp_instance::run_prepare(kind, &workload, &how) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        logging::raw(&e.render(logging::progname()));
+                        1
+                    }
+                };
+            }
+            prepare_workload(&conn, &workload, &how)
+        }
         Action::CheckWorkload { conn, workload } => {
             crate::workload::run_check(&workload, &conn.connect_args())
         }
@@ -174,28 +193,21 @@ fn connect_for_init(
     }
 }
 
-/// `-i --workload=NAME`: connects as `-i` does and runs the workload's prepare step.
+/// `-i --workload=NAME`: connects as `-i` does and runs the workload's prepare step;
+/// after a failure, says what it left.
 fn prepare_workload(
     conn: &options::ConnArgs,
     workload: &crate::workload::Configured,
-    (jobs, seed, scale, quiet): (usize, u64, i32, bool),
+    how: &crate::workload::PrepareOptions,
 ) -> i32 {
     let Some((main, opts)) = connect_for_init(conn) else {
         return 1;
     };
-    let how = crate::workload::PrepareOptions {
-        jobs,
-        seed,
-        scale,
-        quiet,
-    };
-    match workload.prepare(main, &opts, &how) {
+    match workload.prepare(main, &opts, how) {
         Ok(()) => 0,
         Err(e) => {
-            logging::error(&e.to_string());
-            if let crate::workload::PrepareError::Query { sql, .. } = &e {
-                logging::detail(&format!("Query was: {sql}"));
-            }
+            logging::raw(&e.render(logging::progname()));
+            logging::info(&workload.incomplete_note());
             1
         }
     }

@@ -5,11 +5,12 @@
 //! the lookup, and what a configured workload offers the command line, the runner and
 //! init mode. Each family of workloads lives in a submodule ([`sysbench`], [`tpcc`]).
 
+mod hint;
 pub mod sysbench;
 pub mod tpcc;
 
 use pgbench_results::QueryMode;
-use pgbench_wire::{ConnectOptions, Connection};
+use pgbench_wire::{ConnectArgs, ConnectOptions, Connection};
 
 /// Why a workload cannot be used as asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -170,10 +171,29 @@ impl Configured {
         matches!(self, Configured::Sysbench(_))
     }
 
-    /// The percentile of sysbench's summary after the report (`None`: no summary).
-    pub fn summary_percentile(&self) -> Option<u32> {
+    /// The query mode a run uses when `-M` is not given (`None`: pgbench's, simple):
+    /// its tool's. sysbench's `--db-ps-mode=auto` (its default) and HammerDB's driver
+    /// (`pg_exec_prepared`) prepare each statement once per connection.
+    pub fn default_query_mode(&self) -> Option<QueryMode> {
         match self {
-            Configured::Sysbench(c) => Some(c.percentile),
+            Configured::Sysbench(_) => Some(QueryMode::Prepared),
+            Configured::Tpcc(_) => Some(QueryMode::Prepared),
+        }
+    }
+
+    /// What sysbench's summary after the report shows beyond pgbench's figures,
+    /// with the run's `queries` (`None`: no summary).
+    pub fn sysbench_summary(
+        &self,
+        queries: pgbench_results::sysbench::QueryCounts,
+    ) -> Option<pgbench_results::sysbench::SysbenchSummary> {
+        match self {
+            Configured::Sysbench(c) => Some(pgbench_results::sysbench::SysbenchSummary {
+                percentile: c.percentile,
+                queries,
+                tables: Some(c.tables),
+                table_size: Some(c.table_size),
+            }),
             Configured::Tpcc(_) => None,
         }
     }
@@ -192,11 +212,27 @@ impl Configured {
         }
     }
 
-    /// Before a run: the tables the script uses exist, else how to prepare them.
-    pub fn check_tables(&self, conn: &mut Connection) -> Result<(), String> {
+    /// Before a run: the tables the script uses are those of a prepare that
+    /// completed, else why not and the command that prepares them (with `target`,
+    /// the connection options the user gave).
+    pub fn check_tables(&self, conn: &mut Connection, target: &ConnectArgs) -> Result<(), String> {
         match self {
-            Configured::Sysbench(c) => sysbench::prepare::check_tables(c, conn),
-            Configured::Tpcc(_) => tpcc::monitor::warehouses(conn).map(|_| ()),
+            Configured::Sysbench(c) => sysbench::prepare::check_tables(c, conn, target),
+            Configured::Tpcc(_) => tpcc::marker::require_complete(conn, target).map(|_| ()),
+        }
+    }
+
+    /// After a prepare that failed or was interrupted: what it left.
+    pub fn incomplete_note(&self) -> String {
+        match self {
+            Configured::Sysbench(_) => format!(
+                "the {} prepare did not complete: each table is there whole or not at all, \
+                 and a run refuses missing ones",
+                self.name()
+            ),
+            Configured::Tpcc(_) => "the tpcc load did not complete: a run and --check refuse \
+                 its tables until -i --workload=tpcc completes"
+                .to_string(),
         }
     }
 
@@ -221,19 +257,30 @@ pub enum PrepareError {
     Copy { table: String, message: String },
     #[error("initialization stopped by a signal")]
     Interrupted,
+    /// A loading connection stopped because another one failed (whose error is
+    /// unknown: its thread panicked).
+    #[error("initialization aborted after a failure on another connection")]
+    Aborted,
 }
 
-/// `--workload=NAME --check`: the workload's consistency checks; 0 when all hold,
-/// 1 when one fails or they could not run.
-pub fn run_check(workload: &Configured, args: &pgbench_wire::ConnectArgs) -> i32 {
+impl PrepareError {
+    /// The lines to print, with `progname`'s prefix (a failed statement's text as
+    /// pgbench's `detail:`).
+    pub fn render(&self, progname: &str) -> String {
+        let text = self.to_string();
+        let text = text.strip_suffix('\n').unwrap_or(&text);
+        let mut out = format!("{progname}: error: {text}\n");
+        if let PrepareError::Query { sql, .. } = self {
+            out.push_str(&format!("{progname}: detail: Query was: {sql}\n"));
+        }
+        out
+    }
+}
+
+/// `--workload=NAME --check`: the workload's checks of its tables (and TPC-C's
+/// consistency conditions); 0 when all hold, 1 when one fails or they could not run.
+pub fn run_check(workload: &Configured, args: &ConnectArgs) -> i32 {
     use crate::logging;
-    let Configured::Tpcc(_) = workload else {
-        logging::error(&format!(
-            "workload {} has no consistency check (--check)",
-            workload.name()
-        ));
-        return 1;
-    };
     let mut args = args.clone();
     let mut conn = match crate::connect::connect_with_prompt(&mut args) {
         Ok((conn, _)) => conn,
@@ -242,14 +289,21 @@ pub fn run_check(workload: &Configured, args: &pgbench_wire::ConnectArgs) -> i32
             return 1;
         }
     };
-    match tpcc::check::check(&mut conn) {
+    // The command a failure suggests names the user's options, not the prompt's
+    // password.
+    args.password = None;
+    let checked = match workload {
+        Configured::Sysbench(c) => sysbench::check::check(c, &mut conn, &args),
+        Configured::Tpcc(_) => tpcc::check::check(&mut conn, &args),
+    };
+    match checked {
         Ok((report, all_hold)) => {
             use std::io::Write;
             let _ = std::io::stdout().lock().write_all(report.as_bytes());
             if all_hold {
                 0
             } else {
-                logging::error("the TPC-C consistency check failed");
+                logging::error(&format!("the {} check failed", workload.name()));
                 1
             }
         }

@@ -120,12 +120,21 @@ pub struct StderrWatch {
 impl StderrWatch {
     /// Takes the child's piped stderr.
     pub fn new(child: &mut std::process::Child) -> StderrWatch {
+        StderrWatch::reading(child.stderr.take().expect("stderr piped"))
+    }
+
+    /// The same for the child's piped stdout (where sysbench's prepare, and so a
+    /// workload's, says how far it got).
+    pub fn stdout(child: &mut std::process::Child) -> StderrWatch {
+        StderrWatch::reading(child.stdout.take().expect("stdout piped"))
+    }
+
+    fn reading(stream: impl std::io::Read + Send + 'static) -> StderrWatch {
         use std::io::BufRead;
-        let stderr = child.stderr.take().expect("stderr piped");
         let (tx, lines) = std::sync::mpsc::channel();
         let reader = std::thread::spawn(move || {
             let mut all = String::new();
-            for line in std::io::BufReader::new(stderr)
+            for line in std::io::BufReader::new(stream)
                 .lines()
                 .map_while(Result::ok)
             {

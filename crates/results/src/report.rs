@@ -54,7 +54,7 @@ fn render_pgbench(r: &RunResult, out: &mut String) {
 fn header(r: &RunResult, out: &mut String) {
     let set = &r.settings;
     let _ = writeln!(out, "transaction type: {}", r.transaction_type());
-    let _ = writeln!(out, "scaling factor: {}", r.scale);
+    scale_lines(r, out);
     if let Some(p) = &r.partitions {
         let _ = writeln!(
             out,
@@ -87,6 +87,20 @@ fn header(r: &RunResult, out: &mut String) {
                 r.total.counts.cnt
             );
         }
+    }
+}
+
+/// pgbench's `scaling factor`, or what a workload's tables are measured in where
+/// pgbench's scale means nothing: TPC-C's warehouses, sysbench's tables and their
+/// size.
+fn scale_lines(r: &RunResult, out: &mut String) {
+    let sysbench = r.sysbench.as_ref().and_then(|s| s.tables.zip(s.table_size));
+    if r.tpcc.is_some() {
+        let _ = writeln!(out, "warehouses: {}", r.scale);
+    } else if let Some((tables, size)) = sysbench {
+        let _ = writeln!(out, "tables: {tables}\ntable size: {size}");
+    } else {
+        let _ = writeln!(out, "scaling factor: {}", r.scale);
     }
 }
 

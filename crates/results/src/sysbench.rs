@@ -104,6 +104,8 @@ mod tests {
                 errors: 7,
                 reconnects: 0,
             },
+            tables: None,
+            table_size: None,
         };
         let mut out = String::new();
         render(&r, &s, &mut out);

@@ -95,12 +95,19 @@ impl<'a> Recorder<'a> {
     pub(super) fn retried(&mut self, script: usize, command: usize, now: i64) {
         self.warming_up(now);
         self.commands[script][command].retries += 1;
+        self.queries.errors += 1;
     }
 
     /// The transaction failed at `command` for good.
+    ///
+    /// sysbench's ignored errors are counted here and in [`Self::retried`], not as the
+    /// error arrives: so they are exactly the failed transactions plus the retries. A
+    /// try whose error came after `-T` is neither (pgbench does not count it), and one
+    /// that began in the warm-up is counted where its transaction is.
     pub(super) fn failed(&mut self, script: usize, command: usize, now: i64) {
         self.warming_up(now);
         self.commands[script][command].failures += 1;
+        self.queries.errors += 1;
     }
 
     /// `-r`: the command ran from `start` to `now`.

@@ -322,7 +322,6 @@ impl Client<'_> {
                     }
                 }
                 ResultStatus::Error(e) => {
-                    self.record.queries.errors += 1;
                     failure = Some(self.sql_error(&e, script, index, qrynum));
                 }
                 ResultStatus::CopyIn | ResultStatus::CopyOut => {

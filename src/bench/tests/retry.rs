@@ -137,3 +137,16 @@ all_drives!(
         assert_eq!(ran.tries(), [1, 1, 1, 1]);
     }
 );
+
+all_drives!(ignored_errors_are_the_failures_and_the_retries, |drive| {
+    // sysbench's "ignored errors" after a workload's report are every error
+    // a counted try ended with: the failed transactions plus the retries.
+    let (server, _) = failing_updates("40001", |n| n < 3);
+    let args = ["-t", "4", "--max-tries=2", "--continue-on-error"];
+    let ran = Bench::new(&args, TRANSFER).run(&server, drive);
+    assert_eq!(ran.tries(), [2, 2, 1, 1]);
+    let failed = ran.count(TxOutcome::SerializationFailure);
+    let retries: u32 = ran.tries().iter().map(|t| t - 1).sum();
+    assert_eq!((failed, retries), (1, 2));
+    assert_eq!(ran.done[0].queries.errors, 3);
+});

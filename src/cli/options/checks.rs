@@ -19,17 +19,30 @@ pub(super) fn finish(
     env: &dyn Env,
 ) -> Result<Action, ConfigError> {
     if let Some(shown) = d.show_workload {
-        let text = shown.configure(&d.defines)?.script_text(script_context(&d));
+        let shown = shown.configure(&d.defines)?;
+        if !d.query_mode_given {
+            d.query_mode = shown.default_query_mode().unwrap_or(d.query_mode);
+        }
+        let text = shown.script_text(script_context(&d));
         return Ok(Action::PrintAndExit(text));
     }
     let workload = match d.workload {
         Some(w) => Some(w.configure(&d.defines)?),
         None => None,
     };
+    if let (Some(w), Some(value), true) = (&workload, &d.init.tablespace, d.tables_typed) {
+        return Err(ConfigError::SysbenchTables {
+            value: value.clone(),
+            workload: w.name(),
+        });
+    }
     if d.check {
         return check_action(d, workload, positionals, env);
     }
     if let (Some(w), false) = (&workload, d.is_init_mode) {
+        if !d.query_mode_given {
+            d.query_mode = w.default_query_mode().unwrap_or(d.query_mode);
+        }
         add_workload_script(&mut d, w)?;
     }
     if d.scripts.is_empty() && !d.is_init_mode {
@@ -81,9 +94,6 @@ fn add_workload_script(d: &mut Draft, w: &crate::workload::Configured) -> Result
     if !d.scripts.is_empty() {
         return Err(ConfigError::WorkloadWithScripts);
     }
-    if d.temp_instance.is_some() {
-        return Err(ConfigError::WorkloadWithTempInstance);
-    }
     for s in w.scripts(script_context(d)) {
         let script = pgbench_script::parser::parse_script(&s.name, &s.description, &s.text)?;
         d.scripts.push(crate::bench::plan::WeightedScript {
@@ -104,9 +114,6 @@ fn prepare_action(d: Draft, workload: crate::workload::Configured) -> Result<Act
     if d.benchmarking_option_set {
         return Err(ConfigError::BenchOptionInInit);
     }
-    if d.temp_instance.is_some() {
-        return Err(ConfigError::WorkloadWithTempInstance);
-    }
     if let Some(option) = d.table_option {
         return Err(ConfigError::TableOptionWithWorkload {
             option,
@@ -120,6 +127,7 @@ fn prepare_action(d: Draft, workload: crate::workload::Configured) -> Result<Act
         seed: d.random_seed,
         scale: d.scale,
         quiet: d.init.quiet,
+        temp_instance: d.temp_instance,
     })
 }
 
@@ -133,6 +141,9 @@ fn check_action(
     let Some(workload) = workload.filter(|_| !d.is_init_mode) else {
         return Err(ConfigError::CheckWithoutWorkload);
     };
+    if d.temp_instance.is_some() {
+        return Err(ConfigError::CheckWithTempInstance);
+    }
     database_name(&mut d, positionals, env)?;
     Ok(Action::CheckWorkload {
         conn: d.conn,

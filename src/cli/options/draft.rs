@@ -35,6 +35,8 @@ pub(super) struct Draft {
     pub duration: i64,
     pub is_connect: bool,
     pub query_mode: QueryMode,
+    /// `-M` was given (a workload's own default applies otherwise).
+    pub query_mode_given: bool,
     pub progress: i64,
     pub progress_timestamp: bool,
     pub report_per_command: bool,
@@ -83,6 +85,8 @@ pub(super) struct Draft {
     pub metrics_linger: Option<i64>,
     /// `--check`: check the workload's tables, run nothing.
     pub check: bool,
+    /// `--tables` was typed (sysbench's option, which getopt takes for `--tablespace`).
+    pub tables_typed: bool,
     /// `--server-stats`, `--print-server-stats` (which implies it), `--print-warnings`.
     pub server_stats: Option<crate::bench::plan::ServerStatsPlan>,
     pub print_warnings: bool,
@@ -110,6 +114,7 @@ impl Draft {
             duration: 0,
             is_connect: false,
             query_mode: QueryMode::Simple,
+            query_mode_given: false,
             progress: 0,
             progress_timestamp: false,
             report_per_command: false,
@@ -144,6 +149,7 @@ impl Draft {
             metrics_listen: None,
             metrics_linger: None,
             check: false,
+            tables_typed: false,
             server_stats: None,
             print_warnings: false,
         }
@@ -315,6 +321,7 @@ impl Draft {
                     "prepared" => QueryMode::Prepared,
                     _ => return Err(ConfigError::QueryMode(v.to_string())),
                 };
+                self.query_mode_given = true;
             }
             Opt::MaxTries => {
                 let n = atoi(v);

@@ -21,8 +21,14 @@ pub enum ConfigError {
     Workload(#[from] crate::workload::WorkloadError),
     #[error("--workload cannot be combined with -b, -f, -S or -N")]
     WorkloadWithScripts,
-    #[error("--workload cannot be combined with --temp-instance")]
-    WorkloadWithTempInstance,
+    #[error("--check cannot be combined with --temp-instance")]
+    CheckWithTempInstance,
+    /// sysbench's `--tables=N`, which getopt reads as a prefix of `--tablespace`.
+    #[error("--tables={value} is read as --tablespace={value}, which does not apply to --workload={workload}")]
+    SysbenchTables {
+        value: String,
+        workload: &'static str,
+    },
     #[error("{option} does not apply to -i --workload={workload}, which creates its own tables")]
     TableOptionWithWorkload {
         option: &'static str,
@@ -152,6 +158,9 @@ impl ConfigError {
             ConfigError::OpenFilesLimit { .. } | ConfigError::OpenFilesRaise { .. } => {
                 Some(OPEN_FILES_HINT.to_string())
             }
+            ConfigError::SysbenchTables { value, .. } => Some(format!(
+                "sysbench's --tables={value} is -D tables={value} here (its options are -D NAME=VALUE)"
+            )),
             _ => None,
         }
     }

@@ -38,6 +38,8 @@ pub enum Action {
         scale: i32,
         /// `-q`.
         quiet: bool,
+        /// `--temp-instance`: prepare on a throwaway cluster (to time a load).
+        temp_instance: Option<crate::temp_instance::TempInstance>,
     },
     /// `--workload=NAME --check`: the workload's consistency checks, no run.
     CheckWorkload {
@@ -162,6 +164,10 @@ fn interpret_into(
         positionals,
     } = super::args::tokenize(argv0, args).map_err(|e| ConfigError::Getopt(e.0))?;
     let mut draft = draft::Draft::new(seed, seed_given);
+    draft.tables_typed = args
+        .iter()
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--tables" || a.starts_with("--tables="));
     for Occurrence { opt, value } in options {
         if let Some(exit) = draft.apply(opt, value.as_deref().unwrap_or(""), env, notices)? {
             return Ok(exit);

@@ -2,6 +2,7 @@
 //! of pgbench's own `002_pgbench_no_server.pl` live in tests/cli.rs).
 
 use super::*;
+use pgbench_results::QueryMode;
 
 struct TestEnv;
 
@@ -398,5 +399,58 @@ fn a_workloads_init_refuses_pgbench_table_options_instead_of_ignoring_them() {
             jobs: 2,
             ..
         })
+    ));
+}
+
+/// #33: a workload ran in pgbench's simple protocol unless told, while sysbench and
+/// HammerDB prepare their statements by default: forgetting `-M prepared` changed
+/// what the server saw. A workload's default is its tool's; `-M` given wins.
+#[test]
+fn issue_33_a_workload_runs_in_its_tools_query_mode_unless_m_is_given() {
+    let mode = |args: &[&str]| match parse(args) {
+        Ok(Action::Bench { plan, .. }) => plan.settings.query_mode,
+        other => panic!("{args:?}: {other:?}"),
+    };
+    assert_eq!(mode(&["--workload=oltp_read_write"]), QueryMode::Prepared);
+    assert_eq!(mode(&["--workload=tpcc"]), QueryMode::Prepared);
+    assert_eq!(
+        mode(&["-M", "simple", "--workload=oltp_point_select"]),
+        QueryMode::Simple
+    );
+    assert_eq!(
+        mode(&["--workload=oltp_read_write", "-M", "extended"]),
+        QueryMode::Extended
+    );
+    // pgbench's own scripts keep pgbench's default.
+    assert_eq!(mode(&["-S"]), QueryMode::Simple);
+    // --show-script prints the script a run would use: unquoted, for parameters.
+    match parse(&["--show-script=oltp_update_non_index"]) {
+        Ok(Action::PrintAndExit(text)) => assert!(text.contains(" SET c=:c WHERE "), "{text}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// #33: sysbench's `--tables=8` is read by getopt as a prefix of `--tablespace`; with a
+/// workload, the error says so and what to write instead. Without one it is stock's
+/// `--tablespace`.
+#[test]
+fn issue_33_sysbench_tables_option_is_hinted_as_a_define() {
+    let hint = "pgbench: hint: sysbench's --tables=8 is -D tables=8 here (its options are -D NAME=VALUE)\n";
+    assert_eq!(
+        error_of(&["--workload=oltp_read_write", "--tables=8", "-T", "10"]),
+        format!(
+            "pgbench: error: --tables=8 is read as --tablespace=8, which does not apply to \
+             --workload=oltp_read_write\n{hint}"
+        )
+    );
+    assert!(error_of(&["-i", "--workload=oltp_insert", "--tables", "8"]).ends_with(hint));
+    // --tablespace itself, or no workload: pgbench's own messages.
+    assert_eq!(
+        error_of(&["--workload=oltp_insert", "--tablespace=8"]),
+        "pgbench: error: some of the specified options cannot be used in benchmarking mode\n"
+    );
+    assert!(matches!(
+        parse(&["-i", "--tables=8"]),
+        Ok(Action::Init { init, .. }) if init.tablespace.as_deref() == Some("8")
     ));
 }

@@ -1,9 +1,10 @@
 //! sysbench 1.0's OLTP tests as it runs them on PostgreSQL (its `oltp_common.lua`,
 //! the test scripts in `/usr/share/sysbench/`, `sb_rand.c` and the `pgsql` driver):
 //! the test names, their options under sysbench's names with sysbench's defaults
-//! (given as `-D NAME=VALUE`), the generated event script ([`script`]) and the
-//! `prepare` step ([`prepare`]).
+//! (given as `-D NAME=VALUE`), the generated event script ([`script`]), the
+//! `prepare` step ([`prepare`]) and `--check` of its tables ([`check`]).
 
+pub mod check;
 pub mod prepare;
 pub mod script;
 

@@ -7,17 +7,22 @@
 //! load (same constraint, `sbtestN_pkey`, built once). The tables are dealt to `-j`
 //! connections as sysbench deals them to its threads (table `i` to connection
 //! `(i - 1) % j`).
+//!
+//! Unlike sysbench's, a prepare cut short (Ctrl-C, an error) leaves nothing half
+//! done: the test's tables are all dropped first, then each is created, filled and
+//! indexed in one transaction, so a table is there whole or not at all, and a run
+//! refuses a missing one ([`check_tables`]).
 
 use std::io::Write;
 use std::time::Instant;
 
 use pgbench_script::prng::Prng;
 use pgbench_script::sysbench as rand;
-use pgbench_wire::{ConnectOptions, Connection};
+use pgbench_wire::{ConnectArgs, ConnectOptions, Connection};
 
 use super::script::{C_TEMPLATE, PAD_TEMPLATE};
 use super::{Config, RandType};
-use crate::workload::PrepareError;
+use crate::workload::{hint, PrepareError};
 
 /// COPY data is sent in writes of about this many bytes.
 const COPY_CHUNK: usize = 64 * 1024;
@@ -41,6 +46,13 @@ pub fn run(
     for conn in &conns {
         crate::init::interrupt::register(conn);
     }
+    // One statement for all: a prepare cut short leaves none of an earlier prepare's
+    // tables beside those it finished (of another size, say).
+    let tables: Vec<String> = (1..=config.tables).map(|t| format!("sbtest{t}")).collect();
+    execute(
+        &mut conns[0],
+        &format!("DROP TABLE IF EXISTS {}", tables.join(", ")),
+    )?;
     let results: Vec<Result<(), PrepareError>> = std::thread::scope(|s| {
         let handles: Vec<_> = conns
             .into_iter()
@@ -98,13 +110,14 @@ pub fn create_table_sql(config: &Config, table: u32) -> String {
     )
 }
 
+/// One table, whole or not at all: created, filled and indexed in one transaction.
 fn create_table(
     config: &Config,
     conn: &mut Connection,
     table: u32,
     seed: u64,
 ) -> Result<(), PrepareError> {
-    execute(conn, &format!("DROP TABLE IF EXISTS sbtest{table}"))?;
+    execute(conn, "BEGIN")?;
     say(&format!("Creating table 'sbtest{table}'...\n"));
     execute(conn, &create_table_sql(config, table))?;
     let rows = config.prepared_rows();
@@ -122,7 +135,7 @@ fn create_table(
         ));
         execute(conn, &format!("CREATE INDEX k_{table} ON sbtest{table}(k)"))?;
     }
-    Ok(())
+    execute(conn, "COMMIT")
 }
 
 /// `k` as `sb_rand(1, table_size)`: sysbench's default distribution.
@@ -185,23 +198,56 @@ fn load(config: &Config, conn: &mut Connection, table: u32, seed: u64) -> Result
     Ok(())
 }
 
-/// The first of the test's tables that does not exist, if any.
-pub fn check_tables(config: &Config, conn: &mut Connection) -> Result<(), String> {
+/// The `-D` options a prepare of `config`'s tables needs, for the commands messages
+/// suggest: the tables, their size, and the schema options not at their defaults.
+pub fn prepare_options(config: &Config) -> String {
+    let mut options = format!(
+        "-D tables={} -D table_size={}",
+        config.tables, config.table_size
+    );
+    if !config.auto_inc {
+        options.push_str(" -D auto_inc=off");
+    }
+    if !config.create_secondary {
+        options.push_str(" -D create_secondary=off");
+    }
+    options
+}
+
+/// The command that prepares `config`'s tables, with the user's connection options.
+pub fn prepare_command(config: &Config, target: &ConnectArgs) -> String {
+    hint::prepare_command(config.test.name(), &prepare_options(config), target)
+}
+
+/// Before a run: the first of the test's tables that does not exist or has no
+/// primary key (a table left by a prepare cut short before pgbench-rs made each one
+/// transaction), with the command that prepares them.
+pub fn check_tables(
+    config: &Config,
+    conn: &mut Connection,
+    target: &ConnectArgs,
+) -> Result<(), String> {
     let sql = format!(
-        "select n from generate_series(1, {}) n \
-         where pg_catalog.to_regclass('sbtest' || n) is null order by n limit 1",
+        "select n, pg_catalog.to_regclass('sbtest' || n) is null \
+         from generate_series(1, {}) n \
+         where not exists (select from pg_catalog.pg_index i \
+           where i.indrelid = pg_catalog.to_regclass('sbtest' || n) and i.indisprimary) \
+         order by n limit 1",
         config.tables
     );
     let rows = conn.query_rows(&sql).map_err(|e| e.to_string())?;
-    let Some(missing) = rows.first().and_then(|r| r.first().cloned().flatten()) else {
+    let Some(row) = rows.first() else {
         return Ok(());
     };
-    let name = config.test.name();
+    let cell = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
+    let (table, name) = (cell(0), config.test.name());
+    let what = if cell(1) == "t" {
+        "does not exist"
+    } else {
+        "has no primary key (its prepare did not complete)"
+    };
     Err(format!(
-        "table \"sbtest{missing}\" of workload {name} does not exist; prepare the tables with \
-         \"{} -i --workload={name} -D tables={} -D table_size={}\"",
-        crate::logging::progname(),
-        config.tables,
-        config.table_size
+        "table \"sbtest{table}\" of workload {name} {what}; prepare the tables with \"{}\"",
+        prepare_command(config, target)
     ))
 }

@@ -4,6 +4,10 @@
 //! is free), then vacuum (with analyze), keys and indexes (a table per connection),
 //! and the functions of the five transactions. Messages and progress lines are
 //! pgbench's init's; the `done in` line names the same steps plus the functions.
+//!
+//! Spread over connections, the load cannot be one transaction: the comment on
+//! `warehouse` ([`super::marker`]) says "incomplete" from the tables' creation and
+//! "complete" only after the last step, and a run refuses anything else.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -11,11 +15,11 @@ use std::time::Instant;
 
 use pgbench_wire::{ConnectOptions, Connection};
 
+use super::marker::mark_sql;
 use super::rows::{self, CUSTOMERS, DISTRICTS, FIRST_NEW_ORDER, ITEMS, ORDERS};
 use super::schema::{COPY, CREATE_TABLES, FUNCTIONS, KEYS, TABLES};
 use crate::init::interrupt;
 use crate::init::progress::Progress;
-use crate::init::InitError;
 use crate::workload::{PrepareError, PrepareOptions};
 
 /// Rows generated between two reports to the progress line.
@@ -61,36 +65,29 @@ pub fn prepare(
         jobs: how.jobs.max(1),
         quiet: how.quiet,
     };
-    run(main, conn, &opts).map_err(|e| match e {
-        InitError::Connect { message } => PrepareError::Connect(message),
-        InitError::Query { message, sql } => PrepareError::Query { message, sql },
-        InitError::CopyStart { message }
-        | InitError::CopyData { message }
-        | InitError::CopyEnd { message } => PrepareError::Copy {
-            table: "tpcc".into(),
-            message,
-        },
-        InitError::Aborted | InitError::UnknownStep(_) => PrepareError::Interrupted,
-    })
+    run(main, conn, &opts)
+}
+
+/// Stops the load when Ctrl-C was pressed.
+fn interrupted() -> Result<(), PrepareError> {
+    interrupt::check().map_err(|_| PrepareError::Interrupted)
 }
 
 /// Runs the load on `main` and `jobs - 1` more connections.
-pub fn run(main: Connection, conn: &ConnectOptions, opts: &TpccInit) -> Result<(), InitError> {
+pub fn run(main: Connection, conn: &ConnectOptions, opts: &TpccInit) -> Result<(), PrepareError> {
     let start = Instant::now();
     let mut conns = vec![main];
     for _ in 1..opts.jobs.max(1) {
-        let c = Connection::connect(conn).map_err(|e| InitError::Connect {
-            message: e.to_string(),
-        })?;
+        let c = Connection::connect(conn).map_err(|e| PrepareError::Connect(e.to_string()))?;
         interrupt::register(&c);
         conns.push(c);
     }
     let mut times: Vec<(&str, f64)> = Vec::new();
-    let mut timed = |name, f: &mut dyn FnMut() -> Result<(), InitError>| {
+    let mut timed = |name, f: &mut dyn FnMut() -> Result<(), PrepareError>| {
         let t = Instant::now();
         f()?;
         times.push((name, t.elapsed().as_secs_f64()));
-        interrupt::check()
+        interrupted()
     };
     timed("drop tables", &mut || {
         say("dropping old tables...\n");
@@ -104,7 +101,8 @@ pub fn run(main: Connection, conn: &ConnectOptions, opts: &TpccInit) -> Result<(
         say("creating tables...\n");
         CREATE_TABLES
             .iter()
-            .try_for_each(|sql| execute(&mut conns[0], sql))
+            .try_for_each(|sql| execute(&mut conns[0], sql))?;
+        execute(&mut conns[0], &mark_sql(opts.warehouses, false))
     })?;
     timed("client-side generate", &mut || {
         say("generating data (client-side)...\n");
@@ -127,6 +125,8 @@ pub fn run(main: Connection, conn: &ConnectOptions, opts: &TpccInit) -> Result<(
         say("creating functions...\n");
         execute(&mut conns[0], FUNCTIONS)
     })?;
+    // Last: only now is the load whole.
+    execute(&mut conns[0], &mark_sql(opts.warehouses, true))?;
     let steps: Vec<String> = times
         .iter()
         .map(|(name, secs)| format!("{name} {secs:.2} s"))
@@ -144,15 +144,15 @@ fn say(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
-fn execute(conn: &mut Connection, sql: &str) -> Result<(), InitError> {
-    conn.execute(sql).map_err(|e| InitError::Query {
+fn execute(conn: &mut Connection, sql: &str) -> Result<(), PrepareError> {
+    conn.execute(sql).map_err(|e| PrepareError::Query {
         message: e.to_string(),
         sql: sql.to_string(),
     })
 }
 
 /// `g`: the units of the load over every connection, with pgbench's progress lines.
-fn generate(conns: &mut [Connection], opts: &TpccInit) -> Result<(), InitError> {
+fn generate(conns: &mut [Connection], opts: &TpccInit) -> Result<(), PrepareError> {
     let jobs: Vec<Job> = std::iter::once(Job::Items)
         .chain((1..=opts.warehouses).map(Job::Warehouse))
         .collect();
@@ -175,9 +175,9 @@ fn generate(conns: &mut [Connection], opts: &TpccInit) -> Result<(), InitError> 
 fn run_queue<J: Sync>(
     conns: &mut [Connection],
     jobs: &[J],
-    work: fn(&mut Connection, &J, &mpsc::Sender<i64>) -> Result<(), InitError>,
+    work: fn(&mut Connection, &J, &mpsc::Sender<i64>) -> Result<(), PrepareError>,
     mut on_rows: impl FnMut(i64),
-) -> Result<(), InitError> {
+) -> Result<(), PrepareError> {
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let (report, reports) = mpsc::channel::<i64>();
@@ -187,12 +187,12 @@ fn run_queue<J: Sync>(
             .map(|conn| {
                 let report = report.clone();
                 let (next, failed) = (&next, &failed);
-                scope.spawn(move || -> Result<(), InitError> {
+                scope.spawn(move || -> Result<(), PrepareError> {
                     while let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
                         if failed.load(Ordering::Relaxed) {
-                            return Err(InitError::Aborted);
+                            return Err(PrepareError::Aborted);
                         }
-                        interrupt::check()?;
+                        interrupted()?;
                         if let Err(e) = work(conn, job, &report) {
                             failed.store(true, Ordering::Relaxed);
                             return Err(e);
@@ -208,11 +208,11 @@ fn run_queue<J: Sync>(
         }
         let mut first = None;
         for h in handles {
-            let r = h.join().unwrap_or(Err(InitError::Aborted));
+            let r = h.join().unwrap_or(Err(PrepareError::Aborted));
             match (r, &first) {
-                (Err(InitError::Aborted), Some(_)) | (Ok(()), _) => {}
+                (Err(PrepareError::Aborted), Some(_)) | (Ok(()), _) => {}
                 (Err(e), None) => first = Some(e),
-                (Err(e), Some(InitError::Aborted)) => first = Some(e),
+                (Err(e), Some(PrepareError::Aborted)) => first = Some(e),
                 (Err(_), Some(_)) => {}
             }
         }
@@ -221,23 +221,23 @@ fn run_queue<J: Sync>(
 }
 
 /// Vacuum or keys: one statement per table, over the connections.
-fn statements(conns: &mut [Connection], sql: &[String]) -> Result<(), InitError> {
+fn statements(conns: &mut [Connection], sql: &[String]) -> Result<(), PrepareError> {
     run_queue(conns, sql, |conn, s, _| execute(conn, s), |_| {})
 }
 
 /// Loads one unit.
-fn load(conn: &mut Connection, job: &Job, report: &mpsc::Sender<i64>) -> Result<(), InitError> {
+fn load(conn: &mut Connection, job: &Job, report: &mpsc::Sender<i64>) -> Result<(), PrepareError> {
     let copy = |conn: &mut Connection, table: usize, data: &[u8]| {
-        copy_rows(conn, COPY[table], |c| {
-            c.write(data).map_err(copy_data)?;
+        copy_rows(conn, table, |c| {
+            c.write(data).map_err(|e| copy_error(table, e))?;
             let _ = report.send(data.iter().filter(|&&b| b == b'\n').count() as i64);
             Ok(())
         })
     };
     match *job {
-        Job::Items => copy_rows(conn, COPY[7], |c| {
+        Job::Items => copy_rows(conn, 7, |c| {
             rows::items(BATCH_ROWS, |data, n| {
-                c.write(data).map_err(copy_data)?;
+                c.write(data).map_err(|e| copy_error(7, e))?;
                 let _ = report.send(i64::from(n));
                 Ok(())
             })
@@ -246,9 +246,9 @@ fn load(conn: &mut Connection, job: &Job, report: &mpsc::Sender<i64>) -> Result<
             let (wh, ds) = rows::warehouse(w);
             copy(conn, 0, &wh)?;
             copy(conn, 1, &ds)?;
-            copy_rows(conn, COPY[8], |c| {
+            copy_rows(conn, 8, |c| {
                 rows::stock(w, BATCH_ROWS, |data, n| {
-                    c.write(data).map_err(copy_data)?;
+                    c.write(data).map_err(|e| copy_error(8, e))?;
                     let _ = report.send(i64::from(n));
                     Ok(())
                 })
@@ -261,32 +261,32 @@ fn load(conn: &mut Connection, job: &Job, report: &mpsc::Sender<i64>) -> Result<
                 copy(conn, 5, &o.orders)?;
                 copy(conn, 4, &o.new_orders)?;
                 copy(conn, 6, &o.lines)?;
-                interrupt::check()?;
+                interrupted()?;
             }
             Ok(())
         }
     }
 }
 
-fn copy_data(e: pgbench_wire::ConnError) -> InitError {
-    InitError::CopyData {
+/// A COPY into `TABLES[table]` failed (to start, to send, or at its end).
+fn copy_error(table: usize, e: impl std::fmt::Display) -> PrepareError {
+    PrepareError::Copy {
+        table: TABLES[table].to_string(),
         message: e.to_string(),
     }
 }
 
-/// One COPY: `fill` writes the rows.
+/// One COPY into `TABLES[table]`: `fill` writes the rows.
 fn copy_rows(
     conn: &mut Connection,
-    sql: &str,
-    fill: impl FnOnce(&mut pgbench_wire::CopyIn<'_>) -> Result<(), InitError>,
-) -> Result<(), InitError> {
-    let mut copy = conn.copy_in(sql).map_err(|e| InitError::CopyStart {
-        message: e.to_string(),
-    })?;
+    table: usize,
+    fill: impl FnOnce(&mut pgbench_wire::CopyIn<'_>) -> Result<(), PrepareError>,
+) -> Result<(), PrepareError> {
+    let mut copy = conn
+        .copy_in(COPY[table])
+        .map_err(|e| copy_error(table, e))?;
     fill(&mut copy)?;
-    copy.finish().map_err(|e| InitError::CopyEnd {
-        message: e.to_string(),
-    })?;
+    copy.finish().map_err(|e| copy_error(table, e))?;
     Ok(())
 }
 

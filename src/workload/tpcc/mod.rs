@@ -7,12 +7,13 @@
 //! new orders' 1,000) that rolls its transaction back, so the new orders committed
 //! are that script's transactions.
 //!
-//! Init (`-i --workload=tpcc -s W`) is [`init`]; the result line and time profile
-//! after the report are [`monitor`] and `pgbench_results::tpcc`; `--check` is
-//! [`check`].
+//! Init (`-i --workload=tpcc -s W`) is [`init`], which marks a load complete at its
+//! end ([`marker`]: a run refuses any other); the result line and time profile after
+//! the report are [`monitor`] and `pgbench_results::tpcc`; `--check` is [`check`].
 
 pub mod check;
 pub mod init;
+pub mod marker;
 pub mod monitor;
 pub mod rows;
 pub mod run;

@@ -74,6 +74,32 @@ pub const KEYS: [&str; 10] = [
     "create unique index orders_i2 on orders using btree (o_w_id, o_d_id, o_c_id, o_id)",
 ];
 
+/// The names of [`KEYS`]' indexes, in their order (what `--check` looks for).
+pub const KEY_NAMES: [&str; 10] = [
+    "warehouse_i1",
+    "district_i1",
+    "customer_i1",
+    "new_order_i1",
+    "orders_i1",
+    "order_line_i1",
+    "item_i1",
+    "stock_i1",
+    "customer_i2",
+    "orders_i2",
+];
+
+/// The functions [`FUNCTIONS`] creates (what `--check` looks for).
+pub const FUNCTION_NAMES: [&str; 8] = [
+    "tpcc_last_name",
+    "tpcc_random",
+    "tpcc_customer_by_name",
+    "tpcc_new_order",
+    "tpcc_payment",
+    "tpcc_order_status",
+    "tpcc_delivery",
+    "tpcc_stock_level",
+];
+
 /// The COPY statements of the load, in [`TABLES`] order (text format).
 pub const COPY: [&str; 9] = [
     "copy warehouse (w_id, w_name, w_street_1, w_street_2, w_city, w_state, w_zip, w_tax, w_ytd) from stdin",
@@ -257,3 +283,24 @@ returns integer language sql stable as $$
      and s_w_id = w and s_i_id = ol_i_id and s_quantity < threshold
 $$;
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_names_check_looks_for_are_those_created() {
+        for (sql, name) in KEYS.iter().zip(KEY_NAMES) {
+            assert!(
+                sql.contains(&format!(" {name} ")),
+                "{sql} does not create {name}"
+            );
+        }
+        let created: Vec<&str> = FUNCTIONS
+            .split("create or replace function ")
+            .skip(1)
+            .map(|f| f.split('(').next().unwrap())
+            .collect();
+        assert_eq!(created, FUNCTION_NAMES);
+    }
+}

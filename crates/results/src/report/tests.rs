@@ -236,3 +236,42 @@ fn special_values_print_like_postgres_snprintf() {
     assert_eq!(fmt_f(-f64::INFINITY, 1), "-Infinity");
     assert_eq!(fmt_f(0.0005, 3), "0.001");
 }
+
+/// #33: a workload's report said `scaling factor: 1`, which means nothing there. A
+/// TPC-C run counts warehouses, a sysbench one tables of a size; pgbench's own
+/// scripts keep pgbench's line.
+#[test]
+fn issue_33_a_workload_shows_its_own_scale_in_place_of_the_scaling_factor() {
+    let header = |r: &RunResult| render(r).lines().take(4).collect::<Vec<_>>().join("\n");
+    let mut r = base();
+    assert!(header(&r).contains("\nscaling factor: 2\nquery mode: simple"));
+    r.tpcc = Some(crate::tpcc::TpccResult {
+        new_orders_committed: 0,
+        server: None,
+        profile: Vec::new(),
+    });
+    assert!(
+        header(&r).contains("\nwarehouses: 2\nquery mode: simple"),
+        "{}",
+        header(&r)
+    );
+    r.tpcc = None;
+    r.sysbench = Some(crate::sysbench::SysbenchSummary {
+        percentile: 95,
+        queries: Default::default(),
+        tables: Some(8),
+        table_size: Some(450_000),
+    });
+    assert!(
+        header(&r).contains("\ntables: 8\ntable size: 450000\nquery mode: simple"),
+        "{}",
+        header(&r)
+    );
+    // A file written before the tables were kept shows what it showed then.
+    r.sysbench = r.sysbench.map(|s| crate::sysbench::SysbenchSummary {
+        tables: None,
+        table_size: None,
+        ..s
+    });
+    assert!(header(&r).contains("\nscaling factor: 2\n"));
+}

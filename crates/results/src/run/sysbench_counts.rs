@@ -40,4 +40,10 @@ pub struct SysbenchSummary {
     /// sysbench's `--percentile` (0: disabled).
     pub percentile: u32,
     pub queries: QueryCounts,
+    /// sysbench's `--tables` and `--table-size`: what the report shows in place of
+    /// pgbench's scaling factor (absent from files written before they were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tables: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_size: Option<u32>,
 }

@@ -1,0 +1,167 @@
+//! `--workload=oltp_* --check`: whether the test's tables are prepared, a line for
+//! each thing a run needs of them: every table `sbtest1..N` exists, has its primary
+//! key and (with `create_secondary`) its `k_N` index, both valid (not left by an
+//! index build cut short), and holds rows (unless the test prepares them empty).
+
+use pgbench_wire::{ConnectArgs, Connection};
+
+use super::prepare::prepare_command;
+use super::Config;
+
+/// What one table has.
+struct Table {
+    n: u32,
+    exists: bool,
+    primary_key: bool,
+    secondary: bool,
+}
+
+/// Runs the checks; the report (a line each) and whether all hold.
+pub fn check(
+    config: &Config,
+    conn: &mut Connection,
+    target: &ConnectArgs,
+) -> Result<(String, bool), String> {
+    let tables = tables(config, conn)?;
+    let existing: Vec<u32> = tables.iter().filter(|t| t.exists).map(|t| t.n).collect();
+    let mut out = String::new();
+    let mut all = true;
+    // Of the tables there: a line about missing keys says nothing of missing tables.
+    let mut line = |what: &str, failing: Vec<u32>, why: &str, total: usize| {
+        if failing.is_empty() {
+            out.push_str(&format!("{what}: all {total}\n"));
+        } else {
+            all = false;
+            out.push_str(&format!(
+                "{what} FAIL: {} of {total} {why}: {}\n",
+                failing.len(),
+                names(&failing)
+            ));
+        }
+    };
+    let without = |has: fn(&Table) -> bool| -> Vec<u32> {
+        tables
+            .iter()
+            .filter(|t| t.exists && !has(t))
+            .map(|t| t.n)
+            .collect()
+    };
+    let missing: Vec<u32> = tables.iter().filter(|t| !t.exists).map(|t| t.n).collect();
+    line("tables", missing, "missing", tables.len());
+    let there = existing.len();
+    if there > 0 {
+        line(
+            "primary keys",
+            without(|t| t.primary_key),
+            "without one",
+            there,
+        );
+        if config.create_secondary {
+            let no_index = without(|t| t.secondary);
+            line("secondary indexes k_N", no_index, "without one", there);
+        }
+        if config.prepared_rows() > 0 {
+            line("rows", empty(conn, &existing)?, "empty", there);
+        }
+    }
+    if !all {
+        out.push_str(&format!(
+            "prepare the tables with \"{}\"\n",
+            prepare_command(config, target)
+        ));
+    }
+    Ok((out, all))
+}
+
+/// Runs `sql`: its rows, or the server's message alone (its caret block would split
+/// the line).
+fn query(conn: &mut Connection, sql: &str) -> Result<Vec<Vec<String>>, String> {
+    let rows = conn.query_rows(sql).map_err(|e| {
+        let why = e
+            .db_error()
+            .map_or_else(|| e.to_string(), |d| d.message.clone());
+        format!("the tables could not be checked: {why}")
+    })?;
+    Ok(rows
+        .into_iter()
+        .map(|r| r.into_iter().map(Option::unwrap_or_default).collect())
+        .collect())
+}
+
+/// Each table of the test, with its keys.
+fn tables(config: &Config, conn: &mut Connection) -> Result<Vec<Table>, String> {
+    let index = |which: &str| {
+        format!(
+            "exists (select from pg_catalog.pg_index i \
+              where i.indrelid = pg_catalog.to_regclass('sbtest' || n) and i.indisvalid and {which})"
+        )
+    };
+    let sql = format!(
+        "select n, pg_catalog.to_regclass('sbtest' || n) is not null, {}, {} \
+         from generate_series(1, {}) n order by n",
+        index("i.indisprimary"),
+        index("i.indexrelid = pg_catalog.to_regclass('k_' || n)"),
+        config.tables
+    );
+    Ok(query(conn, &sql)?
+        .iter()
+        .map(|r| {
+            let yes = |i: usize| r.get(i).is_some_and(|v| v == "t");
+            Table {
+                n: r.first().and_then(|v| v.parse().ok()).unwrap_or(0),
+                exists: yes(1),
+                primary_key: yes(2),
+                secondary: yes(3),
+            }
+        })
+        .collect())
+}
+
+/// Those of the `tables` that hold no row.
+fn empty(conn: &mut Connection, tables: &[u32]) -> Result<Vec<u32>, String> {
+    if tables.is_empty() {
+        return Ok(Vec::new());
+    }
+    let probes: Vec<String> = tables
+        .iter()
+        .map(|n| format!("(select exists (select from sbtest{n}))"))
+        .collect();
+    let row = query(conn, &format!("select {}", probes.join(", ")))?;
+    let found = row.first().cloned().unwrap_or_default();
+    Ok(tables
+        .iter()
+        .zip(
+            found
+                .iter()
+                .map(|v| v == "t")
+                .chain(std::iter::repeat(false)),
+        )
+        .filter(|(_, has_rows)| !has_rows)
+        .map(|(n, _)| *n)
+        .collect())
+}
+
+/// `sbtest3, sbtest4`, the first ten of them.
+fn names(tables: &[u32]) -> String {
+    let mut shown: Vec<String> = tables
+        .iter()
+        .take(10)
+        .map(|n| format!("sbtest{n}"))
+        .collect();
+    if tables.len() > 10 {
+        shown.push("...".to_string());
+    }
+    shown.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lists_of_tables_are_cut() {
+        assert_eq!(names(&[3, 4]), "sbtest3, sbtest4");
+        let many: Vec<u32> = (1..=12).collect();
+        assert!(names(&many).ends_with("sbtest10, ..."), "{}", names(&many));
+    }
+}
