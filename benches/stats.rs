@@ -146,6 +146,7 @@ fn report() -> RunResult {
         sysbench: None,
         server: None,
         client_cpu: None,
+        ended: None,
     }
 }
 

@@ -51,15 +51,18 @@ pub struct Warm {
 }
 
 impl Warm {
-    /// What the results file keeps of it (`seconds`: `--warmup`).
-    pub fn finish(self, seconds: i64) -> pgbench_results::Warmup {
+    /// What the results file keeps of it (`seconds`: `--warmup`), for a run whose
+    /// last client ended at `end_us`.
+    pub fn finish(self, seconds: i64, end_us: i64) -> pgbench_results::Warmup {
         pgbench_results::Warmup {
             seconds,
             total: self.total,
-            // Up to its last µs: the second holding its end is the run's.
+            // Up to its last µs: the second holding its end is the run's. A run
+            // stopped in its warm-up ends the series where it ended, not with seconds
+            // that never ran.
             series: self
                 .series
-                .map(|s| s.finish(self.until_us - 1))
+                .map(|s| s.finish(self.until_us.min(end_us + 1) - 1))
                 .unwrap_or_default(),
         }
     }
@@ -549,7 +552,7 @@ mod tests {
         assert_eq!((c.total.counts.cnt, c.per_script[0].counts.cnt), (2, 2));
         assert_eq!(c.total.latency.min, 5_000.0);
         assert_eq!(c.latency_late, 2, "the measured part's only");
-        let warm = c.warmup.unwrap().finish(1);
+        let warm = c.warmup.unwrap().finish(1, 2_100_000);
         assert_eq!(
             (warm.total.counts.cnt, warm.total.latency.max),
             (2, 3_000.0)
@@ -562,6 +565,21 @@ mod tests {
         let series = series.unwrap();
         // From the warm-up's end: second 0 is [1.0, 2.0).
         assert_eq!((series[0].t, series[0].counts.cnt), (0, 2));
+    }
+
+    /// #38: Ctrl-C at 3.4 s of a 10 s warm-up padded its series with 6 seconds of
+    /// zeros that never ran.
+    #[test]
+    fn issue_38_a_warm_up_cut_short_has_only_the_seconds_it_ran() {
+        let mut p = plan();
+        p.measure_from_us = Some(10_000_000);
+        let ok = |end| tx(0, TxOutcome::Success, 1_000.0, end);
+        let batch = Event::Batch(vec![ok(200_000), ok(2_500_000), ok(3_300_000)]);
+        let (c, _) = run(&p, vec![batch, done(3_400_000, 0), done(3_400_000, 0)]);
+        let warm = c.warmup.unwrap().finish(10, c.last_client_end);
+        let seconds: Vec<_> = warm.series.iter().map(|s| (s.t, s.counts.cnt)).collect();
+        assert_eq!(seconds, [(0, 1), (1, 0), (2, 1), (3, 1)]);
+        assert!((warm.series[3].length_s.unwrap() - 0.4).abs() < 1e-6);
     }
 
     #[test]

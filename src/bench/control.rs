@@ -251,6 +251,11 @@ impl RunControl {
         self.closed.load(Ordering::SeqCst) && now > close_at.saturating_add(GIVE_UP_US)
     }
 
+    /// When the signal that stopped the run came (run clock), if one did.
+    pub fn signalled_at(&self) -> Option<i64> {
+        (self.signal.load(Ordering::SeqCst) != 0).then(|| self.signal_at.load(Ordering::SeqCst))
+    }
+
     /// Why the run was stopped early, if it was.
     pub fn cause(&self) -> Option<StopCause> {
         match self.signal.load(Ordering::SeqCst) {
@@ -298,11 +303,12 @@ mod tests {
     fn an_interrupt_ends_the_run_now_a_repeat_is_one_request_a_later_one_says_exit() {
         let c = RunControl::new(2);
         assert!(!c.stopping());
-        assert_eq!(c.cause(), None);
+        assert_eq!((c.cause(), c.signalled_at()), (None, None));
         assert_eq!(c.interrupt(libc::SIGINT), Interrupt::Stop);
         assert!(c.stopping());
         assert!(c.clock.timer_exceeded());
         assert_eq!(c.cause(), Some(StopCause::Signal(libc::SIGINT)));
+        assert!(c.signalled_at().is_some_and(|at| at > 0 && at <= now_us()));
         // `timeout` forwarding the same Ctrl-C.
         assert_eq!(c.interrupt(libc::SIGINT), Interrupt::Repeat);
         c.signal_at

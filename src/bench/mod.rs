@@ -129,8 +129,9 @@ pub fn run(
         }
     }
     ctx.control.wait_for_cancels(control::CANCELS_WAIT);
-    // pgbench's run ends when its last thread does.
-    let end = collected.last_client_end.max(measured_from);
+    // pgbench's run ends when its last thread does (a signal may end it in the
+    // warm-up, before the measured part).
+    let end = collected.last_client_end.max(bench_start);
     let log_losses = finish_logs(&ctx, end + ctx.control.clock.epoch_shift_us);
     let timing = outcome::Timing {
         start: starts.timing_us,
@@ -138,8 +139,13 @@ pub fn run(
         measured_from,
         end,
     };
-    let unfinished = collected.unfinished;
-    let mut result = outcome::assemble(plan, &setup, &ctx.scripts, collected, timing);
+    let ended = outcome::ending(
+        ctx.control.cause(),
+        ctx.control.signalled_at(),
+        &timing,
+        (collected.unfinished, collected.aborted),
+    );
+    let mut result = outcome::assemble(plan, &setup, &ctx.scripts, collected, (timing, ended));
     result.tpcc = tpcc.map(|t| t.finish(&result));
     result.server = sampler.and_then(|s| server_stats::finish(s, &result));
     result.client_cpu = client_cpu(plan, (cpu_at_start, waited_at_start), bench_start, end);
@@ -147,7 +153,7 @@ pub fn run(
     let meta = pgbench_results::RunMeta {
         server_version: setup.server_version,
         server_settings: setup.server_settings,
-        started_unix_us: measured_from + shift,
+        started_unix_us: measured_from.min(end) + shift,
         ended_unix_us: end + shift,
         random_seed: seed,
         worker: starts.worker,
@@ -157,7 +163,6 @@ pub fn run(
         result: Box::new(result),
         meta: Box::new(meta),
         stopped: ctx.control.cause(),
-        unfinished,
         log_losses,
     })
 }
@@ -198,7 +203,7 @@ fn interrupts() -> Result<Arc<std::sync::OnceLock<Arc<RunShared>>>, RunError> {
 }
 
 /// SIGINT or SIGTERM by name.
-fn signal_name(sig: i32) -> String {
+pub(crate) fn signal_name(sig: i32) -> String {
     match sig {
         libc::SIGINT => "SIGINT".to_string(),
         libc::SIGTERM => "SIGTERM".to_string(),

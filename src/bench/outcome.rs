@@ -1,5 +1,6 @@
 //! How a run ended, as data: its [`RunResult`] (built here from the plan, the setup
-//! and what the collector counted), or `--exit-on-abort`'s early stop.
+//! and what the collector counted, with [`Ended`]: to its end or stopped early), or
+//! `--exit-on-abort`'s early stop.
 
 use super::collector::Collected;
 use super::control::StopCause;
@@ -7,7 +8,7 @@ use super::launch::RunScript;
 use super::plan::BenchPlan;
 use super::setup::Setup;
 use super::txlog::LogLoss;
-use pgbench_results::{CommandResult, LatencyCounts, RunMeta, RunResult, ScriptResult};
+use pgbench_results::{CommandResult, Ended, LatencyCounts, RunMeta, RunResult, ScriptResult};
 
 /// How the run ended.
 #[derive(Debug)]
@@ -19,10 +20,9 @@ pub enum RunOutcome {
         /// line and the options (the caller's to add).
         meta: Box<RunMeta>,
         /// Set when the run was stopped before its end (a signal, or a server that
-        /// kept transactions running past the `-T` deadline and its grace).
+        /// kept transactions running past the `-T` deadline and its grace); the
+        /// result's `ended` says the same for the results file.
         stopped: Option<StopCause>,
-        /// Transactions cut short by the stop (not counted).
-        unfinished: usize,
         /// `-l` files that could not take every line.
         log_losses: Vec<LogLoss>,
     },
@@ -61,8 +61,46 @@ pub struct Timing {
     pub bench_start: i64,
     /// When the measured part began: `bench_start`, or the end of `--warmup`.
     pub measured_from: i64,
-    /// When the last client finished.
+    /// When the last client finished (before `measured_from` when a signal stopped
+    /// the warm-up).
     pub end: i64,
+}
+
+impl Timing {
+    /// The measured part's length, µs (0 when the run ended in its warm-up).
+    pub fn measured_us(&self) -> i64 {
+        (self.end - self.measured_from).max(0)
+    }
+}
+
+/// How the run ended: `stopped` early (a signal that came at `signalled_at`, or
+/// transactions overdue), with `unfinished` transactions cut short, or to its end,
+/// with or without `aborted` clients.
+pub fn ending(
+    stopped: Option<StopCause>,
+    signalled_at: Option<i64>,
+    timing: &Timing,
+    (unfinished, aborted): (usize, usize),
+) -> Ended {
+    match stopped {
+        Some(StopCause::Signal(sig)) => {
+            let at = signalled_at.unwrap_or(timing.end);
+            Ended::Interrupted {
+                signal: super::signal_name(sig),
+                // A signal while the clients connected stopped them as they started.
+                at_s: (at - timing.bench_start).max(0) as f64 / 1e6,
+                during_warmup: timing.measured_from > timing.bench_start
+                    && timing.end <= timing.measured_from,
+                unfinished,
+            }
+        }
+        Some(StopCause::Overdue { grace_us }) => Ended::Overdue {
+            grace_s: grace_us as f64 / 1e6,
+            unfinished,
+        },
+        None if aborted > 0 => Ended::Aborted,
+        None => Ended::Completed,
+    }
 }
 
 /// Everything the run measured, for the report and the results file.
@@ -71,20 +109,22 @@ pub fn assemble(
     setup: &Setup,
     scripts: &[RunScript],
     collected: Collected,
-    timing: Timing,
+    (timing, ended): (Timing, Ended),
 ) -> RunResult {
+    let measured = timing.measured_us() > 0;
     let (series, run, per_script) = match collected.extras.map(|e| *e) {
         Some(mut e) => {
             let per_script = std::mem::take(&mut e.per_script);
             let (series, run) = e.finish(timing.end);
-            (series, run, per_script)
+            // A run stopped in its warm-up has no measured second, not an empty one.
+            (series.filter(|_| measured), run, per_script)
         }
         None => (None, None, Vec::new()),
     };
     let histogram = run.map(|r| r.to_histogram());
     let warmup = collected
         .warmup
-        .map(|w| w.finish(plan.warmup_s.unwrap_or(0)));
+        .map(|w| w.finish(plan.warmup_s.unwrap_or(0), timing.end));
     // One script: its latencies are the run's.
     let mut script_histograms = histogram.as_ref().map(|run| {
         let per_script: Vec<_> = if per_script.is_empty() {
@@ -120,7 +160,7 @@ pub fn assemble(
                 histogram: script_histograms.as_mut().and_then(Iterator::next),
             })
             .collect(),
-        bench_duration_us: (timing.end - timing.measured_from) as f64,
+        bench_duration_us: timing.measured_us() as f64,
         conn_total_duration_us: collected.conn_total_duration_us,
         conn_elapsed_duration_us: (timing.bench_start - timing.start) as f64,
         latency_late: collected.latency_late,
@@ -135,5 +175,83 @@ pub fn assemble(
             .and_then(|w| w.sysbench_summary(collected.queries)),
         server: None,
         client_cpu: None,
+        ended: Some(ended),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 10 s warm-up from 1 s on the run clock, then the measured part.
+    fn timing(end: i64) -> Timing {
+        Timing {
+            start: 0,
+            bench_start: 1_000_000,
+            measured_from: 11_000_000,
+            end,
+        }
+    }
+
+    #[test]
+    fn a_signal_in_the_warm_up_measured_nothing_one_after_it_measured_what_ran() {
+        let sigint = Some(StopCause::Signal(libc::SIGINT));
+        let cut = timing(4_300_000);
+        assert_eq!(cut.measured_us(), 0);
+        assert_eq!(
+            ending(sigint, Some(4_000_000), &cut, (2, 0)),
+            Ended::Interrupted {
+                signal: "SIGINT".into(),
+                at_s: 3.0,
+                during_warmup: true,
+                unfinished: 2,
+            }
+        );
+        let later = timing(23_100_000);
+        assert_eq!(later.measured_us(), 12_100_000);
+        let Ended::Interrupted {
+            at_s,
+            during_warmup,
+            signal,
+            ..
+        } = ending(
+            Some(StopCause::Signal(libc::SIGTERM)),
+            Some(23_000_000),
+            &later,
+            (0, 0),
+        )
+        else {
+            panic!("not interrupted");
+        };
+        assert_eq!(
+            (at_s, during_warmup, signal.as_str()),
+            (22.0, false, "SIGTERM")
+        );
+        // While the clients connected: they stopped as they started.
+        let Ended::Interrupted { at_s, .. } = ending(sigint, Some(500_000), &cut, (0, 0)) else {
+            panic!("not interrupted");
+        };
+        assert_eq!(at_s, 0.0);
+    }
+
+    #[test]
+    fn a_run_without_a_signal_completed_aborted_or_was_overdue() {
+        let t = timing(71_000_000);
+        assert_eq!(ending(None, None, &t, (0, 0)), Ended::Completed);
+        assert_eq!(ending(None, None, &t, (0, 3)), Ended::Aborted);
+        assert_eq!(
+            ending(
+                Some(StopCause::Overdue {
+                    grace_us: 5_000_000
+                }),
+                None,
+                &t,
+                (1, 0)
+            ),
+            Ended::Overdue {
+                grace_s: 5.0,
+                unfinished: 1
+            }
+        );
     }
 }

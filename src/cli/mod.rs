@@ -234,9 +234,8 @@ pub fn finish_bench(
         RunOutcome::Completed {
             result,
             meta,
-            stopped,
-            unfinished,
             log_losses,
+            ..
         } => {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(pgbench_results::report::render(result).as_bytes());
@@ -252,8 +251,10 @@ pub fn finish_bench(
                     loss.lines, loss.path, loss.reason
                 ));
             }
-            if let Some(cause) = stopped {
-                logging::warning(&stop_message(*cause, result.bench_duration_us, *unfinished));
+            // Why the run stopped early and what the report covers (`show` prints
+            // the same line from the results file).
+            if let Some(note) = result.ending_note() {
+                logging::warning(&note);
             }
             if plan.export.any() {
                 let file = export::results_file(result, meta, plan, argv, dbname);
@@ -270,30 +271,6 @@ pub fn finish_bench(
         }
     }
     outcome.exit_status()
-}
-
-/// The line after the report of a run stopped early (pgbench-rs's own: stock dies on
-/// Ctrl-C without a report).
-fn stop_message(
-    cause: crate::bench::control::StopCause,
-    duration_us: f64,
-    unfinished: usize,
-) -> String {
-    use crate::bench::control::StopCause;
-    let why = match cause {
-        StopCause::Signal(libc::SIGTERM) => "run terminated by SIGTERM".to_string(),
-        StopCause::Signal(libc::SIGINT) => "run interrupted by SIGINT".to_string(),
-        StopCause::Signal(sig) => format!("run stopped by signal {sig}"),
-        StopCause::Overdue { grace_us } => format!(
-            "transactions still running {} s after the end of the run were cancelled",
-            (grace_us + 999_999) / 1_000_000
-        ),
-    };
-    format!(
-        "{why}; the results above cover the {:.1} s it ran; {unfinished} unfinished transaction{} not counted",
-        duration_us / 1e6,
-        if unfinished == 1 { " was" } else { "s were" }
-    )
 }
 
 /// Tries the destinations of `--export-json` and `--export-html` before the run, as

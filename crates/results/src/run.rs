@@ -4,6 +4,7 @@
 //! all rendered from it, and a results file read back renders the same report.
 
 pub(crate) mod client_cpu;
+pub mod ended;
 pub(crate) mod sysbench_counts;
 pub(crate) mod tpcc_counts;
 
@@ -191,7 +192,8 @@ pub struct RunResult {
     pub total: StatsData,
     #[serde(serialize_with = "lone_script_without_histogram")]
     pub scripts: Vec<ScriptResult>,
-    /// From the clients' start to the end of the run.
+    /// The measured part's length: from the clients' start (or the end of
+    /// `--warmup`) to the end of the run, which a signal may have brought forward.
     pub bench_duration_us: f64,
     /// `-C`: time spent connecting and disconnecting, summed over clients.
     pub conn_total_duration_us: f64,
@@ -220,6 +222,10 @@ pub struct RunResult {
     /// The client process's CPU time over the run (for the client-bottleneck check).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cpu: Option<client_cpu::ClientCpu>,
+    /// How the run ended (to its end, or stopped early); `None` in files written
+    /// before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<ended::Ended>,
 }
 
 impl Serialize for RunResult {

@@ -1,6 +1,9 @@
 //! `pgbench-report show`: a results file as text. A pgbench-rs run prints its report
-//! exactly as the run did ([`report::render`] of the embedded [`RunResult`]); an
-//! imported stock run prints, in pgbench's wording, the figures its files gave.
+//! exactly as the run did ([`report::render`] of the embedded [`RunResult`]), then,
+//! for a run stopped early, the warning the run printed after it (why it stopped and
+//! the seconds the report covers: its `duration:` line is `-T`'s, as pgbench prints
+//! it); an imported stock run prints, in pgbench's wording, the figures its files
+//! gave.
 //!
 //! [`RunResult`]: crate::run::RunResult
 
@@ -75,6 +78,9 @@ pub fn render(doc: &ResultsFile) -> String {
             _ => String::new(),
         };
         out.push_str(&report::render(run));
+        if let Some(note) = run.ending_note() {
+            let _ = writeln!(out, "warning: {note}");
+        }
         return out;
     }
     let mut out = String::new();
@@ -288,6 +294,29 @@ mod tests {
             format!("pgbench ({ours}, server 17.2)\n")
         );
         assert_eq!(shown(None), format!("pgbench ({ours}, server unknown)\n"));
+    }
+
+    /// #33: a run stopped by Ctrl-C at 12 s of `-T 60` showed `duration: 60 s` and
+    /// nothing else; the run itself had said it covered 12 s.
+    #[test]
+    fn issue_33_an_interrupted_run_shows_the_time_it_ran_after_its_report() {
+        let mut result = run(&Spec::tpcb(1, 12, 100.0, 1000.0));
+        result.settings.limit = crate::run::Limit::Duration(60);
+        result.bench_duration_us = 12_034_567.0;
+        result.ended = Some(crate::run::ended::Ended::Interrupted {
+            signal: "SIGINT".into(),
+            at_s: 12.0,
+            during_warmup: false,
+            unfinished: 4,
+        });
+        let report = report::render(&result);
+        assert!(report.contains("duration: 60 s\n"), "{report}");
+        let text = render(&ResultsFile::from_run(result, RunMeta::default()));
+        let after = text.split_once(&report).expect("the report as printed").1;
+        assert_eq!(
+            after,
+            "warning: run interrupted by SIGINT; the results above cover the 12.0 s it ran; 4 unfinished transactions were not counted\n"
+        );
     }
 
     #[test]

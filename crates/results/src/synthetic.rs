@@ -280,5 +280,6 @@ pub fn run(spec: &Spec) -> RunResult {
         sysbench: None,
         server: None,
         client_cpu: None,
+        ended: Some(crate::run::ended::Ended::Completed),
     }
 }

@@ -37,8 +37,9 @@ pub enum Verb {
 /// Prints the report of a results file.
 ///
 /// For a pgbench-rs run, exactly what the run printed (its banner, report and
-/// latency percentiles); for an imported stock run, the figures its files gave, in
-/// pgbench's words.
+/// latency percentiles; for a run stopped early, the warning after it that says why
+/// and the seconds it ran); for an imported stock run, the figures its files gave,
+/// in pgbench's words.
 #[derive(Debug, Args)]
 #[command(override_usage = "pgbench-report show FILE", verbatim_doc_comment)]
 pub struct ShowArgs {

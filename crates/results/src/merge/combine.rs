@@ -12,6 +12,8 @@
 //! - `-r` per-command counters and per-script counters: merged the same way;
 //! - clients and threads: sums; `-R`: the sum of the workers' rates (each worker
 //!   throttles its own clients to its `-R`);
+//! - how the run ended: as the worker that ended worst did (one stopped by Ctrl-C
+//!   stopped the whole run's figures short);
 //! - the clients' run time: the longest worker's. All workers start at one instant,
 //!   so that is from the common start to the end of the last client anywhere, which
 //!   is what one process measures; tps is then every success over that window;
@@ -78,6 +80,10 @@ fn add(into: &mut RunResult, r: &RunResult) {
     let usage = |c: &Option<crate::warnings::ClientCpu>| c.as_ref().map(|c| c.usage());
     if usage(&r.client_cpu) > usage(&into.client_cpu) {
         into.client_cpu.clone_from(&r.client_cpu);
+    }
+    let severity = |e: &Option<crate::Ended>| e.as_ref().map(crate::Ended::severity);
+    if severity(&r.ended) > severity(&into.ended) {
+        into.ended.clone_from(&r.ended);
     }
     if let (Some(w), Some(theirs)) = (into.warmup.as_mut(), &r.warmup) {
         w.total.merge(&theirs.total);

@@ -159,6 +159,7 @@ fn result_of(all: &[Client], ids: &[usize], set: &RunSettings, scripts: u32) -> 
         sysbench: None,
         server: None,
         client_cpu: None,
+        ended: None,
     }
 }
 

@@ -32,6 +32,7 @@ fn base() -> RunResult {
         sysbench: None,
         server: None,
         client_cpu: None,
+        ended: None,
     }
 }
 
