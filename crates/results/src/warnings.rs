@@ -2,7 +2,11 @@
 //! [`Warning`] with a code, a one-sentence message that says why it matters and what
 //! to do, and the figures behind it. They are computed for every pgbench-rs run and
 //! kept in the results file (`warnings`, and `not_checked` for the checks a run could
-//! not have: those that need `--server-stats`, or a per-second series).
+//! not have: those that need `--server-stats`, or a per-second series). How the run
+//! ended (a signal, transactions cut, aborts, nothing measured) is checked in
+//! `warnings/ending.rs`.
+
+mod ending;
 
 use crate::compare::interval;
 pub use crate::run::client_cpu::ClientCpu;
@@ -60,16 +64,21 @@ fn not_checked(code: &str, reason: &str) -> NotChecked {
 /// Every check of `run`.
 pub fn check(run: &RunResult) -> Checks {
     let mut c = Checks::default();
+    ending::check(run, &mut c);
     client_bottleneck(run, &mut c);
     scale_below_clients(run, &mut c);
     server_events(run, &mut c);
     let tps = whole_seconds_tps(run);
     if tps.is_empty() {
+        let why = if !run.series.is_empty() {
+            "the run lasted less than a whole second"
+        } else if run.bench_duration_us <= 0.0 {
+            "nothing was measured"
+        } else {
+            "the run recorded no per-second series (--export-json or --export-html records one)"
+        };
         for code in ["tps_not_steady", "too_short_to_compare", "cold_start"] {
-            c.not_checked.push(not_checked(
-                code,
-                "the run recorded no per-second series (--export-json or --export-html records one)",
-            ));
+            c.not_checked.push(not_checked(code, why));
         }
     } else {
         steadiness(&tps, &mut c);
@@ -154,9 +163,14 @@ fn scale_below_clients(run: &RunResult, c: &mut Checks) {
 
 fn server_events(run: &RunResult, c: &mut Checks) {
     let Some(server) = &run.server else {
+        // A run stopped in its warm-up has no measured window to read.
+        let why = if run.bench_duration_us <= 0.0 {
+            "nothing was measured"
+        } else {
+            "needs --server-stats, which was off"
+        };
         for code in ["checkpoint_in_window", "autovacuum_in_window"] {
-            c.not_checked
-                .push(not_checked(code, "needs --server-stats, which was off"));
+            c.not_checked.push(not_checked(code, why));
         }
         return;
     };

@@ -205,11 +205,13 @@ pub struct MergeArgs {
 
 /// Prints the validity warnings of each results file.
 ///
-/// The client was the bottleneck, the scale is below the clients on
-/// tpcb-like/simple-update, a checkpoint or autovacuum in the measured window (needs
-/// --server-stats), tps not steady, a run too short for compare to give an
-/// interval, a cold start without --warmup. Each says why it matters and what to
-/// do; checks a run could not have are listed as not checked.
+/// The run was interrupted (Ctrl-C, SIGTERM), transactions were cancelled after -T,
+/// clients aborted, nothing was measured, the client was the bottleneck, the scale is
+/// below the clients on tpcb-like/simple-update, a checkpoint or autovacuum in the
+/// measured window (needs --server-stats), tps not steady, a run too short for
+/// compare to give an interval, a cold start without --warmup.
+/// Each says why it matters and what to do; checks a run could not have are listed
+/// as not checked.
 #[derive(Debug, Args)]
 #[command(
     override_usage = "pgbench-report check FILE... [--fail-if-warnings]",

@@ -125,3 +125,134 @@ fn a_client_within_a_small_quota_or_kept_off_the_cpus_is_the_bottleneck() {
     assert!(cpu(0.05, None, Some(0.34)).is_none());
     assert!(cpu(0.05, Some(1.0), None).is_none());
 }
+
+fn interrupted(during_warmup: bool) -> crate::run::ended::Ended {
+    crate::run::ended::Ended::Interrupted {
+        signal: "SIGINT".into(),
+        at_s: 12.2,
+        during_warmup,
+        unfinished: 2,
+    }
+}
+
+/// #33: a run stopped by Ctrl-C at 12 s of `-T 60` had no warning, so `check
+/// --fail-if-warnings` passed it and nothing told a reader its figures were of 12 s.
+#[test]
+fn issue_33_an_interrupted_run_is_warned_about_with_what_it_did_of_what_was_asked() {
+    let mut r = steady(12);
+    r.settings.limit = crate::run::Limit::Duration(60);
+    r.bench_duration_us = 12_034_000.0;
+    r.ended = Some(interrupted(false));
+    let w = check(&r).warnings;
+    let i = w.iter().find(|w| w.code == "interrupted").unwrap();
+    assert_eq!(
+        i.message,
+        "the run was interrupted by SIGINT after 12.0 s of its -T 60, so its figures are of a shorter run than the one asked for: run it again to its end before comparing it"
+    );
+    assert_eq!(
+        (
+            i.figures["at_s"],
+            i.figures["planned_s"],
+            i.figures["unfinished"]
+        ),
+        (12.2, 60.0, 2.0)
+    );
+    assert!((i.figures["measured_s"] - 12.034).abs() < 1e-9);
+    // A -t run: the transactions done of those asked.
+    r.settings.limit = crate::run::Limit::Transactions(100_000);
+    r.ended = Some(crate::run::ended::Ended::Interrupted {
+        signal: "SIGTERM".into(),
+        at_s: 12.2,
+        during_warmup: false,
+        unfinished: 2,
+    });
+    let w = check(&r).warnings;
+    let i = w.iter().find(|w| w.code == "interrupted").unwrap();
+    assert!(
+        i.message.starts_with(&format!(
+            "the run was terminated by SIGTERM after 12.0 s with {} of its {} transactions done",
+            r.total.total(),
+            100_000 * r.settings.clients
+        )),
+        "{}",
+        i.message
+    );
+    // Run to its end, or written before endings were recorded: nothing to say.
+    for ended in [Some(crate::run::ended::Ended::Completed), None] {
+        r.ended = ended;
+        assert!(!codes(&r).contains(&"interrupted".to_string()));
+    }
+}
+
+/// #38: Ctrl-C in the warm-up left a file with 0 measured transactions, and `check
+/// --fail-if-warnings` said "no warnings" for it.
+#[test]
+fn issue_38_a_warm_up_cut_short_measured_nothing_and_says_so() {
+    let mut r = steady(0);
+    r.scale = 100;
+    r.series.clear();
+    r.bench_duration_us = 0.0;
+    r.total = Default::default();
+    r.warmup = Some(crate::run::Warmup {
+        seconds: 30,
+        total: steady(3).total,
+        series: steady(3).series,
+    });
+    r.ended = Some(interrupted(true));
+    let c = check(&r);
+    let got: Vec<&str> = c.warnings.iter().map(|w| w.code.as_str()).collect();
+    assert_eq!(got, ["interrupted", "no_transactions"], "{:?}", c.warnings);
+    assert_eq!(
+        c.warnings[0].message,
+        "the run was interrupted by SIGINT 12.2 s into its 30 s warm-up, so nothing was measured: run it again to its end before comparing it"
+    );
+    assert_eq!(c.warnings[0].figures["warmup_s"], 30.0);
+    let series_checks: Vec<_> = c
+        .not_checked
+        .iter()
+        .filter(|n| n.reason == "nothing was measured")
+        .map(|n| n.code.as_str())
+        .collect();
+    assert_eq!(
+        series_checks,
+        [
+            "checkpoint_in_window",
+            "autovacuum_in_window",
+            "tps_not_steady",
+            "too_short_to_compare",
+            "cold_start"
+        ]
+    );
+}
+
+#[test]
+fn cancelled_transactions_and_aborted_clients_are_warned_about() {
+    let mut r = steady(60);
+    r.scale = 100;
+    r.ended = Some(crate::run::ended::Ended::Overdue {
+        grace_s: 5.0,
+        unfinished: 1,
+    });
+    let w = check(&r).warnings;
+    let t = w
+        .iter()
+        .find(|w| w.code == "transactions_cancelled")
+        .unwrap();
+    assert!(
+        t.message
+            .starts_with("1 transaction(s) still running 5 s after the -T deadline were cancelled"),
+        "{}",
+        t.message
+    );
+    r.ended = Some(crate::run::ended::Ended::Aborted);
+    r.aborted_clients = 2;
+    r.settings.clients = 8;
+    let w = check(&r).warnings;
+    let a = w.iter().find(|w| w.code == "clients_aborted").unwrap();
+    assert!(
+        a.message.starts_with("2 of the 8 clients aborted"),
+        "{}",
+        a.message
+    );
+    assert!(!codes(&r).contains(&"transactions_cancelled".to_string()));
+}
