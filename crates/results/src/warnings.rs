@@ -42,6 +42,12 @@ pub const CLIENT_BUSY: f64 = 0.9;
 pub const UNSTEADY: f64 = 0.2;
 /// The first seconds of a run without warm-up differ from the rest beyond this share.
 pub const COLD: f64 = 0.2;
+/// A measured window whose buffer hit ratio is below this, with its first seconds'
+/// misses at least [`COLD_MISSES`] times the rest's, measured a cache that was filling.
+pub const COLD_HIT_RATIO: f64 = 0.99;
+pub const COLD_MISSES: f64 = 2.0;
+/// Fewer blocks read than this in the first seconds is too little to tell a trend.
+const COLD_MIN_READS: i64 = 100;
 
 /// The builtins whose every transaction updates a `pgbench_branches` row.
 const BRANCH_UPDATERS: &[&str] = &["<builtin: TPC-B (sort of)>", "<builtin: simple update>"];
@@ -69,6 +75,9 @@ pub fn check(run: &RunResult) -> Checks {
     scale_below_clients(run, &mut c);
     server_events(run, &mut c);
     let tps = whole_seconds_tps(run);
+    if let Some(cold) = cold_cache(run) {
+        c.warnings.push(cold);
+    }
     if tps.is_empty() {
         let why = if !run.series.is_empty() {
             "the run lasted less than a whole second"
@@ -78,12 +87,17 @@ pub fn check(run: &RunResult) -> Checks {
             "the run recorded no per-second series (--export-json or --export-html records one)"
         };
         for code in ["tps_not_steady", "too_short_to_compare", "cold_start"] {
-            c.not_checked.push(not_checked(code, why));
+            let told = c.warnings.iter().any(|w| w.code == code);
+            if !told {
+                c.not_checked.push(not_checked(code, why));
+            }
         }
     } else {
         steadiness(&tps, &mut c);
         too_short(&tps, &mut c);
-        cold_start(run, &tps, &mut c);
+        if !c.warnings.iter().any(|w| w.code == "cold_start") {
+            cold_start(run, &tps, &mut c);
+        }
     }
     c
 }
@@ -330,6 +344,71 @@ fn cold_start(run: &RunResult, tps: &[f64], c: &mut Checks) {
             ],
         ));
     }
+}
+
+/// The blocks each second of the server's series read and found in shared buffers
+/// (`pg_stat_database`), the seconds that touched none left out.
+fn reads_and_hits(run: &RunResult) -> Vec<(i64, i64)> {
+    let Some(server) = &run.server else {
+        return Vec::new();
+    };
+    server
+        .series
+        .iter()
+        .filter_map(|s| {
+            let db = |col| crate::server::counter(&s.counters, "pg_stat_database", col);
+            db("blks_read").zip(db("blks_hit"))
+        })
+        .filter(|(read, hit)| read + hit > 0)
+        .collect()
+}
+
+/// The share of `seconds`' blocks that were read (not found in shared buffers).
+fn miss_share(seconds: &[(i64, i64)]) -> f64 {
+    let (read, hit) = seconds
+        .iter()
+        .fold((0, 0), |(r, h), (read, hit)| (r + read, h + hit));
+    read as f64 / (read + hit).max(1) as f64
+}
+
+/// A cold cache as `--server-stats` shows it, warm-up or not: the window's buffer
+/// hit ratio is low, and its first seconds read far more of their blocks than the
+/// rest (shared buffers filling: the first run after a server restart), which a
+/// working set larger than the cache does not (it misses alike all along). The
+/// client's tps may hide it: blocks the OS still caches are read quickly.
+fn cold_cache(run: &RunResult) -> Option<Warning> {
+    let seconds = reads_and_hits(run);
+    if seconds.len() < 2 {
+        return None;
+    }
+    let head = (seconds.len() / 5).clamp(1, 5);
+    let (first, rest) = (miss_share(&seconds[..head]), miss_share(&seconds[head..]));
+    let window = miss_share(&seconds);
+    let first_reads: i64 = seconds[..head].iter().map(|(read, _)| read).sum();
+    let cold = 1.0 - window < COLD_HIT_RATIO
+        && first >= COLD_MISSES * rest
+        && first_reads >= COLD_MIN_READS;
+    if !cold {
+        return None;
+    }
+    let hint = match &run.warmup {
+        Some(w) => format!("a --warmup longer than {} s", w.seconds),
+        None => "--warmup=SECONDS".to_string(),
+    };
+    Some(warning(
+        "cold_start",
+        format!(
+            "the server's buffer hit ratio was {:.1}% in the first {head} s and {:.1}% after (shared buffers filling, as after a server restart), so the run measured a cold cache, which counts in its figures: use {hint}",
+            (1.0 - first) * 100.0,
+            (1.0 - rest) * 100.0
+        ),
+        &[
+            ("first_s", head as f64),
+            ("first_hit_ratio", 1.0 - first),
+            ("rest_hit_ratio", 1.0 - rest),
+            ("hit_ratio", 1.0 - window),
+        ],
+    ))
 }
 
 /// What `--print-warnings` and `pgbench-report check` print: one line a warning.

@@ -209,7 +209,8 @@ pub struct MergeArgs {
 /// clients aborted, nothing was measured, the client was the bottleneck, the scale is
 /// below the clients on tpcb-like/simple-update, a checkpoint or autovacuum in the
 /// measured window (needs --server-stats), tps not steady, a run too short for
-/// compare to give an interval, a cold start without --warmup.
+/// compare to give an interval, a cold start (the first seconds' tps without
+/// --warmup; with --server-stats, a buffer hit ratio rising as the cache fills).
 /// Each says why it matters and what to do; checks a run could not have are listed
 /// as not checked.
 #[derive(Debug, Args)]
