@@ -91,8 +91,9 @@ pub struct ImportArgs {
 /// side's change against the first, its 95% confidence interval, and whether the change
 /// is within or beyond noise. Intervals: Welch's t over the runs of each side when every
 /// side has 3 or more runs; batch means over the per-second series when every side has
-/// one run (too short to tell when a run has fewer than 3 batches of seconds). See
-/// docs/comparing.md.
+/// one run (too short to tell when a run has fewer than 3 batches of seconds). Under
+/// the table, a warning: line for each file's validity warnings (a run interrupted,
+/// a cold start, ...) and for runs of different lengths. See docs/comparing.md.
 #[derive(Debug, Args)]
 #[command(
     override_usage = "pgbench-report compare A.json B.json [C.json...] [options]\n       \

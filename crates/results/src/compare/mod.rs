@@ -3,8 +3,10 @@
 //! change, a 95 % confidence interval for it ([`interval`] says how), and whether it
 //! is within or beyond noise. Regression gates (`--fail-if 'tps<-5%'`) read the same
 //! rows. Reads only summaries and timelines, so stock imports and pgbench-rs runs
-//! compare alike.
+//! compare alike; [`caveats`] says what makes the runs unlike (their warnings, their
+//! lengths).
 
+pub mod caveats;
 pub mod interval;
 pub mod server;
 mod table;
@@ -270,6 +272,8 @@ pub struct Comparison {
     pub files: Vec<usize>,
     pub method: Method,
     pub rows: Vec<Row>,
+    /// What the verdicts do not show: the files' warnings, runs of unlike lengths.
+    pub caveats: Vec<String>,
 }
 
 fn figures(sides: &[Side]) -> Vec<Figure> {
@@ -471,6 +475,7 @@ pub fn compare(sides: &[Side]) -> Result<Comparison, CompareError> {
         files: sides.iter().map(|s| s.runs.len()).collect(),
         method,
         rows,
+        caveats: caveats::of(sides),
     })
 }
 

@@ -1,5 +1,6 @@
 //! The comparison as a text table: one row per figure, each side's value, then for
-//! each later side its change against the first, the 95 % interval and the verdict.
+//! each later side its change against the first, the 95 % interval and the verdict;
+//! under it, a `warning:` line for each caveat (what makes the runs unlike).
 
 use super::{Comparison, Method};
 use crate::report::fmt_f;
@@ -114,6 +115,12 @@ pub fn render_table(c: &Comparison) -> String {
             }
         }
         let _ = writeln!(out, "{}", line.trim_end());
+    }
+    if !c.caveats.is_empty() {
+        out.push('\n');
+        for caveat in &c.caveats {
+            let _ = writeln!(out, "warning: {caveat}");
+        }
     }
     out
 }

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::document::RunMeta;
+use crate::run::Limit;
 use crate::synthetic::{run, Spec};
 
 fn doc(spec: &Spec) -> ResultsFile {
@@ -359,4 +360,81 @@ fn issue_22_values_equal_as_shown_are_the_same_and_a_change_from_0_has_no_percen
     assert_eq!((tiny.ratio, tiny.verdict), (None, Verdict::WithinNoise));
     let c = compare(&sides).unwrap();
     assert!(!render_table(&c).contains("inf%"), "{}", render_table(&c));
+}
+
+/// A `-T` run of `seconds` at a scale above its clients (no scale warning).
+fn sized(seed: u64, seconds: i64, asked: Limit) -> crate::run::RunResult {
+    let mut r = run(&Spec::tpcb(seed, seconds, 500.0, 2000.0));
+    r.scale = 100;
+    r.settings.limit = asked;
+    r
+}
+
+fn one(label: &str, r: crate::run::RunResult) -> Side {
+    Side {
+        label: label.to_string(),
+        runs: vec![ResultsFile::from_run(r, RunMeta::default())],
+    }
+}
+
+/// #33: compare set a run stopped by Ctrl-C at 12 s of `-T 60` beside a 60 s one
+/// without a word (and called its difference beyond noise).
+#[test]
+fn issue_33_compare_names_an_interrupted_run_and_runs_of_unlike_lengths() {
+    let full = sized(1, 60, Limit::Duration(60));
+    let mut cut = sized(2, 12, Limit::Duration(60));
+    cut.ended = Some(crate::run::ended::Ended::Interrupted {
+        signal: "SIGINT".into(),
+        at_s: 12.0,
+        during_warmup: false,
+        unfinished: 3,
+    });
+    let c = compare(&[one("full.json", full.clone()), one("cut.json", cut)]).unwrap();
+    assert_eq!(
+        c.caveats,
+        [
+            "B: cut.json: interrupted: the run was interrupted by SIGINT after 12.0 s of its -T 60, so its figures are of a shorter run than the one asked for: run it again to its end before comparing it",
+            "the runs differ in length (A 60.0 s; B 12.0 s), and a run's figures depend on its length (caches warming, checkpoints, autovacuum, growing tables): compare runs of one length",
+        ],
+        "{:#?}",
+        c.caveats
+    );
+    // Two whole runs of one length: nothing to say.
+    let again = sized(3, 60, Limit::Duration(60));
+    let c = compare(&[one("a.json", full.clone()), one("b.json", again)]).unwrap();
+    assert!(c.caveats.is_empty(), "{:?}", c.caveats);
+    // -T 60 against -T 10, both whole; and -t runs of different counts, in groups.
+    let short = sized(4, 10, Limit::Duration(10));
+    let c = compare(&[one("a.json", full), one("b.json", short)]).unwrap();
+    assert_eq!(c.caveats.len(), 1, "{:?}", c.caveats);
+    assert!(c.caveats[0].starts_with("the runs differ in length (A 60.0 s; B 10.0 s)"));
+    let t = |seed, n| {
+        ResultsFile::from_run(sized(seed, 20, Limit::Transactions(n)), RunMeta::default())
+    };
+    let group = |label: &str, runs| Side {
+        label: label.to_string(),
+        runs,
+    };
+    let c = compare(&[
+        group("a", vec![t(5, 2500), t(6, 2500), t(7, 2500)]),
+        group("b", vec![t(8, 2500), t(9, 1000), t(10, 2500)]),
+    ])
+    .unwrap();
+    assert_eq!(
+        c.caveats[0],
+        "the runs differ in length (A 10000 transactions, 10000 transactions, 10000 transactions; B 10000 transactions, 4000 transactions, 10000 transactions), and a run's figures depend on its length (caches warming, checkpoints, autovacuum, growing tables): compare runs of one length"
+    );
+    // A file's warning in a group names its run.
+    let mut cold = t(11, 2500);
+    cold.warnings = vec![crate::warnings::Warning {
+        code: "cold_start".into(),
+        message: "cold".into(),
+        figures: Default::default(),
+    }];
+    let c = compare(&[
+        group("a", vec![t(12, 2500), cold, t(13, 2500)]),
+        group("b", vec![t(14, 2500), t(15, 2500), t(16, 2500)]),
+    ])
+    .unwrap();
+    assert_eq!(c.caveats, ["A, run 2 of 3: cold_start: cold"]);
 }

@@ -6,8 +6,9 @@
 //! any; the `--warmup` seconds shaded before the measured ones, with their tps and
 //! latencies drawn lighter; with `--server-stats`,
 //! server panels under the client's charts (`server.rs`). The summary and
-//! per-statement tables are plain HTML. The data goes into the page as JSON;
-//! `page.js` turns it into charts.
+//! per-statement tables are plain HTML, and so is the list of the files' validity
+//! warnings (a run interrupted, a cold start, ...). The data goes into the page as
+//! JSON; `page.js` turns it into charts.
 
 use crate::document::{Origin, ResultsFile};
 use crate::histogram::LatencyHistogram;
@@ -174,6 +175,27 @@ fn summary_table(files: &[(String, ResultsFile)], out: &mut String) {
     out.push_str("</tbody></table>\n");
 }
 
+/// Each file's validity warnings, under the summary they qualify (nothing when no
+/// file has any).
+fn warning_list(files: &[(String, ResultsFile)], out: &mut String) {
+    if files.iter().all(|(_, d)| d.warnings.is_empty()) {
+        return;
+    }
+    out.push_str("<ul id=\"warnings\" class=\"note\">\n");
+    for (label, doc) in files {
+        for w in &doc.warnings {
+            let _ = writeln!(
+                out,
+                "<li><b>{}</b>: {}: {}</li>",
+                esc(label),
+                esc(&w.code),
+                esc(&w.message)
+            );
+        }
+    }
+    out.push_str("</ul>\n");
+}
+
 /// Statement latencies of every file, one row per statement of the first file that
 /// has `-r` figures (others matched by script and text).
 fn statement_table(files: &[(String, ResultsFile)], out: &mut String) {
@@ -245,6 +267,7 @@ pub fn render_page(files: &[(String, ResultsFile)]) -> String {
         labels.join(" &middot; ")
     );
     summary_table(files, &mut out);
+    warning_list(files, &mut out);
     let warmed = files
         .iter()
         .any(|(_, d)| d.run.as_ref().is_some_and(|r| r.warmup.is_some()));

@@ -125,3 +125,32 @@ fn the_warmup_keeps_its_latencies_for_the_chart_before_the_window() {
     let plain = render_page(&[("a".into(), doc(&spec))]);
     assert!(!plain.contains("their latencies lighter"));
 }
+
+/// #33: a page of a run stopped by Ctrl-C drew its 12 s beside a whole run's with
+/// nothing to say so.
+#[test]
+fn issue_33_the_files_warnings_are_listed_under_the_summary() {
+    let whole = doc(&Spec::tpcb(1, 5, 100.0, 1000.0));
+    let mut r = run(&Spec::tpcb(2, 5, 100.0, 1000.0));
+    r.settings.limit = crate::run::Limit::Duration(60);
+    r.ended = Some(crate::run::ended::Ended::Interrupted {
+        signal: "SIGINT".into(),
+        at_s: 5.0,
+        during_warmup: false,
+        unfinished: 1,
+    });
+    let cut = ResultsFile::from_run(r, RunMeta::default());
+    let page = render_page(&[("whole".into(), whole.clone()), ("<cut>".into(), cut)]);
+    let list = page
+        .split_once("<ul id=\"warnings\" class=\"note\">")
+        .and_then(|(_, rest)| rest.split_once("</ul>"))
+        .map(|(list, _)| list)
+        .expect("a list of warnings");
+    assert!(
+        list.contains("<li><b>&lt;cut&gt;</b>: interrupted: the run was interrupted by SIGINT after 5.0 s of its -T 60,"),
+        "{list}"
+    );
+    let mut quiet = whole;
+    quiet.warnings.clear();
+    assert!(!render_page(&[("a".into(), quiet)]).contains("id=\"warnings\""));
+}
