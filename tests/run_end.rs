@@ -303,10 +303,70 @@ fn a_forwarded_second_sigint_keeps_the_report_and_a_later_one_says_what_is_lost(
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(!stdout.contains("tps = "), "{stdout}");
     assert_eq!(
-        stderr.lines().filter(|l| l.contains("again")).collect::<Vec<_>>(),
-        ["pgbench-rs: error: SIGINT again: exiting at once; the run's report and results files are lost"],
+        stderr
+            .lines()
+            .filter(|l| l.contains("again"))
+            .collect::<Vec<_>>(),
+        // No results file was asked for: only the report is lost.
+        ["pgbench-rs: error: SIGINT again: exiting at once; the run's report is lost"],
         "{stderr}"
     );
+}
+
+/// #38: a second signal after the report said the report and the results files
+/// were lost when they were out. Here the report is printed and the JSON written
+/// when the page's destination, a FIFO nobody reads, holds the run: the second
+/// SIGINT loses the page alone, and says so.
+#[test]
+fn issue_38_a_later_signal_says_only_what_is_not_yet_out() {
+    let db = crate::support::fresh_db("run_end_what_is_lost");
+    let dir = tempfile::tempdir().unwrap();
+    let quick = script_file(&dir, "one.sql", "SELECT 1;\n");
+    let json = dir.path().join("run.json");
+    let page = dir.path().join("page.html");
+    assert!(Command::new("mkfifo")
+        .arg(&page)
+        .status()
+        .unwrap()
+        .success());
+    let mut child = db
+        .ours()
+        .args(["-n", "-c", "2", "-T", "30", "-P", "1", "-f", &quick])
+        .arg(format!("--export-json={}", json.display()))
+        .arg(format!("--export-html={}", page.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let watch = crate::support::StderrWatch::new(&mut child);
+    watch.wait_for("progress: ", Duration::from_secs(60));
+    kill(child.id(), "-INT");
+    // The JSON is written (renamed into place) after the signal stopped the run and
+    // the report was printed, and before the page is opened.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !json.exists() {
+        assert!(Instant::now() < deadline, "no {json:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Past the window in which a second signal is the same request.
+    std::thread::sleep(Duration::from_millis(1100));
+    kill(child.id(), "-INT");
+    let out = child.wait_with_output().unwrap();
+    let stderr = watch.finish();
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\ntps = "));
+    assert_eq!(
+        stderr.lines().filter(|l| l.contains("again")).collect::<Vec<_>>(),
+        [format!(
+            "pgbench-rs: error: SIGINT again: exiting at once; results file \"{}\" is lost; the report was printed and \"{}\" written",
+            page.display(),
+            json.display()
+        )],
+        "{stderr}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["run"]["ended"]["how"], "interrupted");
 }
 
 /// `\setshell v yes 1` read the command's whole, endless output (1.2 GB/s) until

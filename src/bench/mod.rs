@@ -170,7 +170,8 @@ pub fn run(
 /// Takes over SIGINT and SIGTERM for the run (before any thread starts). Until the
 /// clients exist they end the process as the signal would; then the first one stops
 /// the run and keeps its results, the same one again (a wrapper forwarding it) changes
-/// nothing, and a later one exits at once, saying what is lost.
+/// nothing, and a later one exits at once, saying what is lost (the report and the
+/// results files not yet out: [`control::lost_on_exit`]).
 fn interrupts() -> Result<Arc<std::sync::OnceLock<Arc<RunShared>>>, RunError> {
     use control::Interrupt;
     let target: Arc<std::sync::OnceLock<Arc<RunShared>>> = Arc::default();
@@ -185,9 +186,16 @@ fn interrupts() -> Result<Arc<std::sync::OnceLock<Arc<RunShared>>>, RunError> {
             Some(ctx) => match ctx.control.interrupt(sig) {
                 Interrupt::Stop | Interrupt::Repeat => false,
                 Interrupt::ExitNow => {
+                    let export = &ctx.plan.export;
+                    let asked: Vec<&str> = [&export.json, &export.html]
+                        .into_iter()
+                        .flatten()
+                        .map(String::as_str)
+                        .collect();
                     crate::logging::error(&format!(
-                        "{} again: exiting at once; the run's report and results files are lost",
-                        signal_name(sig)
+                        "{} again: exiting at once; {}",
+                        signal_name(sig),
+                        control::lost_on_exit(&asked)
                     ));
                     true
                 }

@@ -242,6 +242,7 @@ pub fn finish_bench(
             let _ = out.write_all(after_report::render(result, plan).as_bytes());
             let _ = out.flush();
             drop(out);
+            crate::bench::control::report_printed();
             if result.aborted_clients > 0 {
                 logging::error("Run was aborted; the above results are incomplete.");
             }
@@ -289,6 +290,7 @@ fn write_exports(
 ) -> Result<(), WriteError> {
     if let Some(path) = &export.json {
         destination::write(path, file.to_json().as_bytes())?;
+        crate::bench::control::file_written(path);
     }
     if let Some(path) = &export.html {
         // The page's own name labels its series (the command line, a label for every
@@ -298,6 +300,7 @@ fn write_exports(
             .map_or("this run".into(), |s| s.to_string_lossy().into_owned());
         let page = pgbench_results::html::render_page(&[(label, file.clone())]);
         destination::write(path, page.as_bytes())?;
+        crate::bench::control::file_written(path);
     }
     Ok(())
 }
