@@ -1,7 +1,8 @@
 //! `--export-json` and `--export-html` on real runs: the file validates against
 //! docs/results.schema.json, `pgbench-report show` prints the run's stdout (banner and
 //! report) byte for byte from it, the per-second series adds up to the report, and the
-//! page is written.
+//! page is written; a run stopped by Ctrl-C, after its warm-up and in it, says so in
+//! its file, and `show`, `check` and `compare` act on it.
 //! Default output is unchanged (the extras add nothing to stdout).
 
 use crate::support::{fresh_db, script_file};
@@ -277,5 +278,209 @@ fn issue_22_the_page_draws_no_partial_last_second() {
     assert!(
         tps[2] > earlier[0] / 4.0,
         "the last second drawn at {tps:?}"
+    );
+}
+
+/// `pgbench-report ARGS`.
+fn report_tool(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_pgbench-report"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A results file, checked against docs/results.schema.json.
+fn valid_doc(path: &std::path::Path) -> serde_json::Value {
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let errors: Vec<String> = schema().iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    doc
+}
+
+fn warning_codes(doc: &serde_json::Value) -> Vec<&str> {
+    doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect()
+}
+
+/// `pgbench-rs ARGS` stopped by SIGINT once its stderr has a line with `after`:
+/// its output and stderr.
+fn interrupted_after(
+    db: &crate::support::Db,
+    args: &[&str],
+    after: &str,
+) -> (std::process::Output, String) {
+    let mut child = db
+        .ours()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let watch = crate::support::StderrWatch::new(&mut child);
+    watch.wait_for(after, std::time::Duration::from_secs(60));
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    (out, watch.finish())
+}
+
+/// #33: after Ctrl-C at 12 s of `-T 60` the results file kept `-T`'s 60 s and said
+/// nothing else: `show` printed `duration: 60 s`, `check` gave no warning and
+/// `compare` set the run beside a whole one without a word. Now the file says how the
+/// run ended, `show` prints the line the run printed after its report (the time it
+/// ran), `check` warns and fails it, and `compare` says what it compares.
+#[test]
+fn issue_33_an_interrupted_runs_file_says_so_and_the_report_tools_act_on_it() {
+    let db = fresh_db("interrupt_export");
+    let dir = tempfile::tempdir().unwrap();
+    let script = script_file(&dir, "one.sql", "SELECT 1;\n");
+    let cut = dir.path().join("cut.json");
+    let export = format!("--export-json={}", cut.display());
+    let args = [
+        "-n", "-c", "2", "-T", "60", "-P", "1", "-f", &script, &export,
+    ];
+    let (out, stderr) = interrupted_after(&db, &args, "progress: ");
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("duration: 60 s\n"), "{stdout}");
+    let note = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("pgbench-rs: warning: "))
+        .unwrap_or_else(|| panic!("no warning in {stderr}"));
+    assert!(
+        note.starts_with("run interrupted by SIGINT; the results above cover the "),
+        "{note}"
+    );
+
+    let doc = valid_doc(&cut);
+    let (run, ended) = (&doc["run"], &doc["run"]["ended"]);
+    assert_eq!(
+        (&ended["how"], &ended["signal"], &ended["during_warmup"]),
+        (&"interrupted".into(), &"SIGINT".into(), &false.into()),
+        "{ended}"
+    );
+    let at_s = ended["at_s"].as_f64().unwrap();
+    let measured_s = run["bench_duration_us"].as_f64().unwrap() / 1e6;
+    assert!(at_s > 0.0 && at_s < 60.0 && measured_s < 60.0, "{ended}");
+    assert!(
+        note.contains(&format!(" cover the {measured_s:.1} s it ran; ")),
+        "{note}"
+    );
+    assert_eq!(warning_codes(&doc)[0], "interrupted", "{}", doc["warnings"]);
+
+    // show: the run's stdout, then the line it printed after it.
+    let shown = report_tool(&["show", cut.to_str().unwrap()]);
+    assert_eq!(
+        String::from_utf8_lossy(&shown.stdout),
+        format!("{stdout}warning: {note}\n")
+    );
+    // check: warned, and failed under --fail-if-warnings.
+    let checked = report_tool(&["check", "--fail-if-warnings", cut.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&checked.stdout);
+    assert_eq!(checked.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains(&format!(
+            "  warning: interrupted: the run was interrupted by SIGINT after {measured_s:.1} s of its -T 60, "
+        )),
+        "{text}"
+    );
+    // compare, beside a whole run of 5 s: both things said.
+    let whole = dir.path().join("whole.json");
+    let ran = db
+        .ours()
+        .args(["-n", "-c", "2", "-T", "5", "-f", &script])
+        .arg(format!("--export-json={}", whole.display()))
+        .output()
+        .unwrap();
+    assert!(ran.status.success());
+    assert_eq!(valid_doc(&whole)["run"]["ended"]["how"], "completed");
+    let compared = report_tool(&["compare", whole.to_str().unwrap(), cut.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&compared.stdout);
+    assert_eq!(compared.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(
+            "\nwarning: B: cut.json: interrupted: the run was interrupted by SIGINT after "
+        ),
+        "{said}"
+    );
+    let whole_s = valid_doc(&whole)["run"]["bench_duration_us"]
+        .as_f64()
+        .unwrap()
+        / 1e6;
+    assert!(
+        said.contains(&format!(
+            "\nwarning: the runs differ in length (A {whole_s:.1} s; B {measured_s:.1} s)"
+        )),
+        "{said}"
+    );
+}
+
+/// #38: Ctrl-C in the warm-up padded the warm-up's series with seconds that never
+/// ran, left no mark of the interruption in the file, and `check --fail-if-warnings`
+/// said "no warnings" for a file of 0 measured transactions.
+#[test]
+fn issue_38_ctrl_c_in_the_warm_up_leaves_a_file_that_says_nothing_was_measured() {
+    let db = fresh_db("interrupt_warmup");
+    let dir = tempfile::tempdir().unwrap();
+    let script = script_file(&dir, "one.sql", "SELECT 1;\n");
+    let file = dir.path().join("warm.json");
+    let export = format!("--export-json={}", file.display());
+    let args = [
+        "-n",
+        "-c",
+        "2",
+        "-T",
+        "5",
+        "--warmup=60",
+        "-P",
+        "1",
+        "-f",
+        &script,
+        &export,
+    ];
+    let (out, stderr) = interrupted_after(&db, &args, "warm-up progress: ");
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains(" s into its 60 s warm-up, before anything was measured; "),
+        "{stderr}"
+    );
+    let doc = valid_doc(&file);
+    let run = &doc["run"];
+    let ended = &run["ended"];
+    assert_eq!(
+        (&ended["how"], &ended["during_warmup"]),
+        (&"interrupted".into(), &true.into()),
+        "{ended}"
+    );
+    assert_eq!(run["bench_duration_us"], 0.0);
+    assert_eq!(run["total"]["cnt"], 0);
+    assert_eq!(run["series"].as_array().unwrap().len(), 0);
+    // The warm-up's seconds are those it ran, not its 60.
+    let at_s = ended["at_s"].as_f64().unwrap();
+    let warm = run["warmup"]["series"].as_array().unwrap();
+    assert!(
+        !warm.is_empty() && (warm.len() as f64) <= at_s.ceil() + 1.0,
+        "{} seconds for a stop at {at_s} s",
+        warm.len()
+    );
+    assert!(run["warmup"]["total"]["cnt"].as_i64().unwrap() > 0);
+    assert_eq!(doc["started_at"], doc["ended_at"]);
+    assert_eq!(warning_codes(&doc), ["interrupted", "no_transactions"]);
+    let checked = report_tool(&["check", "--fail-if-warnings", file.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&checked.stdout);
+    assert_eq!(checked.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains(
+            "  warning: no_transactions: the measured part counted no successful transaction"
+        ),
+        "{text}"
     );
 }
