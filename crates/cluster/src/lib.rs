@@ -283,19 +283,20 @@ impl Cluster {
             String::new()
         };
         // The watcher: start the server, wait for our end of the pipe to close, then stop
-        // the server (fast shutdown through the postmaster's pid) and remove everything.
-        // It ignores the signals a process group gets on Ctrl-C or `timeout`, so that it
-        // still gets to clean up after its owner is killed.
+        // the server (fast shutdown through the postmaster's pid) and remove everything,
+        // unless we said `keep` first (a restart). It ignores the signals a process
+        // group gets on Ctrl-C or `timeout`, so that it still gets to clean up after its
+        // owner is killed (the pipe then closes with nothing said).
         let script = format!(
             r#"trap '' INT TERM HUP
 {runas}"$1" -D "$2" >"$3/server.log" 2>&1 &
-cat >/dev/null
+said=$(cat)
 if [ -f "$2/postmaster.pid" ]; then
   pid=$(head -n 1 "$2/postmaster.pid")
   kill -INT "$pid" 2>/dev/null
   i=0; while kill -0 "$pid" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
 fi
-[ "$4" = remove ] && rm -rf "$3"
+[ "$said" = keep ] || rm -rf "$3"
 "#
         );
         let mut child = Command::new("sh")
@@ -305,7 +306,6 @@ fi
             .arg(&postgres)
             .arg(&self.data)
             .arg(&self.dir)
-            .arg("remove")
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -476,7 +476,11 @@ fi
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
-        if let Some((mut child, stdin)) = taken {
+        if let Some((mut child, mut stdin)) = taken {
+            if !remove {
+                use std::io::Write;
+                let _ = stdin.write_all(b"keep");
+            }
             drop(stdin);
             let _ = child.wait();
         }
@@ -583,6 +587,15 @@ mod tests {
         assert_eq!(c.psql("postgres", "show work_mem").unwrap().trim(), "8MB");
         std::net::TcpStream::connect(("127.0.0.1", c.port())).unwrap();
         let dir = c.socket_dir().to_path_buf();
+        // A restart keeps the cluster and its data (issue #37's outages need one).
+        c.psql("postgres", "create table kept(x int)").unwrap();
+        c.restart().unwrap();
+        assert_eq!(
+            c.psql("postgres", "select count(*) from kept")
+                .unwrap()
+                .trim(),
+            "0"
+        );
         c.stop();
         assert!(!dir.exists(), "cluster directory removed");
     }
