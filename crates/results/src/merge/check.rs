@@ -99,12 +99,22 @@ fn plausible(file: &str, worker: &WorkerInfo, run: &RunResult) -> Result<(), Mer
             "more workers than a PostgreSQL server takes connections",
         );
     }
+    // Checked sums: 2^64-1 clients wrapped to a plausible count.
     let clients = run.settings.clients as u64;
-    if clients == 0 || u64::from(worker.first_client) + clients > i32::MAX as u64 {
+    let last = u64::from(worker.first_client).checked_add(clients);
+    if clients == 0 || last.is_none_or(|l| l > i32::MAX as u64) {
         return refuse(
             "options.client",
             clients.to_string(),
             "not a client count of a worker starting at \"worker.first_client\"",
+        );
+    }
+    let threads = run.settings.threads as u64;
+    if threads == 0 || threads > clients {
+        return refuse(
+            "options.jobs",
+            threads.to_string(),
+            "not a thread count of a worker with \"options.client\" clients",
         );
     }
     let stats = std::iter::once(("run.total", &run.total)).chain(

@@ -528,7 +528,7 @@ fn merged_and_worker_files_validate_against_the_schema_and_read_back_equal() {
 #[test]
 fn implausible_numbers_are_refused_naming_the_file_and_the_field() {
     type Edit = fn(&mut ResultsFile);
-    let edits: [(Edit, &str); 4] = [
+    let edits: [(Edit, &str); 6] = [
         (
             // Each worker would be listed as missing: 400 MB for nothing.
             |d| d.worker.as_mut().unwrap().count = 100_000_000,
@@ -545,6 +545,15 @@ fn implausible_numbers_are_refused_naming_the_file_and_the_field() {
         (
             |d| d.worker.as_mut().unwrap().first_client = u32::MAX - 1,
             "w1.json: \"options.client\" is 2: not a client count",
+        ),
+        (
+            // #38: the sum wrapped, and the merged run had 1 client.
+            |d| d.run.as_mut().unwrap().settings.clients = usize::MAX,
+            "w1.json: \"options.client\" is 18446744073709551615: not a client count",
+        ),
+        (
+            |d| d.run.as_mut().unwrap().settings.threads = usize::MAX,
+            "w1.json: \"options.jobs\" is 18446744073709551615: not a thread count",
         ),
     ];
     for (edit, message) in edits {
