@@ -6,7 +6,7 @@
 
 use super::error::{usage, VerbError};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// pgbench-report reads pgbench-rs results files (--export-json) and stock pgbench output.
@@ -278,7 +278,7 @@ fn reword(e: &clap::Error, verb: Option<&str>) -> VerbError {
             let suggested = context(ContextKind::SuggestedArg);
             format!(
                 "{prefix}unknown option \"{name}\"{}",
-                did_you_mean(&suggested)
+                did_you_mean(visible(verb, &suggested))
             )
         }
         ErrorKind::UnknownArgument => format!("{prefix}unexpected argument \"{invalid}\""),
@@ -305,6 +305,22 @@ fn reword(e: &clap::Error, verb: Option<&str>) -> VerbError {
     usage(message)
 }
 
+/// clap's suggested option, unless it is one the help does not show (`compare`'s
+/// `--d`, `--e`, `--f`): clap suggests among every option, and `--repot` got `--e`.
+fn visible<'a>(verb: Option<&str>, suggested: &'a str) -> &'a str {
+    let cmd = Cli::command();
+    let cmd = verb.and_then(|v| cmd.find_subcommand(v)).unwrap_or(&cmd);
+    let long = suggested.trim_start_matches('-');
+    let hidden = cmd
+        .get_arguments()
+        .any(|a| a.is_hide_set() && a.get_long() == Some(long));
+    if hidden {
+        ""
+    } else {
+        suggested
+    }
+}
+
 /// ` (did you mean "X"?)` for clap's suggestion, if it has one.
 fn did_you_mean(suggested: &str) -> String {
     match suggested {
@@ -316,7 +332,6 @@ fn did_you_mean(suggested: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     fn args(words: &str) -> Vec<String> {
         words.split_whitespace().map(String::from).collect()
@@ -375,6 +390,11 @@ mod tests {
             ("--bogus", "unknown option \"--bogus\""),
             ("import --bogus=1", "import: unknown option \"--bogus\""),
             ("import --repot x", "(did you mean \"--report\"?)"),
+            // #33: not `--e`, which the help does not show.
+            (
+                "compare a.json --repot",
+                "compare: unknown option \"--repot\"\n",
+            ),
             ("import --report", "option --report needs a value"),
             ("import --log", "option --log needs at least one file"),
             ("import a b", "import: unexpected argument \"b\""),
