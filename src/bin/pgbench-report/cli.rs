@@ -77,6 +77,11 @@ pub struct ImportArgs {
     /// its --aggregate-interval logs: per-interval counters
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub aggregate_log: Vec<PathBuf>,
+    /// the sysbench test the report is of (oltp_read_only, ...), which sysbench's
+    /// output does not name: the import's transaction type is then
+    /// <sysbench: NAME> rather than <sysbench>
+    #[arg(long, value_name = "NAME", verbatim_doc_comment)]
+    pub test: Option<String>,
     /// where to write the results file ('-' for stdout)
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<String>,

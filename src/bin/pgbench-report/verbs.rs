@@ -38,6 +38,7 @@ fn import_verb(args: ImportArgs) -> Result<u8, VerbError> {
         progress: args.progress,
         logs: args.log,
         aggregate_logs: args.aggregate_log,
+        test: args.test,
         ..import::Paths::default()
     };
     paths.report = match args.mixed {

@@ -10,7 +10,7 @@
 //! the whole run, no failures and no tps: they stay `None`.
 
 use super::report_text::Banner;
-use super::ImportError;
+use super::{plausible, ImportError};
 use crate::summary::{PercentileSummary, ScriptSummary, Summary};
 use std::collections::BTreeMap;
 
@@ -39,21 +39,30 @@ fn unprefixed(line: &str) -> &str {
     }
 }
 
+const HAMMERDB: &str = "HammerDB";
+
 /// `N NOPM from M PostgreSQL TPM`, or with `first_result` TPM, `M PostgreSQL TPM at
-/// N NOPM`: (NOPM, TPM).
-fn test_result(rest: &str) -> Option<(i64, i64)> {
+/// N NOPM`: (NOPM, TPM), as their texts.
+fn test_result(rest: &str) -> Option<(&str, &str)> {
     let w: Vec<&str> = rest.split_whitespace().collect();
     match w.as_slice() {
         [nopm, "NOPM", "from", tpm, _, "TPM", ..] | [tpm, _, "TPM", "at", nopm, "NOPM", ..] => {
-            Some((nopm.parse().ok()?, tpm.parse().ok()?))
+            Some((nopm, tpm))
         }
         _ => None,
     }
 }
 
-/// The first number of `text` (`5` of `5 in minutes`).
-fn leading_number(text: &str) -> Option<f64> {
-    text.split_whitespace().next()?.parse().ok()
+/// The first word of `text` (`5` of `5 in minutes`).
+fn first_word(text: &str) -> &str {
+    text.split_whitespace().next().unwrap_or("")
+}
+
+/// `N minutes` as whole seconds, for a run's length.
+fn minutes(text: &str, what: &str) -> Result<i64, String> {
+    let m = plausible::figure(first_word(text), what, HAMMERDB)?;
+    let s = plausible::duration_s(m * 60.0, what, HAMMERDB)?;
+    Ok(s.round() as i64)
 }
 
 /// Reads `file`'s text.
@@ -71,34 +80,50 @@ pub fn parse(file: &str, text: &str) -> Result<Hammerdb, ImportError> {
     put(&mut h, "workload", "tpcc".into());
     let mut profile = Profile::default();
     for (i, line) in text.lines().enumerate() {
+        let at = |message: String| ImportError::Report {
+            file: file.to_string(),
+            line: i + 1,
+            message,
+        };
         let t = unprefixed(line);
         if let Some(v) = t.strip_prefix("HammerDB CLI ") {
             h.banner.client = Some(format!("HammerDB {}", v.trim()));
         } else if let Some(v) = t.strip_prefix("DBVersion:") {
             h.banner.server = Some(v.trim().to_string()).filter(|v| v != "NULL");
         } else if let Some(rest) = t.strip_prefix("Beginning rampup time of ") {
-            if let Some(m) = leading_number(rest) {
-                put(&mut h, "warmup", ((m * 60.0).round() as i64).into());
-            }
+            put(
+                &mut h,
+                "warmup",
+                minutes(rest, "rampup time").map_err(at)?.into(),
+            );
         } else if let Some(rest) = t.strip_prefix("Timing test period of ") {
-            let seconds = leading_number(rest).map(|m| (m * 60.0).round() as i64);
-            h.summary.duration_s = seconds;
+            let seconds = minutes(rest, "test period").map_err(at)?;
+            h.summary.duration_s = Some(seconds);
             put(&mut h, "time", seconds.into());
-        } else if let Some(n) = t
-            .strip_suffix("Active Virtual Users configured")
-            .and_then(leading_number)
-        {
-            h.summary.clients = Some(n as i64);
-            put(&mut h, "client", (n as i64).into());
+        } else if let Some(n) = t.strip_suffix("Active Virtual Users configured") {
+            let users = plausible::count(
+                first_word(n),
+                "active virtual users",
+                plausible::MAX_CLIENTS,
+                HAMMERDB,
+            )
+            .map_err(at)?;
+            h.summary.clients = Some(users);
+            put(&mut h, "client", users.into());
         } else if let Some(rest) = t.strip_prefix("TEST RESULT : System achieved ") {
-            let (nopm, tpm) = test_result(rest).ok_or_else(|| ImportError::Report {
-                file: file.to_string(),
-                line: i + 1,
-                message: "cannot read this TEST RESULT line".to_string(),
-            })?;
-            (h.summary.nopm, h.summary.tpm) = (Some(nopm), Some(tpm));
+            let unreadable = || at("cannot read this TEST RESULT line".to_string());
+            let (nopm, tpm) = test_result(rest).ok_or_else(unreadable)?;
+            let count = |v: &str, what: &str| {
+                let digits = v.strip_prefix('-').unwrap_or(v);
+                if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(unreadable());
+                }
+                plausible::count(v, what, i64::MAX, HAMMERDB).map_err(at)
+            };
+            h.summary.nopm = Some(count(nopm, "NOPM")?);
+            h.summary.tpm = Some(count(tpm, "TPM")?);
         } else {
-            profile.line(t);
+            profile.line(t).map_err(at)?;
         }
     }
     if h.summary.nopm.is_none() {
@@ -119,48 +144,60 @@ struct Profile {
 }
 
 impl Profile {
-    fn line(&mut self, t: &str) {
+    /// Takes one line; the message says what in it is not a figure HammerDB prints.
+    fn line(&mut self, t: &str) -> Result<(), String> {
         if t.starts_with(">>>>> SUMMARY OF ") || t.starts_with(">>>>> VIRTUAL USER ") {
             self.in_summary = t.starts_with(">>>>> SUMMARY OF ");
-            return;
+            return Ok(());
         }
         if !self.in_summary {
-            return;
+            return Ok(());
         }
         if let Some(name) = t.strip_prefix(">>>>> PROC: ") {
             let name = name.trim().to_lowercase();
             self.scripts.push(super::report_text::empty_script(&name));
-        } else if let Some(s) = self.scripts.last_mut() {
-            // `CALLS: 9\tMIN: 0.631ms\tAVG: ...`, tab-separated.
-            let fields: BTreeMap<&str, f64> = t
-                .split('\t')
-                .filter_map(|f| f.split_once(':'))
-                .filter_map(|(k, v)| {
-                    let v = v.trim().trim_end_matches("ms").trim_end_matches('%');
-                    Some((k.trim(), v.parse().ok()?))
-                })
-                .collect();
-            if let Some(&calls) = fields.get("CALLS") {
-                s.transactions = Some(calls as i64);
-                s.latency_avg_ms = fields.get("AVG").copied();
-                let max_ms = fields.get("MAX").copied().unwrap_or(0.0);
-                s.percentiles = Some(PercentileSummary {
-                    values: Vec::new(),
-                    max_ms,
-                    count: calls as u64,
-                });
-            } else if let Some(p) = s
-                .percentiles
-                .as_mut()
-                .filter(|_| fields.contains_key("P99"))
-            {
-                p.values = [25.0, 50.0, 75.0, 95.0, 99.0]
-                    .into_iter()
-                    .filter_map(|q| Some((q, *fields.get(format!("P{q}").as_str())?)))
-                    .collect();
-                s.latency_stddev_ms = fields.get("SD").copied();
+            return Ok(());
+        }
+        let Some(s) = self.scripts.last_mut() else {
+            return Ok(());
+        };
+        // `CALLS: 9\tMIN: 0.631ms\tAVG: ...`, tab-separated.
+        let fields: BTreeMap<&str, &str> = t
+            .split('\t')
+            .filter_map(|f| f.split_once(':'))
+            .map(|(k, v)| {
+                let v = v.trim().trim_end_matches("ms").trim_end_matches('%');
+                (k.trim(), v)
+            })
+            .collect();
+        let ms = |k: &str| -> Result<Option<f64>, String> {
+            fields
+                .get(k)
+                .map(|v| plausible::figure(v, k, HAMMERDB))
+                .transpose()
+        };
+        if let Some(calls) = fields.get("CALLS") {
+            let calls = plausible::count(calls, "CALLS", i64::MAX, HAMMERDB)?;
+            s.transactions = Some(calls);
+            s.latency_avg_ms = ms("AVG")?;
+            s.percentiles = Some(PercentileSummary {
+                values: Vec::new(),
+                max_ms: ms("MAX")?.unwrap_or(0.0),
+                count: calls as u64,
+            });
+        } else if fields.contains_key("P99") {
+            let mut values = Vec::new();
+            for q in [25.0, 50.0, 75.0, 95.0, 99.0] {
+                if let Some(v) = ms(&format!("P{q}"))? {
+                    values.push((q, v));
+                }
+            }
+            if let Some(p) = s.percentiles.as_mut() {
+                p.values = values;
+                s.latency_stddev_ms = ms("SD")?;
             }
         }
+        Ok(())
     }
 }
 

@@ -5,7 +5,7 @@
 //! sum of squares, min, max, lag, skipped, retries, failures by kind) but no
 //! percentiles.
 
-use super::ImportError;
+use super::{plausible, ImportError};
 use crate::histogram::LatencyHistogram;
 use crate::series::{Second, SeriesRecorder};
 use crate::stats::{Counts, StatsData, TxOutcome};
@@ -29,6 +29,18 @@ struct Tx {
     tries: u32,
     outcome: TxOutcome,
     script: usize,
+    /// Which file (by its place in the list) and line it was.
+    at: (usize, usize),
+}
+
+/// What the report says of the run that its `-l` lines must fit.
+#[derive(Debug, Clone, Copy)]
+pub struct RunShape {
+    /// How long the run took, seconds, where the report tells: its `-T`, or its
+    /// transactions over its tps, whichever is longer.
+    pub length_s: Option<f64>,
+    /// Its scripts: a line's script number is below.
+    pub scripts: usize,
 }
 
 /// What the `-l` logs give.
@@ -41,7 +53,13 @@ pub struct TxLogs {
     pub total: StatsData,
 }
 
-fn tx_line(file: &str, line_no: usize, line: &str, cols: Columns) -> Result<Tx, ImportError> {
+fn tx_line(
+    file: &str,
+    line_no: usize,
+    line: &str,
+    cols: Columns,
+    scripts: usize,
+) -> Result<Tx, ImportError> {
     let w: Vec<&str> = line.split_whitespace().collect();
     let want = 6 + usize::from(cols.lag) + usize::from(cols.retries);
     let bad = |message: String| ImportError::Log {
@@ -60,64 +78,75 @@ fn tx_line(file: &str, line_no: usize, line: &str, cols: Columns) -> Result<Tx, 
             .map_err(|_| bad(format!("not a number: {s}")))
     };
     let (outcome, latency) = match w[2] {
-        "skipped" => (TxOutcome::Skipped, 0.0),
-        "failed" | "serialization" => (TxOutcome::SerializationFailure, 0.0),
-        "deadlock" => (TxOutcome::DeadlockFailure, 0.0),
-        "other" => (TxOutcome::OtherFailure, 0.0),
-        v => (TxOutcome::Success, int(v)? as f64),
+        "skipped" => (TxOutcome::Skipped, 0),
+        "failed" | "serialization" => (TxOutcome::SerializationFailure, 0),
+        "deadlock" => (TxOutcome::DeadlockFailure, 0),
+        "other" => (TxOutcome::OtherFailure, 0),
+        v => (TxOutcome::Success, int(v)?),
     };
-    let lag = if cols.lag { int(w[6])? as f64 } else { 0.0 };
+    let lag = if cols.lag { int(w[6])? } else { 0 };
     let retries = if cols.retries { int(w[want - 1])? } else { 0 };
     let (secs, usecs) = (int(w[4])?, int(w[5])?);
     if !(0..MAX_UNIX_S).contains(&secs) || !(0..1_000_000).contains(&usecs) {
         return Err(bad(format!("not a time: {secs} {usecs}")));
     }
-    if latency < 0.0 || lag < 0.0 {
+    if latency < 0 || lag < 0 {
         return Err(bad("a negative latency or lag".to_string()));
     }
+    let tries = u32::try_from(retries)
+        .ok()
+        .and_then(|r| r.checked_add(1))
+        .ok_or_else(|| bad(format!("not a count of retries: {retries}")))?;
+    let script = usize::try_from(int(w[3])?)
+        .ok()
+        .filter(|&s| s < scripts)
+        .ok_or_else(|| {
+            bad(format!(
+                "script {} is not one of the report's {scripts} script(s)",
+                w[3]
+            ))
+        })?;
     Ok(Tx {
         end_us: secs * 1_000_000 + usecs,
-        latency,
-        lag,
-        tries: u32::try_from(retries + 1).map_err(|_| bad("bad retries".to_string()))?,
+        latency: latency as f64,
+        lag: lag as f64,
+        tries,
         outcome,
-        script: usize::try_from(int(w[3])?).map_err(|_| bad("bad script".to_string()))?,
+        script,
+        at: (0, line_no),
     })
 }
 
 /// Unix seconds a log line may carry (year 2100): its microseconds then fit an i64.
-const MAX_UNIX_S: i64 = 4_102_444_800;
-/// How far apart two transactions of one run may end. The per-second series has an
-/// entry for every second between the first and the last: one bad timestamp made a
-/// 420 MB file of empty seconds.
-const MAX_SPAN_US: i64 = 31 * 86_400 * 1_000_000;
+pub(super) const MAX_UNIX_S: i64 = 4_102_444_800;
+
+/// How far a transaction may lie from the middle of the run's lines beyond twice the
+/// run's length: the initial connections, a slow last transaction, clocks.
+const SLACK_US: i64 = 60 * 1_000_000;
+
+/// The same reach when the report does not tell the run's length (`-t`, and nothing
+/// succeeded).
+const REACH_UNKNOWN_US: i64 = 86_400 * 1_000_000;
 
 /// Reads every thread's `-l` log of one run.
-pub fn tx_logs(files: &[(String, String)], cols: Columns) -> Result<TxLogs, ImportError> {
+pub fn tx_logs(
+    files: &[(String, String)],
+    cols: Columns,
+    run: RunShape,
+) -> Result<TxLogs, ImportError> {
     let mut txs = Vec::new();
-    let mut first_end = None;
-    for (name, text) in files {
+    for (f, (name, text)) in files.iter().enumerate() {
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            let tx = tx_line(name, i + 1, line, cols)?;
-            let first = *first_end.get_or_insert(tx.end_us);
-            if (tx.end_us - first).abs() > MAX_SPAN_US {
-                return Err(ImportError::Log {
-                    file: name.clone(),
-                    line: i + 1,
-                    message: format!(
-                        "time {} s is more than 31 days from the first line's, {} s",
-                        tx.end_us / 1_000_000,
-                        first / 1_000_000
-                    ),
-                });
-            }
+            let mut tx = tx_line(name, i + 1, line, cols, run.scripts)?;
+            tx.at.0 = f;
             txs.push(tx);
         }
     }
     txs.sort_by_key(|t| t.end_us);
+    within_run(files, &txs, run)?;
     // The run starts when its first transaction did.
     let origin = txs
         .iter()
@@ -146,6 +175,42 @@ pub fn tx_logs(files: &[(String, String)], cols: Columns) -> Result<TxLogs, Impo
     let last = txs.last().map_or(origin, |t| t.end_us);
     out.seconds = series.finish(last);
     Ok(out)
+}
+
+/// Refuses a transaction (the first in the files' order) that starts, ends or waited
+/// for its schedule further from the middle of the run's lines than the run lasted:
+/// the per-second series has an entry for every second from the first start to the
+/// last end, so one line 30 days off made a 2 s run's file 1.1 GB. `txs` is sorted by
+/// end.
+fn within_run(files: &[(String, String)], txs: &[Tx], run: RunShape) -> Result<(), ImportError> {
+    let Some(mid) = txs.get(txs.len().saturating_sub(1) / 2).map(|t| t.end_us) else {
+        return Ok(());
+    };
+    let reach = run
+        .length_s
+        .map_or(REACH_UNKNOWN_US, |s| (2.0 * s * 1e6) as i64 + SLACK_US);
+    let off = |t: &Tx| {
+        let start = t.end_us.saturating_sub(t.latency as i64);
+        let ends = (t.end_us - mid).abs();
+        let starts = start.saturating_sub(mid).saturating_abs();
+        ends.max(starts).max(t.lag as i64)
+    };
+    let Some(t) = txs.iter().filter(|t| off(t) > reach).min_by_key(|t| t.at) else {
+        return Ok(());
+    };
+    let length = match run.length_s {
+        Some(s) => format!("{s:.0} s by its report"),
+        None => "of a length its report does not tell".to_string(),
+    };
+    Err(ImportError::Log {
+        file: files[t.at.0].0.clone(),
+        line: t.at.1,
+        message: format!(
+            "this transaction lies {} s from the middle of the run's other lines (at {} s), outside the run ({length})",
+            off(t) / 1_000_000,
+            mid / 1_000_000
+        ),
+    })
 }
 
 /// Reads every thread's `--aggregate-interval` log of one run into a timeline
@@ -219,13 +284,25 @@ fn aggregate_line(file: &str, line_no: usize, line: &str) -> Result<(i64, StatsD
             w.len()
         )));
     }
+    // The start and the counts are whole, the latency and lag sums, minima and maxima
+    // finite; none negative.
+    const COUNTS: [usize; 7] = [0, 1, 10, 11, 12, 13, 14];
     let n: Vec<f64> = w
         .iter()
-        .map(|s| {
-            s.parse::<f64>()
-                .map_err(|_| bad(format!("not a number: {s}")))
+        .enumerate()
+        .map(|(i, s)| {
+            let what = format!("column {}", i + 1);
+            let v = if COUNTS.contains(&i) {
+                plausible::count(s, &what, i64::MAX, "pgbench").map(|v| v as f64)
+            } else {
+                plausible::figure(s, &what, "pgbench")
+            };
+            v.map_err(bad)
         })
         .collect::<Result<_, _>>()?;
+    if n[0] >= MAX_UNIX_S as f64 {
+        return Err(bad(format!("not a time: {}", w[0])));
+    }
     let simple = |o: usize, count: i64| crate::stats::SimpleStats {
         count,
         sum: n[o],

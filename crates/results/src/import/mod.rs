@@ -4,10 +4,12 @@
 //! the summary, stderr its `progress:` lines and seed, `-l` logs exact percentiles and
 //! a per-second series, `--aggregate-interval` logs per-interval counters. What the
 //! files do not tell stays null; `run` is always null (the exact counters are not in
-//! the text).
+//! the text). A figure the tool could not have printed is refused with its line
+//! (`plausible` says which), as is a `-l` line outside the run the report describes.
 
 mod hammerdb_text;
 mod logs;
+mod plausible;
 mod progress;
 mod report_text;
 mod sysbench_text;
@@ -15,7 +17,7 @@ mod sysbench_text;
 use crate::document::ResultsFile;
 use crate::summary::PercentileSummary;
 use crate::timeline::{Timeline, TimelineSource};
-pub use logs::Columns;
+pub use logs::{Columns, RunShape};
 use std::path::PathBuf;
 
 /// Why stock output could not be imported.
@@ -31,8 +33,12 @@ pub enum ImportError {
         line: usize,
         message: String,
     },
-    #[error("{file}:{line}: cannot read this progress: line")]
-    Progress { file: String, line: usize },
+    #[error("{file}:{line}: {message}")]
+    Progress {
+        file: String,
+        line: usize,
+        message: String,
+    },
     #[error("{file}:{line}: {message}")]
     Log {
         file: String,
@@ -43,6 +49,10 @@ pub enum ImportError {
         "the -l logs hold {logged} successful transactions but the report counts {reported}: not the logs of this run, or sampled (--sampling-rate)"
     )]
     LogMismatch { logged: i64, reported: i64 },
+    #[error(
+        "--test {test}: {file} is not sysbench's output (only sysbench's does not name its test)"
+    )]
+    TestOfNotSysbench { file: String, test: String },
 }
 
 /// The text of each file, with the name errors cite.
@@ -52,6 +62,8 @@ pub struct Inputs {
     pub progress: Option<(String, String)>,
     pub logs: Vec<(String, String)>,
     pub aggregate_logs: Vec<(String, String)>,
+    /// The sysbench test the report is of (sysbench does not print it).
+    pub test: Option<String>,
 }
 
 /// The files to read.
@@ -61,6 +73,8 @@ pub struct Paths {
     pub progress: Option<PathBuf>,
     pub logs: Vec<PathBuf>,
     pub aggregate_logs: Vec<PathBuf>,
+    /// The sysbench test the report is of (sysbench does not print it).
+    pub test: Option<String>,
 }
 
 fn read(path: &PathBuf) -> Result<(String, String), ImportError> {
@@ -74,6 +88,24 @@ fn read(path: &PathBuf) -> Result<(String, String), ImportError> {
     }
 }
 
+/// What the report tells of the run's length and scripts, which its `-l` lines must
+/// fit: the run lasted its `-T`, or as long as its transactions take at its tps
+/// (pgbench's tps is the successful transactions over the run's time).
+fn run_shape(s: &crate::summary::Summary) -> RunShape {
+    let by_rate = match (s.transactions, s.tps) {
+        (Some(n), Some(tps)) if n > 0 && tps > 0.0 => Some(n as f64 / tps),
+        _ => None,
+    };
+    let by_duration = s.duration_s.map(|d| d as f64);
+    RunShape {
+        length_s: match (by_rate, by_duration) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        },
+        scripts: s.scripts.len().max(1),
+    }
+}
+
 /// Reads the files and imports them.
 pub fn import_files(paths: &Paths) -> Result<ResultsFile, ImportError> {
     let all = |v: &[PathBuf]| v.iter().map(read).collect::<Result<Vec<_>, _>>();
@@ -82,6 +114,7 @@ pub fn import_files(paths: &Paths) -> Result<ResultsFile, ImportError> {
         progress: paths.progress.as_ref().map(read).transpose()?,
         logs: all(&paths.logs)?,
         aggregate_logs: all(&paths.aggregate_logs)?,
+        test: paths.test.clone(),
     };
     import(&inputs)
 }
@@ -91,8 +124,19 @@ pub fn import(inputs: &Inputs) -> Result<ResultsFile, ImportError> {
     let (name, text) = &inputs.report;
     // The report's kind, told by its content.
     let mut options = std::collections::BTreeMap::new();
-    let (mut summary, banner) = if sysbench_text::is_sysbench(text) {
-        sysbench_text::parse(name, text)?
+    let sysbench = sysbench_text::is_sysbench(text);
+    if let (false, Some(test)) = (sysbench, &inputs.test) {
+        return Err(ImportError::TestOfNotSysbench {
+            file: name.clone(),
+            test: test.clone(),
+        });
+    }
+    let (mut summary, banner) = if sysbench {
+        let test = inputs.test.as_deref();
+        if let Some(t) = test {
+            options.insert("workload".to_string(), sysbench_text::test_name(t).into());
+        }
+        sysbench_text::parse(name, text, test)?
     } else if hammerdb_text::is_hammerdb(text) {
         let h = hammerdb_text::parse(name, text)?;
         options = h.options;
@@ -119,7 +163,7 @@ pub fn import(inputs: &Inputs) -> Result<ResultsFile, ImportError> {
         )?);
     }
     if !inputs.logs.is_empty() {
-        let tx = logs::tx_logs(&inputs.logs, cols)?;
+        let tx = logs::tx_logs(&inputs.logs, cols, run_shape(&summary))?;
         let reported = summary.transactions.unwrap_or(0);
         if tx.total.counts.cnt != reported {
             return Err(ImportError::LogMismatch {

@@ -1,7 +1,7 @@
 //! Stock pgbench's stderr: its `progress:` lines (`-P`) become a [`Timeline`], and
 //! `setting random seed to N` gives the seed. Other lines (vacuum, errors) are skipped.
 
-use super::ImportError;
+use super::{plausible, ImportError};
 use crate::timeline::{Point, Timeline, TimelineSource};
 
 /// What stderr tells.
@@ -15,34 +15,49 @@ pub struct Stderr {
 
 /// `progress: 2.0 s, 517.0 tps, lat 6.915 ms stddev 6.726, 12 failed[, lag 0.187 ms]
 /// [, 10 skipped][, 215 retried, 706 retries]` (the time is Unix seconds with
-/// `--progress-timestamp`).
+/// `--progress-timestamp`). Every figure is finite and not negative, every count whole.
 fn progress_line(file: &str, line_no: usize, rest: &str) -> Result<(f64, Point), ImportError> {
-    let bad = || ImportError::Progress {
+    let err = |message: String| ImportError::Progress {
         file: file.to_string(),
         line: line_no,
+        message,
     };
+    let bad = || err("cannot read this progress: line".to_string());
     let mut p = Point::default();
     let mut end = None;
     for part in rest.split(", ") {
         let w: Vec<&str> = part.split_whitespace().collect();
-        let f = |s: &str| s.parse::<f64>().map_err(|_| bad());
-        let n = |s: &str| s.parse::<i64>().map_err(|_| bad());
+        let f = |s: &str, what: &str| -> Result<f64, ImportError> {
+            s.parse::<f64>().map_err(|_| bad())?;
+            plausible::figure(s, what, "pgbench").map_err(err)
+        };
+        let n = |s: &str, what: &str| -> Result<i64, ImportError> {
+            s.parse::<i64>().map_err(|_| bad())?;
+            plausible::count(s, what, i64::MAX, "pgbench").map_err(err)
+        };
         match w.as_slice() {
-            [t, "s"] => end = Some(f(t)?),
-            [v, "tps"] => p.tps = f(v)?,
+            [t, "s"] => end = Some(f(t, "the time")?),
+            [v, "tps"] => p.tps = f(v, "tps")?,
             ["lat", l, "ms", "stddev", sd] => {
-                p.latency_avg_ms = Some(f(l)?);
-                p.latency_stddev_ms = Some(f(sd)?);
+                p.latency_avg_ms = Some(f(l, "lat")?);
+                p.latency_stddev_ms = Some(f(sd, "stddev")?);
             }
-            [v, "failed"] => p.failures = Some(n(v)?),
-            ["lag", l, "ms"] => p.lag_avg_ms = Some(f(l)?),
-            [v, "skipped"] => p.skipped = Some(n(v)?),
-            [v, "retried"] => p.retried = Some(n(v)?),
-            [v, "retries"] => p.retries = Some(n(v)?),
+            [v, "failed"] => p.failures = Some(n(v, "failed")?),
+            ["lag", l, "ms"] => p.lag_avg_ms = Some(f(l, "lag")?),
+            [v, "skipped"] => p.skipped = Some(n(v, "skipped")?),
+            [v, "retried"] => p.retried = Some(n(v, "retried")?),
+            [v, "retries"] => p.retries = Some(n(v, "retries")?),
             _ => return Err(bad()),
         }
     }
-    Ok((end.ok_or_else(bad)?, p))
+    let end = end.ok_or_else(bad)?;
+    // A time past the year 2100 is neither seconds into a run nor a Unix time.
+    if end >= super::logs::MAX_UNIX_S as f64 {
+        return Err(err(format!(
+            "the time {end:e} s is not a time pgbench prints"
+        )));
+    }
+    Ok((end, p))
 }
 
 pub fn parse(file: &str, text: &str) -> Result<Stderr, ImportError> {

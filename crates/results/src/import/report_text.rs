@@ -3,7 +3,7 @@
 //! their figures `None`, except where their absence itself tells the value (no
 //! `maximum number of tries` line means unlimited, no retry lines mean no retries).
 
-use super::ImportError;
+use super::{plausible, ImportError};
 use crate::summary::{Failures, ScriptSummary, StatementSummary, Summary};
 
 /// What the version banner says: `pgbench (15.18 (Debian ...))`, or with
@@ -71,14 +71,14 @@ struct Parser<'a> {
     in_statements: bool,
 }
 
-/// `12 (3.4%)` → 12.
-fn count_before_paren(v: &str) -> Option<i64> {
-    v.split_whitespace().next()?.parse().ok()
+/// The count before ` (3.4%)` in `12 (3.4%)`.
+fn before_paren(v: &str) -> &str {
+    v.split_whitespace().next().unwrap_or("")
 }
 
-/// `7.304 ms` or `7.304 ms (including failures)` → 7.304.
-fn ms_value(v: &str) -> Option<f64> {
-    v.split_whitespace().next()?.parse().ok()
+/// `7.304 ms` or `7.304 ms (including failures)` → `7.304`.
+fn ms_text(v: &str) -> &str {
+    v.split_whitespace().next().unwrap_or("")
 }
 
 /// Where a line is, for errors.
@@ -89,30 +89,32 @@ struct At<'a> {
 }
 
 impl At<'_> {
-    fn bad(self, what: &str) -> ImportError {
+    fn error(self, message: String) -> ImportError {
         ImportError::Report {
             file: self.file.to_string(),
             line: self.line,
-            message: format!("cannot read {what}"),
+            message,
         }
     }
 
-    fn num<T: std::str::FromStr>(self, v: &str, what: &str) -> Result<T, ImportError> {
-        v.trim().parse().map_err(|_| self.bad(what))
+    fn bad(self, what: &str) -> ImportError {
+        self.error(format!("cannot read {what}"))
     }
 
     /// A count pgbench prints from a C int or int64: never negative, and a client or
     /// thread count within an int (a larger one is a wrapped or edited number).
     fn count(self, v: &str, what: &str, max: i64) -> Result<i64, ImportError> {
-        let n: i64 = self.num(v, what)?;
-        if (0..=max).contains(&n) {
-            return Ok(n);
-        }
-        Err(ImportError::Report {
-            file: self.file.to_string(),
-            line: self.line,
-            message: format!("{what} is {n}, not a count pgbench prints"),
-        })
+        plausible::count(v, what, max, "pgbench").map_err(|m| self.error(m))
+    }
+
+    /// A count of transactions (an int64).
+    fn tx(self, v: &str, what: &str) -> Result<i64, ImportError> {
+        self.count(v, what, i64::MAX)
+    }
+
+    /// A latency, rate or time: finite and not negative.
+    fn figure(self, v: &str, what: &str) -> Result<f64, ImportError> {
+        plausible::figure(v, what, "pgbench").map_err(|m| self.error(m))
     }
 }
 
@@ -161,63 +163,49 @@ impl<'a> Parser<'a> {
         let Some((key, v)) = line.split_once(": ").or_else(|| line.split_once(" = ")) else {
             return Ok(());
         };
+        let int = i64::from(i32::MAX);
         let s = &mut self.s;
         match key {
             "transaction type" if s.transaction_type.is_some() => {
-                return Err(ImportError::Report {
-                    file: self.file.to_string(),
-                    line: self.line_no,
-                    message: "a second report starts here (one report per file)".into(),
-                });
+                return Err(at.error("a second report starts here (one report per file)".into()));
             }
             "transaction type" => s.transaction_type = Some(v.to_string()),
-            "scaling factor" => s.scaling_factor = Some(at.num(v, key)?),
+            "scaling factor" => s.scaling_factor = Some(at.count(v, key, int)?),
             "partition method" => s.partition_method = Some(v.to_string()),
-            "partitions" => s.partitions = Some(at.num(v, key)?),
+            "partitions" => s.partitions = Some(at.count(v, key, int)?),
             "query mode" => s.query_mode = Some(v.to_string()),
-            "number of clients" => s.clients = Some(at.count(v, key, i32::MAX.into())?),
-            "number of threads" => s.threads = Some(at.count(v, key, i32::MAX.into())?),
-            "maximum number of tries" => s.max_tries = Some(at.num(v, key)?),
+            "number of clients" => s.clients = Some(at.count(v, key, int)?),
+            "number of threads" => s.threads = Some(at.count(v, key, int)?),
+            // An unsigned int in pgbench.
+            "maximum number of tries" => s.max_tries = Some(at.count(v, key, u32::MAX.into())?),
             "number of transactions per client" => {
-                s.transactions_per_client = Some(at.num(v, key)?)
+                s.transactions_per_client = Some(at.count(v, key, int)?)
             }
-            "duration" => s.duration_s = Some(at.num(v.trim_end_matches(" s"), key)?),
+            "duration" => s.duration_s = Some(at.count(v.trim_end_matches(" s"), key, int)?),
             "number of transactions actually processed" => {
                 let done = v.split('/').next().unwrap_or(v);
-                s.transactions = Some(at.count(done, key, i64::MAX)?);
+                s.transactions = Some(at.tx(done, key)?);
             }
-            "latency average" => {
-                s.latency_avg_ms = Some(ms_value(v).ok_or_else(|| at.bad(key))?);
-            }
-            "latency stddev" => {
-                s.latency_stddev_ms = Some(ms_value(v).ok_or_else(|| at.bad(key))?);
-            }
+            "latency average" => s.latency_avg_ms = Some(at.figure(ms_text(v), key)?),
+            "latency stddev" => s.latency_stddev_ms = Some(at.figure(ms_text(v), key)?),
             "rate limit schedule lag" => self.lag(v)?,
             "initial connection time" => {
-                s.initial_connection_time_ms = Some(ms_value(v).ok_or_else(|| at.bad(key))?);
+                s.initial_connection_time_ms = Some(at.figure(ms_text(v), key)?);
             }
             "average connection time" => {
-                s.average_connection_time_ms = Some(ms_value(v).ok_or_else(|| at.bad(key))?);
+                s.average_connection_time_ms = Some(at.figure(ms_text(v), key)?);
             }
-            "tps" => s.tps = Some(ms_value(v).ok_or_else(|| at.bad(key))?),
+            "tps" => s.tps = Some(at.figure(ms_text(v), key)?),
             k if k.starts_with("number of transactions above the ") => {
                 let limit = k
                     .strip_prefix("number of transactions above the ")
                     .and_then(|r| r.strip_suffix(" ms latency limit"))
                     .ok_or_else(|| at.bad(key))?;
-                s.latency_limit_ms = Some(at.num(limit, key)?);
+                s.latency_limit_ms = Some(at.figure(limit, key)?);
                 let late = v.split('/').next().unwrap_or(v);
-                s.late = Some(at.num(late, key)?);
+                s.late = Some(at.tx(late, key)?);
             }
-            _ => counters(
-                key,
-                v,
-                &mut s.failures,
-                &mut s.retried,
-                &mut s.retries,
-                &mut s.skipped,
-            )
-            .map_err(|()| at.bad(key))?,
+            _ => counters(at, key, v, Counters::of_run(s))?,
         }
         Ok(())
     }
@@ -228,8 +216,8 @@ impl<'a> Parser<'a> {
         let words: Vec<&str> = v.split_whitespace().collect();
         match words.as_slice() {
             ["avg", avg, "(max", max, "ms"] => {
-                self.s.lag_avg_ms = Some(at.num(avg, "lag")?);
-                self.s.lag_max_ms = Some(at.num(max.trim_end_matches(')'), "lag")?);
+                self.s.lag_avg_ms = Some(at.figure(avg, "lag")?);
+                self.s.lag_max_ms = Some(at.figure(max.trim_end_matches(')'), "lag")?);
                 Ok(())
             }
             _ => Err(at.bad("rate limit schedule lag")),
@@ -247,36 +235,28 @@ impl<'a> Parser<'a> {
             self.start_statements(rest);
             return Ok(());
         }
-        let bad = at.bad(rest);
         let Some(sc) = self.s.scripts.last_mut() else {
-            return Err(bad);
+            return Err(at.bad(rest));
         };
         if let Some(w) = rest.strip_prefix("weight: ") {
-            sc.weight = Some(count_before_paren(w).ok_or(bad)?);
+            sc.weight = Some(at.count(before_paren(w), "weight", i32::MAX.into())?);
         } else if let Some((n, tail)) = rest.split_once(" transactions (") {
-            sc.transactions = Some(n.parse().map_err(|_| bad.clone())?);
+            sc.transactions = Some(at.tx(n, "transactions")?);
             let tps = tail
                 .split("tps = ")
                 .nth(1)
-                .and_then(|t| t.strip_suffix(')'));
-            sc.tps = Some(tps.and_then(|t| t.parse().ok()).ok_or(bad)?);
+                .and_then(|t| t.strip_suffix(')'))
+                .ok_or_else(|| at.bad(rest))?;
+            sc.tps = Some(at.figure(tps, "tps")?);
         } else if let Some((key, v)) = rest.split_once(" = ") {
-            let v = ms_value(v).ok_or(bad)?;
+            let v = at.figure(ms_text(v), key)?;
             match key {
                 "latency average" => sc.latency_avg_ms = Some(v),
                 "latency stddev" => sc.latency_stddev_ms = Some(v),
                 _ => {}
             }
         } else if let Some((key, v)) = rest.split_once(": ") {
-            counters(
-                key,
-                v,
-                &mut sc.failures,
-                &mut sc.retried,
-                &mut sc.retries,
-                &mut sc.skipped,
-            )
-            .map_err(|()| bad)?;
+            counters(at, key, v, Counters::of_script(sc))?;
         }
         Ok(())
     }
@@ -299,10 +279,10 @@ impl<'a> Parser<'a> {
             .ok_or_else(|| at.bad("statement line"))?;
         let st = StatementSummary {
             command: command.to_string(),
-            latency_ms: at.num(nums[0], "statement latency")?,
-            failures: at.num(nums[1], "statement failures")?,
+            latency_ms: at.figure(nums[0], "statement latency")?,
+            failures: at.tx(nums[1], "statement failures")?,
             retries: match nums.get(2) {
-                Some(r) => Some(at.num(r, "statement retries")?),
+                Some(r) => Some(at.tx(r, "statement retries")?),
                 None => Some(0),
             },
         };
@@ -377,32 +357,56 @@ pub(super) fn empty_script(name: &str) -> ScriptSummary {
     }
 }
 
-/// The failure, retry and skip lines, for the run or one script.
-fn counters(
-    key: &str,
-    v: &str,
-    failures: &mut Option<Failures>,
-    retried: &mut Option<i64>,
-    retries: &mut Option<i64>,
-    skipped: &mut Option<i64>,
-) -> Result<(), ()> {
-    let n = || count_before_paren(v).ok_or(());
+/// Where the failure, retry and skip lines go: the run's figures or one script's.
+struct Counters<'s> {
+    failures: &'s mut Option<Failures>,
+    retried: &'s mut Option<i64>,
+    retries: &'s mut Option<i64>,
+    skipped: &'s mut Option<i64>,
+}
+
+impl<'s> Counters<'s> {
+    fn of_run(s: &'s mut Summary) -> Self {
+        Counters {
+            failures: &mut s.failures,
+            retried: &mut s.retried,
+            retries: &mut s.retries,
+            skipped: &mut s.skipped,
+        }
+    }
+
+    fn of_script(s: &'s mut ScriptSummary) -> Self {
+        Counters {
+            failures: &mut s.failures,
+            retried: &mut s.retried,
+            retries: &mut s.retries,
+            skipped: &mut s.skipped,
+        }
+    }
+}
+
+/// The failure, retry and skip lines, for the run or one script; other lines are
+/// left alone.
+fn counters(at: At, key: &str, v: &str, c: Counters) -> Result<(), ImportError> {
+    let n = || at.tx(before_paren(v), key);
     match key {
         "number of failed transactions" => {
-            failures.get_or_insert_with(Failures::default).total = n()?
+            c.failures.get_or_insert_with(Failures::default).total = n()?
         }
         "number of serialization failures" => {
-            failures.get_or_insert_with(Failures::default).serialization = Some(n()?)
+            c.failures
+                .get_or_insert_with(Failures::default)
+                .serialization = Some(n()?)
         }
         "number of other failures" => {
-            failures.get_or_insert_with(Failures::default).other = Some(n()?)
+            c.failures.get_or_insert_with(Failures::default).other = Some(n()?)
         }
         "number of deadlock failures" => {
-            failures.get_or_insert_with(Failures::default).deadlock = Some(n()?)
+            c.failures.get_or_insert_with(Failures::default).deadlock = Some(n()?)
         }
-        "number of transactions retried" => *retried = Some(n()?),
-        "total number of retries" => *retries = Some(n()?),
-        "number of transactions skipped" => *skipped = Some(n()?),
+        "number of transactions retried" => *c.retried = Some(n()?),
+        "total number of retries" => *c.retries = Some(n()?),
+        "number of transactions skipped" => *c.skipped = Some(n()?),
         _ => {}
     }
     Ok(())

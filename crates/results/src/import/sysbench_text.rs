@@ -3,10 +3,11 @@
 //! [`Summary`], so a sysbench run and a `--workload=oltp_*` run of pgbench-rs compare
 //! with `pgbench-report compare`: transactions and tps, the ignored errors as
 //! failures, the latency average, maximum and sysbench's one percentile. What sysbench
-//! does not print (stddev, the other percentiles) stays `None`.
+//! does not print (stddev, the other percentiles, the test's name unless the import is
+//! told it) stays `None`.
 
 use super::report_text::Banner;
-use super::ImportError;
+use super::{plausible, ImportError};
 use crate::summary::{Failures, PercentileSummary, Summary};
 
 /// Whether `text` is sysbench's output rather than a pgbench report.
@@ -14,52 +15,81 @@ pub fn is_sysbench(text: &str) -> bool {
     text.starts_with("sysbench ") || text.contains("\nSQL statistics:\n")
 }
 
-/// The number that starts `rest` (`358.46` of `358.46 per sec.)`, `5.0181` of `5.0181s`).
-fn number(rest: &str) -> Option<f64> {
-    let word = rest.split_whitespace().next()?;
-    let digits = word.trim_start_matches('(').trim_end_matches('s');
-    digits.parse().ok()
+/// The word that starts `rest`, as a number's text (`358.46` of `358.46 per sec.)`,
+/// `5.0181` of `5.0181s`).
+fn first_word(rest: &str) -> &str {
+    let word = rest.split_whitespace().next().unwrap_or("");
+    word.trim_start_matches('(').trim_end_matches('s')
 }
 
-/// Reads `file`'s text into the summary and the banner.
-pub fn parse(file: &str, text: &str) -> Result<(Summary, Banner), ImportError> {
+/// The transaction type an import of sysbench's output shows: sysbench does not print
+/// the test it ran, so the name is what `pgbench-report import --test` gave, if
+/// anything (`oltp_read_only`, or as sysbench was given it:
+/// `/usr/share/sysbench/oltp_read_only.lua`).
+pub fn transaction_type(test: Option<&str>) -> String {
+    match test.map(test_name).filter(|n| !n.is_empty()) {
+        Some(n) => format!("<sysbench: {n}>"),
+        None => "<sysbench>".to_string(),
+    }
+}
+
+/// A test's name as `--workload` spells it: without a directory or `.lua`.
+pub fn test_name(test: &str) -> String {
+    let base = test.rsplit('/').next().unwrap_or(test);
+    base.strip_suffix(".lua").unwrap_or(base).to_string()
+}
+
+const SYSBENCH: &str = "sysbench";
+
+/// Reads `file`'s text into the summary and the banner; `test` is the test's name.
+pub fn parse(file: &str, text: &str, test: Option<&str>) -> Result<(Summary, Banner), ImportError> {
     let mut s = Summary {
-        transaction_type: Some("<sysbench>".to_string()),
+        transaction_type: Some(transaction_type(test)),
         ..Summary::default()
     };
     let mut banner = Banner::default();
     let (mut seconds, mut pct, mut max) = (None, None, None);
     for (i, line) in text.lines().enumerate() {
-        let bad = |message: &str| ImportError::Report {
+        let at = |message: String| ImportError::Report {
             file: file.to_string(),
             line: i + 1,
-            message: message.to_string(),
+            message,
         };
+        let count = |v: &str, what: &str, max: i64| {
+            plausible::count(first_word(v), what, max, SYSBENCH).map_err(at)
+        };
+        let figure =
+            |v: &str, what: &str| plausible::figure(first_word(v), what, SYSBENCH).map_err(at);
         let t = line.trim_start();
-        let field = |label: &str| t.strip_prefix(label).and_then(number);
         if let Some(v) = t.strip_prefix("sysbench ") {
             banner.client = v.split_whitespace().next().map(|v| format!("sysbench {v}"));
-        } else if let Some(n) = field("Number of threads:") {
-            s.clients = Some(n as i64);
-            s.threads = Some(n as i64);
+        } else if let Some(rest) = t.strip_prefix("Number of threads:") {
+            let n = count(rest, "number of threads", plausible::MAX_CLIENTS)?;
+            (s.clients, s.threads) = (Some(n), Some(n));
         } else if let Some(rest) = t.strip_prefix("transactions:") {
-            s.transactions = number(rest).map(|n| n as i64);
-            let rate = rest.split_once('(').and_then(|(_, r)| number(r));
-            s.tps = Some(rate.ok_or_else(|| bad("no rate on the transactions line"))?);
+            s.transactions = Some(count(rest, "transactions", i64::MAX)?);
+            let (_, rate) = rest
+                .split_once('(')
+                .ok_or_else(|| at("no rate on the transactions line".to_string()))?;
+            s.tps = Some(figure(rate, "the transactions' rate")?);
         } else if let Some(rest) = t.strip_prefix("ignored errors:") {
-            let total = number(rest).ok_or_else(|| bad("no count of ignored errors"))?;
             s.failures = Some(Failures {
-                total: total as i64,
+                total: count(rest, "ignored errors", i64::MAX)?,
                 ..Failures::default()
             });
-        } else if let Some(v) = field("total time:") {
-            seconds = Some(v);
-        } else if let Some(v) = field("avg:") {
-            s.latency_avg_ms = Some(v);
-        } else if let Some(v) = field("max:") {
-            max = Some(v);
-        } else if let Some((p, v)) = percentile(t) {
-            pct = Some((p, v));
+        } else if let Some(rest) = t.strip_prefix("total time:") {
+            let v = figure(rest, "total time")?;
+            seconds = Some(plausible::duration_s(v, "total time", SYSBENCH).map_err(at)?);
+        } else if let Some(rest) = t.strip_prefix("avg:") {
+            s.latency_avg_ms = Some(figure(rest, "the latency average")?);
+        } else if let Some(rest) = t.strip_prefix("max:") {
+            max = Some(figure(rest, "the latency maximum")?);
+        } else if let Some((p, rest)) = t.split_once("th percentile:") {
+            let p = figure(p, "the percentile")?;
+            if !(p > 0.0 && p <= 100.0) {
+                return Err(at(format!("the {p}th percentile is not a percentile")));
+            }
+            pct = Some((p, figure(rest, "the percentile's latency")?));
         }
     }
     if s.transactions.is_none() || s.tps.is_none() {
@@ -71,15 +101,9 @@ pub fn parse(file: &str, text: &str) -> Result<(Summary, Banner), ImportError> {
     s.percentiles = max.map(|max_ms| PercentileSummary {
         values: pct.into_iter().collect(),
         max_ms,
-        count: s.transactions.unwrap_or(0).max(0) as u64,
+        count: s.transactions.unwrap_or(0) as u64,
     });
     Ok((s, banner))
-}
-
-/// `95th percentile:   12.98` → (95, 12.98).
-fn percentile(line: &str) -> Option<(f64, f64)> {
-    let (p, rest) = line.split_once("th percentile:")?;
-    Some((p.trim().parse().ok()?, number(rest)?))
 }
 
 #[cfg(test)]
@@ -127,7 +151,7 @@ Threads fairness:
     #[test]
     fn a_real_run_reads_back() {
         assert!(is_sysbench(RUN));
-        let (s, banner) = parse("sb.txt", RUN).unwrap();
+        let (s, banner) = parse("sb.txt", RUN, None).unwrap();
         assert_eq!(banner.client.as_deref(), Some("sysbench 1.0.20"));
         assert_eq!(
             (s.clients, s.transactions, s.tps),
@@ -144,6 +168,68 @@ Threads fairness:
         assert!(!is_sysbench(
             "pgbench (15.18)\ntransaction type: <builtin: TPC-B (sort of)>\n"
         ));
-        assert!(parse("x", "sysbench 1.0.20\nFATAL: no such test\n").is_err());
+        assert!(parse("x", "sysbench 1.0.20\nFATAL: no such test\n", None).is_err());
+    }
+
+    /// #38: a capture with `transactions: -1799` was imported as -1799 transactions;
+    /// every count is whole and not negative, every figure finite.
+    #[test]
+    fn issue_38_implausible_figures_are_refused_with_their_line() {
+        for (from, to, want) in [
+            (
+                "1799   (358.46",
+                "-1799   (358.46",
+                "sb.txt:18: transactions is -1799, not a count sysbench prints",
+            ),
+            (
+                "(358.46 per sec.)",
+                "(nan per sec.)",
+                "sb.txt:18: the transactions' rate is NaN, not a figure sysbench prints",
+            ),
+            (
+                "Number of threads: 2",
+                "Number of threads: 4294967295",
+                "sb.txt:4: number of threads is 4294967295, not a count sysbench prints",
+            ),
+            (
+                "5.0181s",
+                "999999999999.0s",
+                "sb.txt:24: total time is 999999999999 s, longer than any run",
+            ),
+            (
+                "avg:                                    5.56",
+                "avg:                                    inf",
+                "sb.txt:29: the latency average is inf, not a figure sysbench prints",
+            ),
+            (
+                "95th percentile:",
+                "195th percentile:",
+                "sb.txt:31: the 195th percentile is not a percentile",
+            ),
+            (
+                "7      (1.39",
+                "-7      (1.39",
+                "sb.txt:20: ignored errors is -7, not a count sysbench prints",
+            ),
+        ] {
+            assert!(RUN.contains(from), "{from}");
+            let e = parse("sb.txt", &RUN.replace(from, to), None)
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(want), "{to}: {e}");
+        }
+    }
+
+    /// #33: sysbench does not print its test's name; `import --test` keeps it.
+    #[test]
+    fn issue_33_the_test_given_names_the_transaction_type() {
+        let (s, _) = parse("sb.txt", RUN, Some("oltp_read_only")).unwrap();
+        assert_eq!(
+            s.transaction_type.as_deref(),
+            Some("<sysbench: oltp_read_only>")
+        );
+        let path = transaction_type(Some("/usr/share/sysbench/oltp_insert.lua"));
+        assert_eq!(path, "<sysbench: oltp_insert>");
+        assert_eq!(transaction_type(None), "<sysbench>");
     }
 }

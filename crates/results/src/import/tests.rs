@@ -39,6 +39,7 @@ fn paths(case: &str) -> Paths {
         progress: Some(dir(case).join("stderr")),
         logs: files(case, "log."),
         aggregate_logs: files(case, "agg."),
+        test: None,
     }
 }
 
@@ -269,7 +270,7 @@ fn bad_input_is_named_with_its_line() {
             .into_iter()
             .map(|t| ("log.0".to_string(), t.to_string()))
             .collect(),
-        aggregate_logs: vec![],
+        ..Inputs::default()
     };
     let err = |i: Inputs| import(&i).unwrap_err().to_string();
     assert_eq!(
@@ -292,7 +293,7 @@ fn bad_input_is_named_with_its_line() {
     let far = "0 1 100 0 1796114956 1 0\n0 2 100 0 2796114956 1 0\n";
     assert_eq!(
         err(with(None, vec![far])),
-        "log.0:2: time 2796114956 s is more than 31 days from the first line's, 1796114956 s"
+        "log.0:2: this transaction lies 1000000000 s from the middle of the run's other lines (at 1796114956 s), outside the run (4 s by its report)"
     );
     assert_eq!(
         err(with(None, vec!["0 1 100 0 99999999999999 1 0\n"])),
@@ -372,5 +373,186 @@ fn progress_timestamps_and_aborted_runs() {
     assert_eq!(
         doc.summary.aborted_clients, None,
         "aborted: how many is not printed"
+    );
+}
+
+/// The recorded case's files as text, with `edit` applied to the file named `name`.
+fn inputs_edited(case: &str, name: &str, edit: impl Fn(&str) -> String) -> Inputs {
+    let read = |p: &PathBuf| {
+        let text = std::fs::read_to_string(p).unwrap();
+        let file = p.file_name().unwrap().to_str().unwrap().to_string();
+        let text = if file == name { edit(&text) } else { text };
+        (file, text)
+    };
+    let p = paths(case);
+    Inputs {
+        report: read(&p.report),
+        progress: p.progress.as_ref().map(read),
+        logs: p.logs.iter().map(read).collect(),
+        aggregate_logs: p.aggregate_logs.iter().map(read).collect(),
+        test: None,
+    }
+}
+
+/// #38: one `-l` line 30 days off made a 4 s run's results file gigabytes of empty
+/// seconds (the bound was 31 days from the first line); a line far outside the run
+/// the report describes is refused with its line number, and so is a latency that
+/// would start the run that far back, or a script the report does not have.
+#[test]
+fn issue_38_a_log_line_outside_the_run_is_refused_with_its_line() {
+    let case = "T-progress-logged";
+    let shift = |text: &str, line: usize, by_s: i64| -> String {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let mut w: Vec<String> = lines[line - 1].split(' ').map(str::to_string).collect();
+        w[4] = (w[4].parse::<i64>().unwrap() + by_s).to_string();
+        lines[line - 1] = w.join(" ");
+        lines.join("\n") + "\n"
+    };
+    let e = import(&inputs_edited(case, "log.0", |t| shift(t, 7, 30 * 86_400)))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("log.0:7: this transaction lies 25919"), "{e}");
+    assert!(e.ends_with("outside the run (4 s by its report)"), "{e}");
+    // A few seconds off is the run's own slack: it imports.
+    let doc = import(&inputs_edited(case, "log.0", |t| shift(t, 7, 5))).unwrap();
+    assert!(doc.imported_timeline.unwrap().points.len() < 20);
+    // A latency of 30 days would start the series that far back.
+    let long = |t: &str| {
+        let mut lines: Vec<String> = t.lines().map(str::to_string).collect();
+        let mut w: Vec<String> = lines[2].split(' ').map(str::to_string).collect();
+        w[2] = (30_i64 * 86_400 * 1_000_000).to_string();
+        lines[2] = w.join(" ");
+        lines.join("\n") + "\n"
+    };
+    let e = import(&inputs_edited(case, "log.1", long))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("log.1:3: this transaction lies "), "{e}");
+    // The first line's script number (before its seconds, 1796...), 0, made 7.
+    let script = |t: &str| t.replacen(" 0 1", " 7 1", 1);
+    let e = import(&inputs_edited(case, "log.0", script))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "log.0:1: script 7 is not one of the report's 1 script(s)"
+    );
+}
+
+/// #38: pgbench's own report import already refused a wrapped client count; every
+/// count of the report, the progress lines and the aggregate logs is now whole and
+/// not negative, every figure finite and not negative, a duration within `-T`'s.
+#[test]
+fn issue_38_implausible_figures_of_stock_output_are_refused() {
+    let report = |from: &str, to: &str| {
+        let e = import(&inputs_edited("max-tries", "stdout", |t| {
+            assert!(t.contains(from), "{from}");
+            t.replace(from, to)
+        }))
+        .unwrap_err()
+        .to_string();
+        e.split_once(": ").map(|(_, m)| m.to_string()).unwrap()
+    };
+    for (from, to, want) in [
+        (
+            "tps = 507.035462",
+            "tps = nan",
+            "tps is NaN, not a figure pgbench prints",
+        ),
+        (
+            "latency average = 7.244 ms",
+            "latency average = inf ms",
+            "latency average is inf, not a figure pgbench prints",
+        ),
+        (
+            "latency stddev = 7.144 ms",
+            "latency stddev = -7.144 ms",
+            "latency stddev is -7.144, not a figure pgbench prints",
+        ),
+        (
+            "actually processed: 2023",
+            "actually processed: -1799",
+            "number of transactions actually processed is -1799, not a count pgbench prints",
+        ),
+        (
+            "number of failed transactions: 36",
+            "number of failed transactions: -36",
+            "number of failed transactions is -36, not a count pgbench prints",
+        ),
+        (
+            "total number of retries: 2631",
+            "total number of retries: 99999999999999999999",
+            "total number of retries is 99999999999999999999, not a count pgbench prints",
+        ),
+        (
+            "duration: 4 s",
+            "duration: 999999999999 s",
+            "duration is 999999999999, not a count pgbench prints",
+        ),
+        (
+            "0.235          36",
+            "NaN          36",
+            "statement latency is NaN, not a figure pgbench prints",
+        ),
+    ] {
+        assert!(
+            report(from, to).ends_with(want),
+            "{to}: {}",
+            report(from, to)
+        );
+    }
+    let progress = |to: &str| {
+        import(&inputs_edited("max-tries", "stderr", |t| {
+            let first = t.lines().find(|l| l.starts_with("progress: ")).unwrap();
+            t.replace(first, to)
+        }))
+        .unwrap_err()
+        .to_string()
+    };
+    for (line, want) in [
+        (
+            "progress: 1.0 s, nan tps, lat 7.0 ms stddev 1.0, 0 failed",
+            "tps is NaN, not a figure pgbench prints",
+        ),
+        (
+            "progress: 1.0 s, 500.0 tps, lat inf ms stddev 1.0, 0 failed",
+            "lat is inf, not a figure pgbench prints",
+        ),
+        (
+            "progress: 1.0 s, 500.0 tps, lat 7.0 ms stddev 1.0, -3 failed",
+            "failed is -3, not a count pgbench prints",
+        ),
+        (
+            "progress: inf s, 500.0 tps, lat 7.0 ms stddev 1.0, 0 failed",
+            "the time is inf, not a figure pgbench prints",
+        ),
+        (
+            "progress: 1e300 s, 500.0 tps, lat 7.0 ms stddev 1.0, 0 failed",
+            "the time 1e300 s is not a time pgbench prints",
+        ),
+    ] {
+        let e = progress(line);
+        assert!(e.starts_with("stderr:") && e.ends_with(want), "{line}: {e}");
+    }
+    let aggregate = |from_col: usize, to: &str| {
+        import(&inputs_edited("T-aggregate", "agg.0", |t| {
+            let mut w: Vec<&str> = t.lines().next().unwrap().split(' ').collect();
+            w[from_col] = to;
+            t.replacen(t.lines().next().unwrap(), &w.join(" "), 1)
+        }))
+        .unwrap_err()
+        .to_string()
+    };
+    assert_eq!(
+        aggregate(2, "nan"),
+        "agg.0:1: column 3 is NaN, not a figure pgbench prints"
+    );
+    assert_eq!(
+        aggregate(1, "-5"),
+        "agg.0:1: column 2 is -5, not a count pgbench prints"
+    );
+    assert_eq!(
+        aggregate(0, "99999999999"),
+        "agg.0:1: not a time: 99999999999"
     );
 }

@@ -169,3 +169,57 @@ fn a_hammerdb_import_compares_with_a_tpcc_run_on_nopm_and_tpm() {
     let table = crate::compare::render_table(&c);
     assert!(table.lines().any(|l| l.starts_with("NOPM ")), "{table}");
 }
+
+/// #38: negative NOPM (which `compare` then called -200%), 4,294,967,295 virtual
+/// users and a 999,999,999,999-minute test were imported as they stood.
+#[test]
+fn issue_38_implausible_figures_are_refused_with_their_line() {
+    for (from, to, want) in [
+        (
+            "26275 NOPM from",
+            "-26275 NOPM from",
+            "run.log:25: NOPM is -26275, not a count HammerDB prints",
+        ),
+        (
+            "from 61185 PostgreSQL",
+            "from -61185 PostgreSQL",
+            "run.log:25: TPM is -61185, not a count HammerDB prints",
+        ),
+        (
+            "Vuser 1:4 Active Virtual Users",
+            "Vuser 1:4294967295 Active Virtual Users",
+            "run.log:24: active virtual users is 4294967295, not a count HammerDB prints",
+        ),
+        (
+            "Timing test period of 3 in minutes",
+            "Timing test period of 999999999999 in minutes",
+            "run.log:22: test period is 59999999999940 s, longer than any run",
+        ),
+        (
+            "rampup time of 1 minutes",
+            "rampup time of nan minutes",
+            "run.log:13: rampup time is NaN, not a figure HammerDB prints",
+        ),
+        (
+            "CALLS: 52547\tMIN",
+            "CALLS: -52547\tMIN",
+            "run.log:42: CALLS is -52547, not a count HammerDB prints",
+        ),
+        (
+            "AVG: 3.041ms",
+            "AVG: infms",
+            "run.log:42: AVG is inf, not a figure HammerDB prints",
+        ),
+        (
+            "P99: 9.880ms",
+            "P99: -9.880ms",
+            "run.log:43: P99 is -9.88, not a figure HammerDB prints",
+        ),
+    ] {
+        assert!(RUN_LOG.contains(from), "{from}");
+        let e = parse("run.log", &RUN_LOG.replace(from, to))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with(want), "{to}: {e}");
+    }
+}
