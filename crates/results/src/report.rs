@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 pub use pgbench_script::cnum::fmt_f;
 
-fn pct(part: i64, whole: i64) -> String {
+pub(crate) fn pct(part: i64, whole: i64) -> String {
     fmt_f(100.0 * part as f64 / whole as f64, 3)
 }
 

@@ -9,7 +9,7 @@
 
 use crate::document::{Origin, ResultsFile};
 use crate::report::{self, fmt_f};
-use crate::summary::{Failures, PercentileSummary, Summary};
+use crate::summary::{Failures, PercentileSummary, ScriptSummary, Summary};
 use std::fmt::Write;
 
 /// The PostgreSQL version pgbench-rs reproduces, as pgbench's `PG_VERSION` and
@@ -88,20 +88,51 @@ pub fn render(doc: &ResultsFile) -> String {
         Origin::StockImport { files } => files.join(", "),
         Origin::PgbenchRs => String::new(),
     };
-    // A sysbench or HammerDB import's client is not stock pgbench.
-    let tool = match doc.client_version.as_deref() {
-        Some(v) if !v.starts_with("pgbench") => v.split_whitespace().next().unwrap_or(v),
-        _ => "stock pgbench",
-    };
+    let source = Source::of(doc);
     let _ = writeln!(
         out,
-        "imported from {tool} output ({files}): the figures it printed, not its exact counters"
+        "imported from {} output ({files}): the figures it printed, not its exact counters",
+        source.tool()
     );
     if let Some(v) = &doc.client_version {
         let _ = writeln!(out, "client: {v}");
     }
-    render_summary(&doc.summary, &mut out);
+    render_summary(&doc.summary, source, &mut out);
     out
+}
+
+/// Whose output an import read. Stock pgbench's report is shown again in its own
+/// words, percentages and the tps line's note included (the summary holds what they
+/// are computed from); sysbench's and HammerDB's in pgbench's words, with only the
+/// figures they printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Stock,
+    Sysbench,
+    Hammerdb,
+}
+
+impl Source {
+    /// By the transaction type its importer gave, or else by its client's banner.
+    pub fn of(doc: &ResultsFile) -> Source {
+        let kind = doc.summary.transaction_type.as_deref().unwrap_or("");
+        let client = doc.client_version.as_deref().unwrap_or("");
+        if kind.starts_with("<sysbench") || client.starts_with("sysbench") {
+            Source::Sysbench
+        } else if kind.starts_with("<HammerDB") || client.starts_with("HammerDB") {
+            Source::Hammerdb
+        } else {
+            Source::Stock
+        }
+    }
+
+    fn tool(self) -> &'static str {
+        match self {
+            Source::Stock => "stock pgbench",
+            Source::Sysbench => "sysbench",
+            Source::Hammerdb => "HammerDB",
+        }
+    }
 }
 
 fn line<T: std::fmt::Display>(out: &mut String, label: &str, v: Option<T>) {
@@ -114,21 +145,47 @@ fn ms(v: Option<f64>) -> Option<String> {
     v.map(|v| format!("{} ms", fmt_f(v, 3)))
 }
 
-fn failure_lines(out: &mut String, prefix: &str, f: Option<Failures>) {
-    if let Some(f) = f {
-        let _ = writeln!(out, "{prefix}number of failed transactions: {}", f.total);
-        line(
-            out,
-            &format!("{prefix}number of serialization failures: "),
-            f.serialization,
-        );
-        line(
-            out,
-            &format!("{prefix}number of deadlock failures: "),
-            f.deadlock,
-        );
-        line(out, &format!("{prefix}number of other failures: "), f.other);
+/// `n`, and its share of `total` as pgbench prints it (`12 (3.400%)`) where the
+/// total is known.
+fn counted(n: i64, total: Option<i64>) -> String {
+    match total {
+        Some(t) => format!("{n} ({}%)", report::pct(n, t)),
+        None => n.to_string(),
     }
+}
+
+/// pgbench's total of a run or script: successes, skipped and failed.
+fn all_transactions(done: Option<i64>, skipped: Option<i64>, f: Option<Failures>) -> Option<i64> {
+    Some(done? + skipped.unwrap_or(0) + f?.total)
+}
+
+/// The failure lines, with their shares of `total` when it is given.
+fn failure_lines(out: &mut String, prefix: &str, f: Option<Failures>, total: Option<i64>) {
+    if let Some(f) = f {
+        let kinds = [
+            ("failed transactions", Some(f.total)),
+            ("serialization failures", f.serialization),
+            ("deadlock failures", f.deadlock),
+            ("other failures", f.other),
+        ];
+        for (kind, n) in kinds {
+            let label = format!("{prefix}number of {kind}: ");
+            line(out, &label, n.map(|n| counted(n, total)));
+        }
+    }
+}
+
+/// The retry lines (runs that may retry).
+fn retry_lines(
+    out: &mut String,
+    prefix: &str,
+    retried: Option<i64>,
+    retries: Option<i64>,
+    total: Option<i64>,
+) {
+    let label = format!("{prefix}number of transactions retried: ");
+    line(out, &label, retried.map(|n| counted(n, total)));
+    line(out, &format!("{prefix}total number of retries: "), retries);
 }
 
 fn percentile_lines(out: &mut String, title: &str, p: Option<&PercentileSummary>) {
@@ -142,7 +199,8 @@ fn percentile_lines(out: &mut String, title: &str, p: Option<&PercentileSummary>
 }
 
 /// The summary's figures in the report's order and words.
-pub fn render_summary(s: &Summary, out: &mut String) {
+pub fn render_summary(s: &Summary, source: Source, out: &mut String) {
+    let stock = source == Source::Stock;
     line(out, "transaction type: ", s.transaction_type.as_ref());
     line(out, "scaling factor: ", s.scaling_factor);
     line(out, "partition method: ", s.partition_method.as_ref());
@@ -161,25 +219,31 @@ pub fn render_summary(s: &Summary, out: &mut String) {
         s.transactions_per_client,
     );
     line(out, "duration: ", s.duration_s.map(|d| format!("{d} s")));
+    // pgbench multiplies two ints for a -t run's total.
+    let of = match (stock, s.transactions_per_client, s.clients) {
+        (true, Some(n), Some(c)) => format!("/{}", (n as i32).wrapping_mul(c as i32)),
+        _ => String::new(),
+    };
     line(
         out,
         "number of transactions actually processed: ",
-        s.transactions,
+        s.transactions.map(|n| format!("{n}{of}")),
     );
-    failure_lines(out, "", s.failures);
+    let total = all_transactions(s.transactions, s.skipped, s.failures).filter(|_| stock);
+    failure_lines(out, "", s.failures, total);
     if s.max_tries != Some(1) {
-        line(out, "number of transactions retried: ", s.retried);
-        line(out, "total number of retries: ", s.retries);
+        retry_lines(out, "", s.retried, s.retries, total);
     }
-    if s.latency_limit_ms.is_some() {
-        line(out, "number of transactions skipped: ", s.skipped);
-        line(
-            out,
-            "number of transactions above the latency limit: ",
-            s.late,
-        );
-    }
-    line(out, "latency average = ", ms(s.latency_avg_ms));
+    limit_lines(s, stock, total, out);
+    let including = stock && s.latency_avg_derived && s.failures.is_some_and(|f| f.total > 0);
+    let avg = ms(s.latency_avg_ms).map(|a| {
+        a + if including {
+            " (including failures)"
+        } else {
+            ""
+        }
+    });
+    line(out, "latency average = ", avg);
     line(out, "latency stddev = ", ms(s.latency_stddev_ms));
     if let (Some(a), Some(m)) = (s.lag_avg_ms, s.lag_max_ms) {
         let _ = writeln!(
@@ -199,53 +263,153 @@ pub fn render_summary(s: &Summary, out: &mut String) {
         "average connection time = ",
         ms(s.average_connection_time_ms),
     );
-    line(out, "tps = ", s.tps.map(|t| fmt_f(t, 6)));
+    let note = match (stock, s.average_connection_time_ms) {
+        (false, _) => "",
+        (true, Some(_)) => " (including reconnection times)",
+        (true, None) => " (without initial connection time)",
+    };
+    line(
+        out,
+        "tps = ",
+        s.tps.map(|t| format!("{}{note}", fmt_f(t, 6))),
+    );
     if let (Some(nopm), Some(tpm)) = (s.nopm, s.tpm) {
         let _ = writeln!(
             out,
             "TEST RESULT : System achieved {nopm} NOPM from {tpm} PostgreSQL TPM"
         );
     }
-    script_lines(s, out);
+    script_lines(s, source, out);
+}
+
+/// `-L`'s lines: the skipped transactions (stock prints them under `-R` only) and
+/// those above the limit.
+fn limit_lines(s: &Summary, stock: bool, total: Option<i64>, out: &mut String) {
+    let Some(limit) = s.latency_limit_ms else {
+        return;
+    };
+    if !stock || s.lag_avg_ms.is_some() {
+        line(
+            out,
+            "number of transactions skipped: ",
+            s.skipped.map(|n| counted(n, total)),
+        );
+    }
+    match (stock, s.late, s.transactions) {
+        (true, Some(late), Some(done)) => {
+            let share = if done > 0 {
+                100.0 * late as f64 / done as f64
+            } else {
+                0.0
+            };
+            let _ = writeln!(
+                out,
+                "number of transactions above the {} ms latency limit: {late}/{done} ({}%)",
+                fmt_f(limit, 1),
+                fmt_f(share, 3)
+            );
+        }
+        _ => line(
+            out,
+            "number of transactions above the latency limit: ",
+            s.late,
+        ),
+    }
+}
+
+/// One script's counters when there are several, as stock prints them or in
+/// pgbench's words.
+fn script_counters(s: &Summary, sc: &ScriptSummary, stock: bool, out: &mut String) {
+    let weights: Option<i64> = s.scripts.iter().map(|sc| sc.weight).sum();
+    match (
+        stock,
+        sc.weight,
+        weights,
+        sc.transactions,
+        s.transactions,
+        sc.tps,
+    ) {
+        (true, Some(w), Some(all_w), Some(n), Some(all_n), Some(tps)) => {
+            let share = |part: i64, whole: i64| fmt_f(100.0 * part as f64 / whole as f64, 1);
+            let _ = writeln!(
+                out,
+                " - weight: {w} (targets {}% of total)",
+                share(w, all_w)
+            );
+            let _ = writeln!(
+                out,
+                " - {n} transactions ({}% of total, tps = {})",
+                share(n, all_n),
+                fmt_f(tps, 6)
+            );
+        }
+        _ => {
+            line(out, " - weight: ", sc.weight);
+            line(out, " - transactions: ", sc.transactions);
+            line(out, " - tps = ", sc.tps.map(|t| fmt_f(t, 6)));
+        }
+    }
+    let total = all_transactions(sc.transactions, sc.skipped, sc.failures).filter(|_| stock);
+    failure_lines(out, " - ", sc.failures, total);
+    if stock && s.max_tries != Some(1) {
+        retry_lines(out, " - ", sc.retried, sc.retries, total);
+    }
+    if stock && s.lag_avg_ms.is_some() && s.latency_limit_ms.is_some() && total > Some(0) {
+        line(
+            out,
+            " - number of transactions skipped: ",
+            sc.skipped.map(|n| counted(n, total)),
+        );
+    }
+    line(out, " - latency average = ", ms(sc.latency_avg_ms));
+    line(out, " - latency stddev = ", ms(sc.latency_stddev_ms));
 }
 
 /// Each script's block, then the percentiles.
-fn script_lines(s: &Summary, out: &mut String) {
+fn script_lines(s: &Summary, source: Source, out: &mut String) {
+    let stock = source == Source::Stock;
+    // Stock's columns: no retries column for runs that do not retry.
+    let single = stock && s.max_tries == Some(1);
     let several = s.scripts.len() > 1;
     for (i, sc) in s.scripts.iter().enumerate() {
         if several {
             let _ = writeln!(out, "SQL script {}: {}", i + 1, sc.name);
-            line(out, " - weight: ", sc.weight);
-            line(out, " - transactions: ", sc.transactions);
-            line(out, " - tps = ", sc.tps.map(|t| fmt_f(t, 6)));
-            failure_lines(out, " - ", sc.failures);
-            line(out, " - latency average = ", ms(sc.latency_avg_ms));
-            line(out, " - latency stddev = ", ms(sc.latency_stddev_ms));
+            script_counters(s, sc, stock, out);
         }
         if !sc.statements.is_empty() {
             let _ = writeln!(
                 out,
-                "{}statement latencies in milliseconds, failures and retries:",
-                if several { " - " } else { "" }
+                "{}statement latencies in milliseconds{}:",
+                if several { " - " } else { "" },
+                if single {
+                    " and failures"
+                } else {
+                    ", failures and retries"
+                }
             );
             for st in &sc.statements {
                 let retries = st.retries.map_or("-".to_string(), |r| r.to_string());
+                let retries = if single {
+                    String::new()
+                } else {
+                    format!("  {retries:>10}")
+                };
                 let _ = writeln!(
                     out,
-                    "   {:>11}  {:>10}  {:>10}  {}",
+                    "   {:>11}  {:>10}{retries}  {}",
                     fmt_f(st.latency_ms, 3),
                     st.failures,
-                    retries,
                     st.command
                 );
             }
         }
     }
-    percentile_lines(
-        out,
-        "latency percentiles in milliseconds (from the -l logs):",
-        s.percentiles.as_ref(),
-    );
+    let title = match source {
+        Source::Sysbench => "latency percentile in milliseconds (sysbench's own):",
+        Source::Hammerdb => "latency percentiles in milliseconds (HammerDB's own):",
+        Source::Stock => "latency percentiles in milliseconds (from the -l logs):",
+    };
+    percentile_lines(out, title, s.percentiles.as_ref());
     if several {
         for (i, sc) in s.scripts.iter().enumerate() {
             let title = format!(

@@ -7,11 +7,13 @@
 //! lengths).
 
 pub mod caveats;
+mod figures;
 pub mod interval;
 pub mod server;
 mod table;
 
 use crate::document::ResultsFile;
+use figures::figures;
 use interval::{Interval, NoInterval, Series};
 use server::ServerFigure;
 pub use table::{render_table, Format};
@@ -152,7 +154,14 @@ impl Figure {
             Figure::Tps => s.tps,
             Figure::LatencyAvg => s.latency_avg_ms,
             Figure::LatencyStddev => s.latency_stddev_ms,
-            Figure::Percentile(p) => s.percentiles.as_ref()?.at(*p),
+            // A percentile the summary does not list (sysbench's 95th, set beside a
+            // pgbench-rs run) from the run's histogram, where it has one.
+            Figure::Percentile(p) => {
+                s.percentiles.as_ref().and_then(|ps| ps.at(*p)).or_else(|| {
+                    let h = doc.histogram().filter(|h| !h.is_empty())?;
+                    Some(h.value_at_quantile(p / 100.0) as f64 / 1000.0)
+                })
+            }
             Figure::LatencyMax => Some(s.percentiles.as_ref()?.max_ms),
             Figure::FailedPct => {
                 let f = s.failures?.total as f64;
@@ -274,33 +283,6 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     /// What the verdicts do not show: the files' warnings, runs of unlike lengths.
     pub caveats: Vec<String>,
-}
-
-fn figures(sides: &[Side]) -> Vec<Figure> {
-    let mut v = vec![Figure::Tps, Figure::LatencyAvg, Figure::LatencyStddev];
-    v.extend(crate::summary::SUMMARY_PERCENTILES.map(Figure::Percentile));
-    v.extend([
-        Figure::LatencyMax,
-        Figure::FailedPct,
-        Figure::Retries,
-        Figure::LagAvg,
-    ]);
-    let first = &sides[0].runs[0].summary;
-    if first.nopm.is_some() {
-        v.splice(0..0, [Figure::Nopm, Figure::Tpm]);
-    }
-    if first.scripts.len() > 1 {
-        for sc in &first.scripts {
-            v.push(Figure::ScriptTps(sc.name.clone()));
-            v.push(Figure::ScriptLatency(sc.name.clone()));
-        }
-    }
-    for (name, st) in first.statements() {
-        v.push(Figure::Statement(format!("{name}: {}", st.command)));
-    }
-    let all: Vec<&ResultsFile> = sides.iter().flat_map(|s| &s.runs).collect();
-    v.extend(server::figures(&all).into_iter().map(Figure::Server));
-    v
 }
 
 /// Both sides' latency average is pgbench's derived one (no `-P`, `-R`, `-L`).

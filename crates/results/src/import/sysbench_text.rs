@@ -232,4 +232,66 @@ Threads fairness:
         assert_eq!(path, "<sysbench: oltp_insert>");
         assert_eq!(transaction_type(None), "<sysbench>");
     }
+
+    /// #33: the import lost the test's name, `show` called sysbench's own 95th
+    /// percentile one "from the -l logs", and `compare` dropped its row.
+    #[test]
+    fn issue_33_show_and_compare_keep_what_sysbench_printed() {
+        use crate::compare::{compare, Figure, Side};
+        use crate::document::{ResultsFile, RunMeta};
+        use crate::import::{import, Inputs};
+        use crate::synthetic::{run, Spec};
+        let imported = import(&Inputs {
+            report: ("sb.txt".to_string(), RUN.to_string()),
+            test: Some("oltp_read_only".to_string()),
+            ..Inputs::default()
+        })
+        .unwrap();
+        assert_eq!(imported.options["workload"], "oltp_read_only");
+        let shown = crate::show::render(&imported);
+        assert!(
+            shown.starts_with("imported from sysbench output (sb.txt)"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("transaction type: <sysbench: oltp_read_only>\n"),
+            "{shown}"
+        );
+        assert!(
+            shown.ends_with(
+                "latency percentile in milliseconds (sysbench's own):\n  p95 = 12.980\n  max = 1024.500\n"
+            ),
+            "{shown}"
+        );
+        assert!(!shown.contains("-l logs"), "{shown}");
+        // Ours has no 95th in its summary: compare reads it from its histogram.
+        let ours = ResultsFile::from_run(run(&Spec::tpcb(2, 5, 300.0, 2000.0)), RunMeta::default());
+        let p95 = ours.histogram().unwrap().value_at_quantile(0.95) as f64 / 1000.0;
+        let sides = [
+            Side {
+                label: "sysbench".into(),
+                runs: vec![imported],
+            },
+            Side {
+                label: "ours".into(),
+                runs: vec![ours],
+            },
+        ];
+        let c = compare(&sides).unwrap();
+        let row = c
+            .rows
+            .iter()
+            .find(|r| r.figure == Figure::Percentile(95.0))
+            .expect("a p95 row");
+        assert_eq!(row.values, [Some(12.98), Some(p95)]);
+        let figures: Vec<&Figure> = c.rows.iter().map(|r| &r.figure).collect();
+        let at = |f: Figure| figures.iter().position(|g| **g == f).unwrap();
+        assert!(at(Figure::Percentile(90.0)) < at(Figure::Percentile(95.0)));
+        assert!(at(Figure::Percentile(95.0)) < at(Figure::Percentile(99.0)));
+        let table = crate::compare::render_table(&c);
+        assert!(
+            table.lines().any(|l| l.starts_with("latency p95 (ms)")),
+            "{table}"
+        );
+    }
 }

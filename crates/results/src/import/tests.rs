@@ -556,3 +556,29 @@ fn issue_38_implausible_figures_of_stock_output_are_refused() {
         "agg.0:1: not a time: 99999999999"
     );
 }
+/// #33: `show` of an imported stock report dropped `(0.000%)` and `(without initial
+/// connection time)` (and the other shares, `/N` of a -t run, stock's -L line and
+/// statement columns): it now prints stock's report as stock printed it, less the
+/// banner, then the percentiles of its -l logs.
+#[test]
+fn issue_33_show_of_a_stock_import_prints_stocks_report() {
+    for case in CASES {
+        let doc = import_files(&paths(case)).unwrap();
+        let shown = crate::show::render(&doc);
+        let (header, rest) = shown.split_at(shown.match_indices('\n').nth(1).unwrap().0 + 1);
+        assert!(
+            header.starts_with("imported from stock pgbench output ("),
+            "{header}"
+        );
+        let out = stdout(case);
+        let report = out.split_once('\n').unwrap().1;
+        let tail = rest
+            .strip_prefix(report)
+            .unwrap_or_else(|| panic!("{case}: shown\n{rest}\nstock\n{report}"));
+        assert!(
+            tail.is_empty()
+                || tail.starts_with("latency percentiles in milliseconds (from the -l logs):\n"),
+            "{case}: {tail}"
+        );
+    }
+}
