@@ -2,10 +2,13 @@
 //! docs/results.schema.json, `pgbench-report show` prints the run's stdout (banner and
 //! report) byte for byte from it, the per-second series adds up to the report, and the
 //! page is written; a run stopped by Ctrl-C, after its warm-up and in it, says so in
-//! its file, and `show`, `check` and `compare` act on it.
+//! its file, and `show`, `check` and `compare` act on it; a FIFO's reader gets the
+//! file, and a signal ends a wait for one.
 //! Default output is unchanged (the extras add nothing to stdout).
 
 use crate::support::{fresh_db, script_file};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 pub fn schema() -> jsonschema::Validator {
     let text = std::fs::read_to_string(concat!(
@@ -483,4 +486,211 @@ fn issue_38_ctrl_c_in_the_warm_up_leaves_a_file_that_says_nothing_was_measured()
         ),
         "{text}"
     );
+}
+
+/// A FIFO made in `dir`.
+fn mkfifo(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    let fifo = dir.path().join("results.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.unwrap().success());
+    fifo
+}
+
+/// A reader of `fifo` there from now on (opened without waiting for a writer, as a
+/// `cat` blocked in its open would be there), read on a thread of its own until
+/// end-of-file: what a writer wrote, or nothing when a writer came and went without
+/// writing. Gives up after `limit`.
+fn fifo_reader(
+    fifo: &std::path::Path,
+    limit: Duration,
+) -> std::thread::JoinHandle<Result<Vec<u8>, String>> {
+    use mio::unix::pipe::Receiver;
+    use mio::{Events, Interest, Poll, Token};
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(fifo)
+        .unwrap();
+    let mut rx = Receiver::from(std::os::fd::OwnedFd::from(file));
+    std::thread::spawn(move || {
+        let mut poll = Poll::new().unwrap();
+        poll.registry()
+            .register(&mut rx, Token(0), Interest::READABLE)
+            .unwrap();
+        let (mut events, mut got) = (Events::with_capacity(4), Vec::new());
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(format!("no end-of-file after {limit:?}"));
+            }
+            poll.poll(&mut events, Some(left)).unwrap();
+            let mut buf = [0u8; 65536];
+            loop {
+                match rx.read(&mut buf) {
+                    Ok(0) => return Ok(got),
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+        }
+    })
+}
+
+/// Waits for `child` for up to `limit`; kills it and fails the test when it has not
+/// ended by then.
+fn ended_within(mut child: std::process::Child, limit: Duration) -> std::process::Output {
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "still running after {limit:?}; stderr:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// #38: the check before connecting opened and closed `--export-json`'s FIFO, so the
+/// reader waiting on it got end-of-file with nothing and left, and the write after
+/// the report then waited for ever for another. The reader there before the run now
+/// gets the whole file; one that comes only after the report (when pgbench-rs says it
+/// waits for one) gets it too.
+#[test]
+fn issue_38_a_fifo_export_reaches_a_reader_there_before_the_run_or_after_it() {
+    let db = fresh_db("export_fifo");
+    let dir = tempfile::tempdir().unwrap();
+    let s = script_file(&dir, "one.sql", "SELECT 1;\n");
+    let fifo = mkfifo(&dir);
+    let run = || {
+        db.ours()
+            .args(["-n", "-t", "20", "-f", &s])
+            .arg(format!("--export-json={}", fifo.display()))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let limit = Duration::from_secs(120);
+    let reader = fifo_reader(&fifo, limit);
+    let out = ended_within(run(), limit);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let got = reader.join().unwrap().unwrap();
+    assert!(out.status.success(), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&got)
+        .unwrap_or_else(|e| panic!("{e}: {:?}", String::from_utf8_lossy(&got)));
+    assert_eq!(doc["summary"]["transactions"], 20, "{doc}");
+    assert!(!stderr.contains("waiting for a reader"), "{stderr}");
+    // No reader yet at the end of the run: pgbench-rs says it waits, and a reader
+    // that comes then gets the file.
+    let mut child = run();
+    let notice = first_line_with(child.stderr.take().unwrap(), "waiting for a reader", limit);
+    assert_eq!(
+        notice,
+        format!(
+            "pgbench-rs: waiting for a reader of FIFO \"{}\" to write the results file (SIGINT or SIGTERM gives up)",
+            fifo.display()
+        )
+    );
+    let got = std::fs::read(&fifo).unwrap();
+    let out = ended_within(child, limit);
+    assert!(out.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&got).unwrap();
+    assert_eq!(doc["summary"]["transactions"], 20, "{doc}");
+}
+
+/// The first line of `stream` that contains `text` (the rest is read and dropped on
+/// a thread of its own, so the writer never blocks on it); fails after `limit`.
+fn first_line_with(
+    stream: impl std::io::Read + Send + 'static,
+    text: &str,
+    limit: Duration,
+) -> String {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let text = text.to_string();
+    std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        for line in std::io::BufReader::new(stream)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.contains(&text) {
+                let _ = tx.send(Ok(line.clone()));
+            }
+            seen.push(line);
+        }
+        let _ = tx.send(Err(seen.join("\n")));
+    });
+    match rx.recv_timeout(limit) {
+        Ok(Ok(line)) => line,
+        Ok(Err(seen)) => panic!("no line with the text in:\n{seen}"),
+        Err(_) => panic!("no line with the text after {limit:?}"),
+    }
+}
+
+/// #38: with no reader ever, the write after the report waited in open() for ever and
+/// SIGTERM (`timeout`'s) changed nothing. Now SIGTERM ends the program: the results
+/// file is named as not written, the page of `--export-html` is still written, and the
+/// exit status is SIGTERM's.
+#[test]
+fn issue_38_sigterm_ends_a_fifo_export_no_reader_opens() {
+    let db = fresh_db("export_fifo_term");
+    let dir = tempfile::tempdir().unwrap();
+    let s = script_file(&dir, "one.sql", "SELECT 1;\n");
+    let fifo = mkfifo(&dir);
+    let page = dir.path().join("page.html");
+    let mut child = db
+        .ours()
+        .args(["-n", "-t", "20", "-f", &s])
+        .arg(format!("--export-json={}", fifo.display()))
+        .arg(format!("--export-html={}", page.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let limit = Duration::from_secs(120);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    let lines = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = Vec::new();
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.contains("waiting for a reader") {
+                let _ = tx.send(());
+            }
+            all.push(line);
+        }
+        all.join("\n")
+    });
+    rx.recv_timeout(limit)
+        .expect("pgbench-rs never said it waits for a reader");
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = ended_within(child, Duration::from_secs(60));
+    let stderr = lines.join().unwrap();
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
+    assert!(
+        stderr.ends_with(&format!(
+            "pgbench-rs: error: results file \"{}\" not written: SIGTERM before a reader opened the FIFO",
+            fifo.display()
+        )),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\ntps = "));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<html"), "{}", &html[..200.min(html.len())]);
 }

@@ -171,7 +171,8 @@ pub fn run(
 /// clients exist they end the process as the signal would; then the first one stops
 /// the run and keeps its results, the same one again (a wrapper forwarding it) changes
 /// nothing, and a later one exits at once, saying what is lost (the report and the
-/// results files not yet out: [`control::lost_on_exit`]).
+/// results files not yet out: [`control::lost_on_exit`]). After the report, one ends
+/// the metrics endpoint's linger, and the first one a results file's wait on a FIFO.
 fn interrupts() -> Result<Arc<std::sync::OnceLock<Arc<RunShared>>>, RunError> {
     use control::Interrupt;
     let target: Arc<std::sync::OnceLock<Arc<RunShared>>> = Arc::default();
@@ -184,7 +185,13 @@ fn interrupts() -> Result<Arc<std::sync::OnceLock<Arc<RunShared>>>, RunError> {
         let exit_now = match seen.get() {
             None => true,
             Some(ctx) => match ctx.control.interrupt(sig) {
-                Interrupt::Stop | Interrupt::Repeat => false,
+                // The first signal, after a run that ended by itself: a results file
+                // waiting on a FIFO gives up (a later one exits at once, as below).
+                Interrupt::Stop => {
+                    pgbench_results::destination::abandon_waits(sig);
+                    false
+                }
+                Interrupt::Repeat => false,
                 Interrupt::ExitNow => {
                     let export = &ctx.plan.export;
                     let asked: Vec<&str> = [&export.json, &export.html]

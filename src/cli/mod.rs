@@ -216,7 +216,7 @@ fn prepare_workload(
 /// Finishes a benchmark: prints the report, the abort line, the `-l` lines lost and
 /// the stop's warning, writes the exports, and picks the exit status: 0, or 2 when a
 /// client aborted or `--exit-on-abort` stopped the run, 1 when it could not run or an
-/// export could not be written.
+/// export could not be written, 128 + the signal when one ended a FIFO export's wait.
 pub fn finish_bench(
     outcome: Result<RunOutcome, crate::bench::RunError>,
     plan: &crate::bench::plan::BenchPlan,
@@ -259,9 +259,17 @@ pub fn finish_bench(
             }
             if plan.export.any() {
                 let file = export::results_file(result, meta, plan, argv, dbname);
-                if let Err(e) = write_exports(&plan.export, &file) {
+                let errors = write_exports(&plan.export, &file);
+                for e in &errors {
                     logging::error(&e.to_string());
-                    return 1;
+                }
+                // A signal that ended a FIFO's wait ends the program as it would have.
+                let signal = errors.iter().find_map(|e| match e {
+                    WriteError::Abandoned { signal, .. } => Some(128 + signal),
+                    _ => None,
+                });
+                if !errors.is_empty() {
+                    return signal.unwrap_or(1);
                 }
             }
         }
@@ -283,14 +291,27 @@ fn check_exports(export: &crate::bench::plan::Export) -> Result<(), WriteError> 
     Ok(())
 }
 
-/// `--export-json` and `--export-html`.
+/// `--export-json` and `--export-html`: each is written, or its error returned (one
+/// that cannot be written does not cost the other).
 fn write_exports(
     export: &crate::bench::plan::Export,
     file: &pgbench_results::ResultsFile,
-) -> Result<(), WriteError> {
+) -> Vec<WriteError> {
+    // A FIFO no reader has opened yet: why the program has not ended.
+    let write = |path: &str, text: &[u8]| {
+        let written = destination::write_with_notice(path, text, &mut || {
+            logging::info(&format!(
+                "waiting for a reader of FIFO \"{path}\" to write the results file (SIGINT or SIGTERM gives up)"
+            ))
+        });
+        if written.is_ok() {
+            crate::bench::control::file_written(path);
+        }
+        written
+    };
+    let mut errors = Vec::new();
     if let Some(path) = &export.json {
-        destination::write(path, file.to_json().as_bytes())?;
-        crate::bench::control::file_written(path);
+        errors.extend(write(path, file.to_json().as_bytes()).err());
     }
     if let Some(path) = &export.html {
         // The page's own name labels its series (the command line, a label for every
@@ -299,10 +320,9 @@ fn write_exports(
             .file_stem()
             .map_or("this run".into(), |s| s.to_string_lossy().into_owned());
         let page = pgbench_results::html::render_page(&[(label, file.clone())]);
-        destination::write(path, page.as_bytes())?;
-        crate::bench::control::file_written(path);
+        errors.extend(write(path, page.as_bytes()).err());
     }
-    Ok(())
+    errors
 }
 
 /// The connection options of the command line that the throwaway cluster ignores,

@@ -11,14 +11,26 @@
 //! that stream, after what was printed there.
 //!
 //! [`check`] tries the destination before a run, so that a typo costs a second, not the
-//! hour's results: it creates and removes the temporary file, or opens the device.
+//! hour's results: it creates and removes the temporary file, or opens the device. A
+//! FIFO is checked without opening it (`stat` and `access`): opening and closing it
+//! would hand a reader already waiting an end-of-file, and it would leave before the
+//! results came.
+//!
+//! A FIFO is written once a reader has opened it, as `>` would, but without blocking
+//! where a signal could not end the wait: it is opened non-blocking, again every
+//! [`WAIT_STEP`] until a reader comes, and written as fast as its reader reads. The
+//! process's signal thread may tell the writes waiting so to give up
+//! ([`abandon_waits`]): a SIGTERM after the report ends the program, not a write
+//! nobody will read.
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Write};
 use std::os::fd::AsFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::Duration;
 
 /// Why a results file could not be written, in pgbench's words (`could not open
 /// logfile "%s": %m`): the path as given and the C library's message.
@@ -28,6 +40,85 @@ pub enum WriteError {
     Open { path: String, reason: String },
     #[error("could not write results file \"{path}\": {reason}")]
     Write { path: String, reason: String },
+    /// A FIFO's write gave up on a signal ([`abandon_waits`]).
+    #[error("results file \"{path}\" not written: {} {reason}", signal_name(*signal))]
+    Abandoned {
+        path: String,
+        signal: i32,
+        reason: &'static str,
+    },
+}
+
+fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGINT => "SIGINT".to_string(),
+        libc::SIGTERM => "SIGTERM".to_string(),
+        other => format!("signal {other}"),
+    }
+}
+
+/// How often a FIFO's write tries again for a reader, and looks for a signal while
+/// its reader is not reading.
+pub const WAIT_STEP: Duration = Duration::from_millis(50);
+
+/// The FIFO writes under way and, once a signal told them to give up, that signal.
+#[derive(Debug, Default)]
+pub struct Waits {
+    under_way: AtomicUsize,
+    given_up: AtomicI32,
+}
+
+/// This process's.
+static WAITS: Waits = Waits::new();
+
+impl Waits {
+    pub const fn new() -> Waits {
+        Waits {
+            under_way: AtomicUsize::new(0),
+            given_up: AtomicI32::new(0),
+        }
+    }
+
+    /// Tells the FIFO writes under way to give up where they wait (for a reader, or
+    /// for their reader to read); true when there was one. From then on, a write
+    /// that would wait on a FIFO gives up at once: the process is ending.
+    pub fn abandon(&self, signal: i32) -> bool {
+        if self.under_way.load(Ordering::SeqCst) == 0 {
+            return false;
+        }
+        self.given_up.store(signal, Ordering::SeqCst);
+        true
+    }
+
+    /// The FIFO writes under way.
+    pub fn under_way(&self) -> usize {
+        self.under_way.load(Ordering::SeqCst)
+    }
+
+    fn given_up(&self) -> Option<i32> {
+        Some(self.given_up.load(Ordering::SeqCst)).filter(|&s| s != 0)
+    }
+}
+
+/// [`Waits::abandon`] for this process's writes: for its signal thread.
+pub fn abandon_waits(signal: i32) -> bool {
+    WAITS.abandon(signal)
+}
+
+/// Counts a FIFO write as under way while it lives.
+struct UnderWay<'a>(&'a Waits);
+
+impl<'a> UnderWay<'a> {
+    fn new(waits: &'a Waits) -> Self {
+        waits.under_way.fetch_add(1, Ordering::SeqCst);
+        UnderWay(waits)
+    }
+}
+
+impl Drop for UnderWay<'_> {
+    fn drop(&mut self) {
+        self.0.under_way.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// What a temporary file's name adds to the destination's, so that one left behind by
@@ -61,11 +152,13 @@ pub fn check(path: &str) -> Result<(), WriteError> {
             let _ = std::fs::remove_file(&tmp);
             Ok(())
         }
-        Way::InPlace { fifo } => match open_in_place(Path::new(path), fifo, true) {
-            // A FIFO nobody reads yet: its reader may come by the end of the run.
-            Err(e) if fifo && e.raw_os_error() == Some(libc::ENXIO) => Ok(()),
-            other => other.map(drop).map_err(open_error),
-        },
+        // Whether a reader is there yet does not matter: it may come by the end.
+        Way::InPlace { fifo: true } => {
+            rustix::fs::access(path, rustix::fs::Access::WRITE_OK).map_err(|e| open_error(e.into()))
+        }
+        Way::InPlace { fifo: false } => {
+            open_in_place(Path::new(path)).map(drop).map_err(open_error)
+        }
         Way::Stream(_) => Ok(()),
     }
 }
@@ -73,6 +166,16 @@ pub fn check(path: &str) -> Result<(), WriteError> {
 /// Writes `text` to `path` whole (see the module's header for what "whole" means for
 /// each kind of destination).
 pub fn write(path: &str, text: &[u8]) -> Result<(), WriteError> {
+    write_with_notice(path, text, &mut || {})
+}
+
+/// [`write()`], calling `waiting` once if the destination is a FIFO no reader has
+/// opened yet (so that the caller can say why nothing happens).
+pub fn write_with_notice(
+    path: &str,
+    text: &[u8],
+    waiting: &mut dyn FnMut(),
+) -> Result<(), WriteError> {
     let open_error = |e: io::Error| WriteError::Open {
         path: path.to_string(),
         reason: strerror(&e),
@@ -83,8 +186,9 @@ pub fn write(path: &str, text: &[u8]) -> Result<(), WriteError> {
     };
     match way(Path::new(path)).map_err(open_error)? {
         Way::Replace(target) => replace(&target, text, open_error, write_error),
-        Way::InPlace { fifo } => {
-            let mut file = open_in_place(Path::new(path), fifo, false).map_err(open_error)?;
+        Way::InPlace { fifo: true } => write_fifo(path, text, &WAITS, waiting),
+        Way::InPlace { fifo: false } => {
+            let mut file = open_in_place(Path::new(path)).map_err(open_error)?;
             file.write_all(text).map_err(write_error)
         }
         Way::Stream(fd) => {
@@ -161,19 +265,92 @@ fn standard_stream(meta: &Metadata) -> Option<i32> {
     }
 }
 
-/// Opens a destination that is not replaced. A check opens a FIFO without waiting for
-/// a reader; the write waits for one, as `>` does.
-fn open_in_place(path: &Path, fifo: bool, checking: bool) -> io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.write(true);
-    if !fifo {
-        // Only a dangling symlink gets here without an existing file.
-        options.create(true).truncate(true);
+/// Opens a destination that is neither replaced nor a FIFO: a device, or the file a
+/// dangling symlink names.
+fn open_in_place(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+}
+
+/// Writes `text` into the FIFO `path` once a reader has opened it, giving up where it
+/// waits once `waits` says so (see the module's header).
+fn write_fifo(
+    path: &str,
+    text: &[u8],
+    waits: &Waits,
+    waiting: &mut dyn FnMut(),
+) -> Result<(), WriteError> {
+    let _counted = UnderWay::new(waits);
+    let abandoned = |signal, reason| WriteError::Abandoned {
+        path: path.to_string(),
+        signal,
+        reason,
+    };
+    let mut told = false;
+    let mut file = loop {
+        let opened = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path);
+        match opened {
+            Ok(file) => break file,
+            // No reader yet.
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {}
+            Err(e) => {
+                return Err(WriteError::Open {
+                    path: path.to_string(),
+                    reason: strerror(&e),
+                })
+            }
+        }
+        if let Some(signal) = waits.given_up() {
+            return Err(abandoned(signal, "before a reader opened the FIFO"));
+        }
+        if !told {
+            waiting();
+            told = true;
+        }
+        std::thread::sleep(WAIT_STEP);
+    };
+    let mut rest = text;
+    while !rest.is_empty() {
+        match file.write(rest) {
+            Ok(n) => rest = &rest[n..],
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if let Some(signal) = waits.given_up() {
+                    return Err(abandoned(
+                        signal,
+                        "while the FIFO's reader had not read it all",
+                    ));
+                }
+                writable_within(&file, WAIT_STEP);
+            }
+            Err(e) => {
+                return Err(WriteError::Write {
+                    path: path.to_string(),
+                    reason: strerror(&e),
+                })
+            }
+        }
     }
-    if fifo && checking {
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    options.open(path)
+    Ok(())
+}
+
+/// Waits up to `step` for `file` to take more bytes (or its reader to leave, which
+/// the next write then says).
+fn writable_within(file: &File, step: Duration) {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let timeout = Timespec {
+        tv_sec: step.as_secs() as _,
+        tv_nsec: step.subsec_nanos() as _,
+    };
+    let mut fds = [PollFd::new(file, PollFlags::OUT)];
+    // An error (EINTR) only shortens the wait: the write tries again.
+    let _ = poll(&mut fds, Some(&timeout));
 }
 
 /// The temporary file beside `target`, created anew (and the stale ones of earlier

@@ -117,15 +117,43 @@ fn a_symlink_keeps_pointing_at_the_file_it_names() {
         .is_symlink());
 }
 
-#[test]
-fn a_fifo_is_written_for_its_reader_and_checked_without_one() {
-    let d = dir();
-    let fifo = d.path().join("pipe");
+fn mkfifo(dir: &Path) -> PathBuf {
+    let fifo = dir.join("pipe");
     assert!(Command::new("mkfifo")
         .arg(&fifo)
         .status()
         .unwrap()
         .success());
+    fifo
+}
+
+/// A reader of `fifo` there from now on, which has read nothing: opened without
+/// waiting for a writer.
+fn reader(fifo: &Path) -> File {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(fifo)
+        .unwrap()
+}
+
+/// What `reader` has been told so far, without waiting: POLLHUP once a writer came
+/// and went.
+fn events(reader: &File) -> rustix::event::PollFlags {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let mut fds = [PollFd::new(reader, PollFlags::IN)];
+    let zero = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    poll(&mut fds, Some(&zero)).unwrap();
+    fds[0].revents()
+}
+
+#[test]
+fn a_fifo_is_written_for_its_reader_and_checked_without_one() {
+    let d = dir();
+    let fifo = mkfifo(d.path());
     // No reader yet: the check does not wait for one, nor fail.
     check(&s(&fifo)).unwrap();
     let reader = {
@@ -138,6 +166,106 @@ fn a_fifo_is_written_for_its_reader_and_checked_without_one() {
         .unwrap()
         .file_type()
         .is_fifo());
+}
+
+/// #38: the check opened and closed the FIFO, so a reader already there got
+/// end-of-file and left, and the write after the run then waited for ever. The
+/// check now neither opens it nor tells the reader anything; the reader gets the
+/// whole file.
+#[test]
+fn issue_38_a_fifo_reader_waiting_before_the_check_gets_the_file() {
+    let d = dir();
+    let fifo = mkfifo(d.path());
+    let mut reader = reader(&fifo);
+    check(&s(&fifo)).unwrap();
+    assert!(
+        events(&reader).is_empty(),
+        "the check told the reader something: {:?}",
+        events(&reader)
+    );
+    let text = "{\"a\":1}\n".repeat(10);
+    write(&s(&fifo), text.as_bytes()).unwrap();
+    let mut got = String::new();
+    std::io::Read::read_to_string(&mut reader, &mut got).unwrap();
+    assert_eq!(got, text);
+    // The check still refuses a FIFO it may not write to, by its permissions.
+    std::fs::set_permissions(&fifo, std::fs::Permissions::from_mode(0o444)).unwrap();
+    // Root may write anyway; /proc/self belongs to the effective user.
+    let root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+    if !root {
+        assert!(check(&s(&fifo))
+            .unwrap_err()
+            .to_string()
+            .ends_with("Permission denied"));
+    }
+}
+
+/// #38: a write waiting for a FIFO's reader, or for its reader to read, gives up
+/// when told to (the signal thread does so for SIGINT and SIGTERM after the report).
+#[test]
+fn issue_38_a_fifo_write_waiting_gives_up_when_told() {
+    let d = dir();
+    let fifo = mkfifo(d.path());
+    // No reader ever: the write says it waits, then gives up when told.
+    let waits = std::sync::Arc::new(Waits::new());
+    assert!(!waits.abandon(libc::SIGTERM), "nothing to abandon yet");
+    let (told, waiting) = std::sync::mpsc::channel();
+    let writer = {
+        let (fifo, waits) = (s(&fifo), waits.clone());
+        std::thread::spawn(move || write_fifo(&fifo, b"{}", &waits, &mut || told.send(()).unwrap()))
+    };
+    waiting.recv().unwrap();
+    assert!(waits.abandon(libc::SIGTERM));
+    let e = writer.join().unwrap().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "results file \"{}\" not written: SIGTERM before a reader opened the FIFO",
+            s(&fifo)
+        )
+    );
+    assert!(matches!(
+        e,
+        WriteError::Abandoned {
+            signal: libc::SIGTERM,
+            ..
+        }
+    ));
+    // A reader that does not read: the write fills the pipe, then waits for it.
+    let _reader = reader(&fifo);
+    let waits = std::sync::Arc::new(Waits::new());
+    let writer = {
+        let (fifo, waits) = (s(&fifo), waits.clone());
+        std::thread::spawn(move || write_fifo(&fifo, &[b' '; 1 << 20], &waits, &mut || {}))
+    };
+    while !waits.abandon(libc::SIGINT) {
+        std::thread::yield_now();
+    }
+    let e = writer.join().unwrap().unwrap_err().to_string();
+    assert!(
+        e.ends_with("not written: SIGINT while the FIFO's reader had not read it all"),
+        "{e}"
+    );
+}
+
+/// A reader that leaves before it has read everything: the write says so.
+#[test]
+fn a_fifo_reader_that_leaves_early_is_a_write_error() {
+    let d = dir();
+    let fifo = mkfifo(d.path());
+    let reader = reader(&fifo);
+    let waits = std::sync::Arc::new(Waits::new());
+    let writer = {
+        let (fifo, waits) = (s(&fifo), waits.clone());
+        std::thread::spawn(move || write_fifo(&fifo, &[b' '; 1 << 20], &waits, &mut || {}))
+    };
+    // Once the writer has written, its reader leaves.
+    while !events(&reader).contains(rustix::event::PollFlags::IN) {
+        std::thread::yield_now();
+    }
+    drop(reader);
+    let e = writer.join().unwrap().unwrap_err().to_string();
+    assert!(e.ends_with("Broken pipe"), "{e}");
 }
 
 #[test]
