@@ -212,6 +212,27 @@ fn merged_workers_count_every_row_and_every_latency_and_faults_are_named() {
         (json!(true), json!([1]))
     );
 
+    // #38: a worker's 2^64-1 clients wrapped the merged count to a plausible one.
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&files[2]).unwrap()).unwrap();
+    doc["run"]["settings"]["clients"] = json!(u64::MAX);
+    let wrapped = tmp.path().join("wrapped.json");
+    std::fs::write(&wrapped, doc.to_string()).unwrap();
+    let out = run(report()
+        .arg("merge")
+        .arg(&files[0])
+        .arg(&files[1])
+        .arg(&wrapped));
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stderr.contains(&format!(
+            "{}: \"options.client\" is 18446744073709551615: not a client count",
+            arg(&wrapped)
+        )),
+        "{}",
+        out.stderr
+    );
+
     // Different runs: refused, naming both files and the field.
     let text = std::fs::read_to_string(&files[1]).unwrap();
     let other = tmp.path().join("other-seed.json");

@@ -11,7 +11,7 @@ mod continue_on_error; // pgbench 19's --continue-on-error: report, per-script, 
 mod deploy; // deploy/: manifests against the Kubernetes schema, hadolint, collect.sh on canned logs
 mod distributed; // three real --worker=I/3 processes merged: rows, -l percentiles, a killed worker
 mod examples; // every examples/ script and every docs/script-language.md case runs as written
-mod export; // --export-json / --export-html on real runs: schema, show byte for byte, series, Ctrl-C's file
+mod export; // --export-json / --export-html on real runs: schema, show byte for byte, series, Ctrl-C's file, FIFOs
 mod golden; // the same job with stock pgbench and pgbench-rs: outputs equal line for line
 mod init; // -i against stock: schema, contents, statistics, messages; errors mid-load
 mod interrupt; // Ctrl-C and SIGTERM, stuck backends, interrupted loads: runs end on time, results kept
