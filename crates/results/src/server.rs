@@ -51,25 +51,62 @@ pub fn add_activity(counts: &mut Vec<ActivityCount>, sample: &ActivityCount) {
     }
 }
 
-/// One second of the window: the counters' change and the backends sampled in it.
+/// One second of the window (or, in a run longer than [`MAX_SERIES`] seconds, several:
+/// [`ServerSecond::seconds`]): the counters' change and the backends sampled in it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerSecond {
-    /// The same `t` as the client's series' second.
+    /// The same `t` as the client's series' second (the first, of several).
     pub t: i64,
+    /// How many seconds it covers: 1, or a power of two in a long run.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub seconds: i64,
+    /// Empty when the counters could not be read for it (a lost connection, or the
+    /// second after one): missing, not zero.
     pub counters: Counters,
     pub activity: Vec<ActivityCount>,
-    /// The attached standbys as this second's read of `pg_stat_replication` saw them.
+    /// The attached standbys as this second's read of `pg_stat_replication` saw them
+    /// (the last second's read, of several).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub standbys: Vec<replication::StandbySample>,
 }
 
-/// Per transaction of the run, and the shares the report prints.
+/// The entries a server series keeps at most: an hour of seconds. A longer run's
+/// entries cover 2, 4, 8, ... seconds each, as few as keep them within this many.
+pub const MAX_SERIES: usize = 3600;
+
+fn one() -> i64 {
+    1
+}
+
+fn is_one(n: &i64) -> bool {
+    *n == 1
+}
+
+/// How the window's end was read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowEnd {
+    /// Seconds from the window's start to the last read of the counters: the end's,
+    /// or the last that succeeded when the end could not be read (the window's
+    /// counters then stop there).
+    pub read_at_s: f64,
+    /// Why the end could not be read; absent when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<String>,
+    /// The run's backends still connected when the end was read (waited for up to
+    /// 2 s: what they still do is not in the window).
+    #[serde(default)]
+    pub backends_left: i64,
+}
+
+/// Per transaction of the run, and the shares the report prints. The figures per
+/// transaction need the whole window: when its end could not be read they are `None`,
+/// as is what needs a view that was not read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Derived {
     /// The client's successful transactions in the window.
     pub client_transactions: i64,
     /// `xact_commit + xact_rollback` of the run's database, less the sampler's own.
-    pub server_transactions: i64,
+    pub server_transactions: Option<i64>,
     pub wal_bytes_per_transaction: Option<f64>,
     /// `wal_fpi / wal_records`.
     pub fpi_share: Option<f64>,
@@ -111,6 +148,9 @@ pub struct ServerStats {
     /// extension is not installed in the run's database, or could not be read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub statements: Option<Vec<statements::Statement>>,
+    /// How the window's end was read (absent in files written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<WindowEnd>,
 }
 
 /// A counter's change, when the view was read.
@@ -171,6 +211,40 @@ pub fn checkpoints(c: &Counters) -> Option<i64> {
     new.or(old).map(|(t, r)| t + r)
 }
 
+impl ServerStats {
+    /// Whether the window's end was read (files without [`ServerStats::end`] did).
+    pub fn end_read(&self) -> bool {
+        self.end.as_ref().is_none_or(|e| e.lost.is_none())
+    }
+
+    /// The derived figures of the window, for `client_transactions` of the client's.
+    pub fn derive(&self, client_transactions: i64) -> Derived {
+        derive(
+            &self.window,
+            &self.activity,
+            self.sampler_transactions,
+            client_transactions,
+        )
+        .whole_window(self.end_read())
+    }
+}
+
+impl Derived {
+    /// Without the figures per transaction unless the window is `whole`: part of the
+    /// server's window over all of the client's would say less than it did.
+    fn whole_window(self, whole: bool) -> Derived {
+        if whole {
+            return self;
+        }
+        Derived {
+            server_transactions: None,
+            wal_bytes_per_transaction: None,
+            blks_read_per_transaction: None,
+            ..self
+        }
+    }
+}
+
 /// The derived figures of a window's counters and samples.
 pub fn derive(
     window: &Counters,
@@ -179,7 +253,8 @@ pub fn derive(
     client_transactions: i64,
 ) -> Derived {
     let db = |col| counter(window, "pg_stat_database", col);
-    let server = db("xact_commit").unwrap_or(0) + db("xact_rollback").unwrap_or(0);
+    let server =
+        db("xact_commit").map(|c| c + db("xact_rollback").unwrap_or(0) - sampler_transactions);
     let per_tx = |v: Option<i64>| v.and_then(|v| ratio(v, client_transactions));
     let (read, hit) = (db("blks_read"), db("blks_hit"));
     let total: i64 = activity.iter().map(|a| a.samples).sum();
@@ -200,7 +275,7 @@ pub fn derive(
     ));
     Derived {
         client_transactions,
-        server_transactions: server - sampler_transactions,
+        server_transactions: server,
         wal_bytes_per_transaction: per_tx(counter(window, "pg_stat_wal", "wal_bytes")),
         fpi_share: counter(window, "pg_stat_wal", "wal_fpi")
             .zip(counter(window, "pg_stat_wal", "wal_records"))
@@ -223,10 +298,24 @@ pub fn render_block(s: &ServerStats) -> String {
     let pct =
         |v: Option<f64>| v.map_or_else(|| "n/a".to_string(), |v| format!("{:.2}%", v * 100.0));
     let _ = writeln!(out, "server: (server_version_num {})", s.server_version_num);
+    if let Some(WindowEnd {
+        lost: Some(why),
+        read_at_s,
+        ..
+    }) = &s.end
+    {
+        let _ = writeln!(
+            out,
+            "  window: its end could not be read ({why}); the counters stop {read_at_s:.1} s into it"
+        );
+    }
+    let count = |v: Option<i64>| v.map_or_else(|| "n/a".to_string(), |v| v.to_string());
     let _ = writeln!(
         out,
         "  server transactions: {} (client {}, sampler {})",
-        d.server_transactions, d.client_transactions, s.sampler_transactions
+        count(d.server_transactions),
+        d.client_transactions,
+        s.sampler_transactions
     );
     let _ = writeln!(
         out,
@@ -240,7 +329,6 @@ pub fn render_block(s: &ServerStats) -> String {
         opt(d.blks_read_per_transaction, 3),
         pct(d.hit_ratio)
     );
-    let count = |v: Option<i64>| v.map_or_else(|| "n/a".to_string(), |v| v.to_string());
     let _ = writeln!(
         out,
         "  checkpoints in window: {}, autovacuum/autoanalyze runs: {}",
@@ -253,16 +341,20 @@ pub fn render_block(s: &ServerStats) -> String {
         .take(5)
         .map(|(l, s)| format!("{l} {:.1}%", s * 100.0))
         .collect();
-    let _ = writeln!(
-        out,
-        "  wait events ({} samples): {}",
-        s.activity.iter().map(|a| a.samples).sum::<i64>(),
-        if waits.is_empty() {
-            "none".into()
-        } else {
-            waits.join(", ")
-        }
-    );
+    if s.activity_rounds == 0 {
+        out.push_str("  wait events: n/a (not sampled)\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "  wait events ({} samples): {}",
+            s.activity.iter().map(|a| a.samples).sum::<i64>(),
+            if waits.is_empty() {
+                "none".into()
+            } else {
+                waits.join(", ")
+            }
+        );
+    }
     if let Some(io) = s.window.get("pg_stat_io") {
         let figures: Vec<String> = io::COLUMNS
             .iter()
@@ -337,7 +429,7 @@ mod tests {
         );
         add_activity(&mut activity, &act("active", None, None, 4));
         let d = derive(&w, &activity, 10, 1000);
-        assert_eq!(d.server_transactions, 1000);
+        assert_eq!(d.server_transactions, Some(1000));
         assert_eq!(d.wal_bytes_per_transaction, Some(40.0));
         assert_eq!(d.fpi_share, Some(0.25));
         assert_eq!(d.blks_read_per_transaction, Some(0.1));
@@ -351,5 +443,53 @@ mod tests {
                 ("Client:ClientRead".to_string(), 0.375)
             ]
         );
+    }
+
+    /// #38: what was not read prints as n/a, never as a number made of it (the
+    /// sampler's own queries taken from a count of nothing made `-33`).
+    #[test]
+    fn what_was_not_read_prints_as_n_a_and_a_lost_end_is_said() {
+        let mut s = ServerStats {
+            server_version_num: 150020,
+            views: Vec::new(),
+            notes: vec!["pg_stat_database left out: permission denied".into()],
+            window: counters(&[("pg_stat_wal", "wal_bytes", 5000)]),
+            series: Vec::new(),
+            activity_rounds: 0,
+            activity: Vec::new(),
+            sampler_transactions: 33,
+            derived: Derived::default(),
+            io: None,
+            standbys: None,
+            statements: None,
+            end: None,
+        };
+        s.derived = s.derive(100);
+        assert_eq!(s.derived.server_transactions, None);
+        assert_eq!(s.derived.wal_bytes_per_transaction, Some(50.0));
+        let block = render_block(&s);
+        assert!(
+            block.contains("\n  server transactions: n/a (client 100, sampler 33)\n"),
+            "{block}"
+        );
+        assert!(
+            block.contains("\n  wait events: n/a (not sampled)\n"),
+            "{block}"
+        );
+        s.end = Some(WindowEnd {
+            read_at_s: 2.0,
+            lost: Some("the connection was lost".into()),
+            backends_left: 0,
+        });
+        s.derived = s.derive(100);
+        assert_eq!(s.derived.wal_bytes_per_transaction, None);
+        let block = render_block(&s);
+        assert!(
+            block.contains("\n  window: its end could not be read (the connection was lost); the counters stop 2.0 s into it\n"),
+            "{block}"
+        );
+        let json = serde_json::to_string(&s).unwrap();
+        let back: ServerStats = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, s);
     }
 }

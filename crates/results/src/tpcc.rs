@@ -20,7 +20,12 @@ pub fn render(r: &RunResult, out: &mut String) {
             out.push_str(&format!(
                 "TEST RESULT : System achieved {nopm} NOPM from {tpm} PostgreSQL TPM\n"
             ));
-            let same = if s.new_orders == t.new_orders_committed {
+            let same = if s.backends_left > 0 {
+                format!(
+                    "not comparable: {} of the run's connections were still open when the server counted",
+                    s.backends_left
+                )
+            } else if s.new_orders == t.new_orders_committed {
                 "the same".to_string()
             } else {
                 format!("a difference of {}", s.new_orders - t.new_orders_committed)
@@ -30,10 +35,17 @@ pub fn render(r: &RunResult, out: &mut String) {
                 s.new_orders, t.new_orders_committed
             ));
         }
-        _ => out.push_str(&format!(
-            "new orders committed by the clients in the measured part: {}\n",
-            t.new_orders_committed
-        )),
+        _ => {
+            if let Some(why) = &t.server_lost {
+                out.push_str(&format!(
+                    "TEST RESULT : none: the server's counts could not be read ({why})\n"
+                ));
+            }
+            out.push_str(&format!(
+                "new orders committed by the clients in the measured part: {}\n",
+                t.new_orders_committed
+            ));
+        }
     }
     time_profile(r, t, out);
 }
@@ -111,8 +123,10 @@ mod tests {
             server: server.map(|(transactions, new_orders)| ServerCounts {
                 transactions,
                 new_orders,
+                backends_left: 0,
             }),
             profile: vec![(0, "neword".into())],
+            server_lost: None,
         });
         r
     }
@@ -145,11 +159,30 @@ mod tests {
             a.server,
             Some(ServerCounts {
                 transactions: 1_000,
-                new_orders: 210
+                new_orders: 210,
+                backends_left: 0,
             })
         );
         let mut out = String::new();
         render(&tpcc_run(60, 7, None), &mut out);
         assert!(out.starts_with("new orders committed by the clients in the measured part: 7\n"));
+    }
+
+    /// #38: counts read while the run's connections were still open are not called
+    /// the same as the clients'; counts that could not be read are no result.
+    #[test]
+    fn counts_read_too_early_are_not_comparable_and_lost_ones_are_no_result() {
+        let mut r = tpcc_run(60, 500, Some((3_000, 500)));
+        if let Some(s) = r.tpcc.as_mut().and_then(|t| t.server.as_mut()) {
+            s.backends_left = 3;
+        }
+        let mut out = String::new();
+        render(&r, &mut out);
+        assert!(out.contains("500 committed by the clients: not comparable: 3 of the run's connections were still open when the server counted\n"), "{out}");
+        let mut r = tpcc_run(60, 500, None);
+        r.tpcc.as_mut().unwrap().server_lost = Some("could not read the TPC-C counts: gone".into());
+        let mut out = String::new();
+        render(&r, &mut out);
+        assert!(out.starts_with("TEST RESULT : none: the server's counts could not be read (could not read the TPC-C counts: gone)\nnew orders committed by the clients in the measured part: 500\n"), "{out}");
     }
 }

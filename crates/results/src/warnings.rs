@@ -189,7 +189,13 @@ fn server_events(run: &RunResult, c: &mut Checks) {
         return;
     };
     let d = &server.derived;
+    // None counted in part of the window says nothing of the rest.
+    let partial = "the window's end could not be read: its counters cover only part of it";
+    let whole = server.end_read();
     match d.checkpoints {
+        Some(0) if !whole => c
+            .not_checked
+            .push(not_checked("checkpoint_in_window", partial)),
         Some(n) if n > 0 => c.warnings.push(warning(
             "checkpoint_in_window",
             format!(
@@ -204,6 +210,9 @@ fn server_events(run: &RunResult, c: &mut Checks) {
         )),
     }
     match d.autovacuums {
+        Some(0) if !whole => c
+            .not_checked
+            .push(not_checked("autovacuum_in_window", partial)),
         Some(n) if n > 0 => c.warnings.push(warning(
             "autovacuum_in_window",
             format!(

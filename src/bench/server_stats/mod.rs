@@ -239,6 +239,7 @@ impl Sampler {
         let (now, standbys) = self.snapshot();
         self.series.push(ServerSecond {
             t: self.series.len() as i64,
+            seconds: 1,
             counters: server::delta(&self.last, &now),
             activity: std::mem::take(&mut self.second),
             standbys,
@@ -317,6 +318,7 @@ impl Watcher for Sampler {
             io,
             standbys,
             statements,
+            end: None,
         })
     }
 }

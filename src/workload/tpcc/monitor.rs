@@ -66,6 +66,7 @@ impl Watcher for Monitor {
         Ok(ServerCounts {
             transactions: end.0 - self.start.0,
             new_orders: end.1 - self.start.1,
+            backends_left: 0,
         })
     }
 }

@@ -53,6 +53,7 @@ impl During {
             }
         });
         TpccResult {
+            server_lost: None,
             new_orders_committed: result
                 .scripts
                 .get(NEW_ORDER_SCRIPT)

@@ -147,7 +147,8 @@ impl ServerFigure {
     }
 
     /// Each second's (value, weight), for the seconds the client's series has, less
-    /// its last (usually partial) one, as tps's.
+    /// its last (usually partial) one, as tps's; a second whose counters were not read
+    /// has none.
     pub fn per_second(&self, doc: &ResultsFile) -> Option<Series> {
         let stats = ServerStats::of(doc)?;
         let timeline = doc.timeline()?;
@@ -159,10 +160,16 @@ impl ServerFigure {
                 (p.t_s.round() as i64, tx)
             })
             .collect();
+        // An entry of several seconds (a long run's) against the client's same seconds.
         let series = stats
             .series
             .iter()
-            .filter_map(|s| Some((s, *client.get(&s.t)?)))
+            .filter_map(|s| {
+                let tx: Option<f64> = (s.t..s.t + s.seconds.max(1))
+                    .map(|t| client.get(&t).copied())
+                    .sum();
+                Some((s, tx?))
+            })
             .filter_map(|(s, tx)| self.second(s, tx))
             .filter(|(_, w)| *w > 0.0)
             .collect();

@@ -242,8 +242,10 @@ fn tpcc_runs_compare_nopm_and_tpm_first_higher_being_better() {
             server: Some(crate::tpcc::ServerCounts {
                 transactions: 3 * new_orders,
                 new_orders,
+                backends_left: 0,
             }),
             profile: Vec::new(),
+            server_lost: None,
         });
         ResultsFile::from_run(r, RunMeta::default())
     };

@@ -114,7 +114,10 @@ pub(super) fn server(doc: &ResultsFile) -> Option<ServerChart> {
         checkpoints: Vec::new(),
     };
     for second in &s.series {
-        let length = lengths.get(&second.t).copied().unwrap_or(1.0);
+        // Several seconds, in a long run's series.
+        let length: f64 = (second.t..second.t + second.seconds.max(1))
+            .map(|t| lengths.get(&t).copied().unwrap_or(1.0))
+            .sum();
         let end = second.t as f64 + length;
         if server::checkpoints(&second.counters).is_some_and(|n| n > 0) {
             chart.checkpoints.push(end);

@@ -39,12 +39,7 @@ pub fn combine(runs: &[&RunResult]) -> Option<RunResult> {
     }
     // Worker 0's server figures are the whole run's: per transaction of all clients.
     if let Some(s) = out.server.as_mut() {
-        s.derived = crate::server::derive(
-            &s.window,
-            &s.activity,
-            s.sampler_transactions,
-            out.total.counts.cnt,
-        );
+        s.derived = s.derive(out.total.counts.cnt);
     }
     Some(out)
 }

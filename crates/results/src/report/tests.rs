@@ -250,6 +250,7 @@ fn issue_33_a_workload_shows_its_own_scale_in_place_of_the_scaling_factor() {
         new_orders_committed: 0,
         server: None,
         profile: Vec::new(),
+        server_lost: None,
     });
     assert!(
         header(&r).contains("\nwarehouses: 2\nquery mode: simple"),

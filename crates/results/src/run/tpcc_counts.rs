@@ -12,6 +12,14 @@ pub struct ServerCounts {
     pub transactions: i64,
     /// `sum(d_next_o_id)` of `district`: the new orders committed.
     pub new_orders: i64,
+    /// The run's connections still open when the end was counted (waited for up to
+    /// 2 s): what they commit after it is not in the counts.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub backends_left: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 /// A TPC-C run's own figures.
@@ -25,6 +33,10 @@ pub struct TpccResult {
     /// The script of each transaction in the run's scripts, with its name in the
     /// time profile (the two new-order scripts share one).
     pub profile: Vec<(usize, String)>,
+    /// Why the server's counts could not be read, when this process was to read
+    /// them: the run has no NOPM or TPM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_lost: Option<String>,
 }
 
 impl TpccResult {
@@ -46,8 +58,12 @@ impl TpccResult {
             (Some(a), Some(b)) => Some(ServerCounts {
                 transactions: a.transactions + b.transactions,
                 new_orders: a.new_orders + b.new_orders,
+                backends_left: a.backends_left + b.backends_left,
             }),
             (a, b) => a.or(b),
         };
+        if self.server_lost.is_none() {
+            self.server_lost.clone_from(&other.server_lost);
+        }
     }
 }

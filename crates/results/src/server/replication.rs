@@ -44,13 +44,28 @@ fn max_f(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 
 /// The window's standbys from its seconds' samples, in the order first seen.
 pub fn summarize<'a>(seconds: impl IntoIterator<Item = &'a [StandbySample]>) -> Vec<Standby> {
-    let mut out: Vec<(Standby, i64, i64)> = Vec::new();
+    let mut summary = Summary::default();
     for second in seconds {
+        summary.add(second);
+    }
+    summary.finish()
+}
+
+/// [`summarize`] one second at a time (the sampler's series keeps only some of them).
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    /// Each standby, with the sum and count of its `replay_lag_bytes`.
+    standbys: Vec<(Standby, i64, i64)>,
+}
+
+impl Summary {
+    /// One second's read.
+    pub fn add(&mut self, second: &[StandbySample]) {
         for s in second {
-            let i = match out.iter().position(|(o, ..)| o.pid == s.pid) {
+            let i = match self.standbys.iter().position(|(o, ..)| o.pid == s.pid) {
                 Some(i) => i,
                 None => {
-                    out.push((
+                    self.standbys.push((
                         Standby {
                             pid: s.pid,
                             application_name: s.application_name.clone(),
@@ -65,10 +80,10 @@ pub fn summarize<'a>(seconds: impl IntoIterator<Item = &'a [StandbySample]>) -> 
                         0,
                         0,
                     ));
-                    out.len() - 1
+                    self.standbys.len() - 1
                 }
             };
-            let (o, sum, n) = &mut out[i];
+            let (o, sum, n) = &mut self.standbys[i];
             o.state.clone_from(&s.state);
             o.samples += 1;
             o.max_write_lag_s = max_f(o.max_write_lag_s, s.write_lag_s);
@@ -81,12 +96,17 @@ pub fn summarize<'a>(seconds: impl IntoIterator<Item = &'a [StandbySample]>) -> 
             }
         }
     }
-    out.into_iter()
-        .map(|(mut o, sum, n)| {
-            o.mean_replay_lag_bytes = (n > 0).then(|| sum as f64 / n as f64);
-            o
-        })
-        .collect()
+
+    /// The standbys seen, in the order first seen.
+    pub fn finish(self) -> Vec<Standby> {
+        self.standbys
+            .into_iter()
+            .map(|(mut o, sum, n)| {
+                o.mean_replay_lag_bytes = (n > 0).then(|| sum as f64 / n as f64);
+                o
+            })
+            .collect()
+    }
 }
 
 /// The `server:` block's lines of the standbys.

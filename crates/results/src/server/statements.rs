@@ -1,6 +1,7 @@
 //! `pg_stat_statements`' top statements by `total_exec_time` over the window: each
 //! statement's change from the window's start to its end, under the extension's own
-//! column names; the sampler's own statements are left out.
+//! column names. The run's own only (the sampler keeps no other session's, nor its
+//! own), each with its script's text.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -12,7 +13,7 @@ pub const TOP: usize = 10;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Statement {
     pub queryid: i64,
-    /// The normalised text the extension keeps.
+    /// The run's script's text of it (variables as `$1`, ...): never the server's.
     pub query: String,
     /// Milliseconds.
     pub total_exec_time: f64,

@@ -117,13 +117,13 @@ pub fn server_stats(run: &RunResult, spec: &ServerSpec) -> ServerStats {
         }
         series.push(ServerSecond {
             t: s.t,
+            seconds: 1,
             counters: c,
             activity: second,
             standbys: Vec::new(),
         });
     }
-    let derived = server::derive(&window, &activity, 0, run.total.counts.cnt);
-    ServerStats {
+    let mut stats = ServerStats {
         server_version_num: 150018,
         views: vec![
             "pg_stat_database".into(),
@@ -137,9 +137,12 @@ pub fn server_stats(run: &RunResult, spec: &ServerSpec) -> ServerStats {
         series,
         activity,
         sampler_transactions: 0,
-        derived,
+        derived: server::Derived::default(),
         io: None,
         standbys: None,
         statements: None,
-    }
+        end: None,
+    };
+    stats.derived = stats.derive(run.total.counts.cnt);
+    stats
 }

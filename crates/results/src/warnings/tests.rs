@@ -333,3 +333,43 @@ fn issue_33_a_cold_cache_is_a_cold_start_by_its_reads_warm_up_or_not() {
     let light = with_blocks(r, |i| if i == 0 { (50, 100) } else { (0, 200) });
     assert!(!codes(&light).contains(&"cold_start".to_string()));
 }
+
+/// #38: a window whose end could not be read counts no checkpoint in the part it read:
+/// that is not "none in the window", so the checks say they could not tell.
+#[test]
+fn a_window_read_in_part_checks_no_checkpoint_or_autovacuum() {
+    use crate::server::WindowEnd;
+    use crate::synthetic::server::{server_stats, ServerSpec};
+    let mut r = steady(60);
+    let mut s = server_stats(&r, &ServerSpec::reads(3));
+    s.window
+        .entry("pg_stat_all_tables".into())
+        .or_default()
+        .extend([
+            ("autovacuum_count".to_string(), 0),
+            ("autoanalyze_count".to_string(), 0),
+        ]);
+    s.derived = s.derive(r.total.counts.cnt);
+    r.server = Some(s.clone());
+    let server_checks = |r: &RunResult| -> Vec<NotChecked> {
+        check(r)
+            .not_checked
+            .into_iter()
+            .filter(|n| n.code.ends_with("_in_window"))
+            .collect()
+    };
+    assert!(server_checks(&r).is_empty(), "{:?}", server_checks(&r));
+    s.end = Some(WindowEnd {
+        read_at_s: 20.0,
+        lost: Some("the connection was lost".into()),
+        backends_left: 0,
+    });
+    s.derived = s.derive(r.total.counts.cnt);
+    assert_eq!(s.derived.wal_bytes_per_transaction, None);
+    assert!(s.derived.hit_ratio.is_some());
+    r.server = Some(s);
+    let skipped = server_checks(&r);
+    let codes: Vec<_> = skipped.iter().map(|n| n.code.as_str()).collect();
+    assert_eq!(codes, ["checkpoint_in_window", "autovacuum_in_window"]);
+    assert!(skipped[0].reason.contains("end could not be read"));
+}

@@ -288,3 +288,40 @@ fn a_base_whose_seconds_average_0_is_told_from_noise_by_the_difference() {
     );
     assert_eq!((ch.interval, ch.verdict), (None, Verdict::Worse), "{row:?}");
 }
+
+/// #38: a long run's entries of several seconds are put over the client's same
+/// seconds (not over one of them), and a second whose counters were not read has no
+/// figure (not zero).
+#[test]
+fn entries_of_two_seconds_and_seconds_not_read_per_transaction() {
+    let mut d = doc(
+        &Spec::tpcb(4, 40, 500.0, 2000.0),
+        Some(&ServerSpec::reads(4)),
+    );
+    let figure = ServerFigure::WalBytesPerTransaction;
+    let whole = figure.per_second(&d).unwrap();
+    let s = d.run.as_mut().unwrap().server.as_mut().unwrap();
+    let mut pairs = Vec::new();
+    for pair in s.series.chunks(2) {
+        let mut e = pair[0].clone();
+        if let Some(b) = pair.get(1) {
+            e.seconds += b.seconds;
+            for (view, cols) in &b.counters {
+                for (col, v) in cols {
+                    *e.counters.get_mut(view).unwrap().get_mut(col).unwrap() += v;
+                }
+            }
+        }
+        pairs.push(e);
+    }
+    pairs[3].counters.clear();
+    s.series = pairs;
+    let merged = figure.per_second(&d).unwrap();
+    let mean = |xs: &[(f64, f64)]| xs.iter().map(|x| x.0).sum::<f64>() / xs.len() as f64;
+    assert!(
+        (mean(&merged) - mean(&whole)).abs() < 0.05 * mean(&whole),
+        "{merged:?} against {whole:?}"
+    );
+    // 20 entries of 2 s, less the unread one and the one with the client's last second.
+    assert_eq!(merged.len(), whole.len() / 2 - 1, "{merged:?}");
+}

@@ -143,8 +143,10 @@ fn a_hammerdb_import_compares_with_a_tpcc_run_on_nopm_and_tpm() {
         server: Some(crate::tpcc::ServerCounts {
             transactions: 60_000,
             new_orders: 25_000,
+            backends_left: 0,
         }),
         profile: Vec::new(),
+        server_lost: None,
     });
     let (nopm, tpm) = crate::tpcc::nopm_tpm(&r).unwrap();
     assert!((24_900..=25_000).contains(&nopm), "{nopm}");
