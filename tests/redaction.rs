@@ -1,7 +1,8 @@
 //! Passwords given in the connection string (conninfo `password=`/`sslpassword=`, a
 //! URI's `user:password@` and `?password=`) on a server that asks for them: a real run
 //! writes its results file, page and `-l` logs, `pgbench-report` reads them back, and
-//! the password is in no file and no output.
+//! the password is in no file and no output. And another session's password, which
+//! `pg_stat_statements` keeps, is in nothing `--server-stats` writes (#38).
 
 use pgbench_cluster::{Cluster, ClusterOptions};
 use std::path::Path;
@@ -159,5 +160,97 @@ fn issue_22_no_password_in_any_file_or_output() {
     assert!(
         json.contains(&format!("bench:{}@", pgbench_wire::MASK)),
         "the masked connection string is recorded: {json}"
+    );
+}
+
+/// #38: `--server-stats` wrote other sessions' statements into the results, and
+/// PostgreSQL 15's `pg_stat_statements` keeps a utility statement's text verbatim:
+/// another session's `ALTER ROLE ... PASSWORD '...'` during a run was printed in the
+/// `server:` block and written to `run.server.statements`. Only the run's own
+/// statements are kept now, with their scripts' text.
+#[test]
+fn issue_38_no_other_session_s_statement_or_password_in_server_stats() {
+    const SECRET: &str = "Leaky_Secret_42";
+    const OTHER: &str = "another_session_s_column";
+    let cluster = Cluster::start(ClusterOptions {
+        config: vec![(
+            "shared_preload_libraries".into(),
+            "pg_stat_statements".into(),
+        )],
+        ..Default::default()
+    })
+    .expect("cluster with pg_stat_statements");
+    let db = cluster.fresh_database("statements_secret").unwrap();
+    let psql = |sql: &str| cluster.psql(&db, sql).unwrap();
+    psql("create extension pg_stat_statements; create role victim");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("one.sql"),
+        "SELECT count(*) FROM pg_class WHERE oid = 1259;\n",
+    )
+    .unwrap();
+    let mut cmd = ours(d);
+    crate::support::aim(&mut cmd, &cluster, &db);
+    let child = cmd
+        .args([
+            "-n",
+            "-c",
+            "2",
+            "-T",
+            "4",
+            "-f",
+            "one.sql",
+            "--print-server-stats",
+        ])
+        .args(["--export-json=run.json", "--export-html=run.html"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // In the window, as the same role as the run's.
+    let connected = "select count(*) >= 2 from pg_stat_activity \
+                     where datname = current_database() and application_name = 'pgbench-rs'";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while psql(connected).trim() != "t" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never connected"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    psql(&format!(
+        "alter role victim password '{SECRET}'; select 1 as {OTHER};"
+    ));
+    let run = child.wait_with_output().unwrap();
+    assert_ok(&run, "server-stats run");
+    // The server did keep the password: there was something to leak.
+    let kept = psql(&format!(
+        "select count(*) from pg_stat_statements where query like '%{SECRET}%'"
+    ));
+    assert_eq!(kept.trim(), "1");
+    let mut printed = vec![outputs("server-stats run", &run)];
+    printed.push(outputs("show", &report(d, &["show", "run.json"])));
+    for out in &printed {
+        for secret in [SECRET, OTHER] {
+            assert!(!out.contains(secret), "{secret} printed in {out}");
+        }
+    }
+    for entry in std::fs::read_dir(d).unwrap() {
+        let path = entry.unwrap().path();
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        for secret in [SECRET, OTHER] {
+            assert!(!text.contains(secret), "{} holds {secret}", path.display());
+        }
+    }
+    // The run's own statement is there, as its script has it.
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("run.json")).unwrap()).unwrap();
+    let top = doc["run"]["server"]["statements"].as_array().unwrap();
+    let texts: Vec<&str> = top.iter().map(|s| s["query"].as_str().unwrap()).collect();
+    assert_eq!(
+        texts,
+        ["SELECT count(*) FROM pg_class WHERE oid = 1259"],
+        "{top:#?}"
     );
 }

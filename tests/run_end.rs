@@ -1,13 +1,16 @@
 //! Issue #28: how a run ends when the server or the network is gone, when signals
 //! come twice, and when transactions are long: always a report, within a bounded time
-//! after `-T`, with a status that says whether it was cut.
+//! after `-T`, with a status that says whether it was cut. [`watchers`]: the same for
+//! the run's own connections that watch the server (#38).
+
+pub(crate) mod watchers;
 
 use crate::support::{netns::NetNs, script_file};
 use pgbench_cluster::{Cluster, ClusterOptions};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn private_cluster(tcp: bool) -> Cluster {
+pub(crate) fn private_cluster(tcp: bool) -> Cluster {
     let (hba, config) = if tcp {
         (
             Some("local all all trust\nhost all all 0.0.0.0/0 trust\n".to_string()),
@@ -25,26 +28,29 @@ fn private_cluster(tcp: bool) -> Cluster {
     .unwrap()
 }
 
-fn ours(cluster: &Cluster, db: &str) -> Command {
+pub(crate) fn ours(cluster: &Cluster, db: &str) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgbench-rs"));
     crate::support::aim(&mut cmd, cluster, db);
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd
 }
 
-fn text(out: &Output) -> (String, String) {
+pub(crate) fn text(out: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
 
-fn kill(pid: u32, sig: &str) {
-    let _ = Command::new("kill").args([sig, &pid.to_string()]).status();
+pub(crate) fn kill(pid: u32, sig: &str) {
+    let _ = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .stderr(Stdio::null())
+        .status();
 }
 
 /// A process's name, state letter and parent, from `/proc/PID/stat`.
-fn proc_stat(pid: u32) -> Option<(String, char, u32)> {
+pub(crate) fn proc_stat(pid: u32) -> Option<(String, char, u32)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // pid (comm) state ppid ...: comm may hold spaces, so split at the last ')'.
     let (head, rest) = stat.rsplit_once(')')?;
@@ -75,13 +81,13 @@ fn server_processes(cluster: &Cluster) -> Vec<u32> {
 /// As root the postmaster's parent is `runuser`, which stops itself when its child
 /// stops (as su does) and must be continued too: issue #33 found one left stopped,
 /// orphaned, after the suite.
-struct Frozen {
+pub(crate) struct Frozen {
     server: Vec<u32>,
     runuser: Option<u32>,
 }
 
 impl Frozen {
-    fn freeze(cluster: &Cluster) -> Frozen {
+    pub(crate) fn freeze(cluster: &Cluster) -> Frozen {
         let server = server_processes(cluster);
         let runuser = proc_stat(server[0])
             .map(|(_, _, ppid)| ppid)
@@ -90,6 +96,14 @@ impl Frozen {
             kill(p, "-STOP");
         }
         Frozen { server, runuser }
+    }
+
+    /// Lets `pids` of the frozen server run again before the others (which stay
+    /// frozen until dropped): a server whose processes resume one after another.
+    pub(crate) fn thaw_first(&self, pids: &[u32]) {
+        for p in pids.iter().filter(|p| self.server.contains(p)) {
+            kill(*p, "-CONT");
+        }
     }
 }
 
@@ -102,7 +116,7 @@ impl Drop for Frozen {
 }
 
 /// Frozen and thawed, no process of the server nor its `runuser` is left stopped.
-fn assert_thawed(cluster: &Cluster) {
+pub(crate) fn assert_thawed(cluster: &Cluster) {
     let postmaster = server_processes(cluster)[0];
     let mut pids = server_processes(cluster);
     pids.extend(proc_stat(postmaster).map(|(_, _, ppid)| ppid));
@@ -115,7 +129,7 @@ fn assert_thawed(cluster: &Cluster) {
     }
 }
 
-fn processed(stdout: &str) -> i64 {
+pub(crate) fn processed(stdout: &str) -> i64 {
     stdout
         .lines()
         .find_map(|l| l.strip_prefix("number of transactions actually processed: "))
@@ -123,7 +137,7 @@ fn processed(stdout: &str) -> i64 {
         .unwrap_or_else(|| panic!("no count in {stdout}"))
 }
 
-fn spawn(cmd: &mut Command) -> (Child, Instant) {
+pub(crate) fn spawn(cmd: &mut Command) -> (Child, Instant) {
     (cmd.spawn().unwrap(), Instant::now())
 }
 

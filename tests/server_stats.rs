@@ -4,8 +4,9 @@
 //! tpcb-like run at a scale below its clients warned about; `pgbench-report check`'s
 //! exit statuses; and stdout unchanged by the option. [`views`]: `pg_stat_io`, the
 //! checkpointer, `pg_stat_statements` and standbys; [`throttle`]: a client starved of
-//! CPU warned about.
+//! CPU warned about; [`faults`]: views denied, the sampler's connection ended mid-run.
 
+mod faults;
 mod throttle;
 mod views;
 

@@ -18,11 +18,11 @@ mod interrupt; // Ctrl-C and SIGTERM, stuck backends, interrupted loads: runs en
 mod merge; // pgbench-report merge on real --export-json files rewritten as workers' files
 mod metrics; // --metrics-listen: a real Prometheus scrapes runs (one process, two workers), the linger, errors
 mod multiplex; // -j threads of several clients: seeded rows equal stock's, one OS thread per -j thread
-mod redaction; // passwords in the connection string: in no file or output of a real run or pgbench-report
+mod redaction; // passwords in the connection string (or another session's, via --server-stats): in no file or output
 mod report; // pgbench-report as a program: show, import, compare, html (in a real browser)
-mod run_end; // how a run ends: a frozen server, a partition, signals twice, long transactions
+mod run_end; // how a run ends: a frozen server, a partition (with or without watchers), signals twice, long transactions
 mod server_stats; // --server-stats and the validity warnings: server commits beside the client's, a CHECKPOINT in the window, pgbench-report check
 mod sysbench; // --workload=oltp_* beside real sysbench: prepare schema and values, statements per transaction, rows
 mod tap; // port of 001_pgbench_with_server.pl, one module per topic of the upstream file
-mod tpcc; // --workload=tpcc: the load's rows, a warmed-up run's NOPM, --check, a seeded rerun
+mod tpcc; // --workload=tpcc: the load's rows, a warmed-up run's NOPM, --check, a seeded rerun, the monitor's faults
 mod worker; // --worker=I/N: several processes, one run: seeds, one start, the barrier's faults

@@ -2,7 +2,8 @@
 //! warm-up and its result line and time profile, the check after runs (schema and
 //! consistency), NOPM's new orders against the orders the run inserted, a seeded run
 //! reproduced, what `--check` names when something is broken, a failed load, and the
-//! errors of bad input. (Loads cut short by Ctrl-C: `tests/interrupt.rs`.)
+//! errors of bad input; the monitor's end under a frozen server, a lost connection,
+//! counts it may not read (#38). (Loads cut short by Ctrl-C: `tests/interrupt.rs`.)
 
 use crate::support::{fresh_db, run, Db};
 
@@ -312,4 +313,213 @@ fn issue_33_check_names_what_is_broken() {
         "{}",
         out.stderr
     );
+}
+
+/// The run's new orders line: (server's count, clients' count, the verdict).
+fn new_orders_line(stdout: &str) -> (i64, i64, String) {
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("new orders in the measured part: "))
+        .unwrap_or_else(|| panic!("no new orders line in {stdout}"));
+    let (server, rest) = line
+        .split_once(" counted by the server (district.d_next_o_id), ")
+        .unwrap();
+    let (clients, verdict) = rest.split_once(" committed by the clients: ").unwrap();
+    (
+        server.parse().unwrap(),
+        clients.parse().unwrap(),
+        verdict.to_string(),
+    )
+}
+
+/// The threads of process `pid` whose name starts with `prefix`.
+fn threads_named(pid: u32, prefix: &str) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks
+                .flatten()
+                .filter(|t| {
+                    std::fs::read_to_string(t.path().join("comm"))
+                        .is_ok_and(|name| name.starts_with(prefix))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// #38: under a frozen server the line said the server's and the clients' new orders
+/// were "the same", but 3 more committed once it resumed: the monitor counted while
+/// the transactions its clients were cut from had yet to end. Here the server resumes
+/// one part after another: the monitor's backend first, the clients' a little later
+/// (and the postmaster, which would deliver the cancel requests, last). The monitor
+/// now counts once the run's connections have closed (or says the two counts are not
+/// comparable), so a count it calls exact is the orders the run inserted.
+#[test]
+fn issue_38_new_orders_that_commit_after_a_frozen_server_resumes_are_counted() {
+    use crate::run_end::watchers::{connected, loaded};
+    use crate::run_end::{ours, private_cluster, text, Frozen};
+    use std::time::Duration;
+    // Its own (it is frozen), for the process (a Db's is).
+    static CLUSTER: std::sync::OnceLock<pgbench_cluster::Cluster> = std::sync::OnceLock::new();
+    let cluster = CLUSTER.get_or_init(|| private_cluster(false));
+    let db = Db {
+        cluster,
+        name: loaded(cluster, "tpcc_frozen"),
+    };
+    let before = next_order_ids(&db);
+    let child = ours(db.cluster, &db.name)
+        .args(["--workload=tpcc", "-c", "8", "-j", "2", "-T", "4"])
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, ended) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    connected(db.cluster, &db.name, 8);
+    let pids = |filter: &str| -> Vec<u32> {
+        db.psql(&format!(
+            "select pid from pg_stat_activity where datname = current_database() and {filter}"
+        ))
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect()
+    };
+    // The monitor's last query was its start's read.
+    let monitor = pids("query like '%sum(d_next_o_id)%' and pid <> pg_backend_pid()");
+    let clients = pids("application_name = 'pgbench-rs' and query not like '%sum(d_next_o_id)%'");
+    assert_eq!((monitor.len(), clients.len()), (1, 8));
+    std::thread::sleep(Duration::from_secs(1));
+    let frozen = Frozen::freeze(db.cluster);
+    // The clients are cut after -T and its grace.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while threads_named(pid, "thread ") > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the clients never ended"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    frozen.thaw_first(&monitor);
+    // What the monitor reads without waiting is read by then.
+    let early = ended.recv_timeout(Duration::from_millis(1500)).ok();
+    frozen.thaw_first(&clients);
+    drop(frozen);
+    let out = early
+        .or_else(|| ended.recv_timeout(Duration::from_secs(60)).ok())
+        .expect("the run never ended")
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(
+        stdout.contains("\nTEST RESULT : System achieved "),
+        "{stdout}{stderr}"
+    );
+    let gone = "select count(*) from pg_stat_activity \
+                where datname = current_database() and application_name like 'pgbench-rs%'";
+    assert_eq!(db.value_within(gone, "0", Duration::from_secs(30)), "0");
+    let after = next_order_ids(&db);
+    let inserted: i64 = after.iter().zip(&before).map(|(a, b)| a - b).sum();
+    let (server, clients, verdict) = new_orders_line(&stdout);
+    eprintln!("server {server}, clients {clients}, inserted {inserted}: {verdict}");
+    if !verdict.starts_with("not comparable") {
+        assert_eq!(server, inserted, "{stdout}");
+        assert_eq!(verdict == "the same", clients == inserted, "{stdout}");
+    }
+}
+
+/// #38: a monitor whose connection was ended mid-run lost the server's end: no `TEST
+/// RESULT` line, and the run exited 0 all the same. Now the connection is made again
+/// for the end; and counts that cannot be read (here `pg_stat_database` denied during
+/// the run) are said, in the results file too, and the run exits 2.
+#[test]
+fn issue_38_a_lost_monitor_is_made_again_and_counts_it_cannot_read_fail_the_run() {
+    use std::time::Duration;
+    let db = fresh_db("tpcc_monitor_lost");
+    let role = "issue38_tpcc";
+    db.psql(&format!(
+        "do $$ begin create role {role} login; exception when duplicate_object then null; end $$;
+         alter database \"{}\" owner to {role};
+         alter schema public owner to {role};",
+        db.name
+    ));
+    let out = run(db
+        .ours()
+        .env("PGUSER", role)
+        .args(["-i", "--workload=tpcc", "-s", "1"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("lost.json");
+    let connected = "select count(*) >= 2 from pg_stat_activity \
+                     where datname = current_database() and application_name = 'pgbench-rs'";
+    let during = |sql: &str| {
+        let child = db
+            .ours()
+            .env("PGUSER", role)
+            .args(["--workload=tpcc", "-c", "2", "-T", "4"])
+            .arg(format!("--export-json={}", json.display()))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        assert_eq!(
+            db.value_within(connected, "t", Duration::from_secs(30)),
+            "t"
+        );
+        db.psql(sql);
+        let out = child.wait_with_output().unwrap();
+        crate::support::Run {
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            code: out.status.code().unwrap_or(-1),
+        }
+    };
+    // The monitor's connection ended (its queries carry its mark).
+    let out = during(
+        "select pg_terminate_backend(pid) from pg_stat_activity \
+         where datname = current_database() and query like '%sum(d_next_o_id)%' \
+         and pid <> pg_backend_pid()",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("\nTEST RESULT : System achieved "),
+        "{}",
+        out.stdout
+    );
+    let (server, clients) = tpcc_counts(&json);
+    assert_eq!(server, clients, "{}", out.stdout);
+
+    // The counts denied to the run's role: no NOPM, and no success.
+    let out = during("revoke select on pg_catalog.pg_stat_database from public");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("\nTEST RESULT : none: the server's counts could not be read (could not read the TPC-C counts: permission denied for view pg_stat_database)\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr
+            .contains("error: could not read the TPC-C counts: permission denied for view pg_stat_database; the run has no NOPM or TPM"),
+        "{}",
+        out.stderr
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(
+        doc["run"]["tpcc"]["server"].is_null(),
+        "{}",
+        doc["run"]["tpcc"]
+    );
+    assert!(
+        doc["run"]["tpcc"]["server_lost"]
+            .as_str()
+            .is_some_and(|s| s.contains("permission denied")),
+        "{}",
+        doc["run"]["tpcc"]
+    );
+    let errors: Vec<String> = crate::export::schema()
+        .iter_errors(&doc)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
 }

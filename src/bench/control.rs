@@ -37,7 +37,7 @@ pub const GIVE_UP_US: i64 = 2_000_000;
 /// such as `timeout`, which forwards it, and pgbench-rs alike).
 pub const REPEAT_WINDOW_US: i64 = 1_000_000;
 /// Each step of a cancel request (connect, send, wait for the close) gives up after this.
-const CANCEL_TIMEOUT: Duration = Duration::from_secs(2);
+pub const CANCEL_TIMEOUT: Duration = Duration::from_secs(2);
 /// Threads sending cancel requests at once.
 const CANCEL_SENDERS: usize = 16;
 /// How long the end of a run waits for cancel requests still under way: a healthy
@@ -99,6 +99,9 @@ pub struct RunControl {
     /// When the clients were let go (run clock), 0 = not yet: a deadline that passed
     /// while they connected gets its grace from then.
     started_at: AtomicI64,
+    /// When the first watcher of the window was told the clients were done, 0 = not
+    /// yet: every watcher's end is bounded from then.
+    watchers_told_at: AtomicI64,
 }
 
 impl RunControl {
@@ -116,6 +119,7 @@ impl RunControl {
             overdue_grace: AtomicI64::new(0),
             cancels_left: Arc::default(),
             started_at: AtomicI64::new(0),
+            watchers_told_at: AtomicI64::new(0),
         }
     }
 
@@ -212,6 +216,19 @@ impl RunControl {
         let until = std::time::Instant::now() + within;
         while self.cancels_left.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < until {
             std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// When the clients' end was first told to a watcher of the window (now, at the
+    /// first call): the watchers' ends are bounded together, not one after another.
+    pub fn watchers_told_at(&self) -> i64 {
+        let now = now_us();
+        match self
+            .watchers_told_at
+            .compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst)
+        {
+            Ok(_) => now,
+            Err(then) => then,
         }
     }
 
@@ -463,6 +480,14 @@ mod tests {
         assert!(!c.watch(stop + CLOSE_GRACE_US + 1, 0.0));
         assert!(c.closed.load(Ordering::SeqCst));
         assert!(c.watch(stop + CLOSE_GRACE_US + GIVE_UP_US + 2, 0.0));
+    }
+
+    #[test]
+    fn every_watcher_s_end_counts_from_when_the_first_was_told() {
+        let c = RunControl::new(1);
+        let first = c.watchers_told_at();
+        std::thread::sleep(Duration::from_millis(2));
+        assert_eq!(c.watchers_told_at(), first);
     }
 
     #[test]

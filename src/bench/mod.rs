@@ -146,8 +146,8 @@ pub fn run(
         (collected.unfinished, collected.aborted),
     );
     let mut result = outcome::assemble(plan, &setup, &ctx.scripts, collected, (timing, ended));
-    result.tpcc = tpcc.map(|t| t.finish(&result));
-    result.server = sampler.and_then(|s| server_stats::finish(s, &result));
+    result.tpcc = tpcc.map(|t| t.finish(&result, &ctx.control));
+    result.server = sampler.and_then(|s| server_stats::finish(s, &result, &ctx.control));
     result.client_cpu = client_cpu(plan, (cpu_at_start, waited_at_start), bench_start, end);
     let shift = ctx.control.clock.epoch_shift_us;
     let meta = pgbench_results::RunMeta {

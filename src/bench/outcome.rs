@@ -32,9 +32,10 @@ pub enum RunOutcome {
 }
 
 impl RunOutcome {
-    /// 0; 2 when a client aborted, a log lost lines or transactions overdue after `-T`
-    /// were cut; 128 + the signal when one stopped the run (130 for SIGINT, 143 for
-    /// SIGTERM), as a shell reports a process the signal ended.
+    /// 0; 2 when a client aborted, a log lost lines, transactions overdue after `-T`
+    /// were cut or TPC-C's server counts (its NOPM and TPM) could not be read; 128 +
+    /// the signal when one stopped the run (130 for SIGINT, 143 for SIGTERM), as a
+    /// shell reports a process the signal ended.
     pub fn exit_status(&self) -> i32 {
         match self {
             RunOutcome::Completed {
@@ -46,7 +47,12 @@ impl RunOutcome {
                 log_losses,
                 stopped: None,
                 ..
-            } if result.aborted_clients == 0 && log_losses.is_empty() => 0,
+            } if result.aborted_clients == 0
+                && log_losses.is_empty()
+                && result.tpcc.as_ref().is_none_or(|t| t.server_lost.is_none()) =>
+            {
+                0
+            }
             _ => 2,
         }
     }

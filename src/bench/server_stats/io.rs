@@ -2,7 +2,7 @@
 //! breakdown by `backend_type`, `object` and `context` of the totals the views read
 //! every second.
 
-use super::Rows;
+use crate::bench::window::watched::Rows;
 use pgbench_results::server::io::{IoRow, COLUMNS};
 
 /// Every row of the view, its counters as bigints in [`COLUMNS`]' order.

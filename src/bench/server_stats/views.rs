@@ -2,15 +2,6 @@
 //! version has (13 to 19, by `server_version_num`). A view's query returns one row
 //! of bigint counters, in the order of its columns, under PostgreSQL's own names.
 
-/// The comment that starts every query of the sampler's, so that
-/// `pg_stat_statements`' top statements can leave them out.
-pub const MARK: &str = "/* pgbench-rs --server-stats */";
-
-/// `sql` marked as the sampler's.
-pub fn marked(sql: &str) -> String {
-    format!("{MARK} {sql}")
-}
-
 /// One view as one server version has it.
 pub struct View {
     pub name: &'static str,

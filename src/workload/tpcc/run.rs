@@ -6,6 +6,7 @@
 
 use super::monitor::Monitor;
 use super::{NEW_ORDER_SCRIPT, PROFILE_NAMES};
+use crate::bench::control::RunControl;
 use crate::bench::error::RunError;
 use crate::bench::window;
 use pgbench_results::tpcc::TpccResult;
@@ -43,17 +44,21 @@ impl Before {
 }
 
 impl During {
-    /// After the clients: the run's TPC-C figures (a failed count is said and left out).
-    pub fn finish(self, result: &RunResult) -> TpccResult {
-        let server = self.0.and_then(|d| match d.finish() {
+    /// After the clients (within the bounds of how the run ended, `control`): the
+    /// run's TPC-C figures. Counts that could not be read are said, and kept as lost:
+    /// the run then has no NOPM or TPM, and does not end as a success.
+    pub fn finish(self, result: &RunResult, control: &RunControl) -> TpccResult {
+        let mut server_lost = None;
+        let server = self.0.and_then(|d| match d.finish(control) {
             Ok(counts) => counts,
             Err(e) => {
-                crate::logging::warning(&e.to_string());
+                crate::logging::error(&format!("{e}; the run has no NOPM or TPM"));
+                server_lost = Some(e.to_string());
                 None
             }
         });
         TpccResult {
-            server_lost: None,
+            server_lost,
             new_orders_committed: result
                 .scripts
                 .get(NEW_ORDER_SCRIPT)
