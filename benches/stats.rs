@@ -41,7 +41,7 @@ fn config(histograms: bool) -> CollectorPlan {
         series: false,
         exit_on_abort: false,
         epoch_shift_us: 0,
-        measure_from_us: None,
+        phases: pgbench_rs::bench::phases::PhasePlan::default().anchored(0),
         duration_s: None,
     }
 }
@@ -147,6 +147,7 @@ fn report() -> RunResult {
         server: None,
         client_cpu: None,
         ended: None,
+        phases: Vec::new(),
     }
 }
 

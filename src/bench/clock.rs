@@ -30,9 +30,6 @@ pub struct RunClock {
     pub epoch_shift_us: i64,
     /// The `-T` deadline on the run clock; 0 until the clients start (or without `-T`).
     end_us: AtomicI64,
-    /// `--warmup`: when the measured part begins on the run clock; 0 until the clients
-    /// start (or without a warm-up).
-    measure_from_us: AtomicI64,
     /// A test's clock, in place of the monotonic one.
     #[cfg(test)]
     test: Option<std::sync::Arc<TestClock>>,
@@ -43,7 +40,6 @@ impl RunClock {
         RunClock {
             epoch_shift_us: epoch_now_us() - now_us(),
             end_us: AtomicI64::new(0),
-            measure_from_us: AtomicI64::new(0),
             #[cfg(test)]
             test: None,
         }
@@ -101,19 +97,6 @@ impl RunClock {
         match self.end_us.load(Ordering::Relaxed) {
             0 => None,
             end => Some(end),
-        }
-    }
-
-    /// Sets when the warm-up ends and the measured part begins.
-    pub fn set_measure_from(&self, at_us: i64) {
-        self.measure_from_us.store(at_us, Ordering::SeqCst);
-    }
-
-    /// When the warm-up ends, if the run has one.
-    pub fn measure_from_us(&self) -> Option<i64> {
-        match self.measure_from_us.load(Ordering::Relaxed) {
-            0 => None,
-            at => Some(at),
         }
     }
 

@@ -9,6 +9,7 @@
 //! of the warm-up say so, and those of the measured part count from its start.
 
 use super::events::{ClientDone, Event, TxRecord};
+use super::phases::Phases;
 use super::progress::{ProgressClock, ProgressFormat};
 use crossbeam_channel::{Receiver, TryRecvError};
 use pgbench_results::series::{Second, SeriesRecorder};
@@ -34,8 +35,8 @@ pub struct CollectorPlan {
     /// `--exit-on-abort`: stop collecting at the first abort.
     pub exit_on_abort: bool,
     pub epoch_shift_us: i64,
-    /// `--warmup`: when the measured part begins, µs on the run clock.
-    pub measure_from_us: Option<i64>,
+    /// The run's phases: counted apart in the warm-up, if it has one.
+    pub phases: Phases,
     /// `-T`: the measured part's seconds (its series has that many).
     pub duration_s: Option<i64>,
 }
@@ -160,12 +161,15 @@ impl Collected {
     /// Nothing counted yet; the series (if kept) starts at `start_us`, or after a
     /// warm-up at its end (the warm-up's own at `start_us`).
     pub fn new(plan: &CollectorPlan, start_us: i64) -> Collected {
-        let warmup = plan.measure_from_us.map(|until_us| Warm {
-            until_us,
+        let warmup = plan.phases.has_warmup().then(|| Warm {
+            until_us: plan.phases.measure_from_us,
             total: StatsData::default(),
             series: plan.series.then(|| SeriesRecorder::new(start_us)),
         });
-        let start_us = plan.measure_from_us.unwrap_or(start_us);
+        let start_us = match plan.phases.has_warmup() {
+            true => plan.phases.measure_from_us,
+            false => start_us,
+        };
         let per_script = if plan.scripts > 1 { plan.scripts } else { 0 };
         let histograms = |n: usize| (0..n).map(|_| LatencyCounts::new()).collect::<Vec<_>>();
         Collected {
@@ -291,14 +295,19 @@ pub fn collect(
     } = hooks;
     let live = *live;
     if let Some(l) = live {
-        l.started(start_us, plan.measure_from_us, now());
+        let measure_from = plan.phases.has_warmup();
+        l.started(
+            start_us,
+            measure_from.then_some(plan.phases.measure_from_us),
+            now(),
+        );
     }
     let mut c = Collected::new(plan, start_us);
     let mut progress = plan
         .progress
         .map(|(period_us, format)| ProgressClock::new(period_us, format, start_us));
     let mut done = 0;
-    let mut warming_up = plan.measure_from_us.is_some();
+    let mut warming_up = plan.phases.has_warmup();
     while done < plan.clients {
         // The collector polls: it sleeps a little, then takes whatever arrived. Being
         // woken for every batch would cost a futex wake-up (and crossbeam's spinning)
@@ -375,6 +384,7 @@ pub fn collect(
 mod tests {
     use super::*;
     use crate::bench::error::{AbortReason, ClientAbort};
+    use crate::bench::phases::PhasePlan;
 
     fn plan() -> CollectorPlan {
         CollectorPlan {
@@ -395,7 +405,7 @@ mod tests {
             series: true,
             exit_on_abort: false,
             epoch_shift_us: 0,
-            measure_from_us: None,
+            phases: PhasePlan::default().anchored(0),
             duration_s: None,
         }
     }
@@ -530,7 +540,7 @@ mod tests {
     fn a_warm_up_is_counted_apart_and_the_measured_part_restarts_every_figure() {
         let mut p = plan();
         p.scripts = 1;
-        p.measure_from_us = Some(1_000_000);
+        p.phases = PhasePlan { warmup_s: Some(1) }.anchored(0);
         let events = vec![
             Event::Batch(vec![
                 tx(0, TxOutcome::Success, 1_000.0, 200_000),
@@ -572,7 +582,7 @@ mod tests {
     #[test]
     fn issue_38_a_warm_up_cut_short_has_only_the_seconds_it_ran() {
         let mut p = plan();
-        p.measure_from_us = Some(10_000_000);
+        p.phases = PhasePlan { warmup_s: Some(10) }.anchored(0);
         let ok = |end| tx(0, TxOutcome::Success, 1_000.0, end);
         let batch = Event::Batch(vec![ok(200_000), ok(2_500_000), ok(3_300_000)]);
         let (c, _) = run(&p, vec![batch, done(3_400_000, 0), done(3_400_000, 0)]);

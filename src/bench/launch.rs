@@ -94,6 +94,8 @@ pub struct RunShared {
     pub threads: Vec<ThreadShared>,
     /// `--metrics-listen`: what the endpoint shows.
     pub metrics: Option<std::sync::Arc<crate::metrics::Live>>,
+    /// The run's phases, fixed when the clients are let go (before any records).
+    pub phases: std::sync::OnceLock<super::phases::Phases>,
 }
 
 impl RunShared {

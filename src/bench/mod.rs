@@ -31,6 +31,7 @@ pub mod events;
 pub mod launch;
 pub mod multiplex;
 pub mod outcome;
+pub mod phases;
 pub mod plan;
 pub mod progress;
 pub mod retry;
@@ -53,6 +54,7 @@ use launch::{RunShared, Start, StartGate, ThreadShared, ThreadState};
 use pgbench_script::prng::{Prng, SeedPlan};
 use pgbench_script::variables::Variables;
 use pgbench_wire::ConnectArgs;
+use phases::Phases;
 use plan::BenchPlan;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -75,7 +77,7 @@ pub fn run(
     let tpcc = crate::workload::tpcc::run::before(
         plan.workload.as_ref(),
         plan.worker.as_ref().is_none_or(|w| w.index == 0),
-        plan.warmup_s.is_some(),
+        plan.phases.has_warmup(),
         &conn_opts,
     )?;
     let sampler = server_stats::before(plan, &conn_opts)?;
@@ -94,6 +96,7 @@ pub fn run(
         threads: thread_states(plan, &seeds)?,
         plan: plan.clone(),
         metrics,
+        phases: Default::default(),
     });
     let _ = target.set(Arc::clone(&ctx));
     // pgbench: the start-up time that "initial connection time" counts from is taken
@@ -101,13 +104,14 @@ pub fn run(
     let start = now_us();
     let (clients, gate) = start_clients(&ctx, vars, seeds.clients)?;
     let starts = worker::start_together(joined, plan, &ctx.control, &gate, start)?;
-    let (bench_start, measured_from) = begin(&ctx, &gate, starts.clock_us);
+    let phases = begin(&ctx, &gate, starts.clock_us);
+    let (bench_start, measured_from) = (phases.start_us, phases.measure_from_us);
     let tpcc = tpcc.map(|t| t.measure_from(measured_from));
     let sampler = sampler.map(|s| s.measure_from(measured_from));
     let cpu_at_start = crate::sys::process_cpu_s();
     let waited_at_start = cpu_share::waited_ns();
     let collected = collector::collect(
-        &collector_plan(&ctx),
+        &collector_plan(&ctx, phases),
         &events_rx,
         starts.clock_us,
         &mut collector::Hooks {
@@ -135,8 +139,7 @@ pub fn run(
     let log_losses = finish_logs(&ctx, end + ctx.control.clock.epoch_shift_us);
     let timing = outcome::Timing {
         start: starts.timing_us,
-        bench_start,
-        measured_from,
+        phases,
         end,
     };
     let ended = outcome::ending(
@@ -402,22 +405,24 @@ fn report_lost_clients(ctx: &RunShared, thread: usize, local_indexes: &[usize]) 
     }
 }
 
-/// Everyone is connected: set the `-T` deadline, the end of the warm-up, the `-R`
-/// schedules and the log intervals, then let the clients go. Returns when the run
-/// started and when its measured part does (the same without `--warmup`).
-fn begin(ctx: &RunShared, gate: &StartGate, start: i64) -> (i64, i64) {
+/// Everyone is connected: fix the run's phases on its clock, set the `-T` deadline,
+/// the `-R` schedules and the log intervals, then let the clients go.
+fn begin(ctx: &RunShared, gate: &StartGate, start: i64) -> Phases {
     let clock = &ctx.control.clock;
     let bench_start = clock.now_us();
-    let measure_from = ctx.plan.warmup_s.map(|secs| bench_start + secs * 1_000_000);
-    if let Some(at) = measure_from {
-        clock.set_measure_from(at);
-    }
+    let phases = ctx.plan.phases.anchored(bench_start);
+    let _ = ctx.phases.set(phases);
     if let Some(secs) = ctx.plan.settings.limit.duration() {
         // pgbench sets its alarm when the threads are created, before they connect:
         // -T counts from the start-up time. After a warm-up, -T is what is measured.
-        clock.set_end(measure_from.unwrap_or(start) + secs * 1_000_000);
+        let from = if phases.has_warmup() {
+            phases.measure_from_us
+        } else {
+            start
+        };
+        clock.set_end(from + secs * 1_000_000);
     }
-    let measured_from = measure_from.unwrap_or(bench_start);
+    let measured_from = phases.measure_from_us;
     for t in &ctx.threads {
         let mut st = t.lock();
         // The -R schedule runs on through the warm-up's end: a fresh one would start
@@ -429,7 +434,7 @@ fn begin(ctx: &RunShared, gate: &StartGate, start: i64) -> (i64, i64) {
     }
     ctx.control.started(bench_start);
     gate.open(Start::Go);
-    (bench_start, measured_from)
+    phases
 }
 
 /// The process's CPU time and its `-j` threads' run-queue wait from the clients' start
@@ -454,7 +459,7 @@ fn client_cpu(
 }
 
 /// What the collector needs of the plan.
-fn collector_plan(ctx: &RunShared) -> CollectorPlan {
+fn collector_plan(ctx: &RunShared, phases: Phases) -> CollectorPlan {
     let plan = &ctx.plan;
     let s = &plan.settings;
     CollectorPlan {
@@ -477,7 +482,7 @@ fn collector_plan(ctx: &RunShared) -> CollectorPlan {
         series: plan.export.any() || plan.print_warnings,
         exit_on_abort: plan.exit_on_abort,
         epoch_shift_us: ctx.control.clock.epoch_shift_us,
-        measure_from_us: ctx.control.clock.measure_from_us(),
+        phases,
         duration_s: s.limit.duration(),
     }
 }

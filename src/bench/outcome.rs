@@ -5,6 +5,7 @@
 use super::collector::Collected;
 use super::control::StopCause;
 use super::launch::RunScript;
+use super::phases::{PhaseKind, Phases};
 use super::plan::BenchPlan;
 use super::setup::Setup;
 use super::txlog::LogLoss;
@@ -63,11 +64,9 @@ impl RunOutcome {
 pub struct Timing {
     /// Before the client threads started (and connected).
     pub start: i64,
-    /// When all clients were connected and started running.
-    pub bench_start: i64,
-    /// When the measured part began: `bench_start`, or the end of `--warmup`.
-    pub measured_from: i64,
-    /// When the last client finished (before `measured_from` when a signal stopped
+    /// When all clients were connected and let go, and when the measured part began.
+    pub phases: Phases,
+    /// When the last client finished (before the measured part when a signal stopped
     /// the warm-up).
     pub end: i64,
 }
@@ -75,7 +74,7 @@ pub struct Timing {
 impl Timing {
     /// The measured part's length, µs (0 when the run ended in its warm-up).
     pub fn measured_us(&self) -> i64 {
-        (self.end - self.measured_from).max(0)
+        (self.end - self.phases.measure_from_us).max(0)
     }
 }
 
@@ -94,9 +93,8 @@ pub fn ending(
             Ended::Interrupted {
                 signal: super::signal_name(sig),
                 // A signal while the clients connected stopped them as they started.
-                at_s: (at - timing.bench_start).max(0) as f64 / 1e6,
-                during_warmup: timing.measured_from > timing.bench_start
-                    && timing.end <= timing.measured_from,
+                at_s: (at - timing.phases.start_us).max(0) as f64 / 1e6,
+                during_warmup: timing.phases.kind_at(timing.end) == PhaseKind::WarmUp,
                 unfinished,
             }
         }
@@ -130,7 +128,7 @@ pub fn assemble(
     let histogram = run.map(|r| r.to_histogram());
     let warmup = collected
         .warmup
-        .map(|w| w.finish(plan.warmup_s.unwrap_or(0), timing.end));
+        .map(|w| w.finish(plan.phases.warmup_s.unwrap_or(0), timing.end));
     // One script: its latencies are the run's.
     let mut script_histograms = histogram.as_ref().map(|run| {
         let per_script: Vec<_> = if per_script.is_empty() {
@@ -168,7 +166,7 @@ pub fn assemble(
             .collect(),
         bench_duration_us: timing.measured_us() as f64,
         conn_total_duration_us: collected.conn_total_duration_us,
-        conn_elapsed_duration_us: (timing.bench_start - timing.start) as f64,
+        conn_elapsed_duration_us: (timing.phases.start_us - timing.start) as f64,
         latency_late: collected.latency_late,
         aborted_clients: collected.aborted,
         histogram,
@@ -182,19 +180,20 @@ pub fn assemble(
         server: None,
         client_cpu: None,
         ended: Some(ended),
+        phases: timing.phases.spans(timing.end),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::phases::PhasePlan;
 
     /// A 10 s warm-up from 1 s on the run clock, then the measured part.
     fn timing(end: i64) -> Timing {
         Timing {
             start: 0,
-            bench_start: 1_000_000,
-            measured_from: 11_000_000,
+            phases: PhasePlan { warmup_s: Some(10) }.anchored(1_000_000),
             end,
         }
     }

@@ -83,9 +83,10 @@ pub struct BenchPlan {
     pub random_seed: u64,
     /// `--worker=I/N`.
     pub worker: Option<WorkerPlan>,
-    /// `--warmup`: seconds the clients run before the measured part (of `-T` seconds,
-    /// or `-t` transactions per client) begins; nothing done in them is counted.
-    pub warmup_s: Option<i64>,
+    /// The run's phases: `--warmup`, seconds the clients run before the measured part
+    /// (of `-T` seconds, or `-t` transactions per client) begins; nothing done in them
+    /// is counted.
+    pub phases: super::phases::PhasePlan,
     /// `--workload=NAME`: its tables are checked before the run.
     pub workload: Option<crate::workload::Configured>,
     /// `--metrics-listen`, `--metrics-linger`.

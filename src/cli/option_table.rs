@@ -269,8 +269,8 @@ pub const OPTIONS: &[OptionSpec] = &[
         }),
     opt(Opt::WorkerTimeout, None, "worker-timeout", true),
     opt(Opt::Warmup, None, "warmup", true)
-        .recorded(|p| Some(json!(p.warmup_s)))
-        .shared("--warmup", |p| format!("{:?}", p.warmup_s)),
+        .recorded(|p| Some(json!(p.phases.warmup_s)))
+        .shared("--warmup", |p| format!("{:?}", p.phases.warmup_s)),
     opt(Opt::Workload, None, "workload", true)
         .recorded(|p| Some(json!(p.workload.as_ref().map(|w| w.name()))))
         .shared("--workload", |p| format!("{:?}", p.workload)),

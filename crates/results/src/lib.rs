@@ -48,6 +48,7 @@ pub mod warnings;
 pub use document::{DocumentError, ResultsFile, RunMeta, SERVER_SETTINGS};
 pub use histogram::{LatencyCounts, LatencyHistogram, Percentiles};
 pub use run::ended::Ended;
+pub use run::phases::PhaseSpan;
 pub use run::{
     CommandResult, Limit, MaxTries, Partitions, QueryMode, RunResult, RunSettings, ScriptResult,
     Warmup,

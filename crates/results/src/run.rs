@@ -5,6 +5,7 @@
 
 pub(crate) mod client_cpu;
 pub mod ended;
+pub mod phases;
 pub(crate) mod sysbench_counts;
 pub(crate) mod tpcc_counts;
 
@@ -226,6 +227,10 @@ pub struct RunResult {
     /// before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended: Option<ended::Ended>,
+    /// The run's phases (the warm-up, the measured part) on its clock; empty in files
+    /// written before they were recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<phases::PhaseSpan>,
 }
 
 impl Serialize for RunResult {

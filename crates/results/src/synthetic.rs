@@ -281,5 +281,6 @@ pub fn run(spec: &Spec) -> RunResult {
         server: None,
         client_cpu: None,
         ended: Some(crate::run::ended::Ended::Completed),
+        phases: Vec::new(),
     }
 }

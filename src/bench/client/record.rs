@@ -7,6 +7,7 @@
 
 use crate::bench::events::{ClientDone, Event, TxRecord};
 use crate::bench::launch::{RunShared, ThreadShared};
+use crate::bench::phases::PhaseKind;
 use crate::bench::txlog::LoggedTx;
 use crate::logging;
 use pgbench_results::sysbench::QueryCounts;
@@ -55,7 +56,7 @@ impl<'a> Recorder<'a> {
             batch_since: 0,
             conn_duration_us: 0.0,
             queries: Default::default(),
-            warm: ctx.plan.warmup_s.is_some(),
+            warm: ctx.plan.phases.has_warmup(),
         }
     }
 
@@ -74,10 +75,9 @@ impl<'a> Recorder<'a> {
         }
         if self
             .ctx
-            .control
-            .clock
-            .measure_from_us()
-            .is_some_and(|at| now < at)
+            .phases
+            .get()
+            .is_some_and(|p| p.kind_at(now) == PhaseKind::WarmUp)
         {
             return true;
         }

@@ -63,7 +63,7 @@ pub fn before(
         return Ok(None);
     }
     let sampler = Sampler::connect(opts, &script_statements(plan))?;
-    window::before(sampler, plan.warmup_s.is_some()).map(Some)
+    window::before(sampler, plan.phases.has_warmup()).map(Some)
 }
 
 /// After the clients: the figures on the client's seconds and per its transactions

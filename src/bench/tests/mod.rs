@@ -232,6 +232,7 @@ impl Bench {
             threads: thread_states(&plan, &seeds).expect("threads"),
             plan,
             metrics: None,
+            phases: Default::default(),
         };
         // The start as the runner makes it (the -R schedule, -T's deadline), then
         // the test's own deadline.

@@ -5,6 +5,7 @@ use super::draft::Draft;
 use super::error::ConfigError;
 use super::{Action, Env};
 use crate::bench::barrier::{WorkerPlan, DEFAULT_WORKER_TIMEOUT_S};
+use crate::bench::phases::PhasePlan;
 use crate::bench::plan::{BenchPlan, LogPlan, Scale, Vacuum};
 use crate::init::PartitionMethod;
 use pgbench_results::{Limit, MaxTries, QueryMode, RunSettings};
@@ -342,7 +343,9 @@ fn bench_action(d: Draft, workload: Option<crate::workload::Configured>) -> Acti
         debug: d.debug,
         random_seed: d.random_seed,
         worker,
-        warmup_s: positive(d.warmup),
+        phases: PhasePlan {
+            warmup_s: positive(d.warmup),
+        },
         workload,
         metrics,
         server_stats: d.server_stats,

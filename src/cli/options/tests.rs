@@ -357,7 +357,7 @@ fn workers_of_one_run_share_its_id_and_other_runs_do_not() {
 #[test]
 fn warmup_is_seconds_zero_meaning_none_and_a_benchmarking_option() {
     let warmup = |args: &[&str]| match parse(args) {
-        Ok(Action::Bench { plan, .. }) => plan.warmup_s,
+        Ok(Action::Bench { plan, .. }) => plan.phases.warmup_s,
         other => panic!("{args:?}: {other:?}"),
     };
     assert_eq!(warmup(&["-T", "5", "--warmup=10"]), Some(10));

@@ -160,6 +160,7 @@ fn result_of(all: &[Client], ids: &[usize], set: &RunSettings, scripts: u32) -> 
         server: None,
         client_cpu: None,
         ended: None,
+        phases: Vec::new(),
     }
 }
 

@@ -33,6 +33,7 @@ fn base() -> RunResult {
         server: None,
         client_cpu: None,
         ended: None,
+        phases: Vec::new(),
     }
 }
 
