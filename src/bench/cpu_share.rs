@@ -8,9 +8,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Run-queue wait of the threads that have finished, in nanoseconds.
-static WAITED_NS: AtomicU64 = AtomicU64::new(0);
-
 /// The calling thread's run-queue wait so far, in nanoseconds.
 fn run_delay_ns() -> Option<u64> {
     std::fs::read_to_string("/proc/thread-self/schedstat")
@@ -29,17 +26,17 @@ impl Waited {
         Waited(run_delay_ns())
     }
 
-    /// Adds the wait since the start to the process's.
-    pub fn finish(self) {
+    /// Adds the wait since the start to the run's total, ns.
+    pub fn finish(self, total_ns: &AtomicU64) {
         if let Some((a, b)) = self.0.zip(run_delay_ns()) {
-            WAITED_NS.fetch_add(b.saturating_sub(a), Ordering::Relaxed);
+            total_ns.fetch_add(b.saturating_sub(a), Ordering::Relaxed);
         }
     }
 }
 
-/// The finished threads' run-queue wait so far (`None` where the kernel does not say).
-pub fn waited_ns() -> Option<u64> {
-    run_delay_ns().map(|_| WAITED_NS.load(Ordering::Relaxed))
+/// Whether the kernel tells a thread's run-queue wait.
+pub fn wait_measurable() -> bool {
+    run_delay_ns().is_some()
 }
 
 /// The cgroup's CPU quota of this process in CPUs, when one limits it.
@@ -141,9 +138,12 @@ mod tests {
 
     #[test]
     fn this_thread_s_wait_is_read() {
-        let w = Waited::start();
-        w.finish();
         // Linux with schedstat (every kernel the project runs on).
-        assert!(waited_ns().is_some());
+        assert!(wait_measurable());
+        let total = AtomicU64::new(0);
+        let w = Waited::start();
+        std::thread::yield_now();
+        w.finish(&total);
+        assert!(total.load(Ordering::Relaxed) < 1_000_000_000);
     }
 }

@@ -3,19 +3,25 @@
 //! and what each thread's clients share ([`ThreadShared`]: its random states, `-R`
 //! schedule and log file), and the [`StartGate`]: each thread connects its clients,
 //! then all wait there until the main thread says go (or says stop, when a connection
-//! or a thread could not be made). Every client's variables are made before this, by
-//! [`super::run`].
+//! or a thread could not be made). Every client's variables are made here too
+//! ([`client_variables`]).
 
+use super::clock::RunClock;
 use super::control::RunControl;
+use super::error::RunError;
 use super::events::Event;
 use super::plan::BenchPlan;
 use super::retry::RetryPlan;
 use super::throttle::Schedule;
 use super::txlog::ThreadLog;
+use crossbeam_channel::Receiver;
 use pgbench_script::ast::{CommandKind, MetaCommand, Script};
 use pgbench_script::eval::Compiled;
-use pgbench_script::prng::Prng;
+use pgbench_script::prng::{Prng, SeedPlan};
+use pgbench_script::variables::Variables;
 use pgbench_wire::{ConnError, ConnectOptions};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, OnceLock};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// A script ready to run: the parsed script plus what the query modes need.
@@ -96,9 +102,43 @@ pub struct RunShared {
     pub metrics: Option<std::sync::Arc<crate::metrics::Live>>,
     /// The run's phases, fixed when the clients are let go (before any records).
     pub phases: std::sync::OnceLock<super::phases::Phases>,
+    /// The `-j` threads' run-queue wait while they ran, ns ([`super::cpu_share`]).
+    pub threads_waited_ns: AtomicU64,
 }
 
 impl RunShared {
+    /// What every client of a run reads, from the plan, the connection options and the
+    /// random states, on `clock`; and the channel the clients' events arrive on.
+    pub fn new(
+        plan: &BenchPlan,
+        conn_opts: ConnectOptions,
+        seeds: &SeedPlan,
+        clock: RunClock,
+        metrics: Option<Arc<crate::metrics::Live>>,
+    ) -> Result<(RunShared, Receiver<Event>), RunError> {
+        let (events, received) = crossbeam_channel::unbounded();
+        let scripts = run_scripts(plan);
+        let mut control = RunControl::new(plan.settings.clients);
+        control.clock = clock;
+        let shared = RunShared {
+            weights: scripts.iter().map(|s| s.weight).collect(),
+            scripts,
+            conn_opts,
+            control,
+            retry: RetryPlan {
+                max_tries: plan.settings.max_tries,
+                latency_limit_us: plan.settings.latency_limit_us,
+            },
+            events,
+            threads: thread_states(plan, seeds)?,
+            plan: plan.clone(),
+            metrics,
+            phases: OnceLock::new(),
+            threads_waited_ns: AtomicU64::new(0),
+        };
+        Ok((shared, received))
+    }
+
     /// The `-R` schedule, once the `-T` deadline is known.
     pub fn throttle_schedule(&self) -> Option<Schedule> {
         self.plan.throttle_delay_us().map(|delay_us| Schedule {
@@ -112,6 +152,66 @@ impl RunShared {
                 .and(self.control.clock.end_us()),
         })
     }
+}
+
+/// Each client's variables: `-D` first, then the automatic ones unless `-D` set them.
+pub fn client_variables(
+    plan: &BenchPlan,
+    scale: i32,
+    seeds: &SeedPlan,
+) -> Result<Vec<Variables>, RunError> {
+    let mut base = Variables::new();
+    for (name, value) in &plan.defines {
+        base.set_text("option", name, value)
+            .map_err(|e| RunError::Define(e.to_string()))?;
+    }
+    let automatic = |name: &str| !plan.defines_variable(name);
+    Ok((0..plan.settings.clients)
+        .map(|i| {
+            let mut v = base.clone();
+            // These names are valid and their values integers: setting cannot fail.
+            if automatic("scale") {
+                let _ = v.set_int("startup", "scale", i64::from(scale));
+            }
+            if automatic("client_id") {
+                let _ = v.set_int("startup", "client_id", (plan.first_client() + i) as i64);
+            }
+            if let Some(seed) = seeds.default_seed {
+                let _ = v.set_int("startup", "default_seed", seed);
+            }
+            if automatic("random_seed") {
+                let _ = v.set_int("startup", "random_seed", seeds.random_seed);
+            }
+            v
+        })
+        .collect())
+}
+
+/// Each pgbench thread's random states and log file.
+fn thread_states(plan: &BenchPlan, seeds: &SeedPlan) -> Result<Vec<ThreadShared>, RunError> {
+    let pid = std::process::id();
+    seeds
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(t, ts)| {
+            // Numbered as the whole run numbers them (--worker).
+            let t = plan.first_thread() + t;
+            let log = match &plan.log {
+                Some(lp) => Some(ThreadLog::open(lp, plan, pid, t, ts.sample.clone())?),
+                None => None,
+            };
+            Ok(ThreadShared::new(
+                t,
+                ThreadState {
+                    choose_rng: ts.choose.clone(),
+                    throttle_rng: ts.throttle.clone(),
+                    throttle_trigger: 0,
+                    log,
+                },
+            ))
+        })
+        .collect()
 }
 
 /// The state one pgbench thread shares among its clients.

@@ -4,7 +4,7 @@
 
 use super::collector::Collected;
 use super::control::StopCause;
-use super::launch::RunScript;
+use super::launch::RunShared;
 use super::phases::{PhaseKind, Phases};
 use super::plan::BenchPlan;
 use super::setup::Setup;
@@ -107,14 +107,22 @@ pub fn ending(
     }
 }
 
-/// Everything the run measured, for the report and the results file.
+/// Everything the run measured, for the report and the results file; the observers
+/// add their parts to it.
 pub fn assemble(
     plan: &BenchPlan,
     setup: &Setup,
-    scripts: &[RunScript],
+    ctx: &RunShared,
     collected: Collected,
-    (timing, ended): (Timing, Ended),
+    timing: Timing,
 ) -> RunResult {
+    let ended = ending(
+        ctx.control.cause(),
+        ctx.control.signalled_at(),
+        &timing,
+        (collected.unfinished, collected.aborted),
+    );
+    let scripts = &ctx.scripts;
     let measured = timing.measured_us() > 0;
     let (series, run, per_script) = match collected.extras.map(|e| *e) {
         Some(mut e) => {
@@ -181,6 +189,27 @@ pub fn assemble(
         client_cpu: None,
         ended: Some(ended),
         phases: timing.phases.spans(timing.end),
+    }
+}
+
+/// What the results file records of the run besides its counters (the command line
+/// and the options are the caller's to add): the server, the seed, when it ran (Unix
+/// µs: run-clock instants shifted by `epoch_shift_us`), this worker's place.
+pub fn meta(
+    setup: Setup,
+    random_seed: u64,
+    timing: &Timing,
+    worker: Option<pgbench_results::document::WorkerInfo>,
+    epoch_shift_us: i64,
+) -> RunMeta {
+    RunMeta {
+        server_version: setup.server_version,
+        server_settings: setup.server_settings,
+        started_unix_us: timing.phases.measure_from_us.min(timing.end) + epoch_shift_us,
+        ended_unix_us: timing.end + epoch_shift_us,
+        random_seed,
+        worker,
+        ..Default::default()
     }
 }
 

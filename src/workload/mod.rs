@@ -164,6 +164,15 @@ impl Configured {
         }
     }
 
+    /// What watches a run of the workload besides its clients (TPC-C's counts and
+    /// its monitor of the server's).
+    pub fn observers(&self) -> Vec<Box<dyn crate::bench::observer::RunObserver>> {
+        match self {
+            Configured::Sysbench(_) => Vec::new(),
+            Configured::Tpcc(_) => tpcc::run::observers(),
+        }
+    }
+
     /// Whether the workload runs under `--continue-on-error`: sysbench rolls back and
     /// ignores the errors concurrency brings (a duplicate key after a concurrent
     /// delete and insert, deadlocks), so they are failures, not aborts.

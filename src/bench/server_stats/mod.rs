@@ -28,14 +28,13 @@ pub mod shape;
 pub mod statements;
 pub mod views;
 
-use super::control::RunControl;
+use super::observer::{Notice, RunObserver, WindowObserver};
 use super::plan::BenchPlan;
 use super::window;
 use super::RunError;
 use pgbench_results::server::{ServerStats, WindowEnd};
 use pgbench_results::RunResult;
 use pgbench_script::ast::CommandKind;
-use pgbench_wire::ConnectOptions;
 pub use sampler::Sampler;
 
 use window::Watcher;
@@ -53,50 +52,43 @@ fn script_statements(plan: &BenchPlan) -> Vec<shape::Shape> {
         .collect()
 }
 
-/// Before the clients start: the sampler (worker 0 or no `--worker` only).
-pub fn before(
-    plan: &BenchPlan,
-    opts: &ConnectOptions,
-) -> Result<Option<window::Before<Sampler>>, RunError> {
-    let samples = plan.worker.as_ref().is_none_or(|w| w.index == 0);
-    if plan.server_stats.is_none() || !samples {
-        return Ok(None);
-    }
-    let sampler = Sampler::connect(opts, &script_statements(plan))?;
-    window::before(sampler, plan.phases.has_warmup()).map(Some)
+/// `--server-stats`' observer: the sampler, connected before the clients start; its
+/// figures on the client's seconds and per its transactions in the result (a failure
+/// is said and the figures left out; a window whose end could not be read is said
+/// too).
+pub fn observer(plan: &BenchPlan) -> Option<Box<dyn RunObserver>> {
+    plan.server_stats?;
+    let statements = script_statements(plan);
+    Some(Box::new(WindowObserver::new(
+        move |opts| Sampler::connect(opts, &statements),
+        finish,
+    )))
 }
 
-/// After the clients: the figures on the client's seconds and per its transactions
-/// (a failure is said and the figures left out; a window whose end could not be read
-/// is said too).
-pub fn finish(
-    during: window::During<Sampler>,
-    result: &RunResult,
-    control: &RunControl,
-) -> Option<ServerStats> {
-    let mut stats = match during.finish(control) {
-        Ok(stats) => stats?,
-        Err(e) => {
-            crate::logging::warning(&format!("--server-stats: {e}"));
-            return None;
-        }
+fn finish(read: Result<Option<ServerStats>, RunError>, result: &mut RunResult) -> Vec<Notice> {
+    let mut stats = match read {
+        Ok(Some(stats)) => stats,
+        Ok(None) => return Vec::new(),
+        Err(e) => return vec![Notice::warning(format!("--server-stats: {e}"))],
     };
     let first_t = result.series.first().map_or(0, |s| s.t);
     for s in &mut stats.series {
         s.t += first_t;
     }
     stats.derived = stats.derive(result.total.counts.cnt);
+    let mut notices = Vec::new();
     if let Some(WindowEnd {
         lost: Some(why),
         read_at_s,
         ..
     }) = &stats.end
     {
-        crate::logging::warning(&format!(
+        notices.push(Notice::warning(format!(
             "--server-stats: the window's end could not be read ({why}); the server's figures stop {read_at_s:.1} s into it"
-        ));
+        )));
     }
-    Some(stats)
+    result.server = Some(stats);
+    notices
 }
 
 /// The sampler is a watcher of the window (its reads are in [`sampler`]).

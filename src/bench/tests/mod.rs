@@ -28,9 +28,10 @@ mod timing;
 use super::clock::{RunClock, TestClock};
 use super::control::RunControl;
 use super::events::{ClientDone, Event, TxRecord};
-use super::launch::{self, RunShared, StartGate};
+use super::launch::{self, RunShared, Start};
 use super::multiplex::Driver;
-use super::{begin, client, client_variables, retry as retry_plan, thread_states, worker};
+use super::threads::{self, Drivers, Launch};
+use super::{begin, worker};
 use crate::cli::options::{interpret, Action, Env};
 use pgbench_results::TxOutcome;
 use pgbench_wire::testing::{FakeServer, Reply, Request};
@@ -172,34 +173,15 @@ impl Bench {
     }
 
     /// Runs the clients; `meanwhile` gets the run's control on the test's thread while
-    /// they run (to stop the run, as a signal would).
+    /// they run (to stop the run, as a signal would). The clients are started as the
+    /// runner starts them (`threads::start`, `begin`), on the test clock, with the
+    /// drivers `drive` names.
     pub fn run_with(
         &self,
         server: &FakeServer,
         drive: Drive,
         meanwhile: impl FnOnce(&RunControl),
     ) -> Ran {
-        let (ctx, events) = self.context(server);
-        std::thread::scope(|scope| {
-            let settings = &ctx.plan.settings;
-            let seeds = worker::seed_plan(&ctx.plan, ctx.plan.random_seed);
-            let vars = client_variables(&ctx.plan, 1, &seeds).expect("variables");
-            let mut states = vars.into_iter().zip(seeds.clients).enumerate();
-            let ctx = &ctx;
-            for (thread, count) in launch::deal_clients(settings.clients, settings.threads)
-                .into_iter()
-                .enumerate()
-            {
-                let own: Vec<_> = states.by_ref().take(count).collect();
-                let connected = self.connected;
-                scope.spawn(move || run_thread(ctx, thread, own, (drive, connected)));
-            }
-            meanwhile(&ctx.control);
-        });
-        collect(&events)
-    }
-
-    fn context(&self, server: &FakeServer) -> (RunShared, crossbeam_channel::Receiver<Event>) {
         crate::logging::init_progname("pgbench");
         let interpreted = interpret("pgbench", &self.args, &Scripts(self.scripts.clone()));
         let plan = match interpreted.outcome {
@@ -215,75 +197,33 @@ impl Bench {
         };
         let conn_opts = ConnectOptions::from_env_and_args(&|_| None, &args).expect("options");
         let seeds = worker::seed_plan(&plan, plan.random_seed);
-        let scripts = launch::run_scripts(&plan);
-        let mut control = RunControl::new(plan.settings.clients);
-        control.clock = RunClock::on(Arc::clone(&self.clock));
-        let (events, received) = crossbeam_channel::unbounded();
-        let ctx = RunShared {
-            weights: scripts.iter().map(|s| s.weight).collect(),
-            scripts,
-            conn_opts,
-            control,
-            retry: retry_plan::RetryPlan {
-                max_tries: plan.settings.max_tries,
-                latency_limit_us: plan.settings.latency_limit_us,
+        let vars = launch::client_variables(&plan, 1, &seeds).expect("variables");
+        let clock = RunClock::on(Arc::clone(&self.clock));
+        let (ctx, events) =
+            RunShared::new(&plan, conn_opts, &seeds, clock, None).expect("the run's context");
+        let ctx = Arc::new(ctx);
+        let how = Launch {
+            drivers: match drive {
+                Drive::Alone => Drivers::Chosen,
+                Drive::Epoll => Drivers::Epoll,
+                Drive::Uring => Drivers::Uring,
             },
-            events,
-            threads: thread_states(&plan, &seeds).expect("threads"),
-            plan,
-            metrics: None,
-            phases: Default::default(),
+            connected: Some(self.connected),
         };
-        // The start as the runner makes it (the -R schedule, -T's deadline), then
-        // the test's own deadline.
-        begin(&ctx, &StartGate::default(), START_US);
+        let (clients, gate) = threads::start(&ctx, vars, seeds.clients, how)
+            .unwrap_or_else(|e| panic!("clients not started: {}", e.render()));
+        // The start as the runner makes it (the -R schedule, -T's deadline), then the
+        // test's own deadline.
+        begin(&ctx, START_US);
         if let Some(after) = self.end_after_us {
             ctx.control.clock.set_end(START_US + after);
         }
-        (ctx, received)
-    }
-}
-
-/// One `-j` thread: connects its clients (unless `-C`) and runs them as `drive` says.
-fn run_thread(
-    ctx: &RunShared,
-    thread: usize,
-    own: Vec<(
-        usize,
-        (
-            pgbench_script::variables::Variables,
-            pgbench_script::prng::Prng,
-        ),
-    )>,
-    (drive, connected): (Drive, fn(usize, std::os::fd::RawFd)),
-) {
-    let driver = match drive {
-        Drive::Alone => None,
-        Drive::Epoll => Some(Driver::Epoll),
-        Drive::Uring => Some(Driver::uring(own.len()).expect("io_uring (see uring_or_skip)")),
-    };
-    let shared = &ctx.threads[thread];
-    let mut clients: Vec<client::Client> = own
-        .into_iter()
-        .map(|(local, (vars, rng))| {
-            let c = client::Client::new((local, local), ctx, shared, vars, rng);
-            match &driver {
-                None => c,
-                Some(d) => c.with_socket_io(d.socket_io()),
-            }
-        })
-        .collect();
-    if !ctx.plan.settings.reconnect {
-        for c in &mut clients {
-            c.connect_initial().expect("connected to the fake server");
-            if let Some((fd, _)) = c.socket() {
-                connected(c.id, fd);
-            }
+        gate.open(Start::Go);
+        meanwhile(&ctx.control);
+        for c in clients {
+            c.join().expect("a client thread");
         }
-    }
-    match driver {
-        None => clients.into_iter().for_each(client::Client::run),
-        Some(d) => d.drive(clients, &ctx.control.clock),
+        collect(&events)
     }
 }
 
