@@ -77,6 +77,51 @@ pub fn raw(text: &str) {
     let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
+/// Where a run's lines go. The runner writes through one (the banner and the vacuum
+/// lines, its clients' messages, the barrier's and the observers' notices, progress
+/// lines), so that whoever runs it decides: the process's streams for a run of the
+/// command line ([`ProcessOutput`]), something else for a test or a step of a sweep.
+pub trait Output: Send + Sync {
+    /// Text for stdout, as it is.
+    fn stdout(&self, text: &str);
+    /// Text for stderr, as it is (already formatted lines).
+    fn stderr(&self, text: &str);
+
+    /// One log line, `<progname>: [level: ]message`.
+    fn log(&self, level: Level, msg: &str) {
+        self.stderr(&format_line(level, msg));
+    }
+    fn error(&self, msg: &str) {
+        self.log(Level::Error, msg)
+    }
+    fn warning(&self, msg: &str) {
+        self.log(Level::Warning, msg)
+    }
+    fn detail(&self, msg: &str) {
+        self.log(Level::Detail, msg)
+    }
+    fn info(&self, msg: &str) {
+        self.log(Level::Info, msg)
+    }
+}
+
+/// The process's stdout and stderr, each text in one write (stdout flushed before
+/// stderr is written, so the two interleave as they do for pgbench).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProcessOutput;
+
+impl Output for ProcessOutput {
+    fn stdout(&self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
+
+    fn stderr(&self, text: &str) {
+        raw(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -240,7 +240,8 @@ pub fn run_bench(
     // The scale was used to initialise: the run has no reason to warn that it ignores it.
     let mut run = bench.clone();
     run.scale.given = false;
-    let code = report(crate::bench::run(args, &run, metrics));
+    let env = crate::bench::RunEnv::process(metrics);
+    let code = report(crate::bench::run(&env, args, &run));
     logging::info("removing the temporary instance");
     drop(cluster);
     Ok(code)

@@ -42,9 +42,11 @@
 mod entry;
 
 use super::clock::now_us;
+use crate::logging::Output;
 use entry::{all_ready, leader, missing, TAG};
 pub use entry::{Entry, State};
 use pgbench_wire::{ConnError, ConnectOptions, Connection, QueryError};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How often a waiting worker looks at the others: every 10 ms, slower for many
@@ -172,6 +174,8 @@ pub struct Barrier {
     poll: Duration,
     /// The run's seed: this worker's, or worker 0's.
     pub seed: u64,
+    /// Where its messages go (the run's).
+    out: Arc<dyn Output>,
 }
 
 impl Barrier {
@@ -184,6 +188,7 @@ impl Barrier {
         (run_id, digests): (&str, &str),
         worker: &WorkerPlan,
         own_seed: u64,
+        out: Arc<dyn Output>,
     ) -> Result<Barrier, BarrierError> {
         let conn = Connection::connect(opts).map_err(BarrierError::Connect)?;
         let mut b = Barrier {
@@ -198,6 +203,7 @@ impl Barrier {
             deadline_us: now_us() + worker.timeout_s * 1_000_000,
             poll: poll_interval(worker.count),
             seed: own_seed,
+            out,
         };
         // The run id is hexadecimal: its first 8 digits are a 32-bit key.
         let key = u32::from_str_radix(&run_id[..8], 16).unwrap_or(0) as i32;
@@ -210,7 +216,7 @@ impl Barrier {
         }
         let shown = (b.index == 0).then_some(own_seed);
         b.announce(State::Waiting { seed: shown })?;
-        crate::logging::info(&format!(
+        b.out.info(&format!(
             "worker {} of {}: waiting up to {} s for the other workers of run {run_id}",
             b.index, b.count, b.timeout_s
         ));
@@ -399,7 +405,8 @@ impl Barrier {
             if let Some(seen) = seen.filter(|s| !**s && e.index != self.index && e.state.arrived())
             {
                 *seen = true;
-                crate::logging::info(&format!("worker {} of {} arrived", e.index, self.count));
+                self.out
+                    .info(&format!("worker {} of {} arrived", e.index, self.count));
             }
         }
         Ok(entries)
@@ -439,7 +446,7 @@ impl Barrier {
             ),
             None => "its options differ from this run's".to_string(),
         };
-        crate::logging::warning(&format!(
+        self.out.warning(&format!(
             "a worker of another run is waiting here: worker {index} of run {run}; {what} \
              (the workers of one run need the same options)"
         ));

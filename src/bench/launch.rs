@@ -100,6 +100,8 @@ pub struct RunShared {
     pub threads: Vec<ThreadShared>,
     /// `--metrics-listen`: what the endpoint shows.
     pub metrics: Option<std::sync::Arc<crate::metrics::Live>>,
+    /// Where the clients' messages go.
+    pub out: Arc<dyn crate::logging::Output>,
     /// The run's phases, fixed when the clients are let go (before any records).
     pub phases: std::sync::OnceLock<super::phases::Phases>,
     /// The `-j` threads' run-queue wait while they ran, ns ([`super::cpu_share`]).
@@ -114,7 +116,7 @@ impl RunShared {
         conn_opts: ConnectOptions,
         seeds: &SeedPlan,
         clock: RunClock,
-        metrics: Option<Arc<crate::metrics::Live>>,
+        env: &super::RunEnv,
     ) -> Result<(RunShared, Receiver<Event>), RunError> {
         let (events, received) = crossbeam_channel::unbounded();
         let scripts = run_scripts(plan);
@@ -132,7 +134,8 @@ impl RunShared {
             events,
             threads: thread_states(plan, seeds)?,
             plan: plan.clone(),
-            metrics,
+            metrics: env.metrics.clone(),
+            out: Arc::clone(&env.out),
             phases: OnceLock::new(),
             threads_waited_ns: AtomicU64::new(0),
         };

@@ -49,6 +49,7 @@ pub mod worker;
 pub use error::{ClientAbort, RunError};
 pub use outcome::RunOutcome;
 
+use crate::logging::Output;
 use clock::{epoch_now_us, now_us, RunClock};
 use collector::CollectorPlan;
 use launch::{RunShared, Start};
@@ -60,16 +61,35 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use threads::Launch;
 
-/// Runs the benchmark; `metrics` (`--metrics-listen`) sees it as it goes.
+/// What a run is given besides its plan: where its lines go, and what sees it as it
+/// goes (`--metrics-listen`).
+#[derive(Clone)]
+pub struct RunEnv {
+    pub out: Arc<dyn Output>,
+    pub metrics: Option<Arc<crate::metrics::Live>>,
+}
+
+impl RunEnv {
+    /// A run of the command line: the process's streams.
+    pub fn process(metrics: Option<Arc<crate::metrics::Live>>) -> RunEnv {
+        RunEnv {
+            out: Arc::new(crate::logging::ProcessOutput),
+            metrics,
+        }
+    }
+}
+
+/// Runs the benchmark.
 pub fn run(
+    env: &RunEnv,
     mut conn_args: ConnectArgs,
     plan: &BenchPlan,
-    metrics: Option<Arc<crate::metrics::Live>>,
 ) -> Result<RunOutcome, RunError> {
     let target = interrupts()?;
-    let (setup, conn_opts) = setup::prepare(&mut conn_args, plan)?;
+    let out = &*env.out;
+    let (setup, conn_opts) = setup::prepare(&mut conn_args, plan, out)?;
     // --worker: join the others (and take worker 0's seed unless one was given).
-    let joined = worker::join(plan, &conn_opts)?;
+    let joined = worker::join(plan, &conn_opts, &env.out)?;
     let seed = joined.as_ref().map_or(plan.random_seed, |j| j.seed());
     // Every random state, derived in pgbench's order (this worker's share of them).
     let seeds = worker::seed_plan(plan, seed);
@@ -80,14 +100,14 @@ pub fn run(
         phases: &plan.phases,
     };
     observers.iter_mut().try_for_each(|o| o.before(&before))?;
-    let (ctx, events) = RunShared::new(plan, conn_opts, &seeds, RunClock::new(), metrics)?;
+    let (ctx, events) = RunShared::new(plan, conn_opts, &seeds, RunClock::new(), env)?;
     let ctx = Arc::new(ctx);
     let _ = target.set(Arc::clone(&ctx));
     // pgbench: the start-up time that "initial connection time" counts from is taken
     // after setup and vacuum, right before the threads start.
     let start = now_us();
     let (clients, gate) = threads::start(&ctx, vars, seeds.clients, Launch::default())?;
-    let starts = worker::start_together(joined, plan, &ctx.control, &gate, start)?;
+    let starts = worker::start_together(joined, plan, (&ctx.control, &gate), start, out)?;
     let phases = begin(&ctx, starts.clock_us);
     gate.open(Start::Go);
     observers.iter_mut().for_each(|o| o.measure_from(&phases));
@@ -118,7 +138,7 @@ pub fn run(
         .into_iter()
         .flat_map(|o| o.finish(&run_end, &mut result))
     {
-        crate::logging::log(notice.level, &notice.text);
+        out.log(notice.level, &notice.text);
     }
     let meta = outcome::meta(
         setup,
@@ -159,7 +179,7 @@ fn collect(
         start_us,
         &mut collector::Hooks {
             now: &mut now_us,
-            out: &mut |text| crate::logging::raw(text),
+            out: &mut |text| ctx.out.stderr(text),
             watch: &mut |now, longest| ctx.control.watch(now, longest),
             live: ctx.metrics.as_deref(),
         },
@@ -314,7 +334,7 @@ fn finish_logs(ctx: &RunShared, end_epoch_us: i64) -> Vec<txlog::LogLoss> {
             t.lock()
                 .log
                 .as_mut()
-                .and_then(|log| log.finish(end_epoch_us))
+                .and_then(|log| log.finish(end_epoch_us, &*ctx.out))
         })
         .collect()
 }

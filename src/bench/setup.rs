@@ -4,7 +4,7 @@
 
 use super::error::RunError;
 use super::plan::{BenchPlan, Vacuum};
-use crate::logging;
+use crate::logging::Output;
 use pgbench_results::{Limit, Partitions};
 use pgbench_wire::{ConnectArgs, ConnectOptions, Connection};
 
@@ -22,6 +22,7 @@ pub struct Setup {
 pub fn prepare(
     args: &mut ConnectArgs,
     plan: &BenchPlan,
+    out: &dyn Output,
 ) -> Result<(Setup, ConnectOptions), RunError> {
     let (mut conn, opts) = crate::connect::connect_with_prompt(args)
         .map_err(|source| RunError::SetupConnect { source })?;
@@ -32,13 +33,13 @@ pub fn prepare(
             Limit::Transactions(n) => ("nxacts", i64::from(n)),
             Limit::Duration(s) => ("duration", s),
         };
-        logging::info(&format!(
+        out.info(&format!(
             "pghost: {host} pgport: {port} nclients: {} {what}: {n} dbName: {}",
             plan.settings.clients,
             opts.dbname()
         ));
     }
-    print_banner(&conn);
+    print_banner(&conn, out);
 
     let mut setup = Setup {
         scale: plan.scale.value,
@@ -51,7 +52,7 @@ pub fn prepare(
         },
     };
     if plan.builtin_used {
-        table_info(&mut conn, opts.dbname(), plan.scale.given, &mut setup)?;
+        table_info(&mut conn, opts.dbname(), plan.scale.given, &mut setup, out)?;
     }
     if let Some(workload) = &plan.workload {
         workload
@@ -65,19 +66,19 @@ pub fn prepare(
         }
     }
     if plan.vacuum != Vacuum::Skip {
-        logging::raw("starting vacuum...");
+        out.stderr("starting vacuum...");
         for sql in [
             "vacuum pgbench_branches",
             "vacuum pgbench_tellers",
             "truncate pgbench_history",
         ] {
-            try_execute(&mut conn, sql);
+            try_execute(&mut conn, sql, out);
         }
-        logging::raw("end.\n");
+        out.stderr("end.\n");
         if plan.vacuum == Vacuum::All {
-            logging::raw("starting vacuum pgbench_accounts...");
-            try_execute(&mut conn, "vacuum analyze pgbench_accounts");
-            logging::raw("end.\n");
+            out.stderr("starting vacuum pgbench_accounts...");
+            try_execute(&mut conn, "vacuum analyze pgbench_accounts", out);
+            out.stderr("end.\n");
         }
     }
     Ok((setup, opts))
@@ -105,24 +106,21 @@ fn server_settings(conn: &mut Connection) -> std::collections::BTreeMap<String, 
 }
 
 /// `printVersion`: our version, and the server's when it differs.
-fn print_banner(conn: &Connection) {
-    use std::io::Write;
+fn print_banner(conn: &Connection, out: &dyn Output) {
     let line = pgbench_results::show::banner(
         &crate::version::pg_version(),
         pgbench_results::show::PG_VERSION_NUM,
         conn.parameter("server_version"),
         crate::version::server_version_num(conn),
     );
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(line.as_bytes());
-    let _ = out.flush();
+    out.stdout(&line);
 }
 
 /// `tryExecuteStatement`: errors are printed and ignored.
-fn try_execute(conn: &mut Connection, sql: &str) {
+fn try_execute(conn: &mut Connection, sql: &str, out: &dyn Output) {
     if let Err(e) = conn.execute(sql) {
-        logging::error(&e.to_string());
-        logging::detail("(ignoring this error and continuing anyway)");
+        out.error(&e.to_string());
+        out.detail("(ignoring this error and continuing anyway)");
     }
 }
 
@@ -132,6 +130,7 @@ fn table_info(
     dbname: &str,
     scale_given: bool,
     setup: &mut Setup,
+    out: &dyn Output,
 ) -> Result<(), RunError> {
     let hint =
         format!("Perhaps you need to do initialization (\"pgbench -i\") in database \"{dbname}\".");
@@ -163,7 +162,7 @@ fn table_info(
         }
     }
     if scale_given {
-        logging::warning(&format!(
+        out.warning(&format!(
             "scale option ignored, using count from pgbench_branches table ({})",
             setup.scale
         ));

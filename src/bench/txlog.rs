@@ -339,14 +339,18 @@ impl ThreadLog {
 
     /// At the end of the run: writes the completed intervals (never the partial last
     /// one) and flushes the file. Says what was lost, if anything.
-    pub fn finish(&mut self, now_epoch_us: i64) -> Option<LogLoss> {
+    pub fn finish(
+        &mut self,
+        now_epoch_us: i64,
+        out: &dyn crate::logging::Output,
+    ) -> Option<LogLoss> {
         if self.fmt.agg_interval > 0 {
             if let Some(reason) = self.flush_intervals_before(now_epoch_us) {
-                crate::logging::error(&self.write_error(&reason));
+                out.error(&self.write_error(&reason));
             }
         }
         if let Some(reason) = self.out.flush() {
-            crate::logging::error(&self.write_error(&reason));
+            out.error(&self.write_error(&reason));
         }
         self.out.losses().map(|(lines, reason)| LogLoss {
             path: self.path.clone(),

@@ -14,9 +14,11 @@ use super::control::{RunControl, StopCause};
 use super::error::RunError;
 use super::launch::{Start, StartGate};
 use super::plan::BenchPlan;
+use crate::logging::Output;
 use pgbench_results::document::WorkerInfo;
 use pgbench_script::prng::SeedPlan;
 use pgbench_wire::ConnectOptions;
+use std::sync::Arc;
 
 /// The run id: 16 hexadecimal digits of SHA-256 over the program's version, N and the
 /// whole plan but what each worker may choose for itself (its index and timeout, where
@@ -95,7 +97,11 @@ impl Joined {
 
 /// `--worker`: joins the run's barrier right after setup, before any random state
 /// is derived. `None` without `--worker`.
-pub fn join(plan: &BenchPlan, opts: &ConnectOptions) -> Result<Option<Joined>, RunError> {
+pub fn join(
+    plan: &BenchPlan,
+    opts: &ConnectOptions,
+    out: &Arc<dyn Output>,
+) -> Result<Option<Joined>, RunError> {
     let Some(worker) = &plan.worker else {
         return Ok(None);
     };
@@ -105,6 +111,7 @@ pub fn join(plan: &BenchPlan, opts: &ConnectOptions) -> Result<Option<Joined>, R
         (&run_id, &worker.option_digests),
         worker,
         plan.random_seed,
+        Arc::clone(out),
     )?;
     Ok(Some(Joined { barrier, run_id }))
 }
@@ -127,9 +134,9 @@ pub struct Starts {
 pub fn start_together(
     joined: Option<Joined>,
     plan: &BenchPlan,
-    control: &RunControl,
-    gate: &StartGate,
+    (control, gate): (&RunControl, &StartGate),
     start: i64,
+    out: &dyn Output,
 ) -> Result<Starts, RunError> {
     let (Some(joined), Some(w)) = (joined, &plan.worker) else {
         return Ok(Starts {
@@ -148,7 +155,7 @@ pub fn start_together(
         .inspect_err(|_| gate.open(Start::Stop))?;
     let late_us = now_us() - agreed.local_us;
     if late_us > 50_000 {
-        crate::logging::warning(&format!(
+        out.warning(&format!(
             "worker {} started {:.1} ms after the agreed instant",
             w.index,
             late_us as f64 / 1000.0

@@ -165,7 +165,11 @@ fn run_bench(
             }
         }
         None => report(
-            crate::bench::run(conn.connect_args(), plan, live),
+            crate::bench::run(
+                &crate::bench::RunEnv::process(live),
+                conn.connect_args(),
+                plan,
+            ),
             &conn.dbname,
         ),
     };

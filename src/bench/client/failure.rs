@@ -5,7 +5,6 @@
 
 use super::Client;
 use crate::bench::error::{AbortReason, ClientAbort, BACKEND_DIED};
-use crate::logging;
 use pgbench_wire::ResultStatus;
 
 /// The SQL error classes that end a try without aborting the client (pgbench's
@@ -79,7 +78,7 @@ impl Client<'_> {
         match kind {
             Some(kind) => {
                 if self.ctx.plan.verbose_errors {
-                    logging::info(&format!(
+                    self.ctx.out.info(&format!(
                         "client {} got an error in command {index} (SQL) of script {script}; {e}",
                         self.id
                     ));

@@ -7,7 +7,6 @@ use super::failure::TxError;
 use super::link::connected;
 use super::{Client, Flow, Phase, Wait};
 use crate::bench::error::ClientAbort;
-use crate::logging;
 use pgbench_results::QueryMode;
 use pgbench_script::ast::{CommandKind, MetaCommand, ShellArg, SleepArg};
 
@@ -289,7 +288,7 @@ impl Client<'_> {
                 Some(ShellArg::Literal(l)) => l.clone(),
                 None => "(null)".to_string(),
             };
-            logging::info(&format!(
+            self.ctx.out.info(&format!(
                 "{word}: shell parameter name: \"{name}\", value: \"{res}\""
             ));
         }

@@ -29,7 +29,6 @@ use super::conditional::{CondStack, Effect, Role};
 use super::error::{AbortReason, ClientAbort};
 use super::events::Event;
 use super::launch::{RunShared, ThreadShared};
-use crate::logging;
 use failure::{Retryable, TxError};
 use pgbench_results::TxOutcome;
 use pgbench_script::ast::CommandKind;
@@ -175,7 +174,7 @@ impl<'a> Client<'a> {
 
     fn debug(&self, msg: impl FnOnce() -> String) {
         if self.ctx.plan.debug {
-            logging::info(&msg());
+            self.ctx.out.info(&msg());
         }
     }
 
@@ -442,7 +441,7 @@ impl<'a> Client<'a> {
             ));
         }
         msg.push_str(")\n");
-        logging::info(&msg);
+        self.ctx.out.info(&msg);
     }
 
     /// Runs the transaction's commands from the current one, following `\if`

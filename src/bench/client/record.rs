@@ -9,7 +9,6 @@ use crate::bench::events::{ClientDone, Event, TxRecord};
 use crate::bench::launch::{RunShared, ThreadShared};
 use crate::bench::phases::PhaseKind;
 use crate::bench::txlog::LoggedTx;
-use crate::logging;
 use pgbench_results::sysbench::QueryCounts;
 use pgbench_results::{CommandStats, TxOutcome};
 
@@ -178,7 +177,7 @@ impl<'a> Recorder<'a> {
         };
         let mut t = self.thread.lock();
         if let Some(message) = t.log.as_mut().and_then(|log| log.log(&tx)) {
-            logging::error(&message);
+            self.ctx.out.error(&message);
         }
     }
 

@@ -7,7 +7,6 @@ use super::failure::{unexpected_result_message, TxError};
 use super::link::connected;
 use super::{Client, Flow, Phase, Wait};
 use crate::bench::error::{AbortReason, ClientAbort, BACKEND_DIED};
-use crate::logging;
 use pgbench_results::QueryMode;
 use pgbench_script::ast::{CommandKind, ResultTarget, SqlPiece};
 use pgbench_wire::{ResultStatus, TransactionStatus};
@@ -56,7 +55,9 @@ impl Client<'_> {
             }
         }
         if let Err(e) = connected(&mut self.conn).exit_pipeline_mode() {
-            logging::error(&format!("client {id} failed to exit pipeline mode: {e}"));
+            self.ctx
+                .out
+                .error(&format!("client {id} failed to exit pipeline mode: {e}"));
         }
         Ok(())
     }
@@ -64,9 +65,9 @@ impl Client<'_> {
     /// `-d`: waits for the next result as pgbench's loop does, which prints `client N
     /// receiving` each time it looks at the socket for it.
     fn look_for_result(&mut self, script: usize, index: usize) -> Result<(), TxError> {
-        let id = self.id;
+        let (id, out) = (self.id, &*self.ctx.out);
         connected(&mut self.conn)
-            .wait_result_looking(|| logging::info(&format!("client {id} receiving")))
+            .wait_result_looking(|| out.info(&format!("client {id} receiving")))
             .map_err(|_| self.backend_died(script, index).into())
     }
 
@@ -94,7 +95,9 @@ impl Client<'_> {
             }
             let name = &ctx.scripts[script].prepared_names[index];
             if ctx.plan.debug {
-                logging::info(&format!("client {} preparing {name}", self.id));
+                self.ctx
+                    .out
+                    .info(&format!("client {} preparing {name}", self.id));
             }
             let text = &ctx.scripts[script].parameterized[index];
             let nparams = sql.parameters().count();
@@ -115,7 +118,7 @@ impl Client<'_> {
         loop {
             match connected(&mut self.conn).get_result() {
                 Ok(None) => break,
-                Ok(Some(ResultStatus::Error(e))) => logging::error(&e.to_string()),
+                Ok(Some(ResultStatus::Error(e))) => self.ctx.out.error(&e.to_string()),
                 Ok(Some(_)) => {}
                 Err(_) => return Err(self.backend_died(script, index).into()),
             }
@@ -172,7 +175,9 @@ impl Client<'_> {
         let sent = if mode == QueryMode::Simple {
             self.substitute(sql);
             if self.ctx.plan.debug {
-                logging::info(&format!("client {} sending {}", self.id, self.sql_buf));
+                self.ctx
+                    .out
+                    .info(&format!("client {} sending {}", self.id, self.sql_buf));
             }
             connected(&mut self.conn).send_query(&self.sql_buf)
         } else {
@@ -180,7 +185,9 @@ impl Client<'_> {
         };
         if sent.is_err() {
             if self.ctx.plan.debug {
-                logging::info(&format!("client {} could not send {}", self.id, sql.text));
+                self.ctx
+                    .out
+                    .info(&format!("client {} could not send {}", self.id, sql.text));
             }
             return Err(self
                 .command_failed(script, index, "SQL", "SQL command send failed")
@@ -252,13 +259,13 @@ impl Client<'_> {
         if ctx.plan.settings.query_mode == QueryMode::Extended {
             let text = &ctx.scripts[script].parameterized[index];
             if debug {
-                logging::info(&format!("client {id} sending {text}"));
+                ctx.out.info(&format!("client {id} sending {text}"));
             }
             conn.send_query_params(text, params)
         } else {
             let name = &ctx.scripts[script].prepared_names[index];
             if debug {
-                logging::info(&format!("client {id} sending {name}"));
+                ctx.out.info(&format!("client {id} sending {name}"));
             }
             conn.send_query_prepared(name, params)
         }
