@@ -8,6 +8,7 @@ pub mod connect;
 pub mod init;
 pub mod logging;
 pub mod metrics;
+pub mod signals;
 pub mod sys;
 pub mod temp_instance;
 pub mod version;

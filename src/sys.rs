@@ -65,13 +65,6 @@ pub fn limit_malloc_arenas() {
     }
 }
 
-/// Runs `handler` on a thread of its own each time SIGINT arrives, instead of dying.
-/// SIGINT is blocked in the calling thread, and so in every thread it starts later:
-/// call it before starting any.
-pub fn on_interrupt(handler: impl Fn() + Send + 'static) -> std::io::Result<()> {
-    on_signals(&[libc::SIGINT], move |_| handler())
-}
-
 /// Runs `handler(signal)` on a thread of its own each time one of `signals` arrives,
 /// instead of the default action. The signals are blocked in the calling thread, and
 /// so in every thread it starts later: call it before starting any. When the thread

@@ -217,7 +217,7 @@ fn prepare_options(bench: &BenchPlan) -> PrepareOptions {
 pub fn run_bench(
     kind: TempInstance,
     bench: &BenchPlan,
-    metrics: Option<std::sync::Arc<crate::metrics::Live>>,
+    env: &crate::bench::RunEnv,
     report: impl FnOnce(Result<crate::bench::RunOutcome, crate::bench::RunError>) -> i32,
 ) -> Result<i32, TempInstanceError> {
     let cluster = start(kind)?;
@@ -240,8 +240,7 @@ pub fn run_bench(
     // The scale was used to initialise: the run has no reason to warn that it ignores it.
     let mut run = bench.clone();
     run.scale.given = false;
-    let env = crate::bench::RunEnv::process(metrics);
-    let code = report(crate::bench::run(&env, args, &run));
+    let code = report(crate::bench::run(env, args, &run));
     logging::info("removing the temporary instance");
     drop(cluster);
     Ok(code)

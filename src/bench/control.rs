@@ -285,69 +285,6 @@ impl RunControl {
     }
 }
 
-/// The run's report has been printed (for [`lost_on_exit`]).
-static REPORT_PRINTED: AtomicBool = AtomicBool::new(false);
-/// The results files written whole so far (for [`lost_on_exit`]).
-static FILES_WRITTEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-/// The run's report is out: a signal that exits at once no longer loses it.
-pub fn report_printed() {
-    REPORT_PRINTED.store(true, Ordering::SeqCst);
-}
-
-/// The results file `path` is written whole.
-pub fn file_written(path: &str) {
-    FILES_WRITTEN
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(path.to_string());
-}
-
-/// What a later signal's exit loses of the run's output now, of the results files
-/// `asked` for: the message after `SIGINT again: exiting at once; `.
-pub fn lost_on_exit(asked: &[&str]) -> String {
-    let written = FILES_WRITTEN
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
-    lost(REPORT_PRINTED.load(Ordering::SeqCst), asked, &written)
-}
-
-/// `"a.json", "b.html"`.
-fn quoted(paths: &[&str]) -> String {
-    let q: Vec<String> = paths.iter().map(|p| format!("\"{p}\"")).collect();
-    q.join(", ")
-}
-
-/// [`lost_on_exit`]'s message, from what is out: whether the report was printed and
-/// which of the files `asked` for are `written`.
-fn lost(printed: bool, asked: &[&str], written: &[String]) -> String {
-    let (done, pending): (Vec<&str>, Vec<&str>) =
-        asked.iter().partition(|a| written.iter().any(|w| w == *a));
-    match (printed, asked.is_empty(), pending.as_slice()) {
-        (false, true, _) => "the run's report is lost".to_string(),
-        (false, false, _) => "the run's report and results files are lost".to_string(),
-        (true, true, _) => "nothing is lost: the report was printed".to_string(),
-        (true, false, []) => {
-            "nothing is lost: the report was printed and the results files written".to_string()
-        }
-        (true, false, [one]) if done.is_empty() => {
-            format!("results file \"{one}\" is lost; the report was printed")
-        }
-        (true, false, _) if done.is_empty() => format!(
-            "results files {} are lost; the report was printed",
-            quoted(&pending)
-        ),
-        (true, false, _) => format!(
-            "results file{} {} {} lost; the report was printed and {} written",
-            if pending.len() == 1 { "" } else { "s" },
-            quoted(&pending),
-            if pending.len() == 1 { "is" } else { "are" },
-            quoted(&done)
-        ),
-    }
-}
-
 /// Sends the cancel requests, [`CANCEL_SENDERS`] at a time, each bounded by
 /// [`CANCEL_TIMEOUT`], on threads nobody waits for: a frozen server or a lost network
 /// must not hold the signal thread or the collector.
@@ -394,39 +331,6 @@ mod tests {
         c.signal_at
             .store(now_us() - REPEAT_WINDOW_US - 1, Ordering::SeqCst);
         assert_eq!(c.interrupt(libc::SIGTERM), Interrupt::ExitNow);
-    }
-
-    /// #38: a second signal said the report and the results files were lost when
-    /// both were out already. It says now what is lost at that moment.
-    #[test]
-    fn issue_38_a_later_signal_says_only_what_it_loses() {
-        let written = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let both = ["a.json", "b.html"];
-        assert_eq!(
-            lost(false, &both, &[]),
-            "the run's report and results files are lost"
-        );
-        assert_eq!(lost(false, &[], &[]), "the run's report is lost");
-        assert_eq!(
-            lost(true, &both, &[]),
-            "results files \"a.json\", \"b.html\" are lost; the report was printed"
-        );
-        assert_eq!(
-            lost(true, &both, &written(&["a.json"])),
-            "results file \"b.html\" is lost; the report was printed and \"a.json\" written"
-        );
-        assert_eq!(
-            lost(true, &["a.json"], &[]),
-            "results file \"a.json\" is lost; the report was printed"
-        );
-        assert_eq!(
-            lost(true, &both, &written(&["a.json", "b.html"])),
-            "nothing is lost: the report was printed and the results files written"
-        );
-        assert_eq!(
-            lost(true, &[], &[]),
-            "nothing is lost: the report was printed"
-        );
     }
 
     #[test]

@@ -38,6 +38,7 @@ pub mod progress;
 pub mod retry;
 pub mod server_stats;
 pub mod setup;
+pub mod stop;
 #[cfg(test)]
 mod tests;
 pub mod threads;
@@ -59,22 +60,27 @@ use phases::Phases;
 use plan::BenchPlan;
 use std::sync::Arc;
 use std::thread::JoinHandle;
+pub use stop::RunStop;
 use threads::Launch;
 
-/// What a run is given besides its plan: where its lines go, and what sees it as it
-/// goes (`--metrics-listen`).
+/// What a run is given besides its plan: where its lines go, what sees it as it goes
+/// (`--metrics-listen`), and what stops it: the [`RunStop`] its caller attached to the
+/// process's signal handling (a run takes over no signal itself).
 #[derive(Clone)]
 pub struct RunEnv {
     pub out: Arc<dyn Output>,
     pub metrics: Option<Arc<crate::metrics::Live>>,
+    pub stop: Arc<RunStop>,
 }
 
 impl RunEnv {
-    /// A run of the command line: the process's streams.
-    pub fn process(metrics: Option<Arc<crate::metrics::Live>>) -> RunEnv {
+    /// A run of the command line: the process's streams; `stop` is what the caller
+    /// attached to the signals.
+    pub fn process(metrics: Option<Arc<crate::metrics::Live>>, stop: Arc<RunStop>) -> RunEnv {
         RunEnv {
             out: Arc::new(crate::logging::ProcessOutput),
             metrics,
+            stop,
         }
     }
 }
@@ -85,7 +91,6 @@ pub fn run(
     mut conn_args: ConnectArgs,
     plan: &BenchPlan,
 ) -> Result<RunOutcome, RunError> {
-    let target = interrupts()?;
     let out = &*env.out;
     let (setup, conn_opts) = setup::prepare(&mut conn_args, plan, out)?;
     // --worker: join the others (and take worker 0's seed unless one was given).
@@ -102,7 +107,7 @@ pub fn run(
     observers.iter_mut().try_for_each(|o| o.before(&before))?;
     let (ctx, events) = RunShared::new(plan, conn_opts, &seeds, RunClock::new(), env)?;
     let ctx = Arc::new(ctx);
-    let _ = target.set(Arc::clone(&ctx));
+    env.stop.run_started(Arc::clone(&ctx));
     // pgbench: the start-up time that "initial connection time" counts from is taken
     // after setup and vacuum, right before the threads start.
     let start = now_us();
@@ -203,65 +208,6 @@ fn wait_for_clients(
     }
     ctx.control.wait_for_cancels(control::CANCELS_WAIT);
     collected.last_client_end.max(phases.start_us)
-}
-
-/// Takes over SIGINT and SIGTERM for the run (before any thread starts). Until the
-/// clients exist they end the process as the signal would; then the first one stops
-/// the run and keeps its results, the same one again (a wrapper forwarding it) changes
-/// nothing, and a later one exits at once, saying what is lost (the report and the
-/// results files not yet out: [`control::lost_on_exit`]). After the report, one ends
-/// the metrics endpoint's linger, and the first one a results file's wait on a FIFO.
-fn interrupts() -> Result<Arc<std::sync::OnceLock<Arc<RunShared>>>, RunError> {
-    use control::Interrupt;
-    let target: Arc<std::sync::OnceLock<Arc<RunShared>>> = Arc::default();
-    let seen = Arc::clone(&target);
-    crate::sys::on_signals(&[libc::SIGINT, libc::SIGTERM], move |sig| {
-        // After the report: the metrics endpoint's linger ends, then the process.
-        if crate::metrics::end_linger() {
-            return;
-        }
-        let exit_now = match seen.get() {
-            None => true,
-            Some(ctx) => match ctx.control.interrupt(sig) {
-                // The first signal, after a run that ended by itself: a results file
-                // waiting on a FIFO gives up (a later one exits at once, as below).
-                Interrupt::Stop => {
-                    pgbench_results::destination::abandon_waits(sig);
-                    false
-                }
-                Interrupt::Repeat => false,
-                Interrupt::ExitNow => {
-                    let export = &ctx.plan.export;
-                    let asked: Vec<&str> = [&export.json, &export.html]
-                        .into_iter()
-                        .flatten()
-                        .map(String::as_str)
-                        .collect();
-                    crate::logging::error(&format!(
-                        "{} again: exiting at once; {}",
-                        signal_name(sig),
-                        control::lost_on_exit(&asked)
-                    ));
-                    true
-                }
-            },
-        };
-        if exit_now {
-            pgbench_results::destination::remove_unfinished();
-            std::process::exit(128 + sig)
-        }
-    })
-    .map_err(|e| RunError::SpawnThread(crate::sys::strerror(&e)))?;
-    Ok(target)
-}
-
-/// SIGINT or SIGTERM by name.
-pub(crate) fn signal_name(sig: i32) -> String {
-    match sig {
-        libc::SIGINT => "SIGINT".to_string(),
-        libc::SIGTERM => "SIGTERM".to_string(),
-        other => format!("signal {other}"),
-    }
 }
 
 /// Everyone is connected: fix the run's phases on its clock, set the `-T` deadline,

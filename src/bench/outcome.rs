@@ -91,7 +91,7 @@ pub fn ending(
         Some(StopCause::Signal(sig)) => {
             let at = signalled_at.unwrap_or(timing.end);
             Ended::Interrupted {
-                signal: super::signal_name(sig),
+                signal: crate::signals::name(sig),
                 // A signal while the clients connected stopped them as they started.
                 at_s: (at - timing.phases.start_us).max(0) as f64 / 1e6,
                 during_warmup: timing.phases.kind_at(timing.end) == PhaseKind::WarmUp,

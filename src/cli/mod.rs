@@ -64,6 +64,7 @@ pub fn main() -> i32 {
                     }
                 };
             }
+            let _ctrl_c = crate::init::interrupt::attach(&signals_for_init());
             let Some((main, opts)) = connect_for_init(&conn) else {
                 return 1;
             };
@@ -100,6 +101,7 @@ pub fn main() -> i32 {
                     }
                 };
             }
+            let _ctrl_c = crate::init::interrupt::attach(&signals_for_init());
             prepare_workload(&conn, &workload, &how)
         }
         Action::CheckWorkload { conn, workload } => {
@@ -114,7 +116,16 @@ pub fn main() -> i32 {
                 logging::error(&e.to_string());
                 return 1;
             }
-            run_bench(&conn, &plan, temp_instance, &argv)
+            // Before any thread: a run's signals are its own from the start.
+            let signals = match crate::signals::install() {
+                Ok(s) => s,
+                Err(e) => {
+                    let e = crate::bench::RunError::SpawnThread(crate::sys::strerror(&e));
+                    logging::raw(&e.render());
+                    return e.exit_status();
+                }
+            };
+            run_bench(&conn, &plan, temp_instance, &argv, &signals)
         }
     }
 }
@@ -126,6 +137,7 @@ fn run_bench(
     plan: &crate::bench::plan::BenchPlan,
     temp_instance: Option<crate::temp_instance::TempInstance>,
     argv: &[String],
+    signals: &crate::signals::Signals,
 ) -> i32 {
     // Before connecting: a port in use ends the run before it starts.
     let endpoint = match crate::metrics::start(
@@ -140,6 +152,10 @@ fn run_bench(
         }
     };
     let live = endpoint.as_ref().map(crate::metrics::Endpoint::live);
+    // The run's, until the report is out and the results files are written.
+    let stop = crate::bench::RunStop::new();
+    let attached = signals.attach(stop.clone());
+    let env = crate::bench::RunEnv::process(live, std::sync::Arc::clone(&stop));
     // A run stopped by a signal ends at once, without the linger.
     let mut interrupted = false;
     let mut report = |outcome: Result<RunOutcome, crate::bench::RunError>, db: &str| {
@@ -150,13 +166,13 @@ fn run_bench(
                 ..
             })
         );
-        finish_bench(outcome, plan, argv, db)
+        finish_bench(outcome, plan, argv, db, &stop)
     };
     let code = match temp_instance {
         Some(kind) => {
             warn_ignored_by_temp_instance(conn);
             let run = |outcome| report(outcome, "postgres");
-            match crate::temp_instance::run_bench(kind, plan, live, run) {
+            match crate::temp_instance::run_bench(kind, plan, &env, run) {
                 Ok(code) => code,
                 Err(e) => {
                     logging::raw(&e.render(logging::progname()));
@@ -165,27 +181,33 @@ fn run_bench(
             }
         }
         None => report(
-            crate::bench::run(
-                &crate::bench::RunEnv::process(live),
-                conn.connect_args(),
-                plan,
-            ),
+            crate::bench::run(&env, conn.connect_args(), plan),
             &conn.dbname,
         ),
     };
     match endpoint {
-        Some(e) if !interrupted => e.linger(),
+        Some(e) if !interrupted => {
+            let _lingering = signals.attach(std::sync::Arc::new(crate::metrics::LingerStop));
+            e.linger()
+        }
         _ => {}
     }
+    drop(attached);
     code
 }
 
-/// Ctrl-C handling and the first connection of `-i` (pgbench's doConnect: a password
-/// prompt if the server wants one); `None` when it failed, said on stderr.
+/// The process's signal handling for `-i`: where no thread can be made for it, Ctrl-C
+/// keeps its default action (the process ends at once, without the cancels): `-i`
+/// itself needs no other thread, as pgbench's needs none, so it goes on.
+fn signals_for_init() -> crate::signals::Signals {
+    crate::signals::install().unwrap_or_else(|_| crate::signals::Signals::detached())
+}
+
+/// The first connection of `-i` (pgbench's doConnect: a password prompt if the server
+/// wants one); `None` when it failed, said on stderr.
 fn connect_for_init(
     conn: &options::ConnArgs,
 ) -> Option<(pgbench_wire::Connection, pgbench_wire::ConnectOptions)> {
-    crate::init::interrupt::install();
     let mut args = conn.connect_args();
     match crate::connect::connect_with_prompt(&mut args) {
         Ok(made) => Some(made),
@@ -226,6 +248,7 @@ pub fn finish_bench(
     plan: &crate::bench::plan::BenchPlan,
     argv: &[String],
     dbname: &str,
+    stop: &crate::bench::RunStop,
 ) -> i32 {
     let outcome = match outcome {
         Ok(o) => o,
@@ -246,7 +269,7 @@ pub fn finish_bench(
             let _ = out.write_all(after_report::render(result, plan).as_bytes());
             let _ = out.flush();
             drop(out);
-            crate::bench::control::report_printed();
+            stop.report_printed();
             if result.aborted_clients > 0 {
                 logging::error("Run was aborted; the above results are incomplete.");
             }
@@ -263,7 +286,7 @@ pub fn finish_bench(
             }
             if plan.export.any() {
                 let file = export::results_file(result, meta, plan, argv, dbname);
-                let errors = write_exports(&plan.export, &file);
+                let errors = write_exports(&plan.export, &file, stop);
                 for e in &errors {
                     logging::error(&e.to_string());
                 }
@@ -300,6 +323,7 @@ fn check_exports(export: &crate::bench::plan::Export) -> Result<(), WriteError> 
 fn write_exports(
     export: &crate::bench::plan::Export,
     file: &pgbench_results::ResultsFile,
+    stop: &crate::bench::RunStop,
 ) -> Vec<WriteError> {
     // A FIFO no reader has opened yet: why the program has not ended.
     let write = |path: &str, text: &[u8]| {
@@ -309,7 +333,7 @@ fn write_exports(
             ))
         });
         if written.is_ok() {
-            crate::bench::control::file_written(path);
+            stop.file_written(path);
         }
         written
     };

@@ -5,6 +5,7 @@
 //! exit status 1 rather than dying in the middle of a COPY.
 
 use super::error::InitError;
+use crate::signals::{Attached, OnSignal, Reaction, Signals};
 use pgbench_wire::{CancelToken, Connection};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -12,30 +13,42 @@ use std::sync::Mutex;
 static TOKENS: Mutex<Vec<CancelToken>> = Mutex::new(Vec::new());
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 
-/// Takes over SIGINT for the rest of the process. Call before any connection or thread
-/// is made. Where no thread can be made for it, Ctrl-C keeps its default action (the
-/// process ends at once, without the cancels): `-i` itself needs no other thread, as
-/// pgbench's needs none, so it goes on.
-pub fn install() {
-    let installed = crate::sys::on_interrupt(|| {
-        // Cancel first, then stop the generation loops: stopped early, a COPY could
-        // end before the server sees the cancel, and the process exit before the
-        // "Cancel request sent" line (pgbench's handler runs before its loop resumes).
-        // stderr stays ours until the line is out: the cancelled statement's error,
-        // printed by the main thread, comes after it, as in pgbench (whose handler runs
-        // on the main thread before it resumes).
-        let mut err = std::io::stderr().lock();
-        let tokens = TOKENS.lock().unwrap_or_else(|e| e.into_inner());
-        let mut sent = false;
-        for t in tokens.iter() {
-            sent |= t.cancel().is_ok();
+/// Ctrl-C's handler for `-i` and a workload's load, attached to the process's signal
+/// handling until the returned attachment is dropped. SIGTERM keeps its own action
+/// (the process ends), as for pgbench.
+pub fn attach(signals: &Signals) -> Attached {
+    signals.attach(std::sync::Arc::new(CancelLoad))
+}
+
+/// Cancels the load's statements on SIGINT.
+struct CancelLoad;
+
+impl OnSignal for CancelLoad {
+    fn signal(&self, sig: i32) -> Reaction {
+        if sig != libc::SIGINT {
+            return Reaction::Exit;
         }
-        if sent {
-            let _ = std::io::Write::write_all(&mut err, b"Cancel request sent\n");
-        }
-        REQUESTED.store(true, Ordering::SeqCst);
-    });
-    drop(installed);
+        cancel();
+        Reaction::Handled
+    }
+}
+
+/// Cancel first, then stop the generation loops: stopped early, a COPY could end
+/// before the server sees the cancel, and the process exit before the "Cancel request
+/// sent" line (pgbench's handler runs before its loop resumes). stderr stays ours until
+/// the line is out: the cancelled statement's error, printed by the main thread, comes
+/// after it, as in pgbench (whose handler runs on the main thread before it resumes).
+fn cancel() {
+    let mut err = std::io::stderr().lock();
+    let tokens = TOKENS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut sent = false;
+    for t in tokens.iter() {
+        sent |= t.cancel().is_ok();
+    }
+    if sent {
+        let _ = std::io::Write::write_all(&mut err, b"Cancel request sent\n");
+    }
+    REQUESTED.store(true, Ordering::SeqCst);
 }
 
 /// Makes `conn`'s running statements cancellable by Ctrl-C.

@@ -14,7 +14,7 @@ pub mod live;
 mod server;
 
 pub use live::{Live, LivePlan, Phase};
-pub use server::{end_linger, Endpoint};
+pub use server::{end_linger, Endpoint, LingerStop};
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -103,6 +103,17 @@ enum Linger {
 /// The one linger of the process (there is one run), and what wakes it.
 static LINGER: (Mutex<Linger>, Condvar) = (Mutex::new(Linger::Idle), Condvar::new());
 
+/// What SIGINT and SIGTERM do while the endpoint lingers after the report: end the
+/// linger.
+pub struct LingerStop;
+
+impl crate::signals::OnSignal for LingerStop {
+    fn signal(&self, _: i32) -> crate::signals::Reaction {
+        end_linger();
+        crate::signals::Reaction::Handled
+    }
+}
+
 /// From the signal thread: ends a linger under way; returns whether there was one
 /// (the signal then has done its job).
 pub fn end_linger() -> bool {

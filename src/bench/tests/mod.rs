@@ -31,7 +31,7 @@ use super::events::{ClientDone, Event, TxRecord};
 use super::launch::{self, RunShared, Start};
 use super::multiplex::Driver;
 use super::threads::{self, Drivers, Launch};
-use super::{begin, worker, RunEnv};
+use super::{begin, worker, RunEnv, RunStop};
 use crate::cli::options::{interpret, Action, Env};
 use pgbench_results::TxOutcome;
 use pgbench_wire::testing::{FakeServer, Reply, Request};
@@ -199,8 +199,14 @@ impl Bench {
         let seeds = worker::seed_plan(&plan, plan.random_seed);
         let vars = launch::client_variables(&plan, 1, &seeds).expect("variables");
         let clock = RunClock::on(Arc::clone(&self.clock));
-        let (ctx, events) = RunShared::new(&plan, conn_opts, &seeds, clock, &RunEnv::process(None))
-            .expect("the run's context");
+        let (ctx, events) = RunShared::new(
+            &plan,
+            conn_opts,
+            &seeds,
+            clock,
+            &RunEnv::process(None, RunStop::new()),
+        )
+        .expect("the run's context");
         let ctx = Arc::new(ctx);
         let how = Launch {
             drivers: match drive {

@@ -1,0 +1,160 @@
+//! What SIGINT and SIGTERM do to a run: the handler its caller attaches to the
+//! process's signal handling ([`crate::signals`]) for the run and for what follows it
+//! (the report, the results files). Until the clients exist a signal ends the process
+//! as it would; then the first one stops the run and keeps its results, the same one
+//! again (a wrapper forwarding it) changes nothing, and a later one exits at once,
+//! saying what of the run's output is lost. After a run that ended by itself, the
+//! first signal makes a results file waiting for a FIFO's reader give up.
+
+use super::control::Interrupt;
+use super::launch::RunShared;
+use crate::signals::{OnSignal, Reaction};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A run's handler of SIGINT and SIGTERM, and what of its output is out.
+#[derive(Default)]
+pub struct RunStop {
+    run: OnceLock<Arc<RunShared>>,
+    report_printed: AtomicBool,
+    files_written: Mutex<Vec<String>>,
+}
+
+impl RunStop {
+    pub fn new() -> Arc<RunStop> {
+        Arc::default()
+    }
+
+    /// The run's clients exist: signals stop it from now on.
+    pub(super) fn run_started(&self, run: Arc<RunShared>) {
+        let _ = self.run.set(run);
+    }
+
+    /// The run's report is out: a signal that exits at once no longer loses it.
+    pub fn report_printed(&self) {
+        self.report_printed.store(true, Ordering::SeqCst);
+    }
+
+    /// The results file `path` is written whole.
+    pub fn file_written(&self, path: &str) {
+        self.files_written
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(path.to_string());
+    }
+
+    /// What a later signal's exit loses of the run's output now, of the results
+    /// files `asked` for: the message after `SIGINT again: exiting at once; `.
+    fn lost_on_exit(&self, asked: &[&str]) -> String {
+        let written = self
+            .files_written
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        lost(self.report_printed.load(Ordering::SeqCst), asked, &written)
+    }
+}
+
+impl OnSignal for RunStop {
+    fn signal(&self, sig: i32) -> Reaction {
+        let Some(ctx) = self.run.get() else {
+            return Reaction::Exit;
+        };
+        match ctx.control.interrupt(sig) {
+            // The first signal, after a run that ended by itself: a results file
+            // waiting on a FIFO gives up (a later one exits at once, as below).
+            Interrupt::Stop => {
+                pgbench_results::destination::abandon_waits(sig);
+                Reaction::Handled
+            }
+            Interrupt::Repeat => Reaction::Handled,
+            Interrupt::ExitNow => {
+                let export = &ctx.plan.export;
+                let asked: Vec<&str> = [&export.json, &export.html]
+                    .into_iter()
+                    .flatten()
+                    .map(String::as_str)
+                    .collect();
+                ctx.out.error(&format!(
+                    "{} again: exiting at once; {}",
+                    crate::signals::name(sig),
+                    self.lost_on_exit(&asked)
+                ));
+                Reaction::Exit
+            }
+        }
+    }
+}
+
+/// `"a.json", "b.html"`.
+fn quoted(paths: &[&str]) -> String {
+    let q: Vec<String> = paths.iter().map(|p| format!("\"{p}\"")).collect();
+    q.join(", ")
+}
+
+/// [`lost_on_exit`]'s message, from what is out: whether the report was printed and
+/// which of the files `asked` for are `written`.
+fn lost(printed: bool, asked: &[&str], written: &[String]) -> String {
+    let (done, pending): (Vec<&str>, Vec<&str>) =
+        asked.iter().partition(|a| written.iter().any(|w| w == *a));
+    match (printed, asked.is_empty(), pending.as_slice()) {
+        (false, true, _) => "the run's report is lost".to_string(),
+        (false, false, _) => "the run's report and results files are lost".to_string(),
+        (true, true, _) => "nothing is lost: the report was printed".to_string(),
+        (true, false, []) => {
+            "nothing is lost: the report was printed and the results files written".to_string()
+        }
+        (true, false, [one]) if done.is_empty() => {
+            format!("results file \"{one}\" is lost; the report was printed")
+        }
+        (true, false, _) if done.is_empty() => format!(
+            "results files {} are lost; the report was printed",
+            quoted(&pending)
+        ),
+        (true, false, _) => format!(
+            "results file{} {} {} lost; the report was printed and {} written",
+            if pending.len() == 1 { "" } else { "s" },
+            quoted(&pending),
+            if pending.len() == 1 { "is" } else { "are" },
+            quoted(&done)
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// #38: a second signal said the report and the results files were lost when
+    /// both were out already. It says now what is lost at that moment.
+    #[test]
+    fn issue_38_a_later_signal_says_only_what_it_loses() {
+        let written = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let both = ["a.json", "b.html"];
+        assert_eq!(
+            lost(false, &both, &[]),
+            "the run's report and results files are lost"
+        );
+        assert_eq!(lost(false, &[], &[]), "the run's report is lost");
+        assert_eq!(
+            lost(true, &both, &[]),
+            "results files \"a.json\", \"b.html\" are lost; the report was printed"
+        );
+        assert_eq!(
+            lost(true, &both, &written(&["a.json"])),
+            "results file \"b.html\" is lost; the report was printed and \"a.json\" written"
+        );
+        assert_eq!(
+            lost(true, &["a.json"], &[]),
+            "results file \"a.json\" is lost; the report was printed"
+        );
+        assert_eq!(
+            lost(true, &both, &written(&["a.json", "b.html"])),
+            "nothing is lost: the report was printed and the results files written"
+        );
+        assert_eq!(
+            lost(true, &[], &[]),
+            "nothing is lost: the report was printed"
+        );
+    }
+}
