@@ -54,7 +54,7 @@ use crate::logging::Output;
 use clock::{epoch_now_us, now_us, RunClock};
 use collector::CollectorPlan;
 use launch::{RunShared, Start};
-use observer::{BeforeRun, RunEnd, RunObserver};
+use observer::{BeforeRun, Observers, RunEnd, RunObserver};
 use pgbench_wire::ConnectArgs;
 use phases::Phases;
 use plan::BenchPlan;
@@ -100,11 +100,10 @@ pub fn run(
     let seeds = worker::seed_plan(plan, seed);
     let vars = launch::client_variables(plan, setup.scale, &seeds)?;
     let mut observers = observers(plan);
-    let before = BeforeRun {
+    observers.before(&BeforeRun {
         conn_opts: &conn_opts,
         phases: &plan.phases,
-    };
-    observers.iter_mut().try_for_each(|o| o.before(&before))?;
+    })?;
     let (ctx, events) = RunShared::new(plan, conn_opts, &seeds, RunClock::new(), env)?;
     let ctx = Arc::new(ctx);
     env.stop.run_started(Arc::clone(&ctx));
@@ -115,7 +114,7 @@ pub fn run(
     let starts = worker::start_together(joined, plan, (&ctx.control, &gate), start, out)?;
     let phases = begin(&ctx, starts.clock_us);
     gate.open(Start::Go);
-    observers.iter_mut().for_each(|o| o.measure_from(&phases));
+    observers.measure_from(&phases);
     let collected = collect(&ctx, &events, phases, starts.clock_us);
     if let Some(thread) = collected.stopped_by_thread {
         // pgbench 17 exits without waiting for the other clients.
@@ -130,28 +129,11 @@ pub fn run(
     };
     let log_losses = finish_logs(&ctx, end + ctx.control.clock.epoch_shift_us);
     let mut result = outcome::assemble(plan, &setup, &ctx, collected, timing);
-    let run_end = RunEnd {
-        control: &ctx.control,
-        phases,
-        end_us: end,
-        threads_waited_ns: cpu_share::wait_measurable().then(|| {
-            ctx.threads_waited_ns
-                .load(std::sync::atomic::Ordering::Relaxed)
-        }),
-    };
-    for notice in observers
-        .into_iter()
-        .flat_map(|o| o.finish(&run_end, &mut result))
-    {
+    for notice in observers.finish(&run_end(&ctx, &timing), &mut result) {
         out.log(notice.level, &notice.text);
     }
-    let meta = outcome::meta(
-        setup,
-        seed,
-        &timing,
-        starts.worker,
-        ctx.control.clock.epoch_shift_us,
-    );
+    let shift = ctx.control.clock.epoch_shift_us;
+    let meta = outcome::meta(setup, seed, &timing, starts.worker, shift);
     Ok(RunOutcome::Completed {
         result: Box::new(result),
         meta: Box::new(meta),
@@ -163,12 +145,24 @@ pub fn run(
 /// What watches this run besides its clients ([`observer`]): the server's statistics,
 /// the workload's own, the client's CPU; those of the whole run's figures only on
 /// worker 0 of a `--worker` run.
-fn observers(plan: &BenchPlan) -> Vec<Box<dyn RunObserver>> {
+fn observers(plan: &BenchPlan) -> Observers {
     let mut all: Vec<Box<dyn RunObserver>> = Vec::new();
     all.extend(plan.workload.iter().flat_map(|w| w.observers()));
     all.extend(server_stats::observer(plan));
     all.push(Box::new(observer::ClientCpu::new(plan.settings.threads)));
-    observer::of_this_process(all, plan.worker.as_ref().map(|w| w.index))
+    Observers::of_this_process(all, plan.worker.as_ref().map(|w| w.index))
+}
+
+/// What the observers learn of the run's end.
+fn run_end<'a>(ctx: &'a RunShared, timing: &outcome::Timing) -> RunEnd<'a> {
+    let waited = &ctx.threads_waited_ns;
+    RunEnd {
+        control: &ctx.control,
+        phases: timing.phases,
+        end_us: timing.end,
+        threads_waited_ns: cpu_share::wait_measurable()
+            .then(|| waited.load(std::sync::atomic::Ordering::Relaxed)),
+    }
 }
 
 /// The collector, on this thread, until every client said its last word.

@@ -82,17 +82,36 @@ pub trait RunObserver: Send {
     fn finish(self: Box<Self>, end: &RunEnd, result: &mut RunResult) -> Vec<Notice>;
 }
 
-/// The observers of this process: all of them, or on a worker other than worker 0 of
-/// a `--worker` run, only those of its own figures.
-pub fn of_this_process(
-    observers: Vec<Box<dyn RunObserver>>,
-    worker_index: Option<u32>,
-) -> Vec<Box<dyn RunObserver>> {
-    let measures_whole_run = worker_index.is_none_or(|i| i == 0);
-    observers
-        .into_iter()
-        .filter(|o| measures_whole_run || o.scope() == Scope::ThisProcess)
-        .collect()
+/// A run's observers, called in order at each moment.
+pub struct Observers(Vec<Box<dyn RunObserver>>);
+
+impl Observers {
+    /// The observers of this process: all of them, or on a worker other than worker 0
+    /// of a `--worker` run, only those of its own figures.
+    pub fn of_this_process(all: Vec<Box<dyn RunObserver>>, worker_index: Option<u32>) -> Observers {
+        let measures_whole_run = worker_index.is_none_or(|i| i == 0);
+        Observers(
+            all.into_iter()
+                .filter(|o| measures_whole_run || o.scope() == Scope::ThisProcess)
+                .collect(),
+        )
+    }
+
+    pub fn before(&mut self, run: &BeforeRun) -> Result<(), RunError> {
+        self.0.iter_mut().try_for_each(|o| o.before(run))
+    }
+
+    pub fn measure_from(&mut self, phases: &Phases) {
+        self.0.iter_mut().for_each(|o| o.measure_from(phases));
+    }
+
+    /// Each adds its part to `result`, in order; their notices, in order.
+    pub fn finish(self, end: &RunEnd, result: &mut RunResult) -> Vec<Notice> {
+        self.0
+            .into_iter()
+            .flat_map(|o| o.finish(end, result))
+            .collect()
+    }
 }
 
 /// A [`Watcher`] of the measured window on a connection of its own, as an observer:

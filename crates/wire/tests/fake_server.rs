@@ -31,7 +31,7 @@ fn replies_cut_into_one_byte_packets_read_whole() {
         }
     });
     let mut conn = connect(&server);
-    assert_eq!(conn.parameter("server_version"), Some("15.18"));
+    assert_eq!(conn.parameter("server_version"), Some("15.20"));
     conn.send_query("SELECT 'ab', NULL").unwrap();
     assert_eq!(conn.get_result().unwrap(), Some(ResultStatus::TuplesOk));
     assert_eq!((conn.ntuples(), conn.nfields()), (1, 2));

@@ -232,7 +232,7 @@ impl Session {
         }
         proto::authentication_ok(&mut self.out);
         for (name, value) in [
-            ("server_version", "15.18"),
+            ("server_version", "15.20"),
             ("server_encoding", "UTF8"),
             ("client_encoding", "UTF8"),
             ("DateStyle", "ISO, MDY"),
