@@ -39,6 +39,8 @@ pub struct RunScript {
     pub compiled: Vec<Option<Compiled>>,
     /// Each command's part in `\if` blocks ([`super::conditional::Role`]).
     pub roles: Vec<super::conditional::Role>,
+    /// Its `\sleep`s are pauses outside the transaction (see `WeightedScript`).
+    pub untimed_sleeps: bool,
 }
 
 /// The scripts of the plan, with their statement texts and prepared names.
@@ -83,6 +85,7 @@ pub fn run_scripts(plan: &BenchPlan) -> Vec<RunScript> {
                 weight: ws.weight,
                 parameterized,
                 prepared_names,
+                untimed_sleeps: ws.untimed_sleeps,
             }
         })
         .collect()

@@ -12,6 +12,10 @@ use pgbench_script::ast::Script;
 pub struct WeightedScript {
     pub script: Script,
     pub weight: i64,
+    /// Its `\sleep`s are pauses between transactions, not part of them: outside the
+    /// transaction's latency, and cut short at the end of `-T` (a workload's keying
+    /// and thinking times; a script of `-f` keeps pgbench's timed sleeps).
+    pub untimed_sleeps: bool,
 }
 
 /// `-l` and its companions.

@@ -49,7 +49,14 @@ impl Client<'_> {
                 let usec = amount.saturating_mul(*unit_us);
                 if usec > 0 {
                     let now = self.now();
-                    let until = now + usec;
+                    let mut until = now.saturating_add(usec);
+                    if self.ctx.scripts[script].untimed_sleeps {
+                        // A pause between transactions ends with the run.
+                        if let Some(end) = self.ctx.control.clock.end_us() {
+                            until = until.min(end);
+                        }
+                        self.tx.paused_from = Some(now);
+                    }
                     self.record.flush_before_wait(now, until);
                     return Ok(Flow::Wait(Phase::Sleeping, Wait::Until(until)));
                 }
@@ -153,6 +160,22 @@ impl Client<'_> {
         self.pending_syncs = 0;
         let wait = Wait::Replies { syncs };
         Ok(Flow::Wait(Phase::AwaitPipeline { syncs }, wait))
+    }
+
+    /// The end of a `\sleep`. A pause (a script with untimed sleeps) is not the
+    /// transaction's time: its latency (and `-R` lag) count from after it; and a
+    /// pause the run ended in ends the client there (true).
+    pub(super) fn pause_outlived_run(&mut self) -> bool {
+        let Some(from) = self.tx.paused_from.take() else {
+            return false;
+        };
+        if self.ctx.control.clock.timer_exceeded() {
+            return true;
+        }
+        let paused = self.now() - from;
+        self.tx.scheduled += paused;
+        self.tx.begin += paused;
+        false
     }
 
     /// The value of `\sleep :name`, or why it is not a sleep time.

@@ -96,6 +96,8 @@ struct Tx {
     index: usize,
     /// When the command started, when `-r` times it.
     command_start: Option<i64>,
+    /// When the `\sleep` under way began, if it is a pause (untimed sleeps).
+    paused_from: Option<i64>,
 }
 
 /// One client.
@@ -166,6 +168,7 @@ impl<'a> Client<'a> {
                 cond: CondStack::default(),
                 index: 0,
                 command_start: None,
+                paused_from: None,
             },
             socket_io: SocketIo::Blocking,
             connections: 0,
@@ -260,6 +263,9 @@ impl<'a> Client<'a> {
                         .map(|()| self.command_done())
                 }
                 Phase::Sleeping => {
+                    if self.pause_outlived_run() {
+                        return Ok(Wait::Done);
+                    }
                     self.command_done();
                     Ok(())
                 }

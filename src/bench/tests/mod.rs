@@ -125,6 +125,8 @@ pub struct Bench {
     /// Called with each client's number and socket once it is connected, before the
     /// clients run (to break a socket as the kernel might).
     connected: fn(usize, std::os::fd::RawFd),
+    /// The scripts' `\sleep`s are pauses (as a workload's keying and thinking).
+    untimed_sleeps: bool,
 }
 
 impl Bench {
@@ -151,7 +153,15 @@ impl Bench {
             clock: TestClock::at(START_US),
             end_after_us: None,
             connected: |_, _| {},
+            untimed_sleeps: false,
         }
+    }
+
+    /// The scripts' `\sleep`s are pauses between transactions, as a workload makes
+    /// them: outside the latency, cut short at the `-T` deadline.
+    pub fn untimed_sleeps(mut self) -> Bench {
+        self.untimed_sleeps = true;
+        self
     }
 
     /// A `-T` run's deadline on the test clock, `us` after the start (what the main
@@ -184,10 +194,13 @@ impl Bench {
     ) -> Ran {
         crate::logging::init_progname("pgbench");
         let interpreted = interpret("pgbench", &self.args, &Scripts(self.scripts.clone()));
-        let plan = match interpreted.outcome {
+        let mut plan = match interpreted.outcome {
             Ok(Action::Bench { plan, .. }) => *plan,
             other => panic!("{:?} is not a run: {other:?}", self.args),
         };
+        for s in &mut plan.scripts {
+            s.untimed_sleeps = self.untimed_sleeps;
+        }
         let args = ConnectArgs {
             host: Some(server.host().to_string()),
             port: Some(server.port().to_string()),

@@ -106,6 +106,32 @@ all_drives!(
     }
 );
 
+all_drives!(
+    a_pause_is_left_out_of_the_latency_and_ends_at_the_deadline,
+    |drive| {
+        // Keying before the statement, thinking after it: neither is its latency.
+        let script = "\\sleep 100 ms\nSELECT 1;\n\\sleep 20 ms\n";
+        let bench = Bench::new(&["-T", "1"], script)
+            .untimed_sleeps()
+            .ends_after(250_000);
+        let ran = bench.run(&usual_server(), drive);
+        ran.assert_succeeded(2);
+        assert!(
+            ran.records.iter().all(|r| r.latency == 0.0),
+            "{:?}",
+            ran.records
+        );
+        let ends: Vec<i64> = ran.records.iter().map(|r| r.end_us - START_US).collect();
+        // The third transaction's keying, from 240 ms, is cut short at 250 ms: the
+        // client stops there, and its transaction is not counted.
+        assert_eq!(ends, [120_000, 240_000]);
+        assert_eq!(bench.clock.now_us(), START_US + 250_000);
+        // Without the pauses' flag, the sleeps are the transactions' time.
+        let timed = Bench::new(&["-t", "1"], script).run(&usual_server(), drive);
+        assert_eq!(timed.records[0].latency, 120_000.0);
+    }
+);
+
 all_drives!(a_rate_slot_after_the_deadline_is_not_run, |drive| {
     let deadline = 300_000;
     let bench = Bench::new(&["-T", "1", "-R", "10"], "SELECT 1;\n").ends_after(deadline);

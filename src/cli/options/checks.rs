@@ -100,6 +100,7 @@ fn add_workload_script(d: &mut Draft, w: &crate::workload::Configured) -> Result
         d.scripts.push(crate::bench::plan::WeightedScript {
             script,
             weight: s.weight,
+            untimed_sleeps: false,
         });
     }
     d.defines.extend(w.variables());

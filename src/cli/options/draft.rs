@@ -278,7 +278,11 @@ impl Draft {
         if self.scripts.len() >= MAX_SCRIPTS {
             return Err(ConfigError::TooManyScripts);
         }
-        self.scripts.push(WeightedScript { script, weight });
+        self.scripts.push(WeightedScript {
+            script,
+            weight,
+            untimed_sleeps: false,
+        });
         Ok(())
     }
 
