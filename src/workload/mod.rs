@@ -90,6 +90,8 @@ pub struct ScriptContext {
     pub query_mode: QueryMode,
     /// `-c` (sysbench's `--threads`, for workloads that split the table by client).
     pub clients: usize,
+    /// `--worker=I/N`'s N (1 without it): the run's clients are `clients * workers`.
+    pub workers: usize,
 }
 
 /// A workload with its options.
@@ -106,6 +108,9 @@ pub struct WorkloadScript {
     pub description: String,
     pub text: String,
     pub weight: i64,
+    /// Its `\sleep`s are pauses between transactions (TPC-C's keying and thinking):
+    /// outside the transaction's latency, and cut short at the end of `-T`.
+    pub untimed_sleeps: bool,
 }
 
 /// How `-i --workload=NAME` loads.
@@ -139,7 +144,7 @@ impl Configured {
     pub fn script_text(&self, ctx: ScriptContext) -> String {
         match self {
             Configured::Sysbench(c) => sysbench::script::generate(c, ctx),
-            Configured::Tpcc(_) => tpcc::show_scripts(),
+            Configured::Tpcc(c) => c.show_scripts(ctx),
         }
     }
 
@@ -151,8 +156,9 @@ impl Configured {
                 description: self.description(),
                 text: self.script_text(ctx),
                 weight: 1,
+                untimed_sleeps: false,
             }],
-            Configured::Tpcc(_) => tpcc::scripts(),
+            Configured::Tpcc(c) => c.scripts(ctx),
         }
     }
 
@@ -169,24 +175,29 @@ impl Configured {
     pub fn observers(&self) -> Vec<Box<dyn crate::bench::observer::RunObserver>> {
         match self {
             Configured::Sysbench(_) => Vec::new(),
-            Configured::Tpcc(_) => tpcc::run::observers(),
+            Configured::Tpcc(c) => tpcc::run::observers(c),
         }
     }
 
     /// Whether the workload runs under `--continue-on-error`: sysbench rolls back and
     /// ignores the errors concurrency brings (a duplicate key after a concurrent
-    /// delete and insert, deadlocks), so they are failures, not aborts.
+    /// delete and insert, deadlocks), so they are failures, not aborts; so do
+    /// HammerDB's virtual users (TPC-C's mode `hammerdb`).
     pub fn continues_on_error(&self) -> bool {
-        matches!(self, Configured::Sysbench(_))
+        match self {
+            Configured::Sysbench(_) => true,
+            Configured::Tpcc(c) => c.continues_on_error(),
+        }
     }
 
     /// The query mode a run uses when `-M` is not given (`None`: pgbench's, simple):
     /// its tool's. sysbench's `--db-ps-mode=auto` (its default) and HammerDB's driver
-    /// (`pg_exec_prepared`) prepare each statement once per connection.
+    /// (`pg_exec_prepared`) prepare each statement once per connection; HammerDB's
+    /// CALLs of its procedures are plain text.
     pub fn default_query_mode(&self) -> Option<QueryMode> {
         match self {
             Configured::Sysbench(_) => Some(QueryMode::Prepared),
-            Configured::Tpcc(_) => Some(QueryMode::Prepared),
+            Configured::Tpcc(c) => Some(c.default_query_mode()),
         }
     }
 
@@ -217,7 +228,7 @@ impl Configured {
     ) -> Result<(), PrepareError> {
         match self {
             Configured::Sysbench(c) => sysbench::prepare::run(c, main, options, how.jobs, how.seed),
-            Configured::Tpcc(_) => tpcc::init::prepare(main, options, how),
+            Configured::Tpcc(c) => tpcc::init::prepare(c, main, options, how),
         }
     }
 
@@ -227,7 +238,7 @@ impl Configured {
     pub fn check_tables(&self, conn: &mut Connection, target: &ConnectArgs) -> Result<(), String> {
         match self {
             Configured::Sysbench(c) => sysbench::prepare::check_tables(c, conn, target),
-            Configured::Tpcc(_) => tpcc::marker::require_complete(conn, target).map(|_| ()),
+            Configured::Tpcc(c) => c.check_tables(conn, target),
         }
     }
 
@@ -303,7 +314,7 @@ pub fn run_check(workload: &Configured, args: &ConnectArgs) -> i32 {
     args.password = None;
     let checked = match workload {
         Configured::Sysbench(c) => sysbench::check::check(c, &mut conn, &args),
-        Configured::Tpcc(_) => tpcc::check::check(&mut conn, &args),
+        Configured::Tpcc(c) => tpcc::check::check(c, &mut conn, &args),
     };
     match checked {
         Ok((report, all_hold)) => {

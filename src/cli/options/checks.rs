@@ -87,6 +87,7 @@ fn script_context(d: &Draft) -> crate::workload::ScriptContext {
     crate::workload::ScriptContext {
         query_mode: d.query_mode,
         clients: d.nclients as usize,
+        workers: d.worker.map_or(1, |(_, count)| count as usize),
     }
 }
 
@@ -100,7 +101,7 @@ fn add_workload_script(d: &mut Draft, w: &crate::workload::Configured) -> Result
         d.scripts.push(crate::bench::plan::WeightedScript {
             script,
             weight: s.weight,
-            untimed_sleeps: false,
+            untimed_sleeps: s.untimed_sleeps,
         });
     }
     d.defines.extend(w.variables());

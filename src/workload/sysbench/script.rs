@@ -308,6 +308,7 @@ mod tests {
             ScriptContext {
                 query_mode: mode,
                 clients: 4,
+                workers: 1,
             },
         )
     }

@@ -9,7 +9,8 @@ use pgbench_wire::{ConnectArgs, Connection};
 
 use super::marker::{self, Load};
 use super::rows::{line_counts, CUSTOMERS, DISTRICTS, ITEMS, ORDERS};
-use super::schema::{FUNCTION_NAMES, KEY_NAMES, TABLES};
+use super::schema::{KEY_NAMES, TABLES};
+use super::Config;
 
 /// (condition, what it says, the key columns' names, a query returning the keys
 /// that break it).
@@ -52,10 +53,14 @@ pub const CONDITIONS: [(u32, &str, &[&str], &str); 4] = [
     ),
 ];
 
-/// Runs every check; the report (a line each) and whether all hold. `target` (the
-/// connection options the user gave) goes into the command a failure suggests. An
-/// error: the tables are not there, or a query failed.
-pub fn check(conn: &mut Connection, target: &ConnectArgs) -> Result<(String, bool), String> {
+/// Runs every check (the routines of `config`'s mode); the report (a line each) and
+/// whether all hold. `target` (the connection options the user gave) goes into the
+/// command a failure suggests. An error: the tables are not there, or a query failed.
+pub fn check(
+    config: &Config,
+    conn: &mut Connection,
+    target: &ConnectArgs,
+) -> Result<(String, bool), String> {
     let load = marker::read(conn)?;
     let mut out = String::new();
     let mut all = true;
@@ -82,7 +87,7 @@ pub fn check(conn: &mut Connection, target: &ConnectArgs) -> Result<(String, boo
     line(missing(
         conn,
         ("functions", "missing"),
-        &FUNCTION_NAMES,
+        config.routine_names(),
         FUNCTIONS_MISSING,
     )?);
     for condition in CONDITIONS {

@@ -1,9 +1,12 @@
 //! `-i --workload=tpcc -s W [-j N]`: HammerDB's PostgreSQL TPROC-C schema, loaded
 //! with W warehouses by client-side generation ([`super::rows`]) through COPY, over N
 //! connections (the items, then one warehouse after another, to whichever connection
-//! is free), then vacuum (with analyze), keys and indexes (a table per connection),
-//! and the functions of the five transactions. Messages and progress lines are
-//! pgbench's init's; the `done in` line names the same steps plus the functions.
+//! is free). In mode `hammerdb`, HammerDB's build order: the tables with their primary
+//! keys (built as the rows go in), the load, the two secondary indexes, the routines,
+//! ANALYZE (no vacuum). In mode `spec`: the tables, the load, vacuum (with analyze),
+//! keys and indexes, the functions. Statements per table go a table per connection.
+//! Messages and progress lines are pgbench's init's; the `done in` line names the
+//! steps.
 //!
 //! Spread over connections, the load cannot be one transaction: the comment on
 //! `warehouse` ([`super::marker`]) says "incomplete" from the tables' creation and
@@ -17,7 +20,8 @@ use pgbench_wire::{ConnectOptions, Connection};
 
 use super::marker::mark_sql;
 use super::rows::{self, CUSTOMERS, DISTRICTS, FIRST_NEW_ORDER, ITEMS, ORDERS};
-use super::schema::{COPY, CREATE_TABLES, FUNCTIONS, KEYS, TABLES};
+use super::schema::{self, COPY, TABLES};
+use super::{hammerdb_routines, spec_functions, Config, Mode};
 use crate::init::interrupt;
 use crate::init::progress::Progress;
 use crate::workload::{PrepareError, PrepareOptions};
@@ -33,13 +37,19 @@ pub struct TpccInit {
     pub jobs: usize,
     /// `-q`: a progress line every 5 s instead of every 100,000 rows.
     pub quiet: bool,
+    /// Whose values, build order and routines.
+    pub mode: Mode,
+    /// HammerDB's routines as PROCEDUREs (`-D storedprocs=1`).
+    pub procedures: bool,
+    /// `order_line`'s partitions (0: not partitioned).
+    pub partitions: i32,
 }
 
 /// One unit of the load.
 #[derive(Debug, Clone, Copy)]
 enum Job {
-    Items,
-    Warehouse(i32),
+    Items(Mode),
+    Warehouse(i32, Mode),
 }
 
 /// Every row the load writes (the line counts are drawn apart, so known first).
@@ -55,6 +65,7 @@ pub fn total_rows(warehouses: i32) -> i64 {
 
 /// `-i --workload=tpcc -s W -j N`.
 pub fn prepare(
+    config: &Config,
     main: Connection,
     conn: &ConnectOptions,
     how: &PrepareOptions,
@@ -64,7 +75,15 @@ pub fn prepare(
         warehouses: how.scale,
         jobs: how.jobs.max(1),
         quiet: how.quiet,
+        mode: config.mode,
+        procedures: config.storedprocs,
+        partitions: schema::order_line_partitions(config.partition, how.scale),
     };
+    if config.partition && opts.partitions == 0 {
+        crate::logging::info(
+            "order_line is not partitioned below 200 warehouses (-D partition=1, as HammerDB)",
+        );
+    }
     run(main, conn, &opts)
 }
 
@@ -99,7 +118,7 @@ pub fn run(main: Connection, conn: &ConnectOptions, opts: &TpccInit) -> Result<(
     })?;
     timed("create tables", &mut || {
         say("creating tables...\n");
-        CREATE_TABLES
+        schema::create_tables(opts.mode, opts.partitions)
             .iter()
             .try_for_each(|sql| execute(&mut conns[0], sql))?;
         execute(&mut conns[0], &mark_sql(opts.warehouses, false))
@@ -108,23 +127,30 @@ pub fn run(main: Connection, conn: &ConnectOptions, opts: &TpccInit) -> Result<(
         say("generating data (client-side)...\n");
         generate(&mut conns, opts)
     })?;
-    timed("vacuum", &mut || {
-        say("vacuuming...\n");
-        let sql: Vec<String> = TABLES
-            .iter()
-            .map(|t| format!("vacuum analyze {t}"))
-            .collect();
-        statements(&mut conns, &sql)
-    })?;
-    timed("primary keys", &mut || {
-        say("creating primary keys...\n");
-        let sql: Vec<String> = KEYS.iter().map(|s| s.to_string()).collect();
-        statements(&mut conns, &sql)
-    })?;
-    timed("functions", &mut || {
-        say("creating functions...\n");
-        execute(&mut conns[0], FUNCTIONS)
-    })?;
+    match opts.mode {
+        Mode::Hammerdb => {
+            timed("indexes", &mut || {
+                say("creating indexes...\n");
+                statements(&mut conns, &schema::keys_after_load(opts.mode))
+            })?;
+            timed("functions", &mut || routines(&mut conns[0], opts))?;
+            timed("analyze", &mut || {
+                say("analyzing...\n");
+                statements(&mut conns, &per_table("analyze"))
+            })?;
+        }
+        Mode::Spec => {
+            timed("vacuum", &mut || {
+                say("vacuuming...\n");
+                statements(&mut conns, &per_table("vacuum analyze"))
+            })?;
+            timed("primary keys", &mut || {
+                say("creating primary keys...\n");
+                statements(&mut conns, &schema::keys_after_load(opts.mode))
+            })?;
+            timed("functions", &mut || routines(&mut conns[0], opts))?;
+        }
+    }
     // Last: only now is the load whole.
     execute(&mut conns[0], &mark_sql(opts.warehouses, true))?;
     let steps: Vec<String> = times
@@ -137,6 +163,27 @@ pub fn run(main: Connection, conn: &ConnectOptions, opts: &TpccInit) -> Result<(
         steps.join(", ")
     ));
     Ok(())
+}
+
+/// `verb TABLE` for every table.
+fn per_table(verb: &str) -> Vec<String> {
+    TABLES.iter().map(|t| format!("{verb} {t}")).collect()
+}
+
+/// The mode's routines, after dropping whichever either mode created before.
+fn routines(conn: &mut Connection, opts: &TpccInit) -> Result<(), PrepareError> {
+    say(if opts.procedures {
+        "creating procedures...\n"
+    } else {
+        "creating functions...\n"
+    });
+    execute(conn, hammerdb_routines::DROP_ROUTINES)?;
+    match opts.mode {
+        Mode::Hammerdb => hammerdb_routines::create(opts.procedures)
+            .iter()
+            .try_for_each(|sql| execute(conn, sql)),
+        Mode::Spec => execute(conn, spec_functions::FUNCTIONS),
+    }
 }
 
 fn say(text: &str) {
@@ -153,8 +200,8 @@ fn execute(conn: &mut Connection, sql: &str) -> Result<(), PrepareError> {
 
 /// `g`: the units of the load over every connection, with pgbench's progress lines.
 fn generate(conns: &mut [Connection], opts: &TpccInit) -> Result<(), PrepareError> {
-    let jobs: Vec<Job> = std::iter::once(Job::Items)
-        .chain((1..=opts.warehouses).map(Job::Warehouse))
+    let jobs: Vec<Job> = std::iter::once(Job::Items(opts.mode))
+        .chain((1..=opts.warehouses).map(|w| Job::Warehouse(w, opts.mode)))
         .collect();
     let total = total_rows(opts.warehouses);
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -235,29 +282,29 @@ fn load(conn: &mut Connection, job: &Job, report: &mpsc::Sender<i64>) -> Result<
         })
     };
     match *job {
-        Job::Items => copy_rows(conn, 7, |c| {
-            rows::items(BATCH_ROWS, |data, n| {
+        Job::Items(mode) => copy_rows(conn, 7, |c| {
+            rows::items(mode, BATCH_ROWS, |data, n| {
                 c.write(data).map_err(|e| copy_error(7, e))?;
                 let _ = report.send(i64::from(n));
                 Ok(())
             })
         }),
-        Job::Warehouse(w) => {
-            let (wh, ds) = rows::warehouse(w);
+        Job::Warehouse(w, mode) => {
+            let (wh, ds) = rows::warehouse(w, mode);
             copy(conn, 0, &wh)?;
             copy(conn, 1, &ds)?;
             copy_rows(conn, 8, |c| {
-                rows::stock(w, BATCH_ROWS, |data, n| {
+                rows::stock(w, mode, BATCH_ROWS, |data, n| {
                     c.write(data).map_err(|e| copy_error(8, e))?;
                     let _ = report.send(i64::from(n));
                     Ok(())
                 })
             })?;
             for d in 1..=DISTRICTS {
-                let (cs, hs) = rows::customers(w, d);
+                let (cs, hs) = rows::customers(w, d, mode);
                 copy(conn, 2, &cs)?;
                 copy(conn, 3, &hs)?;
-                let o = rows::orders(w, d);
+                let o = rows::orders(w, d, mode);
                 copy(conn, 5, &o.orders)?;
                 copy(conn, 4, &o.new_orders)?;
                 copy(conn, 6, &o.lines)?;

@@ -1,255 +1,323 @@
-//! TPC-C as HammerDB's timed driver runs it on PostgreSQL (`pgoltp.tcl`): the five
-//! transactions in HammerDB's proportions (of every 23: 10 new orders, 10 payments,
-//! one delivery, one stock level, one order status), each a pgbench script that draws
-//! its parameters with pgbench expressions from the client's seeded generator and
-//! calls this workload's function for it ([`schema::FUNCTIONS`]). The 1% of new orders
-//! that TPC-C rolls back (clause 2.4.1.4) are a script of their own (weight 10 of the
-//! new orders' 1,000) that rolls its transaction back, so the new orders committed
-//! are that script's transactions.
+//! TPC-C as HammerDB's timed driver runs it on PostgreSQL (`pgoltp.tcl`), in one of two
+//! modes (`-D mode=`):
+//!
+//! - `hammerdb` (the default): HammerDB's own server-side work, so NOPM means what
+//!   HammerDB's does: its set-based PL/pgSQL functions `neword`, `payment`, `delivery`,
+//!   `ostat` and `slev` ([`hammerdb_routines`], or PROCEDUREs called with CALL under
+//!   `-D storedprocs=1`), its draws, its home warehouses and its load's values, with
+//!   HammerDB's own deviations from TPC-C kept (they are part of its figures).
+//! - `spec`: TPC-C by the text (clause 2's transactions row by row, real last-name
+//!   lookups, real rollbacks, NURand): this workload's `tpcc_*` functions
+//!   ([`spec_functions`]). Stricter, and not comparable with HammerDB's figures.
+//!
+//! Either way a run is the five transactions in HammerDB's proportions (of every 23: 10
+//! new orders, 10 payments, one delivery, one stock level, one order status), each a
+//! pgbench script ([`scripts`]) that draws its parameters with pgbench expressions from
+//! the client's seeded generator and calls the mode's routine.
 //!
 //! Init (`-i --workload=tpcc -s W`) is [`init`], which marks a load complete at its
 //! end ([`marker`]: a run refuses any other); the result line and time profile after
-//! the report are [`monitor`] and `pgbench_results::tpcc`; `--check` is [`check`].
+//! the report are [`monitor`] and `pgbench_results::tpcc`; `--check` is [`check`];
+//! `-D vacuum=1` is [`vacuum`].
 
 pub mod check;
+pub mod hammerdb_routines;
 pub mod init;
 pub mod marker;
 pub mod monitor;
 pub mod rows;
 pub mod run;
 pub mod schema;
+pub mod scripts;
+pub mod spec_functions;
+pub mod vacuum;
 
-use super::{WorkloadError, WorkloadScript};
+use super::{ScriptContext, WorkloadError, WorkloadScript};
+use pgbench_results::tpcc::ProfileLayout;
+use pgbench_results::QueryMode;
+use pgbench_wire::{ConnectArgs, Connection};
 
 /// Its `--workload` name.
 pub const NAME: &str = "tpcc";
 
-/// HammerDB's options that change results, as `-D` variables with HammerDB's defaults:
-/// `allwarehouse` (HammerDB's "Use All Warehouses": each transaction picks any
-/// warehouse; off: each client keeps its home warehouse, client_id % W + 1) and
-/// `keyandthink` (HammerDB's "Keying and Thinking Time": clause 5.2.5's keying and
-/// thinking times, slept inside the transaction's script).
-pub const DEFINES: &[(&str, &str)] = &[("allwarehouse", "0"), ("keyandthink", "0")];
+/// The `-D` options: HammerDB's settings under HammerDB's names (its `pg_` prefix
+/// dropped), with its defaults, plus `mode`.
+pub const DEFINES: &[(&str, &str)] = &[
+    ("mode", "hammerdb"),
+    ("allwarehouse", "0"),
+    ("keyandthink", "0"),
+    ("storedprocs", "0"),
+    ("partition", "0"),
+    ("vacuum", "0"),
+    ("timeprofile", "1"),
+];
 
-/// The `-D` options, each 0 or 1.
+/// Whose transactions a run runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// HammerDB's functions (or procedures), draws and load.
+    Hammerdb,
+    /// TPC-C by the text.
+    Spec,
+}
+
+/// The `-D` options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
+    pub mode: Mode,
+    /// HammerDB's "Use All Warehouses": the warehouses are split among the clients and
+    /// each transaction picks one of the client's share.
     pub allwarehouse: bool,
+    /// HammerDB's "Keying and Thinking Time" (TPC-C 5.2.5): pauses before each
+    /// transaction, outside its latency, cut short at the end of `-T`.
     pub keyandthink: bool,
+    /// HammerDB's "Stored Procedures": PROCEDUREs called with CALL (mode hammerdb).
+    pub storedprocs: bool,
+    /// HammerDB's "Partition Order Line Table" (`-i`: from 200 warehouses).
+    pub partition: bool,
+    /// HammerDB's "Checkpoint when complete": CHECKPOINT and VACUUM after the run.
+    pub vacuum: bool,
+    /// The time profile after the result line: pgbench-rs's table, HammerDB 6's
+    /// `xtprof` summary layout, or none.
+    pub timeprofile: ProfileLayout,
+}
+
+fn invalid(name: &str, value: &str, why: &str) -> WorkloadError {
+    WorkloadError::InvalidValue {
+        workload: NAME,
+        name: name.to_string(),
+        value: value.to_string(),
+        why: why.to_string(),
+    }
+}
+
+fn switch(name: &str, value: &str) -> Result<bool, WorkloadError> {
+    match value {
+        "0" | "false" | "off" => Ok(false),
+        "1" | "true" | "on" => Ok(true),
+        _ => Err(invalid(name, value, "expecting 0 or 1")),
+    }
 }
 
 impl Config {
-    /// From `-D` (every one must be of [`DEFINES`], 0 or 1; later ones win).
+    /// From `-D` (every one must be of [`DEFINES`]; later ones win).
     pub fn new(defines: &[(String, String)]) -> Result<Config, WorkloadError> {
         let mut c = Config {
+            mode: Mode::Hammerdb,
             allwarehouse: false,
             keyandthink: false,
+            storedprocs: false,
+            partition: false,
+            vacuum: false,
+            timeprofile: ProfileLayout::Table,
         };
         for (name, value) in defines {
-            if !DEFINES.iter().any(|(n, _)| n == name) {
-                let known: Vec<&str> = DEFINES.iter().map(|(n, _)| *n).collect();
-                return Err(WorkloadError::UnknownOption {
-                    workload: NAME,
-                    name: name.clone(),
-                    known: known.join(", "),
-                });
-            }
-            let on = match value.as_str() {
-                "0" | "false" | "off" => false,
-                "1" | "true" | "on" => true,
+            let v = value.as_str();
+            match name.as_str() {
+                "mode" => {
+                    c.mode = match v {
+                        "hammerdb" => Mode::Hammerdb,
+                        "spec" => Mode::Spec,
+                        _ => return Err(invalid(name, v, "expecting hammerdb or spec")),
+                    }
+                }
+                "allwarehouse" => c.allwarehouse = switch(name, v)?,
+                "keyandthink" => c.keyandthink = switch(name, v)?,
+                "storedprocs" => c.storedprocs = switch(name, v)?,
+                "partition" => c.partition = switch(name, v)?,
+                "vacuum" => c.vacuum = switch(name, v)?,
+                "timeprofile" => {
+                    c.timeprofile = match v {
+                        "xtprof" => ProfileLayout::Xtprof,
+                        _ if switch(name, v)? => ProfileLayout::Table,
+                        _ => ProfileLayout::None,
+                    }
+                }
                 _ => {
-                    return Err(WorkloadError::InvalidValue {
+                    let known: Vec<&str> = DEFINES.iter().map(|(n, _)| *n).collect();
+                    return Err(WorkloadError::UnknownOption {
                         workload: NAME,
                         name: name.clone(),
-                        value: value.clone(),
-                        why: "expecting 0 or 1".into(),
-                    })
+                        known: known.join(", "),
+                    });
                 }
-            };
-            match name.as_str() {
-                "allwarehouse" => c.allwarehouse = on,
-                _ => c.keyandthink = on,
             }
+        }
+        if c.storedprocs && c.mode == Mode::Spec {
+            return Err(WorkloadError::Unsupported {
+                workload: NAME,
+                message: "-D storedprocs=1 is HammerDB's and needs -D mode=hammerdb".into(),
+            });
         }
         Ok(c)
     }
 
-    /// The scripts' variables (as 0 or 1).
+    /// The scripts' variables: the switches as 0 or 1, and each client's state before
+    /// its first transaction (no home warehouse drawn yet, no thinking time owed).
     pub fn variables(&self) -> Vec<(String, String)> {
         let bit = |b: bool| if b { "1" } else { "0" }.to_string();
         vec![
             ("allwarehouse".into(), bit(self.allwarehouse)),
             ("keyandthink".into(), bit(self.keyandthink)),
+            ("home".into(), "0".into()),
+            ("think_ms".into(), "0".into()),
         ]
+    }
+
+    /// The query mode a run uses unless `-M` says otherwise: each routine prepared
+    /// once per connection, as HammerDB prepares its functions; but its CALLs of
+    /// procedures are sent as plain text.
+    pub fn default_query_mode(&self) -> QueryMode {
+        if self.storedprocs {
+            QueryMode::Simple
+        } else {
+            QueryMode::Prepared
+        }
+    }
+
+    /// The scripts of a run, with their weights.
+    pub fn scripts(&self, ctx: ScriptContext) -> Vec<WorkloadScript> {
+        scripts::scripts(self, ctx)
+            .into_iter()
+            .map(|s| WorkloadScript {
+                name: s.name.to_string(),
+                description: format!("<workload tpcc: {}>", s.description),
+                text: s.text,
+                weight: s.weight,
+                untimed_sleeps: true,
+            })
+            .collect()
+    }
+
+    /// `--show-script=tpcc`: every script, with its weight.
+    pub fn show_scripts(&self, ctx: ScriptContext) -> String {
+        self.scripts(ctx)
+            .iter()
+            .map(|s| {
+                format!(
+                    "-- {}: {}, weight {}\n{}\n",
+                    s.name, s.description, s.weight, s.text
+                )
+            })
+            .collect()
+    }
+
+    /// Each script of a run (by its place in [`Config::scripts`]) with its transaction's
+    /// name in HammerDB's time profile.
+    pub fn profile(&self) -> Vec<(usize, String)> {
+        scripts::PROFILE
+            .iter()
+            .filter(|(mode, _)| *mode == self.mode)
+            .flat_map(|(_, names)| names.iter())
+            .enumerate()
+            .map(|(i, n)| (i, n.to_string()))
+            .collect()
+    }
+
+    /// Before a run: the tables are a complete load ([`marker`]) with the routines of
+    /// this mode (`-i` creates those of the mode it is given), else what to run
+    /// (`target`: the connection options the user gave).
+    pub fn check_tables(&self, conn: &mut Connection, target: &ConnectArgs) -> Result<(), String> {
+        let warehouses = marker::require_complete(conn, target)?;
+        let (name, kind, what) = self.new_order_routine();
+        let found = conn
+            .query_rows(&format!(
+                "select count(*) from pg_catalog.pg_proc p where p.proname = '{name}' \
+                 and p.prokind = '{kind}' and pg_catalog.pg_function_is_visible(p.oid)"
+            ))
+            .map_err(|e| format!("could not look for the {what} {name}: {e}"))?;
+        let count = found
+            .first()
+            .and_then(|r| r.first().cloned().flatten())
+            .unwrap_or_default();
+        if count == "0" {
+            let options = format!("-s {warehouses}{}", self.load_options());
+            return Err(format!(
+                "the database has no {what} {name}, which this mode's transactions call; \
+                 run \"{}\" first",
+                crate::workload::hint::prepare_command(NAME, &options, target)
+            ));
+        }
+        Ok(())
+    }
+
+    /// The new order's routine of this mode: its name, `prokind` and what it is.
+    fn new_order_routine(&self) -> (&'static str, &'static str, &'static str) {
+        match (self.mode, self.storedprocs) {
+            (Mode::Hammerdb, false) => ("neword", "f", "function"),
+            (Mode::Hammerdb, true) => ("neword", "p", "procedure"),
+            (Mode::Spec, _) => ("tpcc_new_order", "f", "function"),
+        }
+    }
+
+    /// The `-D` options of `-i` that create this mode's routines.
+    fn load_options(&self) -> &'static str {
+        match (self.mode, self.storedprocs) {
+            (Mode::Hammerdb, false) => "",
+            (Mode::Hammerdb, true) => " -D storedprocs=1",
+            (Mode::Spec, _) => " -D mode=spec",
+        }
+    }
+
+    /// The routines `--check` looks for in this mode.
+    pub fn routine_names(&self) -> &'static [&'static str] {
+        match self.mode {
+            Mode::Hammerdb => &hammerdb_routines::NAMES,
+            Mode::Spec => &spec_functions::NAMES,
+        }
+    }
+
+    /// Whether a failed transaction (a deadlock, say) is counted and the client goes
+    /// on, as HammerDB's virtual users go on after an error (`pg_raiseerror false`).
+    /// TPC-C by the text orders its locks and rolls back only on purpose: an error
+    /// there is a fault, and aborts the client.
+    pub fn continues_on_error(&self) -> bool {
+        self.mode == Mode::Hammerdb
     }
 }
 
-/// Each script's transaction in HammerDB's time profile.
-pub const PROFILE_NAMES: [&str; 6] = ["neword", "neword", "payment", "delivery", "slev", "ostat"];
-
-/// The scripts: (name, description, weight, text).
-const SCRIPTS: [(&str, &str, i64, &str); 6] = [
-    ("tpcc-new-order", "new order", 990, NEW_ORDER),
-    (
-        "tpcc-new-order-rollback",
-        "new order (rolled back)",
-        10,
-        NEW_ORDER_ROLLBACK,
-    ),
-    ("tpcc-payment", "payment", 1000, PAYMENT),
-    ("tpcc-delivery", "delivery", 100, DELIVERY),
-    ("tpcc-stock-level", "stock level", 100, STOCK_LEVEL),
-    ("tpcc-order-status", "order status", 100, ORDER_STATUS),
-];
-
-/// The index in [`scripts`] of the new orders that commit.
+/// The index in the run's scripts of the new orders that commit (both modes).
 pub const NEW_ORDER_SCRIPT: usize = 0;
-
-/// A transaction's script: the client's warehouse (its home one, 2.4.1.1, or any
-/// with `allwarehouse`), its draws, keying time, SQL, thinking time.
-macro_rules! tx {
-    ($comment:literal, $draws:expr, $keying:literal, $sql:literal, $thinking:literal) => {
-        concat!(
-            "-- ", $comment, "\n",
-            "\\if :allwarehouse\n\\set w_id random(1, :scale)\n\\else\n\\set w_id :client_id % :scale + 1\n\\endif\n",
-            $draws,
-            "\\if :keyandthink\n\\sleep ", $keying, " s\n\\endif\n",
-            $sql,
-            "\\if :keyandthink\n\\set think int(-", $thinking,
-            " * ln(random(1, 1000000) / 1000000.0))\n\\sleep :think ms\n\\endif\n"
-        )
-    };
-}
-
-/// What both new-order scripts draw.
-macro_rules! new_order_draws {
-    () => {
-        "\\set d_id random(1, 10)
-\\set c_id ((random(0, 1023) | random(1, 3000)) + 259) % 3000 + 1
-\\set ol_cnt random(5, 15)
-\\set seed random(0, 2147483647)
-"
-    };
-}
-
-const NEW_ORDER: &str = tx!(
-    "TPC-C new order (2.4): district, customer by NURand(1023), 5-15 lines; the items, supply warehouses and quantities are drawn by the function from :seed",
-    new_order_draws!(),
-    "18",
-    "SELECT tpcc_new_order(:w_id, :scale, :d_id, :c_id, :ol_cnt, false, :seed);\n",
-    "12000"
-);
-
-const NEW_ORDER_ROLLBACK: &str = tx!(
-    "TPC-C new order whose last item is unused (2.4.1.4): processed, then rolled back",
-    new_order_draws!(),
-    "18",
-    "BEGIN;
-SELECT tpcc_new_order(:w_id, :scale, :d_id, :c_id, :ol_cnt, true, :seed);
-ROLLBACK;
-",
-    "12000"
-);
-
-const PAYMENT: &str = tx!(
-    "TPC-C payment (2.5): 15% for a customer of another warehouse, 60% by last name (NURand(255)), else by id (NURand(1023))",
-    "\\set d_id random(1, 10)
-\\set c_w_id :w_id
-\\set c_d_id :d_id
-\\if random(1, 100) > 85
-\\set c_d_id random(1, 10)
-\\set c_w_id (:w_id + random(0, greatest(:scale - 2, 0))) % :scale + 1
-\\endif
-\\set by_name random(1, 100) <= 60
-\\set c_id ((random(0, 1023) | random(1, 3000)) + 259) % 3000 + 1
-\\set last_no ((random(0, 255) | random(0, 999)) + 223) % 1000
-\\set amount random(100, 500000)
-",
-    "3",
-    "SELECT tpcc_payment(:w_id, :d_id, :c_w_id, :c_d_id, :c_id, :by_name, :last_no, :amount);\n",
-    "12000"
-);
-
-const ORDER_STATUS: &str = tx!(
-    "TPC-C order status (2.6): 60% by last name, else by id",
-    "\\set d_id random(1, 10)
-\\set by_name random(1, 100) <= 60
-\\set c_id ((random(0, 1023) | random(1, 3000)) + 259) % 3000 + 1
-\\set last_no ((random(0, 255) | random(0, 999)) + 223) % 1000
-",
-    "2",
-    "SELECT tpcc_order_status(:w_id, :d_id, :c_id, :by_name, :last_no);\n",
-    "5000"
-);
-
-const DELIVERY: &str = tx!(
-    "TPC-C delivery (2.7): the oldest new order of each district",
-    "\\set carrier random(1, 10)
-",
-    "2",
-    "SELECT tpcc_delivery(:w_id, :carrier);\n",
-    "5000"
-);
-
-const STOCK_LEVEL: &str = tx!(
-    "TPC-C stock level (2.8): the client's own district (2.8.1.1), threshold 10-20",
-    "\\set d_id :client_id % 10 + 1
-\\set threshold random(10, 20)
-",
-    "2",
-    "SELECT tpcc_stock_level(:w_id, :d_id, :threshold);\n",
-    "5000"
-);
-
-/// The scripts with their weights.
-pub fn scripts() -> Vec<WorkloadScript> {
-    SCRIPTS
-        .iter()
-        .map(|(name, desc, weight, text)| WorkloadScript {
-            name: name.to_string(),
-            description: format!("<workload tpcc: {desc}>"),
-            text: text.to_string(),
-            weight: *weight,
-        })
-        .collect()
-}
-
-/// `--show-script=tpcc`: every script, with its weight.
-pub fn show_scripts() -> String {
-    SCRIPTS
-        .iter()
-        .map(|(n, desc, weight, text)| {
-            format!("-- {n}: <workload tpcc: {desc}>, weight {weight}\n{text}\n")
-        })
-        .collect()
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_scripts_parse_in_hammerdbs_proportions() {
-        let s = scripts();
-        for script in &s {
-            pgbench_script::parser::parse_script(&script.name, &script.description, &script.text)
-                .unwrap();
-        }
-        let w: Vec<i64> = s.iter().map(|s| s.weight).collect();
-        assert_eq!(w.iter().sum::<i64>(), 2300);
-        // HammerDB: of 23, 10 new orders, 10 payments, one each of the others.
-        assert_eq!(
-            (w[0] + w[1], w[2], w[3], w[4], w[5]),
-            (1000, 1000, 100, 100, 100)
-        );
-        assert!(show_scripts().contains("tpcc_delivery"));
+    fn d(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn the_options_are_hammerdbs_and_nothing_else() {
-        let d = |n: &str, v: &str| vec![(n.to_string(), v.to_string())];
-        assert!(Config::new(&d("allwarehouse", "1")).unwrap().allwarehouse);
-        assert!(Config::new(&d("keyandthink", "2")).is_err());
-        assert!(Config::new(&d("warehouses", "1")).is_err());
+        let c = Config::new(&d(&[("allwarehouse", "1")])).unwrap();
+        assert!(c.allwarehouse && c.mode == Mode::Hammerdb);
+        assert_eq!(c.default_query_mode(), QueryMode::Prepared);
+        assert!(Config::new(&d(&[("keyandthink", "2")])).is_err());
+        assert!(Config::new(&d(&[("warehouses", "1")])).is_err());
+        assert!(Config::new(&d(&[("mode", "tpcc")])).is_err());
+        let procs = Config::new(&d(&[("storedprocs", "true")])).unwrap();
+        assert_eq!(procs.default_query_mode(), QueryMode::Simple);
+        let err = Config::new(&d(&[("storedprocs", "1"), ("mode", "spec")])).unwrap_err();
+        assert!(err.to_string().contains("needs -D mode=hammerdb"), "{err}");
+        let layout = |v| Config::new(&d(&[("timeprofile", v)])).unwrap().timeprofile;
+        assert_eq!(layout("xtprof"), ProfileLayout::Xtprof);
+        assert_eq!(layout("0"), ProfileLayout::None);
+        assert_eq!(layout("on"), ProfileLayout::Table);
+    }
+
+    #[test]
+    fn each_mode_names_its_scripts_in_the_profile() {
+        let hammerdb = Config::new(&[]).unwrap().profile();
+        let names: Vec<&str> = hammerdb.iter().map(|(_, n)| n.as_str()).collect();
+        assert_eq!(names, ["neword", "payment", "delivery", "slev", "ostat"]);
+        let spec = Config::new(&d(&[("mode", "spec")])).unwrap().profile();
+        assert_eq!(spec.len(), 6);
+        assert_eq!(
+            (spec[0].1.as_str(), spec[1].1.as_str()),
+            ("neword", "neword")
+        );
     }
 }

@@ -1,9 +1,12 @@
 //! HammerDB's PostgreSQL TPROC-C schema (`pgoltp.tcl`, `CreateTables`/`CreateIndexes`:
-//! the nine tables with the same columns, types and key names) and this workload's
-//! own PL/pgSQL functions for the five transactions. The functions take every value
-//! the client drew as arguments; what they draw themselves (items, quantities, supply
-//! warehouses) comes from `setseed` with a seed the client drew, so a seeded run is
-//! reproduced exactly.
+//! the nine tables with the same columns, types and key names, `order_line`
+//! partitioned by warehouse under `-D partition=1` from 200 warehouses). HammerDB
+//! creates the primary keys with the tables, so they are built during the load, and
+//! its two secondary indexes after it; `-D mode=spec` builds all of them after the
+//! load (faster). The routines are [`super::hammerdb_routines`] and
+//! [`super::spec_functions`].
+
+use super::Mode;
 
 /// The tables, in the order they are created (dropped in reverse).
 pub const TABLES: [&str; 9] = [
@@ -18,8 +21,8 @@ pub const TABLES: [&str; 9] = [
     "stock",
 ];
 
-/// `CREATE TABLE`s without keys: the keys and indexes are built after the load.
-pub const CREATE_TABLES: [&str; 9] = [
+/// `CREATE TABLE`s without keys.
+const CREATE_TABLES: [&str; 9] = [
     "create table warehouse (w_id integer not null, w_name character varying(10) not null, \
      w_street_1 character varying(20) not null, w_street_2 character varying(20) not null, \
      w_city character varying(20) not null, w_state character(2) not null, w_zip character(9) not null, \
@@ -59,22 +62,28 @@ pub const CREATE_TABLES: [&str; 9] = [
      s_dist_10 character(24) not null, s_data character varying(50) not null)",
 ];
 
-/// HammerDB's keys (named as its `CONSTRAINT ..._I1`) and its two secondary indexes;
-/// one statement per table, so `-j` builds them concurrently.
-pub const KEYS: [&str; 10] = [
-    "alter table warehouse add constraint warehouse_i1 primary key (w_id)",
-    "alter table district add constraint district_i1 primary key (d_w_id, d_id)",
-    "alter table customer add constraint customer_i1 primary key (c_w_id, c_d_id, c_id)",
-    "alter table new_order add constraint new_order_i1 primary key (no_w_id, no_d_id, no_o_id)",
-    "alter table orders add constraint orders_i1 primary key (o_w_id, o_d_id, o_id)",
-    "alter table order_line add constraint order_line_i1 primary key (ol_w_id, ol_d_id, ol_o_id, ol_number)",
-    "alter table item add constraint item_i1 primary key (i_id)",
-    "alter table stock add constraint stock_i1 primary key (s_i_id, s_w_id)",
+/// HammerDB's primary keys (its `CONSTRAINT ..._I1`), by table in [`TABLES`] order
+/// (`history` has none).
+const PRIMARY_KEYS: [Option<(&str, &str)>; 9] = [
+    Some(("warehouse_i1", "w_id")),
+    Some(("district_i1", "d_w_id, d_id")),
+    Some(("customer_i1", "c_w_id, c_d_id, c_id")),
+    None,
+    Some(("new_order_i1", "no_w_id, no_d_id, no_o_id")),
+    Some(("orders_i1", "o_w_id, o_d_id, o_id")),
+    Some(("order_line_i1", "ol_w_id, ol_d_id, ol_o_id, ol_number")),
+    Some(("item_i1", "i_id")),
+    Some(("stock_i1", "s_i_id, s_w_id")),
+];
+
+/// HammerDB's two secondary indexes (`CreateIndexes`).
+const INDEXES: [&str; 2] = [
     "create unique index customer_i2 on customer using btree (c_w_id, c_d_id, c_last, c_first, c_id)",
     "create unique index orders_i2 on orders using btree (o_w_id, o_d_id, o_c_id, o_id)",
 ];
 
-/// The names of [`KEYS`]' indexes, in their order (what `--check` looks for).
+/// The names of the keys' and indexes' indexes, in their order (what `--check` looks
+/// for).
 pub const KEY_NAMES: [&str; 10] = [
     "warehouse_i1",
     "district_i1",
@@ -88,17 +97,60 @@ pub const KEY_NAMES: [&str; 10] = [
     "orders_i2",
 ];
 
-/// The functions [`FUNCTIONS`] creates (what `--check` looks for).
-pub const FUNCTION_NAMES: [&str; 8] = [
-    "tpcc_last_name",
-    "tpcc_random",
-    "tpcc_customer_by_name",
-    "tpcc_new_order",
-    "tpcc_payment",
-    "tpcc_order_status",
-    "tpcc_delivery",
-    "tpcc_stock_level",
-];
+/// `order_line`'s hash partitions by warehouse under `-D partition=1`: HammerDB's
+/// `round(W/100)` from 200 warehouses, none below.
+pub fn order_line_partitions(partition: bool, warehouses: i32) -> i32 {
+    if partition && warehouses >= 200 {
+        warehouses / 100
+    } else {
+        0
+    }
+}
+
+/// The statements that create the tables: with their primary keys in mode
+/// `hammerdb`, without in mode `spec`, and `order_line` in `partitions` partitions.
+pub fn create_tables(mode: Mode, partitions: i32) -> Vec<String> {
+    let mut out: Vec<String> = CREATE_TABLES
+        .iter()
+        .zip(PRIMARY_KEYS)
+        .map(|(sql, key)| {
+            let mut sql = sql.to_string();
+            if let (Mode::Hammerdb, Some((name, columns))) = (mode, key) {
+                sql.pop();
+                sql.push_str(&format!(", constraint {name} primary key ({columns}))"));
+            }
+            if partitions > 0 && sql.starts_with("create table order_line ") {
+                sql.push_str(" partition by hash (ol_w_id)");
+            }
+            sql
+        })
+        .collect();
+    out.extend((0..partitions).map(|i| {
+        format!(
+            "create table ol_{i} partition of order_line for values with (modulus {partitions}, remainder {i})"
+        )
+    }));
+    out
+}
+
+/// The keys and indexes built after the load, one statement per table so that `-j`
+/// builds them at once: HammerDB's two indexes, or in mode `spec` the primary keys too.
+pub fn keys_after_load(mode: Mode) -> Vec<String> {
+    let primary = TABLES.iter().zip(PRIMARY_KEYS).filter_map(|(table, key)| {
+        let (name, columns) = key?;
+        Some(format!(
+            "alter table {table} add constraint {name} primary key ({columns})"
+        ))
+    });
+    let primary: Vec<String> = match mode {
+        Mode::Spec => primary.collect(),
+        Mode::Hammerdb => Vec::new(),
+    };
+    primary
+        .into_iter()
+        .chain(INDEXES.iter().map(|s| s.to_string()))
+        .collect()
+}
 
 /// The COPY statements of the load, in [`TABLES`] order (text format).
 pub const COPY: [&str; 9] = [
@@ -117,190 +169,40 @@ pub const COPY: [&str; 9] = [
      s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10, s_ytd, s_order_cnt, s_remote_cnt, s_data) from stdin",
 ];
 
-/// The functions the five transactions call. NURand's run-time constants (TPC-C
-/// 2.1.6) are fixed here: C for items 7911, for customer ids 259 (drawn by the
-/// client), for last names 223 (the load uses 157: a difference of 66, inside the
-/// 65..119 that clause 2.1.6.1 asks for).
-pub const FUNCTIONS: &str = r#"
-create or replace function tpcc_last_name(n integer) returns varchar
-language sql immutable as $$
-  select (array['BAR','OUGHT','ABLE','PRI','PRES','ESE','ANTI','CALLY','ATION','EING'])[n / 100 % 10 + 1]
-      || (array['BAR','OUGHT','ABLE','PRI','PRES','ESE','ANTI','CALLY','ATION','EING'])[n / 10 % 10 + 1]
-      || (array['BAR','OUGHT','ABLE','PRI','PRES','ESE','ANTI','CALLY','ATION','EING'])[n % 10 + 1]
-$$;
-
--- A uniform integer in [lo, hi] from the session's seeded generator.
-create or replace function tpcc_random(lo integer, hi integer) returns integer
-language sql volatile as $$ select lo + floor(random() * (hi - lo + 1))::integer $$;
-
--- The customer at position ceil(n/2) of those with that last name, by first name
--- (clause 2.5.2.2).
-create or replace function tpcc_customer_by_name(w integer, d integer, last_no integer)
-returns integer language sql stable as $$
-  select c_id from customer
-   where c_w_id = w and c_d_id = d and c_last = tpcc_last_name(last_no)
-   order by c_first
-  offset (select (count(*) - 1) / 2 from customer
-           where c_w_id = w and c_d_id = d and c_last = tpcc_last_name(last_no))
-   limit 1
-$$;
-
--- New order (clause 2.4). Returns the order's id, or -1 when the last item is the
--- unused one (rollback: the caller rolls the transaction back).
-create or replace function tpcc_new_order(w integer, max_w integer, d integer, c integer,
-    ol_cnt integer, roll_back boolean, seed integer) returns integer
-language plpgsql as $$
-declare
-  items integer[]; supply integer[]; qty integer[];
-  all_local smallint := 1; k integer;
-  disc numeric; wtax numeric; dtax numeric; o integer;
-  price numeric; dist character(24);
-begin
-  perform setseed(seed / 2147483647.0);
-  for k in 1 .. ol_cnt loop
-    items[k] := ((tpcc_random(0, 8191) | tpcc_random(1, 100000)) + 7911) % 100000 + 1;
-    supply[k] := w;
-    if max_w > 1 and tpcc_random(1, 100) = 1 then
-      supply[k] := (w + tpcc_random(0, max_w - 2)) % max_w + 1;
-      all_local := 0;
-    end if;
-    qty[k] := tpcc_random(1, 10);
-  end loop;
-  if roll_back then
-    items[ol_cnt] := 100001;
-  end if;
-  select c_discount into disc from customer where c_w_id = w and c_d_id = d and c_id = c;
-  select warehouse.w_tax into wtax from warehouse where w_id = w;
-  update district set d_next_o_id = d_next_o_id + 1 where d_w_id = w and d_id = d
-    returning d_next_o_id - 1, district.d_tax into o, dtax;
-  insert into orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
-    values (o, d, w, c, current_timestamp, null, ol_cnt, all_local);
-  insert into new_order (no_o_id, no_d_id, no_w_id) values (o, d, w);
-  -- Stock rows in one order (warehouse, item) whatever the lines' order: concurrent
-  -- new orders then never wait on each other in a cycle.
-  for k in select i from generate_subscripts(items, 1) i order by supply[i], items[i], i loop
-    select i_price into price from item where i_id = items[k];
-    if not found then
-      return -1;
-    end if;
-    update stock set
-        s_quantity = case when s_quantity >= qty[k] + 10 then s_quantity - qty[k]
-                          else s_quantity - qty[k] + 91 end,
-        s_ytd = s_ytd + qty[k], s_order_cnt = s_order_cnt + 1,
-        s_remote_cnt = s_remote_cnt + (supply[k] <> w)::integer
-      where s_i_id = items[k] and s_w_id = supply[k]
-      returning case d when 1 then s_dist_01 when 2 then s_dist_02 when 3 then s_dist_03
-        when 4 then s_dist_04 when 5 then s_dist_05 when 6 then s_dist_06 when 7 then s_dist_07
-        when 8 then s_dist_08 when 9 then s_dist_09 else s_dist_10 end into dist;
-    insert into order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id,
-        ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)
-      values (o, d, w, k, items[k], supply[k], null, qty[k],
-              qty[k] * price * (1 + wtax + dtax) * (1 - disc), dist);
-  end loop;
-  return o;
-end $$;
-
--- Payment (clause 2.5): by last name when by_name, else by id.
-create or replace function tpcc_payment(w integer, d integer, c_w integer, c_d integer,
-    c integer, by_name boolean, last_no integer, amount_cents integer) returns integer
-language plpgsql as $$
-declare
-  amount numeric := amount_cents / 100.0; wname varchar; dname varchar;
-begin
-  update warehouse set w_ytd = w_ytd + amount where w_id = w returning warehouse.w_name into wname;
-  update district set d_ytd = d_ytd + amount where d_w_id = w and d_id = d
-    returning district.d_name into dname;
-  if by_name then
-    c := tpcc_customer_by_name(c_w, c_d, last_no);
-  end if;
-  update customer set
-      c_balance = c_balance - amount, c_ytd_payment = c_ytd_payment + amount,
-      c_payment_cnt = c_payment_cnt + 1,
-      c_data = case when c_credit = 'BC'
-                    then substr(format('%s %s %s %s %s %s | ', c, c_d, c_w, d, w, amount) || c_data, 1, 500)
-                    else c_data end
-    where c_w_id = c_w and c_d_id = c_d and c_id = c;
-  insert into history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
-    values (c, c_d, c_w, d, w, current_timestamp, amount, wname || '    ' || dname);
-  return c;
-end $$;
-
--- Order status (clause 2.6): the customer's last order and its lines; returns the
--- number of lines.
-create or replace function tpcc_order_status(w integer, d integer, c integer,
-    by_name boolean, last_no integer) returns integer
-language plpgsql as $$
-declare
-  balance numeric; o integer; lines integer;
-begin
-  if by_name then
-    c := tpcc_customer_by_name(w, d, last_no);
-  end if;
-  select c_balance into balance from customer where c_w_id = w and c_d_id = d and c_id = c;
-  select o_id into o from orders where o_w_id = w and o_d_id = d and o_c_id = c
-    order by o_id desc limit 1;
-  select count(*) into lines from (
-    select ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d from order_line
-     where ol_w_id = w and ol_d_id = d and ol_o_id = o) l;
-  return lines;
-end $$;
-
--- Delivery (clause 2.7), all ten districts in one transaction; returns the orders
--- delivered (a district with none waiting, or whose oldest a concurrent delivery
--- took, is skipped).
-create or replace function tpcc_delivery(w integer, carrier integer) returns integer
-language plpgsql as $$
-declare
-  d integer; o integer; c integer; total numeric; delivered integer := 0;
-begin
-  for d in 1 .. 10 loop
-    select no_o_id into o from new_order where no_w_id = w and no_d_id = d
-      order by no_o_id limit 1 for update;
-    continue when not found;
-    delete from new_order where no_w_id = w and no_d_id = d and no_o_id = o;
-    update orders set o_carrier_id = carrier where o_w_id = w and o_d_id = d and o_id = o
-      returning o_c_id into c;
-    update order_line set ol_delivery_d = current_timestamp
-      where ol_w_id = w and ol_d_id = d and ol_o_id = o;
-    select sum(ol_amount) into total from order_line
-      where ol_w_id = w and ol_d_id = d and ol_o_id = o;
-    update customer set c_balance = c_balance + total, c_delivery_cnt = c_delivery_cnt + 1
-      where c_w_id = w and c_d_id = d and c_id = c;
-    delivered := delivered + 1;
-  end loop;
-  return delivered;
-end $$;
-
--- Stock level (clause 2.8): distinct items of the district's last 20 orders whose
--- stock is below the threshold.
-create or replace function tpcc_stock_level(w integer, d integer, threshold integer)
-returns integer language sql stable as $$
-  select count(distinct s_i_id)::integer
-    from district, order_line, stock
-   where d_w_id = w and d_id = d
-     and ol_w_id = w and ol_d_id = d
-     and ol_o_id < d_next_o_id and ol_o_id >= d_next_o_id - 20
-     and s_w_id = w and s_i_id = ol_i_id and s_quantity < threshold
-$$;
-"#;
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
+    fn hammerdb_creates_the_keys_with_the_tables_and_partitions_from_200_warehouses() {
+        let tables = create_tables(Mode::Hammerdb, order_line_partitions(true, 4));
+        assert_eq!(tables.len(), 9);
+        assert!(tables[0].ends_with(", constraint warehouse_i1 primary key (w_id))"));
+        assert!(!tables[3].contains("primary key"), "history has none");
+        assert_eq!(keys_after_load(Mode::Hammerdb).len(), 2);
+        let spec = create_tables(Mode::Spec, 0);
+        assert!(spec.iter().all(|t| !t.contains("primary key")));
+        assert_eq!(keys_after_load(Mode::Spec).len(), 10);
+        assert_eq!(order_line_partitions(false, 500), 0);
+        assert_eq!(order_line_partitions(true, 199), 0);
+        let parted = create_tables(Mode::Hammerdb, order_line_partitions(true, 250));
+        assert_eq!(parted.len(), 11);
+        assert!(parted[6].ends_with(
+            " primary key (ol_w_id, ol_d_id, ol_o_id, ol_number)) partition by hash (ol_w_id)"
+        ));
+        assert_eq!(
+            parted[10],
+            "create table ol_1 partition of order_line for values with (modulus 2, remainder 1)"
+        );
+    }
+
+    #[test]
     fn the_names_check_looks_for_are_those_created() {
-        for (sql, name) in KEYS.iter().zip(KEY_NAMES) {
-            assert!(
-                sql.contains(&format!(" {name} ")),
-                "{sql} does not create {name}"
-            );
+        for mode in [Mode::Hammerdb, Mode::Spec] {
+            let all = create_tables(mode, 0).join(" ") + &keys_after_load(mode).join(" ");
+            for name in KEY_NAMES {
+                assert!(all.contains(&format!(" {name} ")), "{mode:?}: {name}");
+            }
         }
-        let created: Vec<&str> = FUNCTIONS
-            .split("create or replace function ")
-            .skip(1)
-            .map(|f| f.split('(').next().unwrap())
-            .collect();
-        assert_eq!(created, FUNCTION_NAMES);
     }
 }

@@ -246,6 +246,7 @@ fn tpcc_runs_compare_nopm_and_tpm_first_higher_being_better() {
             }),
             profile: Vec::new(),
             server_lost: None,
+            layout: Default::default(),
         });
         ResultsFile::from_run(r, RunMeta::default())
     };

@@ -252,6 +252,7 @@ fn issue_33_a_workload_shows_its_own_scale_in_place_of_the_scaling_factor() {
         server: None,
         profile: Vec::new(),
         server_lost: None,
+        layout: Default::default(),
     });
     assert!(
         header(&r).contains("\nwarehouses: 2\nquery mode: simple"),

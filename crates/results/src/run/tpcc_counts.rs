@@ -37,6 +37,30 @@ pub struct TpccResult {
     /// them: the run has no NOPM or TPM.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_lost: Option<String>,
+    /// How the time profile is printed (`-D timeprofile`; files written before it
+    /// was chosen print the table).
+    #[serde(default, skip_serializing_if = "ProfileLayout::is_table")]
+    pub layout: ProfileLayout,
+}
+
+/// The time profile's layout after the result line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProfileLayout {
+    /// pgbench-rs's table: a line per transaction, latencies in ms.
+    #[default]
+    Table,
+    /// HammerDB 6's `xtprof` summary (`>>>>> PROC: NEWORD`, `CALLS: ...`), which
+    /// scripts written for HammerDB's `hdbxtprofile.log` parse.
+    Xtprof,
+    /// No time profile.
+    None,
+}
+
+impl ProfileLayout {
+    pub fn is_table(&self) -> bool {
+        *self == ProfileLayout::Table
+    }
 }
 
 impl TpccResult {

@@ -147,6 +147,7 @@ fn a_hammerdb_import_compares_with_a_tpcc_run_on_nopm_and_tpm() {
         }),
         profile: Vec::new(),
         server_lost: None,
+        layout: Default::default(),
     });
     let (nopm, tpm) = crate::tpcc::nopm_tpm(&r).unwrap();
     assert!((24_900..=25_000).contains(&nopm), "{nopm}");
