@@ -6,8 +6,14 @@
 //! either order of its figures) and `hammerdbcli` (the version banner). Where the
 //! capture also holds the time profile (modules/xtprof-1.0.tm's report, written to
 //! `hdbxtprofile.log`), its summary of all virtual users gives each transaction's
-//! calls, average, standard deviation and percentiles. HammerDB prints no latency of
-//! the whole run, no failures and no tps: they stay `None`.
+//! calls, average, standard deviation and percentiles. HammerDB 4.12 and 5.0's summary
+//! counts every call twice (with its job storage on, the default) and prints the SD
+//! in microseconds (6.0 fixed both, and prints `SD: ...ms`): the import halves the
+//! calls where they are twice the virtual users' blocks' sum (or, without the blocks,
+//! in the old layout) and converts the SD to ms. The profile's counts cover the
+//! ramp-up as well as the timed test: the option `time_profile_s` says how long.
+//! HammerDB prints no latency of the whole run, no failures and no tps: they stay
+//! `None`.
 
 use super::report_text::Banner;
 use super::{plausible, ImportError};
@@ -21,7 +27,8 @@ pub struct Hammerdb {
     pub banner: Banner,
     /// The run's settings under pgbench-rs's option names: `client` (the active
     /// virtual users), `warmup` (the rampup, s), `time` (the timed test, s) and
-    /// `workload` (`tpcc`).
+    /// `workload` (`tpcc`); with a time profile, `time_profile_s`, the time its counts
+    /// cover (rampup and timed test).
     pub options: BTreeMap<String, serde_json::Value>,
 }
 
@@ -131,7 +138,13 @@ pub fn parse(file: &str, text: &str) -> Result<Hammerdb, ImportError> {
             file: file.to_string(),
         });
     }
-    h.summary.scripts = profile.scripts;
+    h.summary.scripts = profile.finish();
+    if !h.summary.scripts.is_empty() {
+        let s = |k: &str| h.options.get(k).and_then(serde_json::Value::as_i64);
+        if let (Some(warmup), Some(time)) = (s("warmup"), s("time")) {
+            put(&mut h, "time_profile_s", (warmup + time).into());
+        }
+    }
     Ok(h)
 }
 
@@ -141,6 +154,12 @@ pub fn parse(file: &str, text: &str) -> Result<Hammerdb, ImportError> {
 struct Profile {
     in_summary: bool,
     scripts: Vec<ScriptSummary>,
+    /// Each transaction's calls summed over the virtual users' blocks.
+    user_calls: BTreeMap<String, i64>,
+    /// The block's transaction, in the virtual users' blocks.
+    user_proc: Option<String>,
+    /// The summary printed the SD in ms (HammerDB 6), not µs (4.12, 5.0).
+    sd_in_ms: bool,
 }
 
 impl Profile {
@@ -151,6 +170,7 @@ impl Profile {
             return Ok(());
         }
         if !self.in_summary {
+            self.user_line(t);
             return Ok(());
         }
         if let Some(name) = t.strip_prefix(">>>>> PROC: ") {
@@ -195,9 +215,52 @@ impl Profile {
             if let Some(p) = s.percentiles.as_mut() {
                 p.values = values;
                 s.latency_stddev_ms = ms("SD")?;
+                self.sd_in_ms = t
+                    .split('\t')
+                    .any(|f| f.trim().starts_with("SD: ") && f.trim().ends_with("ms"));
             }
         }
         Ok(())
+    }
+}
+
+impl Profile {
+    /// A line of a virtual user's block: its `>>>>> PROC:` and `CALLS:` lines.
+    fn user_line(&mut self, t: &str) {
+        if let Some(name) = t.strip_prefix(">>>>> PROC: ") {
+            self.user_proc = Some(name.trim().to_lowercase());
+        } else if let (Some(name), Some(calls)) = (&self.user_proc, t.strip_prefix("CALLS: ")) {
+            let calls: i64 = calls
+                .split('\t')
+                .next()
+                .and_then(|c| c.trim().parse().ok())
+                .unwrap_or(0);
+            *self.user_calls.entry(name.clone()).or_default() += calls;
+        }
+    }
+
+    /// The summary's transactions with HammerDB 4.12 and 5.0's errors undone: the
+    /// calls counted twice, the SD in µs.
+    fn finish(mut self) -> Vec<ScriptSummary> {
+        for s in &mut self.scripts {
+            let Some(calls) = s.transactions else {
+                continue;
+            };
+            let doubled = match self.user_calls.get(&s.name) {
+                Some(&sum) => calls == 2 * sum && sum > 0,
+                None => !self.sd_in_ms,
+            };
+            if doubled {
+                s.transactions = Some(calls / 2);
+                if let Some(p) = s.percentiles.as_mut() {
+                    p.count = (calls / 2) as u64;
+                }
+            }
+            if !self.sd_in_ms {
+                s.latency_stddev_ms = s.latency_stddev_ms.map(|us| us / 1000.0);
+            }
+        }
+        self.scripts
     }
 }
 

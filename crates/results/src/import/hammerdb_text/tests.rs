@@ -226,3 +226,35 @@ fn issue_38_implausible_figures_are_refused_with_their_line() {
         assert!(e.starts_with(want), "{to}: {e}");
     }
 }
+
+/// A real capture of HammerDB 4.12 (`hammerdb.sh run` of `../shared/tools/hammerdb/`,
+/// 8 virtual users, rampup 0, duration 1, against PostgreSQL 15.20) with its
+/// `hdbxtprofile.log` appended; its temporary directory's path shortened to `/tmp/`.
+/// pg_stat_statements counted 112,242 calls of `neword` in that run.
+const RUN_4_12: &str = include_str!("../../../tests/data/hammerdb/4.12-run.log");
+
+#[test]
+fn hammerdb_4_12s_doubled_calls_and_sd_in_microseconds_are_undone() {
+    let h = parse("run.log", RUN_4_12).unwrap();
+    assert_eq!(h.banner.client.as_deref(), Some("HammerDB v4.12"));
+    let s = &h.summary;
+    assert_eq!((s.nopm, s.tpm), (Some(111_904), Some(254_916)));
+    let names: Vec<&str> = s.scripts.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["neword", "payment", "delivery", "slev", "ostat"]);
+    // The summary says 224,484: each call twice. Its virtual users' blocks and the
+    // server say 112,242.
+    let neword = &s.scripts[0];
+    assert_eq!(neword.transactions, Some(112_242));
+    assert_eq!(neword.percentiles.as_ref().unwrap().count, 112_242);
+    // `SD: 1529.198` is µs.
+    assert_eq!(neword.latency_stddev_ms, Some(1.529198));
+    assert_eq!(neword.latency_avg_ms, Some(1.814));
+    // The counts cover the ramp-up (none here) and the timed minute.
+    assert_eq!(h.options["warmup"], 0);
+    assert_eq!(h.options["time_profile_s"], 60);
+    // HammerDB 6's layout (SD in ms) is read as it is, even under another banner.
+    let six = parse("run.log", RUN_LOG).unwrap();
+    assert_eq!(six.summary.scripts[0].transactions, Some(52_547));
+    assert_eq!(six.summary.scripts[0].latency_stddev_ms, Some(2.301));
+    assert_eq!(six.options["time_profile_s"], 240);
+}
