@@ -1,11 +1,15 @@
-//! `--workload=tpcc` against a real server: the load's row counts, a run with a
-//! warm-up and its result line and time profile, the check after runs (schema and
-//! consistency), NOPM's new orders against the orders the run inserted, a seeded run
-//! reproduced, what `--check` names when something is broken, a failed load, and the
-//! errors of bad input; the monitor's end under a frozen server, a lost connection,
-//! counts it may not read (#38). (Loads cut short by Ctrl-C: `tests/interrupt.rs`.)
+//! `--workload=tpcc` against a real server, in both modes: the load's row counts and
+//! values, runs with a warm-up and their result line and time profile, the check
+//! after runs (schema and consistency), NOPM's new orders against the orders the run
+//! inserted, a seeded run reproduced, HammerDB's settings (`keyandthink`,
+//! `storedprocs`, `vacuum`, `partition`, `timeprofile=xtprof`), what `--check` names
+//! when something is broken, a failed load, and the errors of bad input; the monitor's
+//! end under a frozen server, a lost connection, counts it may not read (#38). (Loads
+//! cut short by Ctrl-C: `tests/interrupt.rs`; real HammerDB beside it:
+//! `tests/hammerdb.rs`.)
 
 use crate::support::{fresh_db, run, Db};
+use pgbench_rs::workload::tpcc::{schema, Mode};
 
 /// Each district's next order id, in district order.
 fn next_order_ids(db: &Db) -> Vec<i64> {
@@ -51,28 +55,62 @@ fn orders_since(db: &Db, from: &[i64]) -> Vec<String> {
     .collect()
 }
 
-fn check(db: &Db) {
-    let out = run(db.ours().args(["--workload=tpcc", "--check"]));
+/// `--check` in `mode` (`mode=spec`, `mode=hammerdb`) holds on `w` warehouses.
+fn check(db: &Db, mode: &str, w: i64) {
+    let out = run(db.ours().args(["--workload=tpcc", "-D", mode, "--check"]));
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert_eq!(out.stdout.matches(" holds: ").count(), 4, "{}", out.stdout);
     // What HammerDB's checkschema looks at, too.
+    let plural = if w == 1 { "" } else { "s" };
+    let routines = if mode == "mode=spec" { 8 } else { 6 };
     for line in [
-        "load complete: 2 warehouses\n",
-        "\nrows: warehouse 2, district 20, customer 60000, history ",
-        "\nkeys and indexes: all 10\n",
-        "\nfunctions: all 8\n",
+        format!("load complete: {w} warehouse{plural}\n"),
+        format!(
+            "\nrows: warehouse {w}, district {}, customer {}, history ",
+            w * 10,
+            w * 30_000
+        ),
+        "\nkeys and indexes: all 10\n".to_string(),
+        format!("\nfunctions: all {routines}\n"),
     ] {
-        assert!(out.stdout.contains(line), "{line:?} in:\n{}", out.stdout);
+        assert!(out.stdout.contains(&line), "{line:?} in:\n{}", out.stdout);
     }
 }
 
-/// The done-when of #23 on one loaded database.
+/// One client, seeded, twice: the same new orders (customers, lines, items).
+fn seeded_twice(db: &Db, mode: &str) {
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let before = next_order_ids(db);
+        let out = run(db.ours().args([
+            "--workload=tpcc",
+            "-D",
+            mode,
+            "-c1",
+            "-t150",
+            "--random-seed=23",
+        ]));
+        assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+        runs.push(orders_since(db, &before));
+    }
+    assert!(runs[0].len() > 30, "{}", runs[0].len());
+    assert_eq!(runs[0], runs[1]);
+}
+
+/// The done-when of #23 on one loaded database, in mode spec (TPC-C by the text).
 #[test]
 fn tpcc_load_run_with_warmup_nopm_and_a_seeded_rerun() {
     let db = fresh_db("tpcc");
-    let out = run(db
-        .ours()
-        .args(["-i", "--workload=tpcc", "-s", "2", "-j", "2"]));
+    let out = run(db.ours().args([
+        "-i",
+        "--workload=tpcc",
+        "-D",
+        "mode=spec",
+        "-s",
+        "2",
+        "-j",
+        "2",
+    ]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.contains("of "), "progress lines: {}", out.stderr);
     assert!(out.stderr.contains("\ndone in "), "{}", out.stderr);
@@ -93,13 +131,15 @@ fn tpcc_load_run_with_warmup_nopm_and_a_seeded_rerun() {
            (select round(count(*) filter (where i_data like '%ORIGINAL%') * 100.0 / count(*)) from item)",
     );
     assert_eq!(shares, "10 10", "10% bad credit, 10% ORIGINAL");
-    check(&db);
+    check(&db, "mode=spec", 2);
 
     // 30 s measured at -c 8 after a 5 s warm-up.
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("tpcc.json");
     let out = run(db.ours().args([
         "--workload=tpcc",
+        "-D",
+        "mode=spec",
         "-c8",
         "-j2",
         "-T30",
@@ -143,13 +183,15 @@ fn tpcc_load_run_with_warmup_nopm_and_a_seeded_rerun() {
         server > 0 && (server - clients).abs() * 50 <= clients,
         "{server} {clients}"
     );
-    check(&db);
+    check(&db, "mode=spec", 2);
 
     // Without a warm-up the server's counts are taken before any client connects:
     // NOPM's new orders are exactly the orders the run inserted and the clients'.
     let before = next_order_ids(&db);
     let out = run(db.ours().args([
         "--workload=tpcc",
+        "-D",
+        "mode=spec",
         "-c4",
         "-t100",
         &format!("--export-json={}", json.display()),
@@ -160,21 +202,225 @@ fn tpcc_load_run_with_warmup_nopm_and_a_seeded_rerun() {
     let orders: i64 = orders_since(&db, &before).len() as i64;
     assert_eq!(orders, inserted);
     assert_eq!(tpcc_counts(&json), (inserted, inserted));
-    check(&db);
+    check(&db, "mode=spec", 2);
 
-    // One client, seeded, twice: the same new orders (customers, lines, items).
-    let mut runs = Vec::new();
-    for _ in 0..2 {
-        let before = next_order_ids(&db);
-        let out = run(db
-            .ours()
-            .args(["--workload=tpcc", "-c1", "-t150", "--random-seed=23"]));
-        assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-        runs.push(orders_since(&db, &before));
+    seeded_twice(&db, "mode=spec");
+    check(&db, "mode=spec", 2);
+    // Its routines are TPC-C's: HammerDB's mode says what to run first.
+    let out = run(db.ours().args(["--workload=tpcc", "-t1"]));
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stderr.contains(&format!(
+            "the database has no function neword, which this mode's transactions call; \
+             run \"pgbench-rs -i --workload=tpcc -s 2 {}\" first",
+            db.name
+        )),
+        "{}",
+        out.stderr
+    );
+}
+
+/// #35: HammerDB's mode, the default: its load's values and build order, a run of its
+/// functions (prepared, NOPM, the time profile), the consistency check, the "rolled
+/// back" new orders committed with a line for item 100001, a seeded rerun.
+#[test]
+fn tpcc_hammerdb_mode_loads_its_values_and_runs_its_functions() {
+    let db = fresh_db("tpcc_hammerdb");
+    let out = run(db
+        .ours()
+        .args(["-i", "--workload=tpcc", "-s", "2", "-j", "2"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // HammerDB's order: keys with the tables, the two indexes after, no vacuum.
+    assert!(
+        out.stderr.contains("\ndone in ")
+            && out.stderr.contains(", indexes ")
+            && out.stderr.contains(", analyze ")
+            && !out.stderr.contains("vacuum"),
+        "{}",
+        out.stderr
+    );
+    let counts = db.value(
+        "select concat_ws(' ', (select count(*) from warehouse), (select count(*) from district), \
+           (select count(*) from customer), (select count(*) from history), (select count(*) from orders), \
+           (select count(*) from new_order), (select count(*) from item), (select count(*) from stock))",
+    );
+    assert_eq!(counts, "2 20 60000 60000 60000 18000 100000 200000");
+    // Half bad credit, half the customers with an order, 9.5% "original" items.
+    let shares = db.value(
+        "select (select round(count(*) filter (where c_credit = 'BC') * 100.0 / count(*)) from customer) || ' ' || \
+           (select round(count(distinct (o_w_id, o_d_id, o_c_id)) * 100.0 / (select count(*) from customer)) from orders) || ' ' || \
+           (select round(count(*) filter (where i_data like '%original%') * 1000.0 / count(*)) from item)",
+    );
+    let shares: Vec<i64> = shares.split(' ').map(|v| v.parse().unwrap()).collect();
+    assert!(
+        (49..=51).contains(&shares[0]) && (48..=52).contains(&shares[1]),
+        "{shares:?}"
+    );
+    assert!((93..=97).contains(&shares[2]), "{shares:?}");
+    let routines = db.value(
+        "select string_agg(proname || ':' || prokind::text, ' ' order by proname) from pg_proc \
+         where pronamespace = 'public'::regnamespace",
+    );
+    assert_eq!(
+        routines,
+        "dbms_random:f delivery:f neword:f ostat:f payment:f slev:f"
+    );
+    check(&db, "mode=hammerdb", 2);
+
+    let before: i64 = db.value("select count(*) from order_line").parse().unwrap();
+    let out = run(db
+        .ours()
+        .args(["--workload=tpcc", "-c8", "-j2", "-T10", "--warmup=2"]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("\nquery mode: prepared\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("\nTEST RESULT : System achieved "),
+        "{}",
+        out.stdout
+    );
+    let profile = out.stdout.split("time profile (ms):\n").nth(1).unwrap();
+    for tx in ["neword", "payment", "delivery", "slev", "ostat"] {
+        assert!(profile.contains(&format!("  {tx} ")), "{profile}");
     }
-    assert!(runs[0].len() > 30, "{}", runs[0].len());
-    assert_eq!(runs[0], runs[1]);
-    check(&db);
+    // HammerDB's "rolled back" new orders (1%) commit, with a line for item 100001.
+    let unused = db.value(
+        "select count(*) from order_line join orders on o_w_id = ol_w_id and o_d_id = ol_d_id \
+           and o_id = ol_o_id where ol_i_id = 100001",
+    );
+    let added: i64 = db
+        .value("select count(*) from order_line")
+        .parse::<i64>()
+        .unwrap()
+        - before;
+    assert!(
+        unused.parse::<i64>().unwrap() > 0 && added > 1000,
+        "{unused} of {added}"
+    );
+    check(&db, "mode=hammerdb", 2);
+    seeded_twice(&db, "mode=hammerdb");
+    check(&db, "mode=hammerdb", 2);
+}
+
+/// #35: `-D keyandthink=1` ends at `-T` (a client pausing then stops there), and the
+/// profile times the database calls only: without the fix, a `--warmup=2 -T 6` run
+/// waited out 18 s keying times and timed them.
+#[test]
+fn tpcc_keying_and_thinking_end_with_the_run_and_stay_out_of_the_latency() {
+    let db = fresh_db("tpcc_keyandthink");
+    let out = run(db.ours().args(["-i", "--workload=tpcc", "-s", "1"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let start = std::time::Instant::now();
+    let out = run(db.ours().args([
+        "--workload=tpcc",
+        "-D",
+        "keyandthink=1",
+        "-D",
+        "timeprofile=xtprof",
+        "-c24",
+        "-j2",
+        "--warmup=2",
+        "-T6",
+    ]));
+    let wall = start.elapsed().as_secs_f64();
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!((8.0..10.0).contains(&wall), "{wall} s\n{}", out.stdout);
+    // HammerDB 6's layout: the calls' latencies, each well below any keying time
+    // (2 s at least) that would be in them otherwise.
+    let summary = out.stdout.split(">>>>> SUMMARY OF ").nth(1).unwrap();
+    assert!(summary.starts_with("24 ACTIVE VIRTUAL USERS : MEDIAN ELAPSED TIME : "));
+    let calls: Vec<f64> = summary
+        .lines()
+        .filter_map(|l| l.strip_prefix("CALLS: "))
+        .map(|l| {
+            let max = l.split('\t').find_map(|f| f.strip_prefix("MAX: ")).unwrap();
+            max.trim_end_matches("ms").parse().unwrap()
+        })
+        .collect();
+    assert!(!calls.is_empty(), "{summary}");
+    assert!(
+        calls.iter().all(|&max| max < 1_500.0),
+        "{calls:?}\n{summary}"
+    );
+    check(&db, "mode=hammerdb", 1);
+}
+
+/// #35: HammerDB's other settings: `storedprocs` (PROCEDUREs and CALL), `vacuum`
+/// (CHECKPOINT and VACUUM after the run), and `partition` (from 200 warehouses,
+/// tried on empty tables: its statements as the load runs them).
+#[test]
+fn tpcc_stored_procedures_vacuum_and_partitions() {
+    let db = fresh_db("tpcc_procs");
+    let out = run(db.ours().args([
+        "-i",
+        "--workload=tpcc",
+        "-s",
+        "1",
+        "-D",
+        "storedprocs=1",
+        "-D",
+        "partition=1",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("order_line is not partitioned below 200 warehouses"),
+        "{}",
+        out.stderr
+    );
+    let kinds = db.value(
+        "select string_agg(proname || ':' || prokind::text, ' ' order by proname) from pg_proc \
+         where pronamespace = 'public'::regnamespace",
+    );
+    assert_eq!(
+        kinds,
+        "dbms_random:f delivery:p neword:p ostat:p payment:p slev:p"
+    );
+    let out = run(db.ours().args([
+        "--workload=tpcc",
+        "-D",
+        "storedprocs=1",
+        "-D",
+        "vacuum=1",
+        "-c4",
+        "-T5",
+    ]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("\nquery mode: simple\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(out
+        .stdout
+        .contains("\nnumber of failed transactions: 0 (0.000%)\n"));
+    assert!(
+        out.stderr.contains("checkpoint and vacuum done in "),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        db.value(
+            "select last_vacuum is not null from pg_stat_user_tables where relname = 'district'"
+        ),
+        "t"
+    );
+    check(&db, "mode=hammerdb", 1);
+    // 200 warehouses: order_line in 2 hash partitions by warehouse.
+    let parted = fresh_db("tpcc_partitions");
+    let tables = schema::create_tables(Mode::Hammerdb, schema::order_line_partitions(true, 200));
+    parted.psql(&tables.join(";\n"));
+    assert_eq!(
+        parted.value(
+            "select partstrat::text || ' ' || (select count(*) from pg_inherits \
+               where inhparent = 'order_line'::regclass) \
+             from pg_partitioned_table where partrelid = 'order_line'::regclass"
+        ),
+        "h 2"
+    );
 }
 
 /// #23's bad input: no tables, an unknown workload, -s 0, a workload with scripts.
@@ -225,11 +471,23 @@ fn tpcc_bad_input_is_refused_with_what_to_do() {
     let out = run(db.ours().args(["--workload=tpcc", "-D", "warehouses=3"]));
     assert_eq!(out.code, 1);
     assert!(
-        out.stderr
-            .contains("its options: allwarehouse, keyandthink"),
+        out.stderr.contains(
+            "its options: mode, allwarehouse, keyandthink, storedprocs, partition, vacuum, timeprofile"
+        ),
         "{}",
         out.stderr
     );
+    let out = run(db
+        .ours()
+        .args(["--workload=tpcc", "-D", "mode=spec", "-D", "storedprocs=1"]));
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr
+            .contains("-D storedprocs=1 is HammerDB's and needs -D mode=hammerdb"),
+        "{}",
+        out.stderr
+    );
+
     let out = run(db.ours().args(["--check"]));
     assert_eq!(out.code, 1);
     assert!(
@@ -239,6 +497,9 @@ fn tpcc_bad_input_is_refused_with_what_to_do() {
     );
     let out = run(db.ours().arg("--show-script=tpcc"));
     assert_eq!(out.code, 0);
+    let shown = format!("{}{}", out.stdout, out.stderr);
+    assert!(shown.contains("SELECT neword(:w_id, :scale,"), "{shown}");
+    let out = run(db.ours().args(["-D", "mode=spec", "--show-script=tpcc"]));
     let shown = format!("{}{}", out.stdout, out.stderr);
     assert!(shown.contains("SELECT tpcc_new_order("), "{shown}");
 }
@@ -293,7 +554,7 @@ fn issue_33_check_names_what_is_broken() {
     db.psql(
         "update district set d_next_o_id = d_next_o_id + 1 where d_id = 4; \
          drop index orders_i2; alter table stock drop constraint stock_i1; \
-         drop function tpcc_delivery; delete from item where i_id = 1",
+         drop function delivery; delete from item where i_id = 1",
     );
     let out = run(db.ours().args(["--workload=tpcc", "--check"]));
     assert_eq!(out.code, 1, "{}", out.stdout);
@@ -301,7 +562,7 @@ fn issue_33_check_names_what_is_broken() {
         "load complete: 1 warehouse\n",
         "\nrows FAIL: item 99999, loaded 100000\n",
         "\nkeys and indexes FAIL: 2 of 10 missing or invalid: stock_i1, orders_i2\n",
-        "\nfunctions FAIL: 1 of 8 missing: tpcc_delivery\n",
+        "\nfunctions FAIL: 1 of 6 missing: delivery\n",
         "\nconsistency condition 1 holds: ",
         "\nconsistency condition 2 FAILS: D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID) for each \
          district; broken for warehouse 1 district 4\n",
