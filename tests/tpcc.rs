@@ -472,7 +472,7 @@ fn tpcc_bad_input_is_refused_with_what_to_do() {
     assert_eq!(out.code, 1);
     assert!(
         out.stderr.contains(
-            "its options: mode, allwarehouse, keyandthink, storedprocs, partition, vacuum, timeprofile"
+            "its options: mode, allwarehouse, keyandthink, storedprocs, partition, vacuum, timeprofile, raiseerror"
         ),
         "{}",
         out.stderr

@@ -50,6 +50,7 @@ pub const DEFINES: &[(&str, &str)] = &[
     ("partition", "0"),
     ("vacuum", "0"),
     ("timeprofile", "1"),
+    ("raiseerror", "0"),
 ];
 
 /// Whose transactions a run runs.
@@ -80,6 +81,9 @@ pub struct Config {
     /// The time profile after the result line: pgbench-rs's table, HammerDB 6's
     /// `xtprof` summary layout, or none.
     pub timeprofile: ProfileLayout,
+    /// HammerDB's "Exit on Error": a failed transaction stops its client (mode
+    /// hammerdb; TPC-C by the text always stops).
+    pub raiseerror: bool,
 }
 
 fn invalid(name: &str, value: &str, why: &str) -> WorkloadError {
@@ -110,6 +114,7 @@ impl Config {
             partition: false,
             vacuum: false,
             timeprofile: ProfileLayout::Table,
+            raiseerror: false,
         };
         for (name, value) in defines {
             let v = value.as_str();
@@ -126,6 +131,7 @@ impl Config {
                 "storedprocs" => c.storedprocs = switch(name, v)?,
                 "partition" => c.partition = switch(name, v)?,
                 "vacuum" => c.vacuum = switch(name, v)?,
+                "raiseerror" => c.raiseerror = switch(name, v)?,
                 "timeprofile" => {
                     c.timeprofile = match v {
                         "xtprof" => ProfileLayout::Xtprof,
@@ -268,11 +274,11 @@ impl Config {
     }
 
     /// Whether a failed transaction (a deadlock, say) is counted and the client goes
-    /// on, as HammerDB's virtual users go on after an error (`pg_raiseerror false`).
-    /// TPC-C by the text orders its locks and rolls back only on purpose: an error
-    /// there is a fault, and aborts the client.
+    /// on, as HammerDB's virtual users go on after an error (`pg_raiseerror false`, its
+    /// default). TPC-C by the text orders its locks and rolls back only on purpose: an
+    /// error there is a fault, and aborts the client.
     pub fn continues_on_error(&self) -> bool {
-        self.mode == Mode::Hammerdb
+        self.mode == Mode::Hammerdb && !self.raiseerror
     }
 }
 
@@ -306,6 +312,9 @@ mod tests {
         assert_eq!(layout("xtprof"), ProfileLayout::Xtprof);
         assert_eq!(layout("0"), ProfileLayout::None);
         assert_eq!(layout("on"), ProfileLayout::Table);
+        assert!(c.continues_on_error());
+        let stops = Config::new(&d(&[("raiseerror", "1")])).unwrap();
+        assert!(!stops.continues_on_error());
     }
 
     #[test]
