@@ -38,6 +38,26 @@ pub fn ensure_open_files(need: u64) -> Result<(), LimitError> {
     Ok(())
 }
 
+/// The files this process has open now and its soft limit on them
+/// (`u64::MAX` when unlimited), or `None` when either cannot be read (no `/proc`).
+pub fn open_files() -> Option<(u64, u64)> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return None;
+    }
+    let limit = match lim.rlim_cur {
+        libc::RLIM_INFINITY => u64::MAX,
+        n => n,
+    };
+    // The directory's own descriptor is listed too.
+    let in_use = std::fs::read_dir("/proc/self/fd").ok()?.count() as u64 - 1;
+    Some((in_use, limit))
+}
+
 /// User and system CPU seconds this process has used (all its threads).
 pub fn process_cpu_s() -> Option<f64> {
     // SAFETY: getrusage writes into the zeroed struct we own.
@@ -201,6 +221,14 @@ mod tests {
     fn strerror_drops_the_rust_suffix() {
         let e = io::Error::from_raw_os_error(2);
         assert_eq!(strerror(&e), "No such file or directory");
+    }
+
+    #[test]
+    fn open_files_are_counted_under_the_limit() {
+        // Standard input, output and error, and the file opened here.
+        let _file = std::fs::File::open("/dev/null").unwrap();
+        let (open, limit) = open_files().unwrap();
+        assert!(open >= 4 && limit > open, "{open} of {limit}");
     }
 
     #[test]
