@@ -9,7 +9,9 @@
 //! after the report ─ linger (--metrics-linger seconds, or until Ctrl-C)
 //! ```
 
+mod connection;
 pub mod encode;
+mod http;
 pub mod live;
 mod server;
 
