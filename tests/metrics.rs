@@ -4,6 +4,9 @@
 //! text; two `--worker` processes add up to the merged report; the linger after the
 //! report and Ctrl-C ending it; a port in use refused before connecting. Without
 //! prometheus the tests that need it fail under CI=true and say "skipped" otherwise.
+//! Peers that misbehave are [`hostile`]'s.
+
+mod hostile;
 
 use crate::support::{fresh_db, run, script_file, Db};
 use serde_json::Value;
