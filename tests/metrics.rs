@@ -8,7 +8,7 @@
 
 mod hostile;
 
-use crate::support::{fresh_db, run, script_file, Db};
+use crate::support::{fresh_db, run, script_file, Db, StderrWatch};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -375,6 +375,35 @@ fn the_final_values_linger_after_the_report_until_ctrl_c() {
     }
     let om = get(port, "/metrics", "application/openmetrics-text");
     assert_eq!(om, None, "nothing listens after the linger");
+}
+
+/// #38: Ctrl-C after the report, while the results file waits for a reader of its
+/// FIFO: the write gives up, and the linger, not begun yet, does not begin. It ran its
+/// whole time, the signal lost.
+#[test]
+fn issue_38_ctrl_c_between_the_report_and_the_linger_ends_the_linger() {
+    let args = ["-t", "50", "--metrics-linger=600", "--export-json=r.json"];
+    let db = fresh_db("metrics_linger_race");
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("r.json");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let script = script(&dir);
+    let listen = format!("--metrics-listen=127.0.0.1:{}", free_port());
+    let common = ["-n", "-c", "2", "-f", &script, &listen];
+    let mut child = spawn(&db, dir.path(), &[&common[..], &args].concat());
+    let watch = StderrWatch::new(&mut child);
+    // The report is out; the results file waits for a reader that never comes.
+    watch.wait_for("waiting for a reader of FIFO", Duration::from_secs(60));
+    let ((code, stdout, _), took) = interrupt(child);
+    let stderr = watch.finish();
+    assert!(took < Duration::from_secs(300), "{took:?}");
+    assert!(stderr.contains("not written: SIGINT"), "{stderr}");
+    assert_eq!(code, 130, "{stderr}");
+    assert_eq!(processed(&stdout), 100);
 }
 
 #[test]

@@ -43,6 +43,13 @@ impl RunStop {
             .push(path.to_string());
     }
 
+    /// Whether a signal reached the run, during it or after it (while its report and
+    /// results files are written).
+    pub fn signalled(&self) -> bool {
+        let cause = self.run.get().and_then(|r| r.control.cause());
+        matches!(cause, Some(super::control::StopCause::Signal(_)))
+    }
+
     /// What a later signal's exit loses of the run's output now, of the results
     /// files `asked` for: the message after `SIGINT again: exiting at once; `.
     fn lost_on_exit(&self, asked: &[&str]) -> String {

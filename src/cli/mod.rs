@@ -186,8 +186,10 @@ fn run_bench(
         ),
     };
     match endpoint {
-        Some(e) if !interrupted => {
-            let _lingering = signals.attach(std::sync::Arc::new(crate::metrics::LingerStop));
+        // A signal after the run, while its report and results files were written,
+        // went to the run's handler: no linger then either.
+        Some(e) if !interrupted && !stop.signalled() => {
+            let _lingering = signals.attach(e.linger_stop());
             e.linger()
         }
         _ => {}

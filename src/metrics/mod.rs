@@ -16,7 +16,7 @@ pub mod live;
 mod server;
 
 pub use live::{Live, LivePlan, Phase};
-pub use server::{end_linger, Endpoint, LingerStop};
+pub use server::{Endpoint, LingerStop};
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -53,6 +53,7 @@ pub struct Endpoint {
     waker: Arc<Waker>,
     thread: Option<JoinHandle<()>>,
     linger: Duration,
+    lingering: Arc<LingerStop>,
 }
 
 impl Endpoint {
@@ -103,6 +104,7 @@ impl Endpoint {
             waker,
             thread: Some(thread),
             linger,
+            lingering: Arc::default(),
         })
     }
 
@@ -111,24 +113,34 @@ impl Endpoint {
         Arc::clone(&self.live)
     }
 
-    /// Keeps serving the final values for the linger time, or until SIGINT or
-    /// SIGTERM ([`end_linger`]); then stops.
+    /// What ends the linger on SIGINT or SIGTERM: for the caller to attach to the
+    /// process's signal handling from the report on.
+    pub fn linger_stop(&self) -> Arc<LingerStop> {
+        Arc::clone(&self.lingering)
+    }
+
+    /// Keeps serving the final values for the linger time, or until a signal reaches
+    /// [`Endpoint::linger_stop`] (one that came before the linger began included);
+    /// then stops.
     pub fn linger(mut self) {
         let deadline = Instant::now() + self.linger;
-        let mut state = LINGER.0.lock().unwrap_or_else(|e| e.into_inner());
-        *state = Linger::Waiting;
+        let lingering = Arc::clone(&self.lingering);
+        let mut state = lingering.lock();
+        if *state == Linger::Idle {
+            *state = Linger::Waiting;
+        }
         while *state == Linger::Waiting {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
             }
-            state = LINGER
-                .1
+            state = lingering
+                .wake
                 .wait_timeout(state, left)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
-        *state = Linger::Idle;
+        *state = Linger::Ended;
         drop(state);
         self.stop();
     }
@@ -150,37 +162,38 @@ impl Drop for Endpoint {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum Linger {
+    /// Not begun, and no signal yet.
+    #[default]
     Idle,
     Waiting,
+    /// Over, or cut short before it began.
     Ended,
 }
 
-/// The one linger of the process (there is one run), and what wakes it.
-static LINGER: (Mutex<Linger>, Condvar) = (Mutex::new(Linger::Idle), Condvar::new());
+/// An endpoint's linger after the report, and what SIGINT and SIGTERM do to it while
+/// this is attached: end it.
+#[derive(Default)]
+pub struct LingerStop {
+    state: Mutex<Linger>,
+    wake: Condvar,
+}
 
-/// What SIGINT and SIGTERM do while the endpoint lingers after the report: end the
-/// linger.
-pub struct LingerStop;
-
-impl crate::signals::OnSignal for LingerStop {
-    fn signal(&self, _: i32) -> crate::signals::Reaction {
-        end_linger();
-        crate::signals::Reaction::Handled
+impl LingerStop {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Linger> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// From the signal thread: ends a linger under way; returns whether there was one
-/// (the signal then has done its job).
-pub fn end_linger() -> bool {
-    let mut state = LINGER.0.lock().unwrap_or_else(|e| e.into_inner());
-    if *state != Linger::Waiting {
-        return false;
+impl crate::signals::OnSignal for LingerStop {
+    /// Ends the linger under way, or the one to come: a signal between this handler's
+    /// attachment and the linger's start is not lost.
+    fn signal(&self, _: i32) -> crate::signals::Reaction {
+        *self.lock() = Linger::Ended;
+        self.wake.notify_all();
+        crate::signals::Reaction::Handled
     }
-    *state = Linger::Ended;
-    LINGER.1.notify_all();
-    true
 }
 
 /// How many connections the endpoint may hold, given the open files (`(in use,
@@ -378,9 +391,47 @@ mod tests {
         assert_eq!(connection_cap(None, 1000), MAX_CONNECTIONS);
     }
 
+    /// A signal between the handler's attachment and the linger: the linger does
+    /// not begin.
+    #[test]
+    fn a_signal_before_the_linger_ends_it_before_it_begins() {
+        use crate::signals::{OnSignal, Reaction};
+        let endpoint = Endpoint::start(
+            ("127.0.0.1", 0),
+            Duration::from_secs(600),
+            Arc::new(Live::new(one_client())),
+            one_script(),
+        )
+        .unwrap();
+        let stop = endpoint.linger_stop();
+        assert_eq!(stop.signal(libc::SIGINT), Reaction::Handled);
+        let started = Instant::now();
+        endpoint.linger();
+        assert!(started.elapsed() < Duration::from_secs(300));
+    }
+
     /// Set in the child process of [`an_accept_out_of_files_makes_way_or_waits`]: the
     /// endpoint's port.
     const CHILD: &str = "PGBENCH_RS_TEST_METRICS_EMFILE_PORT";
+
+    fn one_client() -> LivePlan {
+        LivePlan {
+            scripts: vec!["a".into()],
+            weights: vec![1],
+            clients: 1,
+            throttled: false,
+            latency_limit_us: None,
+            limit: pgbench_results::run::Limit::Transactions(1),
+            interval_us: 1_000_000,
+        }
+    }
+
+    fn one_script() -> Labels {
+        Labels {
+            worker: None,
+            scripts: vec![("a".into(), 1)],
+        }
+    }
 
     /// The status of `GET /metrics` on `port`, 0 when nothing answers within 30 s.
     fn scrape(port: u16) -> u16 {
@@ -397,21 +448,8 @@ mod tests {
     /// The child's side: an endpoint on the port given; on "fill", files opened until
     /// the limit refuses more; on "free", closed again.
     fn child(port: u16) {
-        let plan = LivePlan {
-            scripts: vec!["a".into()],
-            weights: vec![1],
-            clients: 1,
-            throttled: false,
-            latency_limit_us: None,
-            limit: pgbench_results::run::Limit::Transactions(1),
-            interval_us: 1_000_000,
-        };
-        let labels = Labels {
-            worker: None,
-            scripts: vec![("a".into(), 1)],
-        };
-        let live = Arc::new(Live::new(plan));
-        let endpoint = Endpoint::start(("127.0.0.1", port), Duration::ZERO, live, labels);
+        let live = Arc::new(Live::new(one_client()));
+        let endpoint = Endpoint::start(("127.0.0.1", port), Duration::ZERO, live, one_script());
         let _endpoint = endpoint.unwrap();
         let mut hoard = Vec::new();
         println!("ready");
