@@ -116,6 +116,14 @@ fn mean(x: &[f64]) -> f64 {
 }
 
 fn client_bottleneck(run: &RunResult, c: &mut Checks) {
+    // Whether the client set the pace is a question about measured figures; a run
+    // stopped in its warm-up has none (a second of warm-up on a busy machine made one
+    // look client-bound).
+    if run.bench_duration_us <= 0.0 {
+        c.not_checked
+            .push(not_checked("client_bottleneck", "nothing was measured"));
+        return;
+    }
     let Some(cpu) = &run.client_cpu else {
         c.not_checked.push(not_checked(
             "client_bottleneck",

@@ -199,6 +199,14 @@ fn issue_38_a_warm_up_cut_short_measured_nothing_and_says_so() {
         series: steady(3).series,
     });
     r.ended = Some(interrupted(true));
+    // A client busy all through its warm-up: nothing measured, so nothing it paced.
+    r.client_cpu = Some(ClientCpu {
+        cpu_s: 1.0,
+        wall_s: 1.0,
+        threads: 1,
+        cpu_limit: None,
+        wait_s: Some(0.5),
+    });
     let c = check(&r);
     let got: Vec<&str> = c.warnings.iter().map(|w| w.code.as_str()).collect();
     assert_eq!(got, ["interrupted", "no_transactions"], "{:?}", c.warnings);
@@ -216,6 +224,7 @@ fn issue_38_a_warm_up_cut_short_measured_nothing_and_says_so() {
     assert_eq!(
         series_checks,
         [
+            "client_bottleneck",
             "checkpoint_in_window",
             "autovacuum_in_window",
             "tps_not_steady",
