@@ -3,7 +3,7 @@
 //! stops and keeps its results (`bench::RunStop`); a load, which cancels its
 //! statements (`init::interrupt`); the metrics endpoint's linger, which ends. The
 //! innermost attachment gets the signal; with nothing attached the process ends as
-//! the signal would, leaving no results file half written. A signal the process was
+//! the signal would (a handler that asks the process to end cleans up first). A signal the process was
 //! started with ignored stays ignored ([`crate::sys::on_signals`]).
 //!
 //! A run never takes over a signal itself: whoever runs it attaches what should
@@ -93,7 +93,6 @@ impl Signals {
         let current = self.lock().last().map(|(_, h)| Arc::clone(h));
         let reaction = current.map_or(Reaction::Exit, |h| h.signal(sig));
         if reaction == Reaction::Exit {
-            pgbench_results::destination::remove_unfinished();
             std::process::exit(128 + sig)
         }
     }

@@ -134,6 +134,7 @@ pub fn run(
     }
     let shift = ctx.control.clock.epoch_shift_us;
     let meta = outcome::meta(setup, seed, &timing, starts.worker, shift);
+    env.stop.run_finished();
     Ok(RunOutcome::Completed {
         result: Box::new(result),
         meta: Box::new(meta),

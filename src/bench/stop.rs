@@ -4,11 +4,13 @@
 //! as it would; then the first one stops the run and keeps its results, the same one
 //! again (a wrapper forwarding it) changes nothing, and a later one exits at once,
 //! saying what of the run's output is lost. After a run that ended by itself, the
-//! first signal makes a results file waiting for a FIFO's reader give up.
+//! first signal makes its results files give up waiting for a FIFO's reader, now or
+//! later ([`Writes::give_up`]); the process exits leaving no half-written file.
 
 use super::control::Interrupt;
 use super::launch::RunShared;
 use crate::signals::{OnSignal, Reaction};
+use pgbench_results::destination::Writes;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -16,8 +18,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 #[derive(Default)]
 pub struct RunStop {
     run: OnceLock<Arc<RunShared>>,
+    /// The run is over (its report and files may still be going out).
+    finished: AtomicBool,
     report_printed: AtomicBool,
     files_written: Mutex<Vec<String>>,
+    /// The run's results files, as they are written.
+    writes: Writes,
 }
 
 impl RunStop {
@@ -28,6 +34,16 @@ impl RunStop {
     /// The run's clients exist: signals stop it from now on.
     pub(super) fn run_started(&self, run: Arc<RunShared>) {
         let _ = self.run.set(run);
+    }
+
+    /// The run is over: a first signal from now on is for its output.
+    pub(super) fn run_finished(&self) {
+        self.finished.store(true, Ordering::SeqCst);
+    }
+
+    /// Where the run's results files are written (a signal may tell them to give up).
+    pub fn writes(&self) -> &Writes {
+        &self.writes
     }
 
     /// The run's report is out: a signal that exits at once no longer loses it.
@@ -68,10 +84,12 @@ impl OnSignal for RunStop {
             return Reaction::Exit;
         };
         match ctx.control.interrupt(sig) {
-            // The first signal, after a run that ended by itself: a results file
-            // waiting on a FIFO gives up (a later one exits at once, as below).
+            // The first signal, after a run that ended by itself: its results files
+            // give up waiting for a FIFO's reader (a later one exits at once, below).
             Interrupt::Stop => {
-                pgbench_results::destination::abandon_waits(sig);
+                if self.finished.load(Ordering::SeqCst) {
+                    self.writes.give_up(sig);
+                }
                 Reaction::Handled
             }
             Interrupt::Repeat => Reaction::Handled,
@@ -87,6 +105,7 @@ impl OnSignal for RunStop {
                     crate::signals::name(sig),
                     self.lost_on_exit(&asked)
                 ));
+                self.writes.remove_unfinished();
                 Reaction::Exit
             }
         }

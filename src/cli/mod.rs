@@ -329,7 +329,7 @@ fn write_exports(
 ) -> Vec<WriteError> {
     // A FIFO no reader has opened yet: why the program has not ended.
     let write = |path: &str, text: &[u8]| {
-        let written = destination::write_with_notice(path, text, &mut || {
+        let written = stop.writes().write_with_notice(path, text, &mut || {
             logging::info(&format!(
                 "waiting for a reader of FIFO \"{path}\" to write the results file (SIGINT or SIGTERM gives up)"
             ))

@@ -19,8 +19,8 @@
 //! A FIFO is written once a reader has opened it, as `>` would, but without blocking
 //! where a signal could not end the wait: it is opened non-blocking, again every
 //! [`WAIT_STEP`] until a reader comes, and written as fast as its reader reads. The
-//! process's signal thread may tell the writes waiting so to give up
-//! ([`abandon_waits`]): a SIGTERM after the report ends the program, not a write
+//! writer's signal handler may tell its writes to give up waiting so
+//! ([`Writes::give_up`]): a SIGTERM after the report ends the program, not a write
 //! nobody will read.
 
 use std::fs::{File, Metadata, OpenOptions};
@@ -40,7 +40,7 @@ pub enum WriteError {
     Open { path: String, reason: String },
     #[error("could not write results file \"{path}\": {reason}")]
     Write { path: String, reason: String },
-    /// A FIFO's write gave up on a signal ([`abandon_waits`]).
+    /// A FIFO's write gave up on a signal ([`Writes::give_up`]).
     #[error("results file \"{path}\" not written: {} {reason}", signal_name(*signal))]
     Abandoned {
         path: String,
@@ -61,33 +61,27 @@ fn signal_name(signal: i32) -> String {
 /// its reader is not reading.
 pub const WAIT_STEP: Duration = Duration::from_millis(50);
 
-/// The FIFO writes under way and, once a signal told them to give up, that signal.
+/// The results files one writer (a run, `pgbench-report`) writes: the FIFO writes
+/// that wait, and once a signal said to give up, that signal; and the temporary files
+/// being written, to remove when the process must exit at once. Owned by the writer,
+/// told by its signal handler.
 #[derive(Debug, Default)]
-pub struct Waits {
+pub struct Writes {
     under_way: AtomicUsize,
     given_up: AtomicI32,
+    in_flight: Mutex<Vec<PathBuf>>,
 }
 
-/// This process's.
-static WAITS: Waits = Waits::new();
-
-impl Waits {
-    pub const fn new() -> Waits {
-        Waits {
-            under_way: AtomicUsize::new(0),
-            given_up: AtomicI32::new(0),
-        }
+impl Writes {
+    pub fn new() -> Writes {
+        Writes::default()
     }
 
-    /// Tells the FIFO writes under way to give up where they wait (for a reader, or
-    /// for their reader to read); true when there was one. From then on, a write
-    /// that would wait on a FIFO gives up at once: the process is ending.
-    pub fn abandon(&self, signal: i32) -> bool {
-        if self.under_way.load(Ordering::SeqCst) == 0 {
-            return false;
-        }
+    /// From now on a FIFO write gives up where it waits (for a reader, or for its
+    /// reader to read), whether it waits already or comes to wait later: the process
+    /// is ending.
+    pub fn give_up(&self, signal: i32) {
         self.given_up.store(signal, Ordering::SeqCst);
-        true
     }
 
     /// The FIFO writes under way.
@@ -98,20 +92,91 @@ impl Waits {
     fn given_up(&self) -> Option<i32> {
         Some(self.given_up.load(Ordering::SeqCst)).filter(|&s| s != 0)
     }
-}
 
-/// [`Waits::abandon`] for this process's writes: for its signal thread.
-pub fn abandon_waits(signal: i32) -> bool {
-    WAITS.abandon(signal)
+    /// Writes `text` to `path` whole (see the module's header for what "whole" means
+    /// for each kind of destination).
+    pub fn write(&self, path: &str, text: &[u8]) -> Result<(), WriteError> {
+        self.write_with_notice(path, text, &mut || {})
+    }
+
+    /// [`Writes::write`], calling `waiting` once if the destination is a FIFO no reader
+    /// has opened yet (so that the caller can say why nothing happens).
+    pub fn write_with_notice(
+        &self,
+        path: &str,
+        text: &[u8],
+        waiting: &mut dyn FnMut(),
+    ) -> Result<(), WriteError> {
+        let open_error = |e: io::Error| WriteError::Open {
+            path: path.to_string(),
+            reason: strerror(&e),
+        };
+        let write_error = |e: io::Error| WriteError::Write {
+            path: path.to_string(),
+            reason: strerror(&e),
+        };
+        match way(Path::new(path)).map_err(open_error)? {
+            Way::Replace(target) => self.replace(&target, text, open_error, write_error),
+            Way::InPlace { fifo: true } => write_fifo(path, text, self, waiting),
+            Way::InPlace { fifo: false } => {
+                let mut file = open_in_place(Path::new(path)).map_err(open_error)?;
+                file.write_all(text).map_err(write_error)
+            }
+            Way::Stream(fd) => {
+                let written = if fd == 1 {
+                    let mut out = io::stdout().lock();
+                    out.write_all(text).and_then(|()| out.flush())
+                } else {
+                    io::stderr().lock().write_all(text)
+                };
+                written.map_err(write_error)
+            }
+        }
+    }
+
+    /// Removes the temporary files of writes under way; for a process about to exit.
+    pub fn remove_unfinished(&self) {
+        for f in self.in_flight().iter() {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+
+    fn in_flight(&self) -> std::sync::MutexGuard<'_, Vec<PathBuf>> {
+        self.in_flight.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn replace(
+        &self,
+        target: &Path,
+        text: &[u8],
+        open_error: impl Fn(io::Error) -> WriteError,
+        write_error: impl Fn(io::Error) -> WriteError,
+    ) -> Result<(), WriteError> {
+        let (tmp, mut file) = create_temporary(target).map_err(open_error)?;
+        self.in_flight().push(tmp.clone());
+        // The replaced file keeps its permissions.
+        let keep_mode = std::fs::metadata(target)
+            .map(|m| file.set_permissions(m.permissions()))
+            .unwrap_or(Ok(()));
+        let written = keep_mode
+            .and_then(|()| file.write_all(text))
+            .and_then(|()| file.sync_all())
+            .and_then(|()| std::fs::rename(&tmp, target));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        self.in_flight().retain(|f| f != &tmp);
+        written.map_err(write_error)
+    }
 }
 
 /// Counts a FIFO write as under way while it lives.
-struct UnderWay<'a>(&'a Waits);
+struct UnderWay<'a>(&'a Writes);
 
 impl<'a> UnderWay<'a> {
-    fn new(waits: &'a Waits) -> Self {
-        waits.under_way.fetch_add(1, Ordering::SeqCst);
-        UnderWay(waits)
+    fn new(writes: &'a Writes) -> Self {
+        writes.under_way.fetch_add(1, Ordering::SeqCst);
+        UnderWay(writes)
     }
 }
 
@@ -124,10 +189,6 @@ impl Drop for UnderWay<'_> {
 /// What a temporary file's name adds to the destination's, so that one left behind by
 /// a `kill -9` at the rename says what it is (and the next write removes it).
 const UNFINISHED: &str = ".pgbench-unfinished-";
-
-/// Temporary files being written now, removed by [`remove_unfinished`] when the
-/// process must exit at once.
-static IN_FLIGHT: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// How a destination is written.
 #[derive(Debug, PartialEq, Eq)]
@@ -163,53 +224,9 @@ pub fn check(path: &str) -> Result<(), WriteError> {
     }
 }
 
-/// Writes `text` to `path` whole (see the module's header for what "whole" means for
-/// each kind of destination).
+/// Writes `text` to `path` whole, on its own (see [`Writes::write`]).
 pub fn write(path: &str, text: &[u8]) -> Result<(), WriteError> {
-    write_with_notice(path, text, &mut || {})
-}
-
-/// [`write()`], calling `waiting` once if the destination is a FIFO no reader has
-/// opened yet (so that the caller can say why nothing happens).
-pub fn write_with_notice(
-    path: &str,
-    text: &[u8],
-    waiting: &mut dyn FnMut(),
-) -> Result<(), WriteError> {
-    let open_error = |e: io::Error| WriteError::Open {
-        path: path.to_string(),
-        reason: strerror(&e),
-    };
-    let write_error = |e: io::Error| WriteError::Write {
-        path: path.to_string(),
-        reason: strerror(&e),
-    };
-    match way(Path::new(path)).map_err(open_error)? {
-        Way::Replace(target) => replace(&target, text, open_error, write_error),
-        Way::InPlace { fifo: true } => write_fifo(path, text, &WAITS, waiting),
-        Way::InPlace { fifo: false } => {
-            let mut file = open_in_place(Path::new(path)).map_err(open_error)?;
-            file.write_all(text).map_err(write_error)
-        }
-        Way::Stream(fd) => {
-            let written = if fd == 1 {
-                let mut out = io::stdout().lock();
-                out.write_all(text).and_then(|()| out.flush())
-            } else {
-                io::stderr().lock().write_all(text)
-            };
-            written.map_err(write_error)
-        }
-    }
-}
-
-/// Removes the temporary files of writes under way; for a process about to exit.
-pub fn remove_unfinished() {
-    if let Ok(files) = IN_FLIGHT.lock() {
-        for f in files.iter() {
-            let _ = std::fs::remove_file(f);
-        }
-    }
+    Writes::new().write(path, text)
 }
 
 fn way(path: &Path) -> io::Result<Way> {
@@ -280,7 +297,7 @@ fn open_in_place(path: &Path) -> io::Result<File> {
 fn write_fifo(
     path: &str,
     text: &[u8],
-    waits: &Waits,
+    waits: &Writes,
     waiting: &mut dyn FnMut(),
 ) -> Result<(), WriteError> {
     let _counted = UnderWay::new(waits);
@@ -395,33 +412,6 @@ fn remove_stale(target: &Path) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
-}
-
-fn replace(
-    target: &Path,
-    text: &[u8],
-    open_error: impl Fn(io::Error) -> WriteError,
-    write_error: impl Fn(io::Error) -> WriteError,
-) -> Result<(), WriteError> {
-    let (tmp, mut file) = create_temporary(target).map_err(open_error)?;
-    if let Ok(mut files) = IN_FLIGHT.lock() {
-        files.push(tmp.clone());
-    }
-    // The replaced file keeps its permissions.
-    let keep_mode = std::fs::metadata(target)
-        .map(|m| file.set_permissions(m.permissions()))
-        .unwrap_or(Ok(()));
-    let written = keep_mode
-        .and_then(|()| file.write_all(text))
-        .and_then(|()| file.sync_all())
-        .and_then(|()| std::fs::rename(&tmp, target));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    if let Ok(mut files) = IN_FLIGHT.lock() {
-        files.retain(|f| f != &tmp);
-    }
-    written.map_err(write_error)
 }
 
 /// The C library's message for `e`, as pgbench's `%m` prints it (without the
