@@ -415,6 +415,22 @@ mod tests {
         }
     }
 
+    /// `--fail-if`'s help names every figure a gate can name (the figures' tables
+    /// say which; the help is written by hand).
+    #[test]
+    fn the_gate_help_names_every_gate_figure() {
+        let Ok(Parsed::Print(help)) = parse(&args("compare --help")) else {
+            panic!("no help");
+        };
+        let words: Vec<&str> = help
+            .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+            .collect();
+        for name in pgbench_results::compare::gate_figures() {
+            assert!(words.contains(&name.as_str()), "{name} missing: {help}");
+        }
+        assert!(help.contains("wait:TYPE:EVENT"), "{help}");
+    }
+
     /// Every verb has its help, starting with what it does and showing its usage.
     #[test]
     fn every_verb_prints_its_help() {

@@ -1,9 +1,137 @@
-//! Which figures `compare` sets side by side, in the table's order: tps, latency,
-//! the percentiles, failures, retries and lag, NOPM and TPM for TPC-C, each script's
-//! and statement's, and the server's.
+//! The figures `compare` knows and which of them a comparison sets side by side, in
+//! the table's order: a workload's own first (NOPM and TPM for TPC-C), tps, latency,
+//! the percentiles, failures, retries and lag, each script's and statement's, and the
+//! server's. The summary's figures are rows of tables ([`FIGURES`], and each
+//! workload's in [`WORKLOAD_FIGURES`]); `--fail-if`'s names and its error text are
+//! read from the same tables.
 
-use super::{server, Figure, Side};
+use super::figure::{percentile_gate, second_weight, Better, Figure, FigureSpec};
+use super::{server, Format, Side};
 use crate::document::ResultsFile;
+use crate::summary::SUMMARY_PERCENTILES;
+
+pub(super) const TPS: FigureSpec = FigureSpec {
+    name: "tps",
+    label: "tps",
+    format: Format::Real,
+    better: Better::Higher,
+    value: |s| s.tps,
+    per_second: Some(|p| Some((p.tps, 1.0))),
+};
+
+pub(super) const LATENCY_AVG: FigureSpec = FigureSpec {
+    name: "latency_avg",
+    label: "latency average (ms)",
+    format: Format::Real,
+    better: Better::Lower,
+    value: |s| s.latency_avg_ms,
+    per_second: Some(|p| Some((p.latency_avg_ms?, second_weight(p)))),
+};
+
+pub(super) const LATENCY_STDDEV: FigureSpec = FigureSpec {
+    name: "latency_stddev",
+    label: "latency stddev (ms)",
+    format: Format::Real,
+    better: Better::Lower,
+    value: |s| s.latency_stddev_ms,
+    per_second: None,
+};
+
+pub(super) const LATENCY_MAX: FigureSpec = FigureSpec {
+    name: "max",
+    label: "latency max (ms)",
+    format: Format::Real,
+    better: Better::Lower,
+    value: |s| Some(s.percentiles.as_ref()?.max_ms),
+    per_second: None,
+};
+
+pub(super) const FAILED_PCT: FigureSpec = FigureSpec {
+    name: "failed",
+    label: "failed transactions (%)",
+    format: Format::Real,
+    better: Better::Lower,
+    value: |s| {
+        let f = s.failures?.total as f64;
+        Some(100.0 * f / (s.transactions? as f64 + f + s.skipped.unwrap_or(0) as f64))
+    },
+    per_second: None,
+};
+
+pub(super) const RETRIES: FigureSpec = FigureSpec {
+    name: "retries",
+    label: "retries",
+    format: Format::Whole,
+    better: Better::Lower,
+    value: |s| s.retries.map(|r| r as f64),
+    per_second: None,
+};
+
+pub(super) const LAG_AVG: FigureSpec = FigureSpec {
+    name: "lag_avg",
+    label: "schedule lag average (ms)",
+    format: Format::Real,
+    better: Better::Lower,
+    value: |s| s.lag_avg_ms,
+    per_second: Some(|p| Some((p.lag_avg_ms?, second_weight(p)))),
+};
+
+/// Every run's summary figures, in the table's order; the latency percentiles
+/// ([`PERCENTILES_AFTER`]) go between the latency's stddev and its max.
+pub static FIGURES: &[FigureSpec] = &[
+    TPS,
+    LATENCY_AVG,
+    LATENCY_STDDEV,
+    LATENCY_MAX,
+    FAILED_PCT,
+    RETRIES,
+    LAG_AVG,
+];
+
+/// How many of [`FIGURES`] come before the percentiles' rows.
+const PERCENTILES_AFTER: usize = 3;
+
+/// `--workload=tpcc`: HammerDB's new orders and server transactions per minute,
+/// whole numbers as HammerDB prints them.
+pub(super) const NOPM: FigureSpec = FigureSpec {
+    name: "nopm",
+    label: "NOPM",
+    format: Format::Whole,
+    better: Better::Higher,
+    value: |s| s.nopm.map(|v| v as f64),
+    per_second: None,
+};
+
+pub(super) const TPM: FigureSpec = FigureSpec {
+    name: "tpm",
+    label: "TPM",
+    format: Format::Whole,
+    better: Better::Higher,
+    value: |s| s.tpm.map(|v| v as f64),
+    per_second: None,
+};
+
+static TPCC: &[FigureSpec] = &[NOPM, TPM];
+
+/// The figures a workload adds to its runs' summaries, a table per workload (a
+/// workload's module can own its own). A workload's rows lead the comparison when
+/// the first run has the first of them; their gate names follow [`FIGURES`]'.
+pub static WORKLOAD_FIGURES: &[&[FigureSpec]] = &[TPCC];
+
+/// Every gate name of the summary's figures, in the order `--fail-if`'s error
+/// lists them: [`FIGURES`]' with the summary's percentiles among them, then the
+/// workloads'.
+pub fn gate_names() -> Vec<String> {
+    let (before, after) = FIGURES.split_at(PERCENTILES_AFTER);
+    let name = |f: &FigureSpec| f.name.to_string();
+    before
+        .iter()
+        .map(name)
+        .chain(SUMMARY_PERCENTILES.into_iter().map(percentile_gate))
+        .chain(after.iter().map(name))
+        .chain(WORKLOAD_FIGURES.iter().flat_map(|w| w.iter()).map(name))
+        .collect()
+}
 
 /// The percentiles compared: pgbench-rs's, and any other a side's summary lists
 /// (sysbench prints its 95th), in order.
@@ -13,7 +141,7 @@ fn percentiles(sides: &[Side]) -> Vec<f64> {
         .flat_map(|s| &s.runs)
         .filter_map(|d| d.summary.percentiles.as_ref())
         .flat_map(|p| p.values.iter().map(|(q, _)| *q));
-    let mut all: Vec<f64> = crate::summary::SUMMARY_PERCENTILES
+    let mut all: Vec<f64> = SUMMARY_PERCENTILES
         .into_iter()
         .chain(listed)
         .filter(|q| q.is_finite())
@@ -24,18 +152,17 @@ fn percentiles(sides: &[Side]) -> Vec<f64> {
 }
 
 pub(super) fn figures(sides: &[Side]) -> Vec<Figure> {
-    let mut v = vec![Figure::Tps, Figure::LatencyAvg, Figure::LatencyStddev];
-    v.extend(percentiles(sides).into_iter().map(Figure::Percentile));
-    v.extend([
-        Figure::LatencyMax,
-        Figure::FailedPct,
-        Figure::Retries,
-        Figure::LagAvg,
-    ]);
     let first = &sides[0].runs[0].summary;
-    if first.nopm.is_some() {
-        v.splice(0..0, [Figure::Nopm, Figure::Tpm]);
-    }
+    let (before, after) = FIGURES.split_at(PERCENTILES_AFTER);
+    let mut v: Vec<Figure> = WORKLOAD_FIGURES
+        .iter()
+        .filter(|w| w.first().is_some_and(|f| (f.value)(first).is_some()))
+        .flat_map(|w| w.iter())
+        .map(Figure::Summary)
+        .collect();
+    v.extend(before.iter().map(Figure::Summary));
+    v.extend(percentiles(sides).into_iter().map(Figure::Percentile));
+    v.extend(after.iter().map(Figure::Summary));
     if first.scripts.len() > 1 {
         for sc in &first.scripts {
             v.push(Figure::ScriptTps(sc.name.clone()));
@@ -48,4 +175,82 @@ pub(super) fn figures(sides: &[Side]) -> Vec<Figure> {
     let all: Vec<&ResultsFile> = sides.iter().flat_map(|s| &s.runs).collect();
     v.extend(server::figures(&all).into_iter().map(Figure::Server));
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::server::{self, ServerFigure};
+    use super::super::{CompareError, Gate};
+    use super::*;
+
+    /// The gate names `--fail-if`'s error lists, but for `wait:TYPE:EVENT`.
+    fn listed() -> Vec<String> {
+        let text = CompareError::UnknownFigure("speed".into()).to_string();
+        let list = text.split_once("(one of: ").unwrap().1;
+        let list = list.strip_suffix(')').unwrap();
+        let (names, wait) = list.rsplit_once(", ").unwrap();
+        assert_eq!(wait, format!("{}TYPE:EVENT", server::WAIT_GATE));
+        names.split(", ").map(String::from).collect()
+    }
+
+    /// Every figure with a fixed gate name, from the tables.
+    fn known() -> Vec<Figure> {
+        let workloads = WORKLOAD_FIGURES.iter().flat_map(|w| w.iter());
+        FIGURES
+            .iter()
+            .chain(workloads)
+            .map(Figure::Summary)
+            .chain(SUMMARY_PERCENTILES.map(Figure::Percentile))
+            .chain(server::figures_with_fixed_names().map(Figure::Server))
+            .collect()
+    }
+
+    #[test]
+    fn the_gate_error_lists_exactly_the_figures_the_tables_know() {
+        let names = listed();
+        let known: Vec<String> = known().iter().map(|f| f.gate_name().unwrap()).collect();
+        for name in &names {
+            assert!(
+                known.contains(name),
+                "{name} is listed but no figure has it"
+            );
+            Gate::parse(&format!("{name}<-5%")).unwrap();
+        }
+        for name in &known {
+            assert!(names.contains(name), "{name} is a figure but not listed");
+        }
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        // The text as it was when the names were a hand-kept string.
+        assert_eq!(
+            CompareError::UnknownFigure("speed".into()).to_string(),
+            "--fail-if: unknown figure \"speed\" (one of: tps, latency_avg, latency_stddev, \
+             p50, p90, p99, p99.9, p99.99, max, failed, retries, lag_avg, nopm, tpm, \
+             wal_bytes_per_transaction, fpi_share, blks_read_per_transaction, hit_ratio, \
+             checkpoints, wait:TYPE:EVENT)"
+        );
+        assert!(Gate::parse("wait:LWLock:WALWrite<-5%").is_ok());
+        assert!(matches!(
+            Gate::parse("tps_avg<-5%"),
+            Err(CompareError::UnknownFigure(_))
+        ));
+    }
+
+    #[test]
+    fn a_summary_figure_is_its_row_of_the_table() {
+        let tps = Figure::Summary(&FIGURES[0]);
+        assert_eq!(tps, Figure::Tps);
+        assert_eq!(tps.label(), "tps");
+        assert_eq!(Figure::Nopm.label(), "NOPM");
+        assert_eq!(Figure::Nopm.format(), Format::Whole);
+        assert_ne!(Figure::Nopm, Figure::Tpm);
+        assert_eq!(
+            Figure::Server(ServerFigure::Checkpoints)
+                .gate_name()
+                .as_deref(),
+            Some("checkpoints")
+        );
+    }
 }

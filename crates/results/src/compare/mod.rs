@@ -7,15 +7,17 @@
 //! lengths).
 
 pub mod caveats;
-mod figures;
+mod figure;
+pub mod figures;
 pub mod interval;
 pub mod server;
 mod table;
 
 use crate::document::ResultsFile;
+pub use figure::{Better, Figure, FigureSpec};
 use figures::figures;
 use interval::{Interval, NoInterval, Series};
-use server::ServerFigure;
+pub use server::ServerFigure;
 pub use table::{render_table, Format};
 
 /// Why a comparison could not be made.
@@ -28,187 +30,26 @@ pub enum CompareError {
     #[error("cannot read --fail-if \"{0}\": expected FIGURE<PERCENT or FIGURE>PERCENT, e.g. 'tps<-5%' or 'p99>10%'")]
     BadGate(String),
     #[error(
-        "--fail-if: unknown figure \"{0}\" (one of: {GATE_FIGURES}, {names}, {wait}TYPE:EVENT)",
-        names = server::GATE_NAMES,
+        "--fail-if: unknown figure \"{0}\" (one of: {names}, {wait}TYPE:EVENT)",
+        names = gate_figures().join(", "),
         wait = server::WAIT_GATE
     )]
     UnknownFigure(String),
 }
 
-/// The figures a gate can name.
-pub const GATE_FIGURES: &str =
-    "tps, latency_avg, latency_stddev, p50, p90, p99, p99.9, p99.99, max, failed, retries, lag_avg, nopm, tpm";
+/// The figures a gate can name, but for the wait events' (`wait:TYPE:EVENT`): the
+/// summary's ([`figures::gate_names`]), then the server's.
+pub fn gate_figures() -> Vec<String> {
+    let mut names = figures::gate_names();
+    names.extend(server::gate_names());
+    names
+}
 
 /// One side: a label and its runs.
 #[derive(Debug, Clone)]
 pub struct Side {
     pub label: String,
     pub runs: Vec<ResultsFile>,
-}
-
-/// A compared figure.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Figure {
-    Tps,
-    LatencyAvg,
-    LatencyStddev,
-    Percentile(f64),
-    LatencyMax,
-    /// Failed transactions, % of all.
-    FailedPct,
-    Retries,
-    LagAvg,
-    /// `--workload=tpcc`: HammerDB's new orders and server transactions per minute.
-    Nopm,
-    Tpm,
-    /// By script name.
-    ScriptTps(String),
-    ScriptLatency(String),
-    /// `-r` line, keyed `N: script: command`.
-    Statement(String),
-    /// `--server-stats`: per transaction of the window, or a share.
-    Server(ServerFigure),
-}
-
-/// Which way a figure's change is an improvement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Better {
-    Higher,
-    Lower,
-    /// Neither (where the backends waited, say): a change is only higher or lower.
-    Neither,
-}
-
-/// Picks a figure's value and weight out of a timeline point.
-type Pick = Box<dyn Fn(&crate::timeline::Point) -> Option<(f64, f64)>>;
-
-/// The per-second percentiles a timeline point holds.
-const POINT_PERCENTILES: [f64; 4] = [50.0, 90.0, 99.0, 99.9];
-
-impl Figure {
-    /// The row's name in the table.
-    pub fn label(&self) -> String {
-        match self {
-            Figure::Tps => "tps".into(),
-            Figure::LatencyAvg => "latency average (ms)".into(),
-            Figure::LatencyStddev => "latency stddev (ms)".into(),
-            Figure::Percentile(p) => format!("latency p{p} (ms)"),
-            Figure::LatencyMax => "latency max (ms)".into(),
-            Figure::FailedPct => "failed transactions (%)".into(),
-            Figure::Retries => "retries".into(),
-            Figure::LagAvg => "schedule lag average (ms)".into(),
-            Figure::Nopm => "NOPM".into(),
-            Figure::Tpm => "TPM".into(),
-            Figure::ScriptTps(s) => format!("{s}: tps"),
-            Figure::ScriptLatency(s) => format!("{s}: latency average (ms)"),
-            Figure::Statement(k) => {
-                // Long statements would make every row as wide.
-                let short: String = k.chars().take(60).collect();
-                let more = if short.len() < k.len() { "..." } else { "" };
-                format!("  {short}{more} (ms)")
-            }
-            Figure::Server(f) => f.label(),
-        }
-    }
-
-    /// The name `--fail-if` uses.
-    fn gate_name(&self) -> Option<String> {
-        Some(match self {
-            Figure::Tps => "tps".into(),
-            Figure::LatencyAvg => "latency_avg".into(),
-            Figure::LatencyStddev => "latency_stddev".into(),
-            Figure::Percentile(p) => format!("p{p}"),
-            Figure::LatencyMax => "max".into(),
-            Figure::FailedPct => "failed".into(),
-            Figure::Retries => "retries".into(),
-            Figure::LagAvg => "lag_avg".into(),
-            Figure::Nopm => "nopm".into(),
-            Figure::Tpm => "tpm".into(),
-            Figure::Server(f) => f.gate_name(),
-            _ => return None,
-        })
-    }
-
-    /// How its values print: counts, and what is kept whole, without decimals.
-    pub fn format(&self) -> Format {
-        match self {
-            Figure::Retries | Figure::Nopm | Figure::Tpm => Format::Whole,
-            Figure::Server(f) => f.format(),
-            _ => Format::Real,
-        }
-    }
-
-    pub fn better(&self) -> Better {
-        match self {
-            Figure::Tps | Figure::ScriptTps(_) | Figure::Nopm | Figure::Tpm => Better::Higher,
-            Figure::Server(f) => f.better(),
-            _ => Better::Lower,
-        }
-    }
-
-    /// The figure of one run, if it has it.
-    pub fn value(&self, doc: &ResultsFile) -> Option<f64> {
-        let s = &doc.summary;
-        let script = |name: &str| s.scripts.iter().find(|sc| sc.name == name);
-        match self {
-            Figure::Tps => s.tps,
-            Figure::LatencyAvg => s.latency_avg_ms,
-            Figure::LatencyStddev => s.latency_stddev_ms,
-            // A percentile the summary does not list (sysbench's 95th, set beside a
-            // pgbench-rs run) from the run's histogram, where it has one.
-            Figure::Percentile(p) => {
-                s.percentiles.as_ref().and_then(|ps| ps.at(*p)).or_else(|| {
-                    let h = doc.histogram().filter(|h| !h.is_empty())?;
-                    Some(h.value_at_quantile(p / 100.0) as f64 / 1000.0)
-                })
-            }
-            Figure::LatencyMax => Some(s.percentiles.as_ref()?.max_ms),
-            Figure::FailedPct => {
-                let f = s.failures?.total as f64;
-                Some(100.0 * f / (s.transactions? as f64 + f + s.skipped.unwrap_or(0) as f64))
-            }
-            Figure::Retries => s.retries.map(|r| r as f64),
-            Figure::LagAvg => s.lag_avg_ms,
-            Figure::Nopm => s.nopm.map(|v| v as f64),
-            Figure::Tpm => s.tpm.map(|v| v as f64),
-            Figure::ScriptTps(n) => script(n)?.tps,
-            Figure::ScriptLatency(n) => script(n)?.latency_avg_ms,
-            Figure::Statement(k) => s
-                .statements()
-                .into_iter()
-                .find(|(name, st)| &format!("{name}: {}", st.command) == k)
-                .map(|(_, st)| st.latency_ms),
-            Figure::Server(f) => f.value(doc),
-        }
-    }
-
-    /// The figure second by second, with weights, for single-run intervals; the last
-    /// interval (usually partial) is left out.
-    fn per_second(&self, doc: &ResultsFile) -> Option<Series> {
-        let timeline = doc.timeline()?;
-        let points = &timeline.points;
-        let points = &points[..points.len().saturating_sub(1)];
-        let weight =
-            |p: &crate::timeline::Point| p.transactions.map_or(p.tps * p.length_s, |t| t as f64);
-        let pick: Pick = match self {
-            Figure::Tps => Box::new(|p| Some((p.tps, 1.0))),
-            Figure::LatencyAvg => Box::new(move |p| Some((p.latency_avg_ms?, weight(p)))),
-            Figure::LagAvg => Box::new(move |p| Some((p.lag_avg_ms?, weight(p)))),
-            Figure::Percentile(q) => {
-                let i = POINT_PERCENTILES.iter().position(|x| x == q)?;
-                Box::new(move |p| Some((p.percentiles_ms?[i], weight(p))))
-            }
-            Figure::Server(f) => return f.per_second(doc),
-            _ => return None,
-        };
-        Some(
-            points
-                .iter()
-                .filter_map(pick)
-                .filter(|(_, w)| *w > 0.0)
-                .collect(),
-        )
-    }
 }
 
 /// What a change amounts to.
@@ -484,10 +325,7 @@ impl Gate {
         let figure = text[..i].trim().to_string();
         let num = text[i + 1..].trim().trim_end_matches('%');
         let threshold: f64 = num.parse().map_err(|_| bad())?;
-        let known = GATE_FIGURES
-            .split(", ")
-            .chain(server::GATE_NAMES.split(", "))
-            .any(|f| f == figure);
+        let known = gate_figures().contains(&figure);
         if !known && !figure.starts_with(server::WAIT_GATE) {
             return Err(CompareError::UnknownFigure(figure));
         }

@@ -27,9 +27,26 @@ pub enum ServerFigure {
     WaitShare(String),
 }
 
+/// The figures every run with server stats has, in the table's order (the wait
+/// events' shares follow, by what the runs sampled).
+const FIXED: [ServerFigure; 5] = [
+    ServerFigure::WalBytesPerTransaction,
+    ServerFigure::FpiShare,
+    ServerFigure::BlksReadPerTransaction,
+    ServerFigure::HitRatio,
+    ServerFigure::Checkpoints,
+];
+
 /// Gate names of the fixed figures (`wait:LABEL` names a wait event's share).
-pub const GATE_NAMES: &str =
-    "wal_bytes_per_transaction, fpi_share, blks_read_per_transaction, hit_ratio, checkpoints";
+pub fn gate_names() -> Vec<String> {
+    FIXED.iter().map(ServerFigure::gate_name).collect()
+}
+
+/// The figures whose gate names [`gate_names`] lists.
+#[cfg(test)]
+pub(super) fn figures_with_fixed_names() -> [ServerFigure; 5] {
+    FIXED
+}
 
 /// The prefix of a wait event's gate name: `wait:LWLock:WALWrite`.
 pub const WAIT_GATE: &str = "wait:";
@@ -53,13 +70,7 @@ pub fn figures(docs: &[&ResultsFile]) -> Vec<ServerFigure> {
     else {
         return Vec::new();
     };
-    let mut v = vec![
-        ServerFigure::WalBytesPerTransaction,
-        ServerFigure::FpiShare,
-        ServerFigure::BlksReadPerTransaction,
-        ServerFigure::HitRatio,
-        ServerFigure::Checkpoints,
-    ];
+    let mut v = FIXED.to_vec();
     let mut waits: Vec<&str> = Vec::new();
     for s in &stats {
         for (label, share) in &s.derived.wait_event_shares {
