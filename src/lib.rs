@@ -1,10 +1,12 @@
 //! pgbench-rs as a library: the command line ([`cli`]), benchmarking mode ([`mod@bench`]:
 //! clients, statistics, report), initialisation mode ([`init`]), and the throwaway
-//! server of `--temp-instance`. `main.rs` only calls [`cli::main`].
+//! server of `--temp-instance`. `main.rs` calls [`cli::run`] and reports its error
+//! ([`diagnostic`]).
 
 pub mod bench;
 pub mod cli;
 pub mod connect;
+pub mod diagnostic;
 pub mod init;
 pub mod logging;
 pub mod metrics;

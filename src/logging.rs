@@ -33,6 +33,11 @@ pub enum Level {
 
 /// The text of one log line (with its newline), without printing it.
 pub fn format_line(level: Level, msg: &str) -> String {
+    line(progname(), level, msg)
+}
+
+/// [`format_line`] with the program name given.
+pub fn line(progname: &str, level: Level, msg: &str) -> String {
     let word = match level {
         Level::Error => "error: ",
         Level::Warning => "warning: ",
@@ -41,7 +46,7 @@ pub fn format_line(level: Level, msg: &str) -> String {
         Level::Info => "",
     };
     let msg = msg.strip_suffix('\n').unwrap_or(msg);
-    format!("{}: {word}{msg}\n", progname())
+    format!("{progname}: {word}{msg}\n")
 }
 
 /// Prints one log line to stderr in a single write (lines of several clients never mix).

@@ -10,6 +10,7 @@
 //! line says; `--temp-instance-durable` keeps the server's durable defaults instead.
 
 use crate::bench::plan::BenchPlan;
+use crate::diagnostic::Diagnostic;
 use crate::init::{InitError, InitOptions};
 use crate::logging;
 use crate::workload::{Configured, PrepareError, PrepareOptions};
@@ -49,10 +50,10 @@ pub enum TempInstanceError {
     },
 }
 
-impl TempInstanceError {
+impl Diagnostic for TempInstanceError {
     /// The lines to print, `progname`'s `error:` lines (an `-i` failure's as pgbench
     /// prints them; a message's own last newline is not doubled, as `logging` does).
-    pub fn render(&self, progname: &str) -> String {
+    fn render(&self, progname: &str) -> String {
         match self {
             TempInstanceError::Init(e) => e.render(progname),
             TempInstanceError::Prepare(e) => e.render(progname),

@@ -1,9 +1,11 @@
 //! What can go wrong in benchmarking mode, in pgbench's words: [`RunError`] when the run
 //! cannot start (exit status 1), [`ClientAbort`] when one client stops for good (the
 //! run goes on; the report is printed and the exit status is 2). Nothing here prints:
-//! the collector prints aborts as they arrive, `cli` prints run errors.
+//! the collector prints aborts as they arrive, `cli` reports run errors (their
+//! [`Diagnostic`]).
 
-use crate::logging::{format_line, Level};
+use crate::diagnostic::Diagnostic;
+use crate::logging::{format_line, line, Level};
 use pgbench_wire::ConnError;
 
 /// The run could not start.
@@ -34,10 +36,17 @@ pub enum RunError {
 }
 
 impl RunError {
+    /// [`Diagnostic::render`] with the process's program name: what `main` prints.
+    pub fn render(&self) -> String {
+        Diagnostic::render(self, crate::logging::progname())
+    }
+}
+
+impl Diagnostic for RunError {
     /// 1, as pgbench exits when a run cannot start; 128 + the signal when SIGINT or
     /// SIGTERM ended the wait for the other workers, as a shell reports a process the
     /// signal ended.
-    pub fn exit_status(&self) -> i32 {
+    fn exit_status(&self) -> i32 {
         match self {
             RunError::Barrier(super::barrier::BarrierError::Interrupted(sig)) => 128 + sig,
             _ => 1,
@@ -45,23 +54,20 @@ impl RunError {
     }
 
     /// Everything pgbench prints on stderr for it.
-    pub fn render(&self) -> String {
-        let mut out = format_line(Level::Error, &self.to_string());
+    fn render(&self, progname: &str) -> String {
+        let error = |msg: &str| line(progname, Level::Error, msg);
+        let mut out = error(&self.to_string());
         match self {
             RunError::SetupConnect { .. } => {
-                out.push_str(&format_line(
-                    Level::Error,
-                    "could not create connection for setup",
-                ));
+                out.push_str(&error("could not create connection for setup"));
             }
             RunError::Setup {
                 hint: Some(hint), ..
-            } => out.push_str(&format_line(Level::Hint, hint)),
+            } => out.push_str(&line(progname, Level::Hint, hint)),
             RunError::ClientConnect { client, .. } => {
-                out.push_str(&format_line(
-                    Level::Error,
-                    &format!("could not create connection for client {client}"),
-                ));
+                out.push_str(&error(&format!(
+                    "could not create connection for client {client}"
+                )));
             }
             _ => {}
         }
@@ -250,7 +256,7 @@ mod tests {
             message: "could not count number of branches: ERROR:  relation \"pgbench_branches\" does not exist".into(),
             hint: Some("Perhaps you need to do initialization (\"pgbench -i\") in database \"x\".".into()),
         };
-        assert!(e.render().ends_with(
+        assert!(Diagnostic::render(&e, "pgbench").ends_with(
             "pgbench: hint: Perhaps you need to do initialization (\"pgbench -i\") in database \"x\".\n"
         ));
     }

@@ -1,156 +1,111 @@
 //! The command line: what `main` calls. Parses arguments as pgbench does
-//! ([`args`], [`options`]) and runs the chosen mode.
+//! ([`args`], [`options`]) and runs the chosen mode; a mode's failure is returned as
+//! its error's [`Diagnostic`], which `main` reports ([`crate::diagnostic`]).
 
 mod after_report;
 pub mod args;
+mod error;
 pub mod export;
 pub mod help;
 pub mod option_table;
 pub mod options;
 
 use crate::bench::RunOutcome;
+use crate::diagnostic::{self, Diagnostic};
 use crate::logging;
+pub use error::CliError;
 use options::{Action, ProcessEnv};
 use pgbench_results::destination::{self, WriteError};
 use std::io::Write;
 
-/// Runs pgbench-rs with this process's arguments; returns the exit status.
-pub fn main() -> i32 {
-    crate::sys::limit_malloc_arenas();
-    let argv: Vec<String> = std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let argv0 = argv
-        .first()
-        .cloned()
-        .unwrap_or_else(|| "pgbench".to_string());
-    logging::init_progname(&argv0);
-    let interpretation = options::interpret(&argv0, &argv[1..], &ProcessEnv);
+/// What a mode ends with: its exit status, or the error that ended it (not yet
+/// printed).
+pub type Exit = Result<i32, Box<dyn Diagnostic>>;
+
+/// Runs pgbench-rs with the arguments `argv` (`argv[0]` names the program in its
+/// messages).
+pub fn run(argv: &[String]) -> Exit {
+    let argv0 = argv.first().map_or("pgbench", String::as_str);
+    logging::init_progname(argv0);
+    let interpretation = options::interpret(argv0, argv.get(1..).unwrap_or_default(), &ProcessEnv);
     for notice in &interpretation.notices {
         logging::info(notice);
     }
-    let action = match interpretation.outcome {
-        Ok(a) => a,
-        Err(e) => {
-            logging::raw(&e.render());
-            return 1;
-        }
-    };
-    match action {
+    match interpretation.outcome? {
         Action::Help => {
             let _ = std::io::stdout().write_all(help::usage_text(logging::progname()).as_bytes());
-            0
+            Ok(0)
         }
         Action::Version => {
             let _ = std::io::stdout().write_all(help::version_text().as_bytes());
-            0
+            Ok(0)
         }
         Action::PrintAndExit(text) => {
             logging::raw(&text);
-            0
+            Ok(0)
         }
         Action::Init {
             conn,
             init,
-            temp_instance,
+            temp_instance: Some(kind),
         } => {
-            if let Some(kind) = temp_instance {
-                warn_ignored_by_temp_instance(&conn);
-                return match crate::temp_instance::run_init(kind, &init) {
-                    Ok(()) => 0,
-                    Err(e) => {
-                        logging::raw(&e.render(logging::progname()));
-                        1
-                    }
-                };
-            }
+            warn_ignored_by_temp_instance(&conn);
+            crate::temp_instance::run_init(kind, &init)?;
+            Ok(0)
+        }
+        Action::Init {
+            conn,
+            init,
+            temp_instance: None,
+        } => {
             let _ctrl_c = crate::init::interrupt::attach(&signals_for_init());
-            let Some((main, opts)) = connect_for_init(&conn) else {
-                return 1;
-            };
-            match crate::init::run_on(main, &opts, &init, logging::progname()) {
-                Ok(()) => 0,
-                Err(e) => {
-                    logging::raw(&e.render(logging::progname()));
-                    1
-                }
-            }
+            let (main, opts) = connect_for_init(&conn)?;
+            crate::init::run_on(main, &opts, &init, logging::progname())?;
+            Ok(0)
         }
         Action::Prepare {
             conn,
             workload,
-            jobs,
-            seed,
-            scale,
-            quiet,
+            how,
             temp_instance,
-        } => {
-            let how = crate::workload::PrepareOptions {
-                jobs,
-                seed,
-                scale,
-                quiet,
-            };
-            if let Some(kind) = temp_instance {
-                warn_ignored_by_temp_instance(&conn);
-                return match crate::temp_instance::run_prepare(kind, &workload, &how) {
-                    Ok(()) => 0,
-                    Err(e) => {
-                        logging::raw(&e.render(logging::progname()));
-                        1
-                    }
-                };
-            }
-            let _ctrl_c = crate::init::interrupt::attach(&signals_for_init());
-            prepare_workload(&conn, &workload, &how)
-        }
+        } => prepare_workload(&conn, &workload, &how, temp_instance),
         Action::CheckWorkload { conn, workload } => {
-            crate::workload::run_check(&workload, &conn.connect_args())
+            let report = crate::workload::run_check(&workload, &conn.connect_args())?;
+            let _ = std::io::stdout().lock().write_all(report.text.as_bytes());
+            report.verdict()?;
+            Ok(0)
         }
         Action::Bench {
             conn,
             plan,
             temp_instance,
         } => {
-            if let Err(e) = check_exports(&plan.export) {
-                logging::error(&e.to_string());
-                return 1;
-            }
+            check_exports(&plan.export).map_err(CliError::Export)?;
             // Before any thread: a run's signals are its own from the start.
-            let signals = match crate::signals::install() {
-                Ok(s) => s,
-                Err(e) => {
-                    let e = crate::bench::RunError::SpawnThread(crate::sys::strerror(&e));
-                    logging::raw(&e.render());
-                    return e.exit_status();
-                }
-            };
-            run_bench(&conn, &plan, temp_instance, &argv, &signals)
+            let signals = crate::signals::install()
+                .map_err(|e| crate::bench::RunError::SpawnThread(crate::sys::strerror(&e)))?;
+            run_bench(&conn, &plan, temp_instance, argv, &signals)
         }
     }
 }
 
 /// Benchmarking mode: the metrics endpoint (bound before anything connects), the run
-/// on the server or a temporary instance, the report, then the endpoint's linger.
+/// on the server or a temporary instance, the report, then the endpoint's linger. The
+/// run's error is reported before the linger, as the report is printed before it.
 fn run_bench(
     conn: &options::ConnArgs,
     plan: &crate::bench::plan::BenchPlan,
     temp_instance: Option<crate::temp_instance::TempInstance>,
     argv: &[String],
     signals: &crate::signals::Signals,
-) -> i32 {
+) -> Exit {
     // Before connecting: a port in use ends the run before it starts.
-    let endpoint = match crate::metrics::start(
+    let endpoint = crate::metrics::start(
         plan.metrics.as_ref(),
         plan.live_plan(),
         plan.metric_labels(),
-    ) {
-        Ok(e) => e,
-        Err(message) => {
-            logging::error(&message);
-            return 1;
-        }
-    };
+    )
+    .map_err(CliError::Metrics)?;
     let live = endpoint.as_ref().map(crate::metrics::Endpoint::live);
     // The run's, until the report is out and the results files are written.
     let stop = crate::bench::RunStop::new();
@@ -172,13 +127,8 @@ fn run_bench(
         Some(kind) => {
             warn_ignored_by_temp_instance(conn);
             let run = |outcome| report(outcome, "postgres");
-            match crate::temp_instance::run_bench(kind, plan, &env, run) {
-                Ok(code) => code,
-                Err(e) => {
-                    logging::raw(&e.render(logging::progname()));
-                    1
-                }
-            }
+            crate::temp_instance::run_bench(kind, plan, &env, run)
+                .unwrap_or_else(|e| diagnostic::report(&e))
         }
         None => report(
             crate::bench::run(&env, conn.connect_args(), plan),
@@ -195,7 +145,7 @@ fn run_bench(
         _ => {}
     }
     drop(attached);
-    code
+    Ok(code)
 }
 
 /// The process's signal handling for `-i`: where no thread can be made for it, Ctrl-C
@@ -206,45 +156,46 @@ fn signals_for_init() -> crate::signals::Signals {
 }
 
 /// The first connection of `-i` (pgbench's doConnect: a password prompt if the server
-/// wants one); `None` when it failed, said on stderr.
+/// wants one).
 fn connect_for_init(
     conn: &options::ConnArgs,
-) -> Option<(pgbench_wire::Connection, pgbench_wire::ConnectOptions)> {
+) -> Result<(pgbench_wire::Connection, pgbench_wire::ConnectOptions), CliError> {
     let mut args = conn.connect_args();
-    match crate::connect::connect_with_prompt(&mut args) {
-        Ok(made) => Some(made),
-        Err(e) => {
-            logging::error(&e.to_string());
-            logging::error("could not create connection for initialization");
-            None
-        }
-    }
+    crate::connect::connect_with_prompt(&mut args).map_err(CliError::InitConnect)
 }
 
-/// `-i --workload=NAME`: connects as `-i` does and runs the workload's prepare step;
-/// after a failure, says what it left.
+/// `-i --workload=NAME`: connects as `-i` does (or starts a throwaway cluster) and
+/// runs the workload's prepare step; after a failure on the user's server, says what
+/// it left.
 fn prepare_workload(
     conn: &options::ConnArgs,
     workload: &crate::workload::Configured,
     how: &crate::workload::PrepareOptions,
-) -> i32 {
-    let Some((main, opts)) = connect_for_init(conn) else {
-        return 1;
-    };
-    match workload.prepare(main, &opts, how) {
-        Ok(()) => 0,
-        Err(e) => {
-            logging::raw(&e.render(logging::progname()));
-            logging::info(&workload.incomplete_note());
-            1
-        }
+    temp_instance: Option<crate::temp_instance::TempInstance>,
+) -> Exit {
+    if let Some(kind) = temp_instance {
+        warn_ignored_by_temp_instance(conn);
+        crate::temp_instance::run_prepare(kind, workload, how)?;
+        return Ok(0);
     }
+    let _ctrl_c = crate::init::interrupt::attach(&signals_for_init());
+    let (main, opts) = connect_for_init(conn)?;
+    workload
+        .prepare(main, &opts, how)
+        .map_err(|error| CliError::Prepare {
+            error,
+            incomplete: workload.incomplete_note(),
+        })?;
+    Ok(0)
 }
 
 /// Finishes a benchmark: prints the report, the abort line, the `-l` lines lost and
 /// the stop's warning, writes the exports, and picks the exit status: 0, or 2 when a
-/// client aborted or `--exit-on-abort` stopped the run, 1 when it could not run or an
-/// export could not be written, 128 + the signal when one ended a FIFO export's wait.
+/// client aborted or `--exit-on-abort` stopped the run; a run that could not start
+/// and exports that could not be written are reported here ([`RunError`]'s and
+/// [`CliError::Exports`]' status), before a throwaway cluster is removed.
+///
+/// [`RunError`]: crate::bench::RunError
 pub fn finish_bench(
     outcome: Result<RunOutcome, crate::bench::RunError>,
     plan: &crate::bench::plan::BenchPlan,
@@ -254,10 +205,7 @@ pub fn finish_bench(
 ) -> i32 {
     let outcome = match outcome {
         Ok(o) => o,
-        Err(e) => {
-            logging::raw(&e.render());
-            return e.exit_status();
-        }
+        Err(e) => return diagnostic::report(&e),
     };
     match &outcome {
         RunOutcome::Completed {
@@ -289,16 +237,8 @@ pub fn finish_bench(
             if plan.export.any() {
                 let file = export::results_file(result, meta, plan, argv, dbname);
                 let errors = write_exports(&plan.export, &file, stop);
-                for e in &errors {
-                    logging::error(&e.to_string());
-                }
-                // A signal that ended a FIFO's wait ends the program as it would have.
-                let signal = errors.iter().find_map(|e| match e {
-                    WriteError::Abandoned { signal, .. } => Some(128 + signal),
-                    _ => None,
-                });
                 if !errors.is_empty() {
-                    return signal.unwrap_or(1);
+                    return diagnostic::report(&CliError::Exports(errors));
                 }
             }
         }

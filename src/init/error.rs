@@ -75,6 +75,16 @@ impl InitError {
     }
 }
 
+impl crate::diagnostic::Diagnostic for InitError {
+    fn render(&self, progname: &str) -> String {
+        InitError::render(self, progname)
+    }
+
+    fn exit_status(&self) -> i32 {
+        self.exit_code()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

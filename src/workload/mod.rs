@@ -9,6 +9,7 @@ mod hint;
 pub mod sysbench;
 pub mod tpcc;
 
+use crate::diagnostic::Diagnostic;
 use pgbench_results::QueryMode;
 use pgbench_wire::{ConnectArgs, ConnectOptions, Connection};
 
@@ -283,10 +284,10 @@ pub enum PrepareError {
     Aborted,
 }
 
-impl PrepareError {
+impl Diagnostic for PrepareError {
     /// The lines to print, with `progname`'s prefix (a failed statement's text as
     /// pgbench's `detail:`).
-    pub fn render(&self, progname: &str) -> String {
+    fn render(&self, progname: &str) -> String {
         let text = self.to_string();
         let text = text.strip_suffix('\n').unwrap_or(&text);
         let mut out = format!("{progname}: error: {text}\n");
@@ -297,18 +298,50 @@ impl PrepareError {
     }
 }
 
-/// `--workload=NAME --check`: the workload's checks of its tables (and TPC-C's
-/// consistency conditions); 0 when all hold, 1 when one fails or they could not run.
-pub fn run_check(workload: &Configured, args: &ConnectArgs) -> i32 {
-    use crate::logging;
-    let mut args = args.clone();
-    let mut conn = match crate::connect::connect_with_prompt(&mut args) {
-        Ok((conn, _)) => conn,
-        Err(e) => {
-            logging::error(&e.to_string());
-            return 1;
+/// What `--workload=NAME --check` found: its report (for stdout) and whether every
+/// check held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckReport {
+    pub workload: &'static str,
+    pub text: String,
+    pub all_hold: bool,
+}
+
+impl CheckReport {
+    /// A check that failed is an error, said after the report.
+    pub fn verdict(&self) -> Result<(), CheckError> {
+        if self.all_hold {
+            Ok(())
+        } else {
+            Err(CheckError::Failed(self.workload))
         }
-    };
+    }
+}
+
+/// Why `--check` did not pass (exit status 1).
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error("{0}")]
+    Connect(#[from] pgbench_wire::ConnError),
+    /// The checks could not run (a query failed, the tables are not a complete load).
+    #[error("{0}")]
+    Run(String),
+    /// They ran, and one failed (the report says which).
+    #[error("the {0} check failed")]
+    Failed(&'static str),
+}
+
+impl Diagnostic for CheckError {
+    fn render(&self, progname: &str) -> String {
+        crate::logging::line(progname, crate::logging::Level::Error, &self.to_string())
+    }
+}
+
+/// `--workload=NAME --check`: the workload's checks of its tables (and TPC-C's
+/// consistency conditions), or why they could not run.
+pub fn run_check(workload: &Configured, args: &ConnectArgs) -> Result<CheckReport, CheckError> {
+    let mut args = args.clone();
+    let (mut conn, _) = crate::connect::connect_with_prompt(&mut args)?;
     // The command a failure suggests names the user's options, not the prompt's
     // password.
     args.password = None;
@@ -316,20 +349,10 @@ pub fn run_check(workload: &Configured, args: &ConnectArgs) -> i32 {
         Configured::Sysbench(c) => sysbench::check::check(c, &mut conn, &args),
         Configured::Tpcc(c) => tpcc::check::check(c, &mut conn, &args),
     };
-    match checked {
-        Ok((report, all_hold)) => {
-            use std::io::Write;
-            let _ = std::io::stdout().lock().write_all(report.as_bytes());
-            if all_hold {
-                0
-            } else {
-                logging::error(&format!("the {} check failed", workload.name()));
-                1
-            }
-        }
-        Err(e) => {
-            logging::error(&e);
-            1
-        }
-    }
+    let (text, all_hold) = checked.map_err(CheckError::Run)?;
+    Ok(CheckReport {
+        workload: workload.name(),
+        text,
+        all_hold,
+    })
 }

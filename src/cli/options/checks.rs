@@ -126,10 +126,12 @@ fn prepare_action(d: Draft, workload: crate::workload::Configured) -> Result<Act
     Ok(Action::Prepare {
         conn: d.conn,
         workload,
-        jobs: d.init.jobs.unwrap_or(1) as usize,
-        seed: d.random_seed,
-        scale: d.scale,
-        quiet: d.init.quiet,
+        how: crate::workload::PrepareOptions {
+            jobs: d.init.jobs.unwrap_or(1) as usize,
+            seed: d.random_seed,
+            scale: d.scale,
+            quiet: d.init.quiet,
+        },
         temp_instance: d.temp_instance,
     })
 }

@@ -1,8 +1,9 @@
 //! Why a command line is refused: one variant per pgbench 15 message, whose `Display`
-//! is pgbench's text, with its `detail:`/`hint:` lines. [`ConfigError::render`] gives
-//! the whole stderr text; the exit status is always 1.
+//! is pgbench's text, with its `detail:`/`hint:` lines. Its [`Diagnostic::render`]
+//! gives the whole stderr text; the exit status is always 1.
 
-use crate::logging::{format_line, progname, Level};
+use crate::diagnostic::Diagnostic;
+use crate::logging::{line, Level};
 use pgbench_script::error::ScriptError;
 
 /// pgbench's `MAX_SCRIPTS`.
@@ -149,11 +150,12 @@ impl ConfigError {
         }
     }
 
-    /// pgbench's `hint:` line, if it prints one.
-    pub fn hint(&self) -> Option<String> {
+    /// pgbench's `hint:` line, if it prints one (`progname` is the program the
+    /// `--help` hint names).
+    pub fn hint(&self, progname: &str) -> Option<String> {
         match self {
             ConfigError::Getopt(_) | ConfigError::TooManyArguments(_) => {
-                Some(HELP_HINT.replace("{}", progname()))
+                Some(HELP_HINT.replace("{}", progname))
             }
             ConfigError::OpenFilesLimit { .. } | ConfigError::OpenFilesRaise { .. } => {
                 Some(OPEN_FILES_HINT.to_string())
@@ -164,25 +166,28 @@ impl ConfigError {
             _ => None,
         }
     }
+}
 
+impl Diagnostic for ConfigError {
     /// Everything pgbench prints on stderr for this error.
-    pub fn render(&self) -> String {
+    fn render(&self, progname: &str) -> String {
         let mut out = match self {
             ConfigError::Getopt(text) => format!("{text}\n"),
-            ConfigError::Script(e) => return e.render(progname()),
-            _ => format_line(Level::Error, &self.to_string()),
+            ConfigError::Script(e) => return e.render(progname),
+            _ => line(progname, Level::Error, &self.to_string()),
         };
         if let Some(d) = self.detail() {
-            out.push_str(&format_line(Level::Detail, &d));
+            out.push_str(&line(progname, Level::Detail, &d));
         }
         if let ConfigError::Seed { source_name, .. } = self {
-            out.push_str(&format_line(
+            out.push_str(&line(
+                progname,
                 Level::Error,
                 &format!("error while setting random seed from {source_name}"),
             ));
         }
-        if let Some(h) = self.hint() {
-            out.push_str(&format_line(Level::Hint, &h));
+        if let Some(h) = self.hint(progname) {
+            out.push_str(&line(progname, Level::Hint, &h));
         }
         out
     }

@@ -28,16 +28,12 @@ pub enum Action {
         init: InitOptions,
         temp_instance: Option<crate::temp_instance::TempInstance>,
     },
-    /// `-i --workload=NAME`: the workload's prepare step over `jobs` connections.
+    /// `-i --workload=NAME`: the workload's prepare step (`how`: over `-j`
+    /// connections, `-s`, the seed, `-q`).
     Prepare {
         conn: ConnArgs,
         workload: crate::workload::Configured,
-        jobs: usize,
-        seed: u64,
-        /// `-s` (TPC-C's warehouses).
-        scale: i32,
-        /// `-q`.
-        quiet: bool,
+        how: crate::workload::PrepareOptions,
         /// `--temp-instance`: prepare on a throwaway cluster (to time a load).
         temp_instance: Option<crate::temp_instance::TempInstance>,
     },

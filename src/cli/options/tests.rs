@@ -2,6 +2,7 @@
 //! of pgbench's own `002_pgbench_no_server.pl` live in tests/cli.rs).
 
 use super::*;
+use crate::diagnostic::Diagnostic;
 use pgbench_results::QueryMode;
 
 struct TestEnv;
@@ -38,7 +39,7 @@ fn parse(args: &[&str]) -> Result<Action, ConfigError> {
 
 fn error_of(args: &[&str]) -> String {
     match parse(args) {
-        Err(f) => f.render(),
+        Err(f) => f.render("pgbench"),
         Ok(a) => panic!("{args:?} was accepted: {a:?}"),
     }
 }
@@ -395,8 +396,11 @@ fn a_workloads_init_refuses_pgbench_table_options_instead_of_ignoring_them() {
     assert!(matches!(
         parse(&["-i", "--workload=tpcc", "-q", "-j", "2"]),
         Ok(Action::Prepare {
-            quiet: true,
-            jobs: 2,
+            how: crate::workload::PrepareOptions {
+                quiet: true,
+                jobs: 2,
+                ..
+            },
             ..
         })
     ));
