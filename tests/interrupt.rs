@@ -4,7 +4,7 @@
 //! (TPC-C's while generating or building keys, a sysbench prepare) is refused by runs
 //! and `--check` afterwards.
 
-use crate::support::fresh_db;
+use crate::support::{fresh_db, LockHolder};
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -230,20 +230,7 @@ fn ctrl_c_during_the_init_vacuum_says_cancel_request_sent_as_stock() {
     db.init(1);
     let mut outputs = Vec::new();
     for ours in [false, true] {
-        let mut holder = std::process::Command::new("psql");
-        crate::support::aim(&mut holder, db.cluster, &db.name);
-        let mut holder = holder
-            .args(["-X", "-q", "-c", "begin; lock table pgbench_branches in share update exclusive mode; select pg_sleep(60)"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // Conditions, not sleeps: on a loaded machine psql may take longer to lock
-        // than a vacuum takes to pass.
-        let locked = "select count(*) > 0 from pg_locks \
-                      where relation = 'pgbench_branches'::regclass and granted \
-                      and mode = 'ShareUpdateExclusiveLock'";
-        assert_eq!(db.value_within(locked, "t", Duration::from_secs(30)), "t");
+        let holder = LockHolder::lock(&db, "pgbench_branches", "share update exclusive");
         let cmd = if ours { db.ours() } else { db.stock() };
         let child = { cmd }
             .args(["-i", "-I", "v"])
@@ -260,14 +247,7 @@ fn ctrl_c_during_the_init_vacuum_says_cancel_request_sent_as_stock() {
         );
         signal(child.id(), "-INT");
         let out = child.wait_with_output().unwrap();
-        let _ = holder.kill();
-        let _ = holder.wait();
-        // Its backend would sleep on, holding the lock, after psql is gone.
-        db.value(
-            "select count(pg_terminate_backend(pid)) from pg_stat_activity \
-              where datname = current_database() and query like '%pg_sleep(60)' \
-                and pid <> pg_backend_pid()",
-        );
+        drop(holder);
         let gone = "select count(*) from pg_locks where relation = 'pgbench_branches'::regclass";
         assert_eq!(db.value_within(gone, "0", Duration::from_secs(30)), "0");
         let stderr = crate::support::normalize(&String::from_utf8_lossy(&out.stderr));
@@ -375,18 +355,7 @@ fn issue_38_ctrl_c_while_tpcc_builds_keys_leaves_tables_runs_refuse() {
     watch.wait_for("generating data", Duration::from_secs(60));
     // A session reading order_line holds its key's build (ALTER TABLE waits for its
     // lock) until the load is interrupted, however fast the machine.
-    let mut holder = std::process::Command::new("psql");
-    crate::support::aim(&mut holder, db.cluster, &db.name);
-    let mut holder = holder
-        .args(["-X", "-q", "-c"])
-        .arg("begin; lock table order_line in access share mode; select pg_sleep(120)")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let locked = "select count(*) > 0 from pg_locks \
-                  where relation = 'order_line'::regclass and granted and mode = 'AccessShareLock'";
-    assert_eq!(db.value_within(locked, "t", Duration::from_secs(30)), "t");
+    let holder = LockHolder::lock(&db, "order_line", "access share");
     watch.wait_for("creating primary keys", Duration::from_secs(300));
     let key_waits = "select count(*) > 0 from pg_stat_activity \
                      where datname = current_database() and wait_event_type = 'Lock' \
@@ -397,13 +366,7 @@ fn issue_38_ctrl_c_while_tpcc_builds_keys_leaves_tables_runs_refuse() {
     );
     signal(child.id(), "-INT");
     let out = child.wait_with_output().unwrap();
-    let _ = holder.kill();
-    let _ = holder.wait();
-    db.value(
-        "select count(pg_terminate_backend(pid)) from pg_stat_activity \
-          where datname = current_database() and query like '%pg_sleep(120)' \
-            and pid <> pg_backend_pid()",
-    );
+    drop(holder);
     let stderr = watch.finish();
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("Cancel request sent\n"), "{stderr}");

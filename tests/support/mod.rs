@@ -109,6 +109,55 @@ pub fn aim(cmd: &mut Command, cluster: &Cluster, db: &str) {
         .stdin(Stdio::null());
 }
 
+/// A session of psql holding a table's lock (`mode`) until dropped: its statement
+/// then ends with psql, and its backend, which would sleep on holding the lock, is
+/// terminated.
+pub struct LockHolder<'a> {
+    db: &'a Db,
+    psql: std::process::Child,
+}
+
+impl<'a> LockHolder<'a> {
+    /// Locks `table` in `mode` (as `LOCK TABLE` spells it) and waits until the lock is
+    /// granted (a condition, not a sleep: on a loaded machine psql may take longer to
+    /// lock than what it is to hold takes to pass).
+    pub fn lock(db: &'a Db, table: &str, mode: &str) -> LockHolder<'a> {
+        let mut psql = Command::new("psql");
+        aim(&mut psql, db.cluster, &db.name);
+        let psql = psql
+            .args(["-X", "-q", "-c"])
+            .arg(format!(
+                "begin; lock table {table} in {mode} mode; select pg_sleep(600) /* lock holder */"
+            ))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run psql");
+        let held = format!(
+            "select count(*) > 0 from pg_locks where relation = '{table}'::regclass and granted \
+             and pid in (select pid from pg_stat_activity where query like '%/* lock holder */')"
+        );
+        assert_eq!(
+            db.value_within(&held, "t", std::time::Duration::from_secs(30)),
+            "t",
+            "{table} not locked"
+        );
+        LockHolder { db, psql }
+    }
+}
+
+impl Drop for LockHolder<'_> {
+    fn drop(&mut self) {
+        let _ = self.psql.kill();
+        let _ = self.psql.wait();
+        self.db.value(
+            "select count(pg_terminate_backend(pid)) from pg_stat_activity \
+              where datname = current_database() and query like '%/* lock holder */' \
+                and pid <> pg_backend_pid()",
+        );
+    }
+}
+
 /// A running child's stderr, read as it comes on a thread of its own: a test waits for
 /// the line that shows the child reached the state it wants to act in (a progress
 /// line, a phase's message) instead of sleeping and hoping it got there.
