@@ -148,6 +148,7 @@ pub fn double_to_int(d: f64) -> Result<i64, EvalError> {
 /// division, from a table of the hundred pairs; the digits are ASCII, so they go in
 /// without the UTF-8 check `str::from_utf8` would make of them.
 #[inline]
+#[allow(unsafe_code)]
 pub fn push_int(out: &mut String, i: i64) {
     let mut buf = [0u8; 20];
     let mut pos = buf.len();
@@ -169,7 +170,8 @@ pub fn push_int(out: &mut String, i: i64) {
     if i < 0 {
         out.push('-');
     }
-    push_ascii(out, &buf[pos..]);
+    // SAFETY: `buf[pos..]` holds only digits, from DIGIT_PAIRS and `b'0' + n`.
+    unsafe { push_ascii(out, &buf[pos..]) };
 }
 
 /// `00`, `01`, ... `99`: the two digits of each pair, side by side.
@@ -185,12 +187,15 @@ pub(crate) const DIGIT_PAIRS: [u8; 200] = {
 };
 
 /// Appends bytes known to be ASCII, without checking them again.
+///
+/// # Safety
+///
+/// `ascii` must hold ASCII bytes only: appended to valid UTF-8 they keep it valid.
 #[inline]
 #[allow(unsafe_code)]
-pub(crate) fn push_ascii(out: &mut String, ascii: &[u8]) {
+unsafe fn push_ascii(out: &mut String, ascii: &[u8]) {
     debug_assert!(ascii.is_ascii());
-    // SAFETY: every caller passes ASCII bytes only (digits, and sysbench's digits
-    // and letters), and ASCII appended to valid UTF-8 is valid UTF-8.
+    // SAFETY: the caller passes ASCII only (this function's contract).
     unsafe { out.as_mut_vec() }.extend_from_slice(ascii);
 }
 

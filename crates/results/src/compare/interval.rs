@@ -45,14 +45,17 @@ pub fn over_runs(a: &[f64], b: &[f64]) -> Option<Interval> {
     welch(a, b)
 }
 
+/// A sample's mean, the variance of that mean (the sample variance over n), and n:
+/// what Welch's intervals take of each side.
+fn sample_stats(v: &[f64]) -> (f64, f64, usize) {
+    let m = mean(v);
+    let var = v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() - 1) as f64;
+    (m, var / v.len() as f64, v.len())
+}
+
 /// Welch's interval for the ratio of two means, on the log scale (delta method).
 fn welch(a: &[f64], b: &[f64]) -> Option<Interval> {
-    let stats = |v: &[f64]| {
-        let m = mean(v);
-        let var = v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() - 1) as f64;
-        (m, var / v.len() as f64, v.len())
-    };
-    let ((ma, va, na), (mb, vb, nb)) = (stats(a), stats(b));
+    let ((ma, va, na), (mb, vb, nb)) = (sample_stats(a), sample_stats(b));
     if ma == 0.0 || mb == 0.0 {
         return None;
     }
@@ -173,12 +176,7 @@ pub fn difference_over_runs(a: &[f64], b: &[f64], center: f64) -> Option<Interva
     if a.len() < MIN_RUNS || b.len() < MIN_RUNS {
         return None;
     }
-    let stats = |v: &[f64]| {
-        let m = mean(v);
-        let var = v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() - 1) as f64;
-        (m, var / v.len() as f64, v.len())
-    };
-    Some(difference(center, stats(a), stats(b)))
+    Some(difference(center, sample_stats(a), sample_stats(b)))
 }
 
 /// The interval of the difference over the per-second series of one run per side.
