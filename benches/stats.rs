@@ -148,6 +148,7 @@ fn report() -> RunResult {
         client_cpu: None,
         ended: None,
         phases: Vec::new(),
+        availability: None,
     }
 }
 

@@ -16,6 +16,8 @@
 //!   file;
 //! - [`merge`], [`merged`]: the workers of a `--worker=I/N` run merged into one
 //!   result, and what the merged file records of them;
+//! - [`availability`]: `--reconnect`'s outages as the clients saw them, and their
+//!   block after the report;
 //! - [`compare`]: runs side by side with confidence intervals and regression gates;
 //! - [`html`]: one self-contained page of charts (uPlot, inlined) for several files;
 //! - [`show`]: a results file as text (the run's report, byte for byte);
@@ -23,6 +25,7 @@
 //! - `synthetic` (tests, and the `synthetic` feature): simulated runs with known
 //!   properties.
 
+pub mod availability;
 pub mod compare;
 pub mod destination;
 pub mod document;

@@ -231,6 +231,9 @@ pub struct RunResult {
     /// written before they were recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<phases::PhaseSpan>,
+    /// `--reconnect`: the outages the clients rode through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability: Option<crate::availability::Availability>,
 }
 
 impl Serialize for RunResult {

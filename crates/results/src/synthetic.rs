@@ -282,5 +282,6 @@ pub fn run(spec: &Spec) -> RunResult {
         client_cpu: None,
         ended: Some(crate::run::ended::Ended::Completed),
         phases: Vec::new(),
+        availability: None,
     }
 }

@@ -161,6 +161,7 @@ fn result_of(all: &[Client], ids: &[usize], set: &RunSettings, scripts: u32) -> 
         client_cpu: None,
         ended: None,
         phases: Vec::new(),
+        availability: None,
     }
 }
 

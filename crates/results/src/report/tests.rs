@@ -34,6 +34,7 @@ fn base() -> RunResult {
         client_cpu: None,
         ended: None,
         phases: Vec::new(),
+        availability: None,
     }
 }
 

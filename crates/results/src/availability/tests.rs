@@ -1,0 +1,149 @@
+use super::render::utc_ms;
+use super::*;
+
+const S: i64 = 1_000_000;
+
+fn spell(client: usize, fail: i64, before: Option<i64>, after: Option<i64>) -> Spell {
+    Spell {
+        client,
+        first_failure_us: fail,
+        last_success_before_us: before,
+        first_success_after_us: after,
+        failed: 1,
+        reconnects: 1,
+    }
+}
+
+/// 100 successes a second, evenly, from 0 to `end` but none in `gap`, then `after`
+/// a second (or 100) from the gap's end.
+fn bins(end: i64, gap: (i64, i64), after: i64) -> SuccessBins {
+    let mut b = SuccessBins::new(0);
+    let mut t = 0;
+    while t < end {
+        let rate = if t >= gap.1 { after } else { 100 };
+        if !(gap.0..gap.1).contains(&t) {
+            b.add(t);
+        }
+        t += S / rate;
+    }
+    b
+}
+
+#[test]
+fn overlapping_spells_make_one_window_with_its_first_and_last_instants() {
+    let spells = [
+        spell(0, 5_000_000, Some(4_990_000), Some(6_200_000)),
+        spell(1, 5_010_000, Some(5_003_000), Some(6_100_000)),
+        // A client whose last success came after the first failure: not "before".
+        spell(2, 5_300_000, Some(5_200_000), Some(6_400_000)),
+        // Apart: a second window, lasting past the end.
+        spell(0, 8_000_000, Some(7_999_000), None),
+    ];
+    let b = bins(10 * S, (5 * S, 6_100_000), 100);
+    let w = outages(&spells, &b, 10 * S, 1_000);
+    assert_eq!(w.len(), 2);
+    let o = &w[0];
+    assert_eq!(o.first_failure_unix_us, 5_001_000);
+    assert_eq!(o.last_success_before_unix_us, Some(4_991_000));
+    assert_eq!(o.first_success_after_unix_us, Some(6_101_000));
+    assert_eq!(o.all_back_unix_us, Some(6_401_000));
+    assert_eq!((o.clients, o.failed_transactions, o.reconnects), (3, 3, 3));
+    assert_eq!(o.length_s(), Some(1.1));
+    assert_eq!(o.bound_s(), Some(1.11));
+    let second = &w[1];
+    assert_eq!(
+        (second.first_success_after_unix_us, second.all_back_unix_us),
+        (None, None)
+    );
+    assert_eq!(second.clients, 1);
+    assert_eq!(second.length_s(), None);
+}
+
+#[test]
+fn the_level_before_is_the_ten_seconds_before_and_the_return_a_whole_second_at_95_percent() {
+    // 100 tps for 20 s, nothing for 2 s, then 50 tps for 3 s, then 100 again.
+    let mut b = SuccessBins::new(0);
+    for i in 0..2000 {
+        b.add(i * 10_000);
+    }
+    for i in 0..150 {
+        b.add(22 * S + i * 20_000);
+    }
+    for i in 0..1000 {
+        b.add(25 * S + i * 10_000);
+    }
+    let spells = [spell(0, 20 * S, Some(20 * S - 10_000), Some(22 * S))];
+    let o = &outages(&spells, &b, 35 * S, 0)[0];
+    assert_eq!(o.tps_before, Some(100.0));
+    assert_eq!(o.back_to_95_unix_us, Some(25 * S - BIN_US));
+    assert_eq!(o.recovery_s(), Some(4.9));
+    // Never back: the run ends at half the rate.
+    let o = &outages(&spells, &b, 25 * S, 0)[0];
+    assert_eq!(o.back_to_95_unix_us, None);
+    // An outage in the run's first half second has no level before it.
+    let early = [spell(0, S / 2, None, Some(S))];
+    assert_eq!(outages(&early, &b, 35 * S, 0)[0].tps_before, None);
+}
+
+#[test]
+fn the_block_names_the_instants_in_utc_and_the_failures_by_class() {
+    let mut failed = std::collections::BTreeMap::new();
+    failed.insert("57P01".to_string(), 7);
+    failed.insert("08006".to_string(), 1);
+    let a = Availability {
+        reconnect_timeout_s: 60.0,
+        backoff_max_ms: BACKOFF_MAX_MS,
+        measured_from_unix_us: 1_700_000_000_000_000,
+        reconnects: 8,
+        gave_up: 0,
+        failed,
+        outages: vec![Outage {
+            last_success_before_unix_us: Some(1_700_000_009_512_000),
+            first_failure_unix_us: 1_700_000_009_514_400,
+            first_success_after_unix_us: Some(1_700_000_010_732_400),
+            all_back_unix_us: Some(1_700_000_010_790_000),
+            clients: 8,
+            failed_transactions: 8,
+            reconnects: 8,
+            tps_before: Some(1234.56),
+            back_to_95_unix_us: Some(1_700_000_011_014_400),
+        }],
+    };
+    assert_eq!(
+        render_block(&a),
+        "availability (--reconnect, timeout 60 s, backoff up to 200 ms):\n\
+         outages: 1, 1.218 s in all; reconnects: 8; clients that gave up: 0\n\
+         outage 1: 8 clients, 8 failed transactions, 8 reconnects\n\
+         \x20 last success before  2023-11-14 22:13:29.512 UTC (9.512 s into the run)\n\
+         \x20 first failure        2023-11-14 22:13:29.514 UTC (9.514 s into the run)\n\
+         \x20 first success after  2023-11-14 22:13:30.732 UTC (10.732 s into the run)\n\
+         \x20 all clients back     2023-11-14 22:13:30.790 UTC (10.790 s into the run)\n\
+         \x20 length: 1.218 s from the first failure, 1.220 s from the last success\n\
+         \x20 tps back at 95% of its level before (1234.6): 1.5 s after the first failure\n\
+         failed transactions by SQLSTATE class:\n\
+         \x20 08 (connection exception): 1 (08006 1)\n\
+         \x20 57 (operator intervention): 7 (57P01 7)\n"
+    );
+}
+
+#[test]
+fn utc_clock_times_across_years_and_before_1970() {
+    assert_eq!(utc_ms(0), "1970-01-01 00:00:00.000 UTC");
+    assert_eq!(utc_ms(951_782_400_123_999), "2000-02-29 00:00:00.123 UTC");
+    assert_eq!(utc_ms(-1_000), "1969-12-31 23:59:59.999 UTC");
+}
+
+#[test]
+fn a_file_without_the_block_reads_and_one_with_it_round_trips() {
+    let a = Availability {
+        reconnect_timeout_s: 5.0,
+        backoff_max_ms: 200,
+        measured_from_unix_us: 1,
+        reconnects: 0,
+        gave_up: 0,
+        failed: Default::default(),
+        outages: vec![],
+    };
+    let text = serde_json::to_string(&a).unwrap();
+    assert_eq!(serde_json::from_str::<Availability>(&text).unwrap(), a);
+}
