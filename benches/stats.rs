@@ -43,6 +43,7 @@ fn config(histograms: bool) -> CollectorPlan {
         epoch_shift_us: 0,
         phases: pgbench_rs::bench::phases::PhasePlan::default().anchored(0),
         duration_s: None,
+        availability: None,
     }
 }
 
@@ -172,6 +173,7 @@ fn metrics(c: &mut Criterion) {
         latency_limit_us: Some(5_000),
         limit: Limit::Duration(3_600),
         interval_us: 1_000_000,
+        reconnecting: false,
     });
     live.started(0, None, 0);
     let records = batch();

@@ -39,6 +39,8 @@ pub struct CollectorPlan {
     pub phases: Phases,
     /// `-T`: the measured part's seconds (its series has that many).
     pub duration_s: Option<i64>,
+    /// `--reconnect`: its outages are counted ([`super::availability`]).
+    pub availability: Option<super::plan::AvailabilityPlan>,
 }
 
 /// What the warm-up did: counted apart from the run, kept for the results file.
@@ -155,6 +157,8 @@ pub struct Collected {
     pub warmup: Option<Warm>,
     /// Clients the collector stopped waiting for (stuck even after the stop).
     pub abandoned: usize,
+    /// `--reconnect`: its outages.
+    pub outages: Option<Box<super::availability::Outages>>,
 }
 
 impl Collected {
@@ -202,6 +206,9 @@ impl Collected {
             unfinished: 0,
             warmup,
             abandoned: 0,
+            outages: plan
+                .availability
+                .map(|a| Box::new(super::availability::Outages::new(a, start_us))),
         }
     }
 
@@ -314,6 +321,9 @@ pub fn collect(
         // per batch, CPU the clients and the server on the same cores need.
         match rx.try_recv() {
             Ok(Event::Batch(records)) => {
+                if let Some(o) = &mut c.outages {
+                    o.record_batch(&records);
+                }
                 let measured = c.record_batch(plan, &records);
                 if let Some(l) = live {
                     let warm = c.warmup.as_ref().map(|w| &w.total);
@@ -335,6 +345,7 @@ pub fn collect(
                 c.client_done(d);
                 live.inspect(|l| l.client_done());
             }
+            Ok(Event::Link(event)) => c.link(event, live),
             Err(TryRecvError::Disconnected) => break,
             Err(TryRecvError::Empty) => {
                 // Only when idle: after the run's end the channel goes quiet.
@@ -407,6 +418,7 @@ mod tests {
             epoch_shift_us: 0,
             phases: PhasePlan::default().anchored(0),
             duration_s: None,
+            availability: None,
         }
     }
 

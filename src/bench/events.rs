@@ -31,6 +31,8 @@ pub enum Event {
         abort: ClientAbort,
     },
     Done(ClientDone),
+    /// `--reconnect`: what a client saw of its connection.
+    Link(super::availability::LinkEvent),
 }
 
 /// What is said for a client whose thread panicked before its last word: an abort,

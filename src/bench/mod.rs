@@ -11,7 +11,8 @@
 //!             (with --worker, once the barrier says all workers are ready, at the
 //!             instant they agreed on)
 //!           ─ events (batches of TxRecord, aborts, last words) over one channel
-//!           ─ collector: counters, histograms, series; progress lines, abort lines
+//!           ─ collector: counters, histograms, series; progress lines, abort lines;
+//!             --reconnect's outages (availability)
 //!           ─ outcome: RunResult (plain data), rendered by the caller
 //! ```
 //!
@@ -19,6 +20,7 @@
 //! [`plan::BenchPlan`], prints the report from the [`RunOutcome`] and any
 //! [`RunError`].
 
+pub mod availability;
 pub mod barrier;
 pub mod client;
 pub mod clock;
@@ -263,6 +265,7 @@ fn collector_plan(ctx: &RunShared, phases: Phases) -> CollectorPlan {
         epoch_shift_us: ctx.control.clock.epoch_shift_us,
         phases,
         duration_s: s.limit.duration(),
+        availability: plan.availability,
     }
 }
 

@@ -146,6 +146,17 @@ pub fn assemble(
         };
         per_script.into_iter()
     });
+    let shift = ctx.control.clock.epoch_shift_us;
+    let availability = collected
+        .outages
+        .map(|o| o.finish(timing.end, timing.phases.measure_from_us, shift));
+    let mut sysbench = plan
+        .workload
+        .as_ref()
+        .and_then(|w| w.sysbench_summary(collected.queries));
+    if let (Some(s), Some(a)) = (sysbench.as_mut(), availability.as_ref()) {
+        s.queries.reconnects = a.reconnects;
+    }
     RunResult {
         settings: plan.settings.clone(),
         scale: setup.scale,
@@ -181,14 +192,12 @@ pub fn assemble(
         series: series.unwrap_or_default(),
         warmup,
         tpcc: None,
-        sysbench: plan
-            .workload
-            .as_ref()
-            .and_then(|w| w.sysbench_summary(collected.queries)),
+        sysbench,
         server: None,
         client_cpu: None,
         ended: Some(ended),
         phases: timing.phases.spans(timing.end),
+        availability,
     }
 }
 

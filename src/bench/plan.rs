@@ -99,6 +99,20 @@ pub struct BenchPlan {
     pub server_stats: Option<ServerStatsPlan>,
     /// `--print-warnings`: the validity checks' warnings after the report.
     pub print_warnings: bool,
+    /// `--reconnect`: clients ride through a lost connection (docs/availability.md).
+    pub availability: Option<AvailabilityPlan>,
+}
+
+/// `--reconnect`'s default `--reconnect-timeout`: a minute.
+pub const DEFAULT_RECONNECT_TIMEOUT_US: i64 = 60_000_000;
+
+/// `--reconnect` as asked: a client whose connection is lost (or whose server refuses
+/// work on it: shutting down, read-only) counts the transaction in flight as failed,
+/// connects again, and goes on with its script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AvailabilityPlan {
+    /// `--reconnect-timeout`, µs: a client that cannot connect again within it aborts.
+    pub timeout_us: i64,
 }
 
 /// `--server-stats` as asked.
@@ -119,6 +133,7 @@ impl BenchPlan {
             latency_limit_us: s.latency_limit_us,
             limit: s.limit,
             interval_us: s.progress_s.unwrap_or(1) * 1_000_000,
+            reconnecting: self.availability.is_some(),
         }
     }
 

@@ -1,5 +1,6 @@
-//! What pgbench-rs prints after pgbench's report on request: the `server:` block
-//! (`--print-server-stats`) and the run's validity warnings (`--print-warnings`).
+//! What pgbench-rs prints after pgbench's report on request: the availability block
+//! (`--reconnect`), the `server:` block (`--print-server-stats`) and the run's
+//! validity warnings (`--print-warnings`).
 
 use crate::bench::plan::BenchPlan;
 use pgbench_results::RunResult;
@@ -7,6 +8,9 @@ use pgbench_results::RunResult;
 /// The text after the report (empty unless asked for).
 pub fn render(result: &RunResult, plan: &BenchPlan) -> String {
     let mut out = String::new();
+    if let Some(a) = &result.availability {
+        out.push_str(&pgbench_results::availability::render_block(a));
+    }
     if plan.server_stats.is_some_and(|s| s.print) {
         match &result.server {
             Some(stats) => out.push_str(&pgbench_results::server::render_block(stats)),

@@ -97,6 +97,12 @@ const OUR_OPTIONS: &str = r#"pgbench-rs options (beyond pgbench 15):
                            during the run (default host: 127.0.0.1)
   --print-server-stats     --server-stats, and its server: block after the report
   --print-warnings         after the report, print the run's validity warnings
+  --reconnect              ride through a lost connection or a server shutting
+                           down: count the transaction as failed, connect again,
+                           go on; an availability block after the report
+  --reconnect-timeout=SECONDS
+                           with --reconnect: abort a client that cannot connect
+                           again within SECONDS (default: 60)
   --server-stats           record the server's statistics over the measured
                            window (pg_stat_database, pg_stat_wal, checkpoints,
                            wait events) in the results file

@@ -72,6 +72,8 @@ pub enum Opt {
     ServerStats,
     PrintServerStats,
     PrintWarnings,
+    Reconnect,
+    ReconnectTimeout,
 }
 
 /// What the results file records of an option: its value under the long name, `None`
@@ -281,6 +283,11 @@ pub const OPTIONS: &[OptionSpec] = &[
         .recorded(|p| Some(json!(p.server_stats.is_some()))),
     opt(Opt::PrintServerStats, None, "print-server-stats", false),
     opt(Opt::PrintWarnings, None, "print-warnings", false),
+    opt(Opt::Reconnect, None, "reconnect", false)
+        .recorded(|p| Some(json!(p.availability.is_some())))
+        .shared("--reconnect", |p| format!("{:?}", p.availability)),
+    opt(Opt::ReconnectTimeout, None, "reconnect-timeout", true)
+        .recorded(|p| p.availability.map(|a| json!(a.timeout_us as f64 / 1e6))),
 ];
 
 /// How many rows of [`OPTIONS`], from the top, are pgbench 15's own options. A prefix

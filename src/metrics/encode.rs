@@ -300,7 +300,16 @@ impl View {
             enc,
             family("clients_aborted", help, None, MetricType::Counter),
         )?
-        .encode_counter::<NoLabelSet, u64, f64>(&(snap.aborted as u64), None)
+        .encode_counter::<NoLabelSet, u64, f64>(&(snap.aborted as u64), None)?;
+        let Some(o) = snap.outages else {
+            return Ok(());
+        };
+        let help = "--reconnect: clients out of service now (connection lost, no success since)";
+        descriptor(enc, family("outage_clients", help, None, MetricType::Gauge))?
+            .encode_gauge(&(o.clients_out as i64))?;
+        let help = "--reconnect: connections made again after a loss";
+        descriptor(enc, family("reconnects", help, None, MetricType::Counter))?
+            .encode_counter::<NoLabelSet, u64, f64>(&(o.reconnects as u64), None)
     }
 }
 
@@ -349,6 +358,10 @@ mod tests {
             clients_running: 3,
             aborted: 1,
             progress: 0.5,
+            outages: Some(crate::metrics::live::Outages {
+                reconnects: 8,
+                clients_out: 2,
+            }),
             scripts: vec![ScriptSnapshot {
                 stats,
                 late: 1,
@@ -390,6 +403,8 @@ mod tests {
             "pgbench_clients_connected{worker=\"1\"} 4",
             "pgbench_clients_running{worker=\"1\"} 3",
             "pgbench_clients_aborted_total{worker=\"1\"} 1",
+            "pgbench_outage_clients{worker=\"1\"} 2",
+            "pgbench_reconnects_total{worker=\"1\"} 8",
             "pgbench_phase{worker=\"1\",phase=\"measured\"} 1",
             "pgbench_phase{worker=\"1\",phase=\"finished\"} 0",
             "pgbench_progress_ratio{worker=\"1\"} 0.5",

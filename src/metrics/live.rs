@@ -24,6 +24,8 @@ pub struct LivePlan {
     pub limit: Limit,
     /// The period of the `-P`-style averages: `-P`'s, or a second.
     pub interval_us: i64,
+    /// `--reconnect`: its reconnections and clients out of service are served.
+    pub reconnecting: bool,
 }
 
 /// Where the run is.
@@ -91,6 +93,8 @@ struct State {
     aborted: usize,
     next_mark_us: i64,
     scripts: Vec<ScriptState>,
+    /// `--reconnect`: connections made again, and clients out of service now.
+    outages: Option<Outages>,
 }
 
 /// The live state, shared by the collector and the endpoint.
@@ -113,6 +117,15 @@ pub struct ScriptSnapshot {
     pub average: Option<Averages>,
 }
 
+/// `--reconnect`'s live figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Outages {
+    /// Connections made again after a loss, by every client so far.
+    pub reconnects: i64,
+    /// Clients out of service now: lost, and not yet back with a success.
+    pub clients_out: usize,
+}
+
 /// Everything a scrape shows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
@@ -125,6 +138,8 @@ pub struct Snapshot {
     /// The run's progress against `-T` or `-t`, 0 to 1.
     pub progress: f64,
     pub scripts: Vec<ScriptSnapshot>,
+    /// `--reconnect`'s figures.
+    pub outages: Option<Outages>,
 }
 
 impl Live {
@@ -150,6 +165,7 @@ impl Live {
                 aborted: 0,
                 next_mark_us: 0,
                 scripts,
+                outages: plan.reconnecting.then(Outages::default),
             }),
             plan,
         }
@@ -225,6 +241,14 @@ impl Live {
         }
     }
 
+    /// `--reconnect`: `reconnects` so far, `clients_out` out of service now.
+    pub fn link(&self, reconnects: i64, clients_out: usize) {
+        self.lock().outages = Some(Outages {
+            reconnects,
+            clients_out,
+        });
+    }
+
     /// A client aborted.
     pub fn aborted(&self) {
         self.lock().aborted += 1;
@@ -292,6 +316,7 @@ impl Live {
             aborted: st.aborted,
             progress: self.progress(&st, now_us),
             scripts,
+            outages: st.outages,
         }
     }
 
@@ -328,6 +353,7 @@ mod tests {
             latency_limit_us: Some(2_000),
             limit,
             interval_us: 1_000_000,
+            reconnecting: false,
         }
     }
 

@@ -423,6 +423,7 @@ mod tests {
             latency_limit_us: None,
             limit: pgbench_results::run::Limit::Transactions(1),
             interval_us: 1_000_000,
+            reconnecting: false,
         }
     }
 

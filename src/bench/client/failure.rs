@@ -23,6 +23,10 @@ pub(super) enum TxError {
     /// A failed try (serialization, deadlock, or another error under
     /// `--continue-on-error`) at this command index.
     Retry(Retryable, usize),
+    /// `--reconnect`: the connection was lost, or the server refuses work on it (this
+    /// SQLSTATE), at this command index: the transaction fails, the client connects
+    /// again.
+    Lost([u8; 5], usize),
     /// The client stops for good.
     Abort(Box<ClientAbort>),
 }
@@ -54,9 +58,17 @@ impl Client<'_> {
         })
     }
 
-    /// The connection broke while a command waited for its result.
-    pub(super) fn backend_died(&self, script: usize, index: usize) -> ClientAbort {
-        self.command_failed(script, index, "SQL", BACKEND_DIED)
+    /// The connection broke while a command waited for its result (under
+    /// `--reconnect`, a loss).
+    pub(super) fn backend_died(&self, script: usize, index: usize) -> TxError {
+        let abort = self.command_failed(script, index, "SQL", BACKEND_DIED);
+        self.lost_or(index, abort)
+    }
+
+    /// The command could not be sent (under `--reconnect`, a loss).
+    pub(super) fn send_failed(&self, script: usize, index: usize) -> TxError {
+        let abort = self.command_failed(script, index, "SQL", "SQL command send failed");
+        self.lost_or(index, abort)
     }
 
     /// Classifies a server error: retryable failures (and, under
@@ -69,6 +81,11 @@ impl Client<'_> {
         index: usize,
         qrynum: usize,
     ) -> TxError {
+        if self.rides_through() && crate::bench::availability::is_loss(e.code()) {
+            if let Ok(state) = <[u8; 5]>::try_from(e.code().as_bytes()) {
+                return TxError::Lost(state, index);
+            }
+        }
         let kind = match e.code() {
             "40001" => Some(Retryable::Serialization),
             "40P01" => Some(Retryable::Deadlock),

@@ -148,9 +148,8 @@ impl Client<'_> {
             conn.pipeline_sync()
         };
         if sent.is_err() {
-            return Err(self
-                .command_failed(script, index, word, "failed to send a pipeline sync")
-                .into());
+            let abort = self.command_failed(script, index, word, "failed to send a pipeline sync");
+            return Err(self.lost_or(index, abort));
         }
         if only_queue {
             self.pending_syncs += 1;

@@ -13,7 +13,8 @@
 //!
 //! Beside this file: `choose` (the next script and its `-R` slot), `sql` and `meta`
 //! (running each kind of command), `failure` (how a command fails, in pgbench's
-//! words), `link` (the connection's life and what drivers ask of it) and `record`
+//! words), `link` (the connection's life and what drivers ask of it), `outage`
+//! (`--reconnect`: riding through a lost connection) and `record`
 //! (what the client measures: batches to the collector, `-l` lines, `-r` counters,
 //! handed over at the end with a [`ClientAbort`] if it stopped for good).
 
@@ -21,6 +22,7 @@ mod choose;
 mod failure;
 mod link;
 mod meta;
+mod outage;
 pub use link::{QueuedIo, SocketIo};
 mod record;
 mod sql;
@@ -69,6 +71,8 @@ enum Phase {
     AwaitPipeline { syncs: usize },
     /// CSTATE_SLEEP in the transaction's `\sleep`.
     Sleeping,
+    /// `--reconnect`: the connection was lost; connecting again.
+    Reconnecting(outage::Reconnecting),
     /// CSTATE_FINISHED.
     Finished,
 }
@@ -128,6 +132,8 @@ pub struct Client<'a> {
     socket_io: SocketIo,
     /// Counts the connections made, so a driver sees when `-C` replaced the socket.
     connections: u64,
+    /// `--reconnect`: what it keeps to ride through a loss.
+    riding: Option<outage::Riding>,
 }
 
 impl<'a> Client<'a> {
@@ -172,6 +178,7 @@ impl<'a> Client<'a> {
             },
             socket_io: SocketIo::Blocking,
             connections: 0,
+            riding: ctx.plan.availability.map(|_| outage::Riding::default()),
         }
     }
 
@@ -269,6 +276,10 @@ impl<'a> Client<'a> {
                     self.command_done();
                     Ok(())
                 }
+                Phase::Reconnecting(r) => match self.reconnect_attempt(r)? {
+                    Some(wait) => return Ok(wait),
+                    None => continue,
+                },
                 Phase::Finished => return Ok(Wait::Done),
             };
             if let Some(wait) = self.run_from(resumed)? {
@@ -311,7 +322,9 @@ impl<'a> Client<'a> {
             .control
             .transaction_started(self.local_index, begin);
         if self.conn.is_none() {
-            self.reconnect()?;
+            if let Err(abort) = self.reconnect() {
+                return self.connect_failed(abort, script, scheduled);
+            }
             begin = self.now();
         }
         self.tx.script = script;
@@ -340,6 +353,7 @@ impl<'a> Client<'a> {
             Ok(None) => self.end_try(None),
             Err(TxError::Abort(a)) => Err(*a),
             Err(TxError::Retry(kind, command)) => self.end_try(Some((kind, command))),
+            Err(TxError::Lost(sqlstate, command)) => self.lost(sqlstate, command),
         }
     }
 
@@ -390,6 +404,7 @@ impl<'a> Client<'a> {
         };
         let now = self.now();
         let (latency, lag) = if outcome == TxOutcome::Success {
+            self.succeeded(now);
             ((now - scheduled) as f64, (self.tx.begin - scheduled) as f64)
         } else {
             (0.0, 0.0)

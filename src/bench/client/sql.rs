@@ -51,7 +51,7 @@ impl Client<'_> {
                         .query_failed(script, index, qrynum, unexpected_result_message(&other))
                         .into());
                 }
-                Err(_) => return Err(self.backend_died(script, index).into()),
+                Err(_) => return Err(self.backend_died(script, index)),
             }
         }
         if let Err(e) = connected(&mut self.conn).exit_pipeline_mode() {
@@ -68,7 +68,7 @@ impl Client<'_> {
         let (id, out) = (self.id, &*self.ctx.out);
         connected(&mut self.conn)
             .wait_result_looking(|| out.info(&format!("client {id} receiving")))
-            .map_err(|_| self.backend_died(script, index).into())
+            .map_err(|_| self.backend_died(script, index))
     }
 
     /// Prepares the SQL commands `from..to` of a script that are not prepared yet on
@@ -103,9 +103,7 @@ impl Client<'_> {
             let nparams = sql.parameters().count();
             let conn = connected(&mut self.conn);
             if conn.send_prepare(name, text, nparams).is_err() {
-                return Err(self
-                    .command_failed(script, index, "SQL", "SQL command send failed")
-                    .into());
+                return Err(self.send_failed(script, index));
             }
             return Ok(Some(index));
         }
@@ -120,7 +118,7 @@ impl Client<'_> {
                 Ok(None) => break,
                 Ok(Some(ResultStatus::Error(e))) => self.ctx.out.error(&e.to_string()),
                 Ok(Some(_)) => {}
-                Err(_) => return Err(self.backend_died(script, index).into()),
+                Err(_) => return Err(self.backend_died(script, index)),
             }
         }
         self.prepared[script][index] = true;
@@ -189,9 +187,7 @@ impl Client<'_> {
                     .out
                     .info(&format!("client {} could not send {}", self.id, sql.text));
             }
-            return Err(self
-                .command_failed(script, index, "SQL", "SQL command send failed")
-                .into());
+            return Err(self.send_failed(script, index));
         }
         if in_pipeline {
             return Ok(Flow::Next);
@@ -293,7 +289,7 @@ impl Client<'_> {
                 Ok(None) => break,
                 // A FATAL error result, then the server closes: one abort message.
                 Err(_) if failure.is_some() => break,
-                Err(_) => return Err(self.backend_died(script, index).into()),
+                Err(_) => return Err(self.backend_died(script, index)),
             };
             if failure.is_some() {
                 // Drain what follows the error.

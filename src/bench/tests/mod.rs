@@ -11,6 +11,8 @@
 //! - `retry`: 40001/40P01 under `--max-tries`, the random state rewound, `-L`.
 //! - `timing`: `-R` skips under `-L`, `-T` and its end, `-C` reconnects.
 //! - `aborts`: the connection dropped, errors, the server that never answers.
+//! - `reconnect`: `--reconnect` riding through a dropped connection, a shutdown, a
+//!   read-only server, and giving up after `--reconnect-timeout`.
 //! - `drivers`: several clients on one driver, advanced in order, split packets, a
 //!   socket epoll cannot watch.
 //! - `ring`: io_uring refused (epoll instead), and a ring failing during the run.
@@ -20,6 +22,7 @@ mod aborts;
 mod drivers;
 mod meta;
 mod pipeline;
+mod reconnect;
 mod retry;
 mod ring;
 mod seccomp;
@@ -60,6 +63,8 @@ pub struct Ran {
     /// Abort messages, pgbench's lines joined.
     pub aborts: Vec<String>,
     pub done: Vec<ClientDone>,
+    /// What the clients said of their connections (`--reconnect`).
+    pub links: Vec<super::availability::LinkEvent>,
 }
 
 impl Ran {
@@ -254,6 +259,7 @@ fn collect(events: &crossbeam_channel::Receiver<Event>) -> Ran {
             Event::Batch(batch) => ran.records.extend(batch),
             Event::Aborted { abort, .. } => ran.aborts.push(abort.lines().join("\n")),
             Event::Done(done) => ran.done.push(done),
+            Event::Link(link) => ran.links.push(link),
         }
     }
     ran

@@ -6,7 +6,9 @@ use super::error::ConfigError;
 use super::{Action, Env};
 use crate::bench::barrier::{WorkerPlan, DEFAULT_WORKER_TIMEOUT_S};
 use crate::bench::phases::PhasePlan;
-use crate::bench::plan::{BenchPlan, LogPlan, Scale, Vacuum};
+use crate::bench::plan::{
+    AvailabilityPlan, BenchPlan, LogPlan, Scale, Vacuum, DEFAULT_RECONNECT_TIMEOUT_US,
+};
 use crate::init::PartitionMethod;
 use pgbench_results::{Limit, MaxTries, QueryMode, RunSettings};
 
@@ -78,6 +80,9 @@ pub(super) fn finish(
     check_worker(&d)?;
     if d.metrics_linger.is_some() && d.metrics_listen.is_none() {
         return Err(ConfigError::LingerWithoutMetrics);
+    }
+    if d.reconnect_timeout.is_some() && !d.reconnect_on_loss {
+        return Err(ConfigError::ReconnectTimeoutWithoutReconnect);
     }
     Ok(bench_action(d, workload))
 }
@@ -354,6 +359,11 @@ fn bench_action(d: Draft, workload: Option<crate::workload::Configured>) -> Acti
         metrics,
         server_stats: d.server_stats,
         print_warnings: d.print_warnings,
+        availability: d.reconnect_on_loss.then(|| AvailabilityPlan {
+            timeout_us: d
+                .reconnect_timeout
+                .map_or(DEFAULT_RECONNECT_TIMEOUT_US, |s| s * 1_000_000),
+        }),
     };
     if plan.worker.is_some() {
         let digests = crate::cli::option_table::worker_digests(&plan);

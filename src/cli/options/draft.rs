@@ -90,6 +90,9 @@ pub(super) struct Draft {
     /// `--server-stats`, `--print-server-stats` (which implies it), `--print-warnings`.
     pub server_stats: Option<crate::bench::plan::ServerStatsPlan>,
     pub print_warnings: bool,
+    /// `--reconnect`, and `--reconnect-timeout` in seconds.
+    pub reconnect_on_loss: bool,
+    pub reconnect_timeout: Option<i64>,
 }
 
 impl Draft {
@@ -152,6 +155,8 @@ impl Draft {
             tables_typed: false,
             server_stats: None,
             print_warnings: false,
+            reconnect_on_loss: false,
+            reconnect_timeout: None,
         }
     }
 
@@ -171,7 +176,9 @@ impl Draft {
             }
             Client | Jobs | Connect | Transactions | Time | Rate | LatencyLimit | Protocol
             | MaxTries | FailuresDetailed | VerboseErrors | ExitOnAbort | ContinueOnError
-            | Define | Worker | WorkerTimeout | Warmup => self.run_option(opt, v, env)?,
+            | Define | Worker | WorkerTimeout | Warmup | Reconnect | ReconnectTimeout => {
+                self.run_option(opt, v, env)?
+            }
             Log | LogPrefix | SamplingRate | AggregateInterval | Progress | ProgressTimestamp
             | ReportPerCommand | LatencyPercentiles | ExportJson | ExportHtml | MetricsListen
             | MetricsLinger | ServerStats | PrintServerStats | PrintWarnings => {
@@ -349,6 +356,10 @@ impl Draft {
                 self.worker_timeout = Some(parse_positive(v, "--worker-timeout", 1)?);
             }
             Opt::Warmup => self.warmup = parse_positive(v, "--warmup", 0)?,
+            Opt::Reconnect => self.reconnect_on_loss = true,
+            Opt::ReconnectTimeout => {
+                self.reconnect_timeout = Some(parse_positive(v, "--reconnect-timeout", 1)?);
+            }
             _ => unreachable!("not a run option: {opt:?}"),
         }
         self.benchmarking_option_set = true;

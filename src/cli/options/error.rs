@@ -122,6 +122,8 @@ pub enum ConfigError {
     WorkerTimeoutWithoutWorker,
     #[error("--metrics-linger is allowed only under --metrics-listen")]
     LingerWithoutMetrics,
+    #[error("--reconnect-timeout is allowed only under --reconnect")]
+    ReconnectTimeoutWithoutReconnect,
     #[error("--worker cannot be used with --temp-instance: the workers of a run share one server")]
     WorkerWithTempInstance,
     #[error("--check needs --workload (it checks a workload's tables) and no -i")]

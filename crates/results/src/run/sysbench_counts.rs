@@ -14,7 +14,7 @@ pub struct QueryCounts {
     pub write: i64,
     pub other: i64,
     pub errors: i64,
-    /// Connections made again after an error (pgbench-rs never does: always 0).
+    /// Connections made again after a loss (`--reconnect`; else 0).
     pub reconnects: i64,
 }
 
