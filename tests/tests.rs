@@ -5,6 +5,7 @@
 
 mod support; // shared helpers: databases on the test cluster, both programs, Perl patterns
 
+mod availability; // --reconnect on real outages: an immediate restart, a failover to a promoted standby, pgbouncer restarted, -R
 mod bench; // benchmark runs against a real server: the headline workload, a dying server
 mod cli; // port of 002_pgbench_no_server.pl: options and scripts that fail before connecting
 mod continue_on_error; // pgbench 19's --continue-on-error: report, per-script, -r and log lines from its rules

@@ -1,5 +1,6 @@
 //! A streaming standby of a throwaway cluster (`pg_basebackup -R`), for the tests of
-//! `--server-stats`' replication lag: a cluster like its primary, on a socket of its own.
+//! `--server-stats`' replication lag and `--reconnect`'s failover: a cluster like its
+//! primary, on a socket of its own, that can be promoted.
 
 use super::{run, Cluster, ClusterError, SUPERUSER};
 use std::io::Write;
@@ -67,5 +68,11 @@ impl Cluster {
             .write_all(conf.as_bytes())?;
         standby.launch()?;
         Ok(standby)
+    }
+
+    /// Promotes this standby to a primary (`pg_ctl promote -w`): it returns once the
+    /// server accepts read-write connections.
+    pub fn promote(&self) -> Result<(), ClusterError> {
+        self.pg_ctl(["promote", "-w"])
     }
 }

@@ -108,7 +108,10 @@ impl Availability {
     /// The outages' lengths added up, s (those that lasted past the end count to it
     /// as `None` does not: they are left out).
     pub fn total_outage_s(&self) -> f64 {
-        self.outages.iter().filter_map(Outage::length_s).sum()
+        self.outages
+            .iter()
+            .filter_map(Outage::length_s)
+            .fold(0.0, |a, b| a + b)
     }
 
     /// The longest outage, s: what `compare` sets side by side.
