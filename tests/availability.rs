@@ -259,6 +259,24 @@ fn an_immediate_restart_is_ridden_through_and_reported_as_the_server_logged_it()
     assert!(stdout.contains("\noutage 1: 8 clients"), "{stdout}");
     let in_doubt = rows_match_the_log(&rows(&cluster), &logged_transactions(dir.path()), &run);
     eprintln!("failed transactions whose commit went through: {in_doubt}");
+    // pgbench-report: check warns of the outage unless it was expected; compare sets
+    // it beside another run's.
+    let json = dir.path().join("run.json");
+    let report = || Command::new(env!("CARGO_BIN_EXE_pgbench-report"));
+    let check = support::run(report().args(["check", "--fail-if-warnings"]).arg(&json));
+    assert_eq!(check.code, 2, "{check:?}");
+    assert!(check.stdout.contains("warning: outages: "), "{check:?}");
+    let expected = support::run(
+        report()
+            .args(["check", "--fail-if-warnings", "--expect-outages"])
+            .arg(&json),
+    );
+    assert!(!expected.stdout.contains("outages"), "{expected:?}");
+    let compared = support::run(report().arg("compare").arg(&json).arg(&json));
+    assert!(
+        compared.stdout.contains("outages (--reconnect):\n  A: "),
+        "{compared:?}"
+    );
 }
 
 /// A primary and its streaming standby under `host=A,B target_session_attrs=read-write`:

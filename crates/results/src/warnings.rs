@@ -4,9 +4,11 @@
 //! kept in the results file (`warnings`, and `not_checked` for the checks a run could
 //! not have: those that need `--server-stats`, or a per-second series). How the run
 //! ended (a signal, transactions cut, aborts, nothing measured) is checked in
-//! `warnings/ending.rs`.
+//! `warnings/ending.rs`; the outages a `--reconnect` run rode through in
+//! `warnings/outages.rs`.
 
 mod ending;
+pub mod outages;
 
 use crate::compare::interval;
 pub use crate::run::client_cpu::ClientCpu;
@@ -71,6 +73,7 @@ fn not_checked(code: &str, reason: &str) -> NotChecked {
 pub fn check(run: &RunResult) -> Checks {
     let mut c = Checks::default();
     ending::check(run, &mut c);
+    outages::check(run, &mut c);
     client_bottleneck(run, &mut c);
     scale_below_clients(run, &mut c);
     server_events(run, &mut c);

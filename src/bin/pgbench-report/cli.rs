@@ -216,12 +216,13 @@ pub struct MergeArgs {
 /// below the clients on tpcb-like/simple-update, a checkpoint or autovacuum in the
 /// measured window (needs --server-stats), tps not steady, a run too short for
 /// compare to give an interval, a cold start (the first seconds' tps without
-/// --warmup; with --server-stats, a buffer hit ratio rising as the cache fills).
+/// --warmup; with --server-stats, a buffer hit ratio rising as the cache fills),
+/// outages a --reconnect run rode through (unless --expect-outages).
 /// Each says why it matters and what to do; checks a run could not have are listed
 /// as not checked.
 #[derive(Debug, Args)]
 #[command(
-    override_usage = "pgbench-report check FILE... [--fail-if-warnings]",
+    override_usage = "pgbench-report check FILE... [--fail-if-warnings] [--expect-outages]",
     after_help = "\
 Exit status: 0 no warnings (or no --fail-if-warnings), 1 error, 2 a file has
 warnings under --fail-if-warnings.",
@@ -234,6 +235,9 @@ pub struct CheckArgs {
     /// exit with status 2 when any file has a warning
     #[arg(long)]
     pub fail_if_warnings: bool,
+    /// the runs were made to measure an outage (--reconnect): no warning of it
+    #[arg(long)]
+    pub expect_outages: bool,
 }
 
 /// What the command line asks for: a verb to run, or a text (help, version) to print.

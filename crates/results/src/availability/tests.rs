@@ -147,3 +147,75 @@ fn a_file_without_the_block_reads_and_one_with_it_round_trips() {
     let text = serde_json::to_string(&a).unwrap();
     assert_eq!(serde_json::from_str::<Availability>(&text).unwrap(), a);
 }
+
+/// A synthetic run with these outages (first failure, length) in seconds.
+fn run_with(outages: &[(f64, f64)]) -> crate::run::RunResult {
+    let mut r = crate::synthetic::run(&crate::synthetic::Spec::tpcb(7, 20, 500.0, 2000.0));
+    r.scale = 100;
+    let us = |s: f64| (s * 1e6) as i64;
+    r.availability = Some(Availability {
+        reconnect_timeout_s: 60.0,
+        backoff_max_ms: BACKOFF_MAX_MS,
+        measured_from_unix_us: 0,
+        reconnects: 8 * outages.len() as i64,
+        gave_up: 0,
+        failed: [("57P01".to_string(), 8 * outages.len() as i64)].into(),
+        outages: outages
+            .iter()
+            .map(|&(at, length)| Outage {
+                last_success_before_unix_us: Some(us(at) - 1000),
+                first_failure_unix_us: us(at),
+                first_success_after_unix_us: Some(us(at + length)),
+                all_back_unix_us: Some(us(at + length)),
+                clients: 8,
+                failed_transactions: 8,
+                reconnects: 8,
+                tps_before: Some(500.0),
+                back_to_95_unix_us: Some(us(at + length + 0.5)),
+            })
+            .collect(),
+    });
+    r
+}
+
+#[test]
+fn compare_sets_the_outages_of_two_runs_side_by_side() {
+    use crate::compare::{compare, render_table, Side};
+    let side = |label: &str, r| Side {
+        label: label.into(),
+        runs: vec![crate::ResultsFile::from_run(r, Default::default())],
+    };
+    let sides = [
+        side("restart", run_with(&[(5.0, 0.4)])),
+        side("failover", run_with(&[(5.0, 1.0), (12.0, 0.2)])),
+    ];
+    let c = compare(&sides).unwrap();
+    assert_eq!(
+        c.outages,
+        [
+            "outages (--reconnect):",
+            "  A: restart: 1 outage(s), 0.400 s in all, the longest 0.400 s, tps back at 95% after 0.9 s",
+            "  B: failover: 2 outage(s), 1.200 s in all, the longest 1.000 s (+150.0% on A), tps back at 95% after 1.5 s",
+        ]
+    );
+    assert!(render_table(&c).contains("\noutages (--reconnect):\n"));
+    let without = [side("plain", run_with(&[])), sides[0].clone()];
+    let mut plain = without[0].clone();
+    plain.runs[0].run.as_mut().unwrap().availability = None;
+    let c = compare(&[plain, without[1].clone()]).unwrap();
+    assert_eq!(c.outages[1], "  A: plain: not run with --reconnect");
+}
+
+#[test]
+fn a_run_with_outages_is_warned_of_and_one_without_is_not() {
+    let warned = crate::warnings::check(&run_with(&[(5.0, 0.4)]));
+    let w = warned
+        .warnings
+        .iter()
+        .find(|w| w.code == "outages")
+        .expect("the outages warning");
+    assert!(w.message.contains("1 outage(s)"), "{}", w.message);
+    assert_eq!(w.figures["longest_s"], 0.4);
+    let quiet = crate::warnings::check(&run_with(&[]));
+    assert!(quiet.warnings.iter().all(|w| w.code != "outages"));
+}

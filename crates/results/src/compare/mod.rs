@@ -10,6 +10,7 @@ pub mod caveats;
 mod figure;
 pub mod figures;
 pub mod interval;
+pub mod outages;
 pub mod server;
 mod table;
 
@@ -124,6 +125,8 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     /// What the verdicts do not show: the files' warnings, runs of unlike lengths.
     pub caveats: Vec<String>,
+    /// `--reconnect` runs: their outages side by side ([`outages`]).
+    pub outages: Vec<String>,
 }
 
 /// Both sides' latency average is pgbench's derived one (no `-P`, `-R`, `-L`).
@@ -299,6 +302,7 @@ pub fn compare(sides: &[Side]) -> Result<Comparison, CompareError> {
         method,
         rows,
         caveats: caveats::of(sides),
+        outages: outages::lines(sides),
     })
 }
 

@@ -116,6 +116,12 @@ pub fn render_table(c: &Comparison) -> String {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
+    if !c.outages.is_empty() {
+        out.push('\n');
+        for line in &c.outages {
+            let _ = writeln!(out, "{line}");
+        }
+    }
     if !c.caveats.is_empty() {
         out.push('\n');
         for caveat in &c.caveats {
