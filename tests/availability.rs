@@ -235,7 +235,7 @@ fn an_immediate_restart_is_ridden_through_and_reported_as_the_server_logged_it()
     let cluster = Cluster::start(logged()).unwrap();
     create_table(&cluster);
     let dir = tempfile::tempdir().unwrap();
-    let (child, watch) = start_run(dir.path(), &["-T", "10"], |c| {
+    let (child, watch) = start_run(dir.path(), &["-T", "10", "--export-html=run.html"], |c| {
         support::aim(c, &cluster, "postgres")
     });
     watch.wait_for("progress: 3.0 s", Duration::from_secs(60));
@@ -277,6 +277,22 @@ fn an_immediate_restart_is_ridden_through_and_reported_as_the_server_logged_it()
         compared.stdout.contains("outages (--reconnect):\n  A: "),
         "{compared:?}"
     );
+    // The page shades the outage on the charts over time.
+    let page = dir.path().join("run.html");
+    if let Some(c) = crate::report::check_page(&page, &dir.path().join("run.png")) {
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        for id in ["chart-tps", "chart-latency"] {
+            let (_, _, pixels, area) = c
+                .marks
+                .iter()
+                .find(|m| m.0 == id && m.1 == "outage")
+                .unwrap_or_else(|| panic!("no outage shaded on {id}: {:?}", c.marks));
+            assert!(
+                *area > 500 && *pixels * 2 > *area,
+                "{id}: {pixels} of {area}"
+            );
+        }
+    }
 }
 
 /// A primary and its streaming standby under `host=A,B target_session_attrs=read-write`:

@@ -44,6 +44,9 @@ struct ChartData {
     warmup: Option<server::WarmupChart>,
     /// `--server-stats`' seconds.
     server: Option<server::ServerChart>,
+    /// `--reconnect`'s outages: from the first failure to the first success after it
+    /// (`None`: the run's end), seconds on `t`'s axis.
+    outages: Vec<(f64, Option<f64>)>,
 }
 
 /// The spectrum in steps of a tenth of a decade of `1 - q`, as far as the count of
@@ -95,7 +98,25 @@ fn chart_data(label: &str, doc: &ResultsFile) -> ChartData {
         spectrum_ms,
         warmup: server::warmup(doc),
         server: server::server(doc),
+        outages: outages(doc),
     }
+}
+
+/// A run's outages on the charts' axis: seconds from the measured window's start.
+fn outages(doc: &ResultsFile) -> Vec<(f64, Option<f64>)> {
+    let Some(a) = doc.run.as_ref().and_then(|r| r.availability.as_ref()) else {
+        return Vec::new();
+    };
+    let s = |us: i64| (us - a.measured_from_unix_us) as f64 / 1e6;
+    a.outages
+        .iter()
+        .map(|o| {
+            (
+                s(o.first_failure_unix_us),
+                o.first_success_after_unix_us.map(s),
+            )
+        })
+        .collect()
 }
 
 /// `<`, `>`, `&` and quotes escaped.
@@ -274,11 +295,24 @@ pub fn render_page(files: &[(String, ResultsFile)]) -> String {
     out.push_str(if warmed {
         "<h2>Throughput</h2><p class=\"note\">Successful transactions per second of each \
          interval; shaded: the --warmup seconds before the measured window (their tps \
-         dashed, lighter), which no figure counts.</p>"
+         dashed, lighter), which no figure counts."
     } else {
         "<h2>Throughput</h2><p class=\"note\">Successful transactions per second of each \
-         interval.</p>"
+         interval."
     });
+    let outages = files.iter().any(|(_, d)| {
+        d.run
+            .as_ref()
+            .and_then(|r| r.availability.as_ref())
+            .is_some_and(|a| !a.outages.is_empty())
+    });
+    if outages {
+        out.push_str(
+            " Shaded red on every chart over time: the outages a --reconnect run rode \
+             through, from the first failure to the first success after it.",
+        );
+    }
+    out.push_str("</p>");
     out.push_str(
         "<div class=\"chart\" id=\"chart-tps\"></div>\n\
          <h2>Latency over time</h2><p class=\"note\">Each interval's median (solid) and 99th \

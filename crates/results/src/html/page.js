@@ -26,6 +26,8 @@
     });
   });
   var WARM = [226, 228, 240];
+  // --reconnect's outages, shaded behind the series of every chart over time.
+  var OUTAGE = [250, 214, 214];
   function rgb(c) { return "rgb(" + c.join(",") + ")"; }
   function hex(h) { return [1, 3, 5].map(function (i) { return parseInt(h.substr(i, 2), 16); }); }
   function colourOf(r) { return colours[runs.indexOf(r) % colours.length]; }
@@ -46,6 +48,11 @@
   function marks(withCheckpoints, colour) {
     var m = [];
     if (warmup > 0) m.push({ kind: "warmup", x0: -warmup, x1: 0, colour: WARM, tolerance: 6 });
+    runs.forEach(function (r) {
+      (r.outages || []).forEach(function (o) {
+        m.push({ kind: "outage", x0: o[0], x1: o[1] === null ? xMax : o[1], colour: OUTAGE, tolerance: 6 });
+      });
+    });
     (withCheckpoints || []).forEach(function (r) {
       r.server.checkpoints.forEach(function (x) {
         m.push({ kind: "checkpoint", x0: x, x1: x, colour: colour || hex(colourOf(r)), tolerance: 40 });
@@ -65,12 +72,15 @@
       };
     };
     return {
-      drawClear: [each("warmup", function (ctx, b, x0, x1) {
-        x0 = Math.max(b.left, x0);
-        x1 = Math.min(b.left + b.width, x1);
-        ctx.fillStyle = rgb(WARM);
-        ctx.fillRect(x0, b.top, x1 - x0, b.height);
-      })],
+      drawClear: ["warmup", "outage"].map(function (kind) {
+        return each(kind, function (ctx, b, x0, x1, k) {
+          x0 = Math.max(b.left, x0);
+          // An outage shorter than a pixel still shows.
+          x1 = Math.max(x0 + devicePixelRatio, Math.min(b.left + b.width, x1));
+          ctx.fillStyle = rgb(k.colour);
+          ctx.fillRect(x0, b.top, x1 - x0, b.height);
+        });
+      }),
       draw: [each("checkpoint", function (ctx, b, x, _, k) {
         ctx.strokeStyle = rgb(k.colour);
         // 2 px on whole pixels: crisp, not blended into the fills under it.
