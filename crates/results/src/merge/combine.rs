@@ -41,6 +41,9 @@ pub fn combine(runs: &[&RunResult]) -> Option<RunResult> {
     if let Some(s) = out.server.as_mut() {
         s.derived = s.derive(out.total.counts.cnt);
     }
+    // --reconnect's outages are each worker's clients' own: not the merged run's
+    // (docs/availability.md), so left out rather than passed off as all of it.
+    out.availability = None;
     Some(out)
 }
 
