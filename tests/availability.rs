@@ -257,6 +257,10 @@ fn an_immediate_restart_is_ridden_through_and_reported_as_the_server_logged_it()
         "{stdout}"
     );
     assert!(stdout.contains("\noutage 1: 8 clients"), "{stdout}");
+    // The server warns each client of its immediate shutdown (57P01) as it closes the
+    // connection: the failures are put down to it.
+    let failed = run["availability"]["failed"].as_object().unwrap();
+    assert!(failed.contains_key("57P01"), "{failed:?}");
     let in_doubt = rows_match_the_log(&rows(&cluster), &logged_transactions(dir.path()), &run);
     eprintln!("failed transactions whose commit went through: {in_doubt}");
     // pgbench-report: check warns of the outage unless it was expected; compare sets

@@ -137,6 +137,7 @@ impl Client<'_> {
             // TLS keeps doing its own I/O; the driver waits for its readiness.
             conn.queue_io();
         }
+        self.watch_notices(&mut conn);
         self.ctx
             .control
             .register(self.local_index, conn.cancel_token(), conn.as_raw_fd());

@@ -10,19 +10,34 @@
 
 use super::failure::TxError;
 use super::{Client, Phase, Wait};
-use crate::bench::availability::{backoff_us, LinkEvent, CONNECTION_FAILURE};
+use crate::bench::availability::{backoff_us, is_loss, LinkEvent, CONNECTION_FAILURE};
 use crate::bench::error::{AbortReason, ClientAbort};
 use crate::bench::events::Event;
 use pgbench_results::TxOutcome;
 use pgbench_wire::Connection;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// What a client under `--reconnect` keeps between transactions.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct Riding {
     /// When its last successful transaction ended.
     last_success: Option<i64>,
     /// It lost a connection and has not had a success since.
     recovering: bool,
+    /// The SQLSTATE of a notice that said the connection is ending (a server's
+    /// immediate shutdown warns each backend's client with 57P01 before it closes),
+    /// packed in the low 40 bits; 0 for none. Set by the connection's notice handler.
+    ending_notice: Arc<AtomicU64>,
+}
+
+/// A SQLSTATE's 5 bytes in a `u64` (never 0).
+fn pack(state: [u8; 5]) -> u64 {
+    state.iter().fold(0, |v, &b| v << 8 | u64::from(b))
+}
+
+fn unpack(v: u64) -> [u8; 5] {
+    std::array::from_fn(|i| (v >> (8 * (4 - i))) as u8)
 }
 
 /// Where a client stands while it connects again (in [`Phase::Reconnecting`]).
@@ -49,13 +64,37 @@ impl Client<'_> {
 
     /// A command failed because the connection did (`abort` is pgbench's word for
     /// it): under `--reconnect` a loss of the transaction at command `index`.
+    /// The SQLSTATE is the one a notice gave as the connection ended, if one did.
     #[cold]
     pub(super) fn lost_or(&self, index: usize, abort: ClientAbort) -> TxError {
-        if self.rides_through() {
-            TxError::Lost(CONNECTION_FAILURE, index)
-        } else {
-            abort.into()
+        match &self.riding {
+            Some(r) if !self.ctx.control.stopping() => {
+                let state = match r.ending_notice.load(Ordering::Relaxed) {
+                    0 => CONNECTION_FAILURE,
+                    v => unpack(v),
+                };
+                TxError::Lost(state, index)
+            }
+            _ => abort.into(),
         }
+    }
+
+    /// Under `--reconnect`, a new connection's notices are printed as ever (libpq's
+    /// way), and one with a loss's SQLSTATE is kept for the loss that follows.
+    pub(super) fn watch_notices(&self, conn: &mut Connection) {
+        let Some(r) = &self.riding else {
+            return;
+        };
+        let ending = Arc::clone(&r.ending_notice);
+        ending.store(0, Ordering::Relaxed);
+        conn.set_notice_handler(Box::new(move |notice| {
+            eprintln!("{notice}");
+            if is_loss(notice.code()) {
+                if let Ok(state) = <[u8; 5]>::try_from(notice.code().as_bytes()) {
+                    ending.store(pack(state), Ordering::Relaxed);
+                }
+            }
+        }));
     }
 
     /// A transaction succeeded at `now`: the first after a loss ends the client's
