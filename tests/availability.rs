@@ -99,6 +99,14 @@ fn end_run(child: Child, watch: StderrWatch, dir: &Path) -> (i32, String, String
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let invalid: Vec<String> = crate::export::schema()
+        .iter_errors(&doc)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(
+        invalid.is_empty(),
+        "the results file against the schema: {invalid:?}"
+    );
     (
         out.status.code().unwrap_or(-1),
         stdout,
@@ -276,6 +284,9 @@ fn an_immediate_restart_is_ridden_through_and_reported_as_the_server_logged_it()
             .arg(&json),
     );
     assert!(!expected.stdout.contains("outages"), "{expected:?}");
+    // show prints the run's stdout again, the block included.
+    let shown = support::run(report().arg("show").arg(&json));
+    assert_eq!(shown.stdout, stdout);
     let compared = support::run(report().arg("compare").arg(&json).arg(&json));
     assert!(
         compared.stdout.contains("outages (--reconnect):\n  A: "),
@@ -333,13 +344,16 @@ fn a_failover_to_a_promoted_standby_is_ridden_through() {
         &standby.server_log(),
         "database system is ready to accept connections",
     );
-    // The first commit on the new primary, by its own clock (commit timestamps on).
+    // The first commit on the new primary, by its own clock (commit timestamps on):
+    // the old primary's last ones replicated too, all before its shutdown, long before
+    // the standby's promotion.
+    let after = (down + ready) / 2;
     let first_commit: i64 = standby
         .psql(
             "postgres",
             &format!(
                 "SELECT (extract(epoch FROM min(pg_xact_commit_timestamp(xmin))) * 1000)::bigint \
-                 FROM t WHERE pg_xact_commit_timestamp(xmin) > to_timestamp({down} / 1000.0)"
+                 FROM t WHERE pg_xact_commit_timestamp(xmin) > to_timestamp({after} / 1000.0)"
             ),
         )
         .unwrap()

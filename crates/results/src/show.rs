@@ -78,6 +78,10 @@ pub fn render(doc: &ResultsFile) -> String {
             _ => String::new(),
         };
         out.push_str(&report::render(run));
+        // --reconnect's block, as the run printed it after the report.
+        if let Some(a) = &run.availability {
+            out.push_str(&crate::availability::render_block(a));
+        }
         if let Some(note) = run.ending_note() {
             let _ = writeln!(out, "warning: {note}");
         }
