@@ -440,31 +440,6 @@ impl<'a> Client<'a> {
         }
     }
 
-    fn verbose_try_message(&self, is_retry: bool, tries: u32, txn_scheduled: i64) {
-        let settings = &self.ctx.plan.settings;
-        let mut msg = format!(
-            "client {} {} (try {tries}",
-            self.id,
-            if is_retry {
-                "repeats the transaction after the error"
-            } else {
-                "ends the failed transaction"
-            }
-        );
-        if let pgbench_results::MaxTries::Limited(n) = settings.max_tries {
-            msg.push_str(&format!("/{n}"));
-        }
-        if let Some(limit) = settings.latency_limit_us {
-            let used = 100.0 * (self.now() - txn_scheduled) as f64 / limit as f64;
-            msg.push_str(&format!(
-                ", {}% of the maximum time of tries was used",
-                pgbench_script::cnum::fmt_f(used, 3)
-            ));
-        }
-        msg.push_str(")\n");
-        self.ctx.out.info(&msg);
-    }
-
     /// Runs the transaction's commands from the current one, following `\if`
     /// branches, until one waits (`Some`) or the script ends (`None`).
     fn run_commands(&mut self) -> Result<Option<Wait>, TxError> {

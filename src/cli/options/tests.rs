@@ -458,3 +458,40 @@ fn issue_33_sysbench_tables_option_is_hinted_as_a_define() {
         Ok(Action::Init { init, .. }) if init.tablespace.as_deref() == Some("8")
     ));
 }
+
+#[test]
+fn reconnect_rides_through_for_a_minute_unless_told_and_its_timeout_needs_it() {
+    use crate::bench::plan::AvailabilityPlan;
+    let availability = |args: &[&str]| match parse(args) {
+        Ok(Action::Bench { plan, .. }) => plan.availability,
+        other => panic!("{args:?}: {other:?}"),
+    };
+    assert_eq!(availability(&["-c", "2"]), None);
+    assert_eq!(
+        availability(&["--reconnect"]),
+        Some(AvailabilityPlan {
+            timeout_us: 60_000_000
+        })
+    );
+    assert_eq!(
+        availability(&["--reconnect-timeout=5", "--reconnect"]),
+        Some(AvailabilityPlan {
+            timeout_us: 5_000_000
+        })
+    );
+    assert_eq!(
+        error_of(&["--reconnect-timeout=5"]),
+        "pgbench: error: --reconnect-timeout is allowed only under --reconnect\n"
+    );
+    assert!(
+        error_of(&["--reconnect", "--reconnect-timeout=0"]).contains("--reconnect-timeout"),
+        "{}",
+        error_of(&["--reconnect", "--reconnect-timeout=0"])
+    );
+    // -C is pgbench's own --connect, apart from it.
+    let plan = match parse(&["-C", "--reconnect"]) {
+        Ok(Action::Bench { plan, .. }) => plan,
+        other => panic!("{other:?}"),
+    };
+    assert!(plan.settings.reconnect && plan.availability.is_some());
+}
