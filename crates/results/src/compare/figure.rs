@@ -5,44 +5,9 @@
 
 use super::interval::Series;
 use super::server::ServerFigure;
-use super::Format;
+use super::spec::{second_weight, Better, FigureSpec, Format};
 use crate::document::ResultsFile;
-use crate::summary::Summary;
 use crate::timeline::Point;
-use std::fmt;
-
-/// One figure of a run's summary, and all that `compare` needs of it: a row of a
-/// table ([`super::figures::FIGURES`], or a workload's), not a case of a `match`.
-pub struct FigureSpec {
-    /// The name `--fail-if` uses (unique among the tables: figures compare by it).
-    pub name: &'static str,
-    /// The row's name in the table.
-    pub label: &'static str,
-    /// How its values print.
-    pub format: Format,
-    pub better: Better,
-    /// A run's figure, from its summary.
-    pub value: fn(&Summary) -> Option<f64>,
-    /// One second's figure and weight, from a timeline point, where the timeline has
-    /// the figure (single-run intervals); `None`: no interval for single runs.
-    pub per_second: Option<PerSecond>,
-}
-
-/// A second's figure and its weight (the second's transactions, or 1), from its
-/// timeline point.
-pub type PerSecond = fn(&Point) -> Option<(f64, f64)>;
-
-impl PartialEq for FigureSpec {
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
-    }
-}
-
-impl fmt::Debug for FigureSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name)
-    }
-}
 
 /// A compared figure.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,42 +25,11 @@ pub enum Figure {
     Server(ServerFigure),
 }
 
-/// The summary's figures by name, as `compare` (derived latency, from tps) and the
-/// tests name them.
-#[allow(non_upper_case_globals)]
-impl Figure {
-    pub const Tps: Figure = Figure::Summary(&super::figures::TPS);
-    pub const LatencyAvg: Figure = Figure::Summary(&super::figures::LATENCY_AVG);
-    pub const LatencyStddev: Figure = Figure::Summary(&super::figures::LATENCY_STDDEV);
-    pub const LatencyMax: Figure = Figure::Summary(&super::figures::LATENCY_MAX);
-    /// Failed transactions, % of all.
-    pub const FailedPct: Figure = Figure::Summary(&super::figures::FAILED_PCT);
-    pub const Retries: Figure = Figure::Summary(&super::figures::RETRIES);
-    pub const LagAvg: Figure = Figure::Summary(&super::figures::LAG_AVG);
-    /// `--workload=tpcc`: HammerDB's new orders and server transactions per minute.
-    pub const Nopm: Figure = Figure::Summary(&super::figures::NOPM);
-    pub const Tpm: Figure = Figure::Summary(&super::figures::TPM);
-}
-
-/// Which way a figure's change is an improvement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Better {
-    Higher,
-    Lower,
-    /// Neither (where the backends waited, say): a change is only higher or lower.
-    Neither,
-}
-
 /// [`PerSecond`], or one that captures which percentile it picks.
 type PickSecond = dyn Fn(&Point) -> Option<(f64, f64)>;
 
 /// The per-second percentiles a timeline point holds.
 const POINT_PERCENTILES: [f64; 4] = [50.0, 90.0, 99.0, 99.9];
-
-/// A second's weight: its transactions.
-pub fn second_weight(p: &Point) -> f64 {
-    p.transactions.map_or(p.tps * p.length_s, |t| t as f64)
-}
 
 impl Figure {
     /// The row's name in the table.
@@ -149,8 +83,8 @@ impl Figure {
         let script = |name: &str| s.scripts.iter().find(|sc| sc.name == name);
         match self {
             Figure::Summary(f) => (f.value)(s),
-            // A percentile the summary does not list (sysbench's 95th, set beside a
-            // pgbench-rs run) from the run's histogram, where it has one.
+            // A percentile the summary does not list (an imported tool's 95th, set
+            // beside a pgbench-rs run) from the run's histogram, where it has one.
             Figure::Percentile(p) => {
                 s.percentiles.as_ref().and_then(|ps| ps.at(*p)).or_else(|| {
                     let h = doc.histogram().filter(|h| !h.is_empty())?;

@@ -5,7 +5,8 @@
 //! workload's in [`WORKLOAD_FIGURES`]); `--fail-if`'s names and its error text are
 //! read from the same tables.
 
-use super::figure::{percentile_gate, second_weight, Better, Figure, FigureSpec};
+use super::figure::{percentile_gate, Figure};
+use super::spec::{second_weight, Better, FigureSpec};
 use super::{server, Format, Side};
 use crate::document::ResultsFile;
 use crate::summary::SUMMARY_PERCENTILES;
@@ -112,6 +113,23 @@ pub(super) const TPM: FigureSpec = FigureSpec {
 };
 
 static TPCC: &[FigureSpec] = &[NOPM, TPM];
+
+/// The summary's figures by name, as `compare` (derived latency, from tps) and the
+/// tests name them.
+#[allow(non_upper_case_globals)]
+impl Figure {
+    pub const Tps: Figure = Figure::Summary(&TPS);
+    pub const LatencyAvg: Figure = Figure::Summary(&LATENCY_AVG);
+    pub const LatencyStddev: Figure = Figure::Summary(&LATENCY_STDDEV);
+    pub const LatencyMax: Figure = Figure::Summary(&LATENCY_MAX);
+    /// Failed transactions, % of all.
+    pub const FailedPct: Figure = Figure::Summary(&FAILED_PCT);
+    pub const Retries: Figure = Figure::Summary(&RETRIES);
+    pub const LagAvg: Figure = Figure::Summary(&LAG_AVG);
+    /// `--workload=tpcc`: HammerDB's new orders and server transactions per minute.
+    pub const Nopm: Figure = Figure::Summary(&NOPM);
+    pub const Tpm: Figure = Figure::Summary(&TPM);
+}
 
 /// The figures a workload adds to its runs' summaries, a table per workload (a
 /// workload's module can own its own). A workload's rows lead the comparison when

@@ -12,14 +12,16 @@ pub mod figures;
 pub mod interval;
 pub mod outages;
 pub mod server;
+pub mod spec;
 mod table;
 
 use crate::document::ResultsFile;
-pub use figure::{Better, Figure, FigureSpec};
+pub use figure::Figure;
 use figures::figures;
 use interval::{Interval, NoInterval, Series};
 pub use server::ServerFigure;
-pub use table::{render_table, Format};
+pub use spec::{Better, FigureSpec, Format};
+pub use table::render_table;
 
 /// Why a comparison could not be made.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

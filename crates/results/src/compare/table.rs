@@ -19,30 +19,6 @@ pub fn signed(v: f64, prec: usize) -> String {
     }
 }
 
-/// How a figure's values print, in the table and in the gates' messages; each
-/// figure names its own ([`super::Figure::format`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// Real-valued (a rate, a latency, a share): 3 decimals, 1 from 1000 up.
-    Real,
-    /// A count (checkpoints, retries) or a figure kept whole (HammerDB's NOPM and
-    /// TPM): no decimals. A group's mean of counts need not be whole (1 checkpoint in
-    /// 3 runs): that one prints as [`Format::Real`], so it does not read as a count.
-    Whole,
-}
-
-impl Format {
-    /// A value as the table shows it, `-` for none.
-    pub fn show(self, v: Option<f64>) -> String {
-        match (self, v) {
-            (_, None) => "-".to_string(),
-            (Format::Whole, Some(v)) if v.fract() == 0.0 => fmt_f(v, 0),
-            (_, Some(v)) if v.abs() >= 1000.0 => fmt_f(v, 1),
-            (_, Some(v)) => fmt_f(v, 3),
-        }
-    }
-}
-
 fn method_line(c: &Comparison) -> &'static str {
     match c.method {
         Method::Runs => "95% intervals: Welch's t over each side's runs",
