@@ -142,7 +142,7 @@ pub struct Collected {
     pub commands: Vec<Vec<CommandStats>>,
     pub conn_total_duration_us: f64,
     /// Every client's queries by sysbench's kinds.
-    pub queries: pgbench_results::sysbench::QueryCounts,
+    pub queries: pgbench_results::workload::sysbench::QueryCounts,
     pub latency_late: i64,
     pub aborted: usize,
     /// What only some runs keep; one test per transaction when none is kept.

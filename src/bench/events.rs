@@ -14,7 +14,7 @@ pub struct ClientDone {
     /// Time spent in `-C` connects and disconnects, µs.
     pub conn_duration_us: f64,
     /// Its queries by sysbench's kinds.
-    pub queries: pgbench_results::sysbench::QueryCounts,
+    pub queries: pgbench_results::workload::sysbench::QueryCounts,
     /// When it finished, µs on the run clock.
     pub end_us: i64,
     /// The run was stopped (Ctrl-C, an overdue end) while it was in a transaction.

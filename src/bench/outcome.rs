@@ -50,7 +50,7 @@ impl RunOutcome {
                 ..
             } if result.aborted_clients == 0
                 && log_losses.is_empty()
-                && result.tpcc.as_ref().is_none_or(|t| t.server_lost.is_none()) =>
+                && result.workload.as_ref().is_none_or(|w| w.lost().is_none()) =>
             {
                 0
             }
@@ -191,8 +191,7 @@ pub fn assemble(
         histogram,
         series: series.unwrap_or_default(),
         warmup,
-        tpcc: None,
-        sysbench,
+        workload: sysbench.map(pgbench_results::workload::WorkloadResult::Sysbench),
         server: None,
         client_cpu: None,
         ended: Some(ended),

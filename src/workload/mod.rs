@@ -206,10 +206,10 @@ impl Configured {
     /// with the run's `queries` (`None`: no summary).
     pub fn sysbench_summary(
         &self,
-        queries: pgbench_results::sysbench::QueryCounts,
-    ) -> Option<pgbench_results::sysbench::SysbenchSummary> {
+        queries: pgbench_results::workload::sysbench::QueryCounts,
+    ) -> Option<pgbench_results::workload::sysbench::SysbenchSummary> {
         match self {
-            Configured::Sysbench(c) => Some(pgbench_results::sysbench::SysbenchSummary {
+            Configured::Sysbench(c) => Some(pgbench_results::workload::sysbench::SysbenchSummary {
                 percentile: c.percentile,
                 queries,
                 tables: Some(c.tables),

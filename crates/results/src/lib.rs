@@ -21,6 +21,8 @@
 //! - [`compare`]: runs side by side with confidence intervals and regression gates;
 //! - [`html`]: one self-contained page of charts (uPlot, inlined) for several files;
 //! - [`show`]: a results file as text (the run's report, byte for byte);
+//! - [`workload`]: what a workload beyond pgbench's builtins adds to a result, its
+//!   report, compare and import, each workload in a folder of its own;
 //! - [`destination`]: writing a results file whole, to a file, device or pipe;
 //! - `synthetic` (tests, and the `synthetic` feature): simulated runs with known
 //!   properties.
@@ -43,10 +45,9 @@ pub mod stats;
 pub mod summary;
 #[cfg(any(test, feature = "synthetic"))]
 pub mod synthetic;
-pub mod sysbench;
 pub mod timeline;
-pub mod tpcc;
 pub mod warnings;
+pub mod workload;
 
 pub use document::{DocumentError, ResultsFile, RunMeta, SERVER_SETTINGS};
 pub use histogram::{LatencyCounts, LatencyHistogram, Percentiles};

@@ -25,11 +25,7 @@ pub fn render(r: &RunResult) -> String {
     let mut out = String::with_capacity(2048);
     render_pgbench(r, &mut out);
     render_percentiles(r, &mut out);
-    crate::tpcc::render(r, &mut out);
-    if let Some(s) = &r.sysbench {
-        out.push('\n');
-        crate::sysbench::render(r, s, &mut out);
-    }
+    crate::workload::registry::render(r, &mut out);
     out
 }
 
@@ -91,16 +87,13 @@ fn header(r: &RunResult, out: &mut String) {
 }
 
 /// pgbench's `scaling factor`, or what a workload's tables are measured in where
-/// pgbench's scale means nothing: TPC-C's warehouses, sysbench's tables and their
-/// size.
+/// pgbench's scale means nothing (TPC-C's warehouses, say).
 fn scale_lines(r: &RunResult, out: &mut String) {
-    let sysbench = r.sysbench.as_ref().and_then(|s| s.tables.zip(s.table_size));
-    if r.tpcc.is_some() {
-        let _ = writeln!(out, "warehouses: {}", r.scale);
-    } else if let Some((tables, size)) = sysbench {
-        let _ = writeln!(out, "tables: {tables}\ntable size: {size}");
-    } else {
-        let _ = writeln!(out, "scaling factor: {}", r.scale);
+    match crate::workload::registry::scale_lines(r) {
+        Some(lines) => out.push_str(&lines),
+        None => {
+            let _ = writeln!(out, "scaling factor: {}", r.scale);
+        }
     }
 }
 

@@ -6,8 +6,6 @@
 pub(crate) mod client_cpu;
 pub mod ended;
 pub mod phases;
-pub(crate) mod sysbench_counts;
-pub(crate) mod tpcc_counts;
 
 use crate::histogram::LatencyHistogram;
 use crate::series::Second;
@@ -211,12 +209,9 @@ pub struct RunResult {
     /// `--warmup`: what ran before the measured part, which nothing above counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<Warmup>,
-    /// `--workload=tpcc`: HammerDB's figures.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tpcc: Option<tpcc_counts::TpccResult>,
-    /// `--workload`: sysbench's summary figures (queries by kind, its percentile).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sysbench: Option<sysbench_counts::SysbenchSummary>,
+    /// `--workload`: the workload's own part, stored under its workload's key.
+    #[serde(flatten, with = "crate::workload::section")]
+    pub workload: Option<crate::workload::WorkloadResult>,
     /// `--server-stats`: what the server did in the measured window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<crate::server::ServerStats>,

@@ -10,6 +10,8 @@
 use crate::document::{Origin, ResultsFile};
 use crate::report::{self, fmt_f};
 use crate::summary::{Failures, PercentileSummary, ScriptSummary, Summary};
+use crate::workload::kind::Tool;
+use crate::workload::registry;
 use std::fmt::Write;
 
 /// The PostgreSQL version pgbench-rs reproduces, as pgbench's `PG_VERSION` and
@@ -107,13 +109,12 @@ pub fn render(doc: &ResultsFile) -> String {
 
 /// Whose output an import read. Stock pgbench's report is shown again in its own
 /// words, percentages and the tps line's note included (the summary holds what they
-/// are computed from); sysbench's and HammerDB's in pgbench's words, with only the
-/// figures they printed.
+/// are computed from); a workload's tool's (`crate::workload::registry`) in
+/// pgbench's words, with only the figures it printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
     Stock,
-    Sysbench,
-    Hammerdb,
+    Tool(&'static Tool),
 }
 
 impl Source {
@@ -121,20 +122,13 @@ impl Source {
     pub fn of(doc: &ResultsFile) -> Source {
         let kind = doc.summary.transaction_type.as_deref().unwrap_or("");
         let client = doc.client_version.as_deref().unwrap_or("");
-        if kind.starts_with("<sysbench") || client.starts_with("sysbench") {
-            Source::Sysbench
-        } else if kind.starts_with("<HammerDB") || client.starts_with("HammerDB") {
-            Source::Hammerdb
-        } else {
-            Source::Stock
-        }
+        registry::tool_of(kind, client).map_or(Source::Stock, Source::Tool)
     }
 
     fn tool(self) -> &'static str {
         match self {
             Source::Stock => "stock pgbench",
-            Source::Sysbench => "sysbench",
-            Source::Hammerdb => "HammerDB",
+            Source::Tool(t) => t.name,
         }
     }
 }
@@ -277,12 +271,7 @@ pub fn render_summary(s: &Summary, source: Source, out: &mut String) {
         "tps = ",
         s.tps.map(|t| format!("{}{note}", fmt_f(t, 6))),
     );
-    if let (Some(nopm), Some(tpm)) = (s.nopm, s.tpm) {
-        let _ = writeln!(
-            out,
-            "TEST RESULT : System achieved {nopm} NOPM from {tpm} PostgreSQL TPM"
-        );
-    }
+    registry::summary_lines(s, out);
     script_lines(s, source, out);
 }
 
@@ -409,8 +398,7 @@ fn script_lines(s: &Summary, source: Source, out: &mut String) {
         }
     }
     let title = match source {
-        Source::Sysbench => "latency percentile in milliseconds (sysbench's own):",
-        Source::Hammerdb => "latency percentiles in milliseconds (HammerDB's own):",
+        Source::Tool(t) => t.percentiles_title,
         Source::Stock => "latency percentiles in milliseconds (from the -l logs):",
     };
     percentile_lines(out, title, s.percentiles.as_ref());

@@ -124,12 +124,9 @@ pub struct Summary {
     pub aborted_clients: Option<i64>,
     pub percentiles: Option<PercentileSummary>,
     pub scripts: Vec<ScriptSummary>,
-    /// `--workload=tpcc`: HammerDB's NOPM and TPM (new orders and server transactions
-    /// per measured minute).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nopm: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tpm: Option<i64>,
+    /// The figures a workload adds (TPC-C's NOPM and TPM), under their own names.
+    #[serde(flatten)]
+    pub workload: crate::workload::SummaryFigures,
 }
 
 fn ms(us: f64) -> f64 {
@@ -209,8 +206,11 @@ impl Summary {
                 .as_ref()
                 .and_then(PercentileSummary::from_histogram),
             scripts: r.scripts.iter().map(|s| script_summary(r, s)).collect(),
-            nopm: crate::tpcc::nopm_tpm(r).map(|(n, _)| n),
-            tpm: crate::tpcc::nopm_tpm(r).map(|(_, t)| t),
+            workload: r
+                .workload
+                .as_ref()
+                .map(|w| w.summary(r.bench_duration_us))
+                .unwrap_or_default(),
         }
     }
 

@@ -9,7 +9,7 @@ use crate::bench::events::{ClientDone, Event, TxRecord};
 use crate::bench::launch::{RunShared, ThreadShared};
 use crate::bench::phases::PhaseKind;
 use crate::bench::txlog::LoggedTx;
-use pgbench_results::sysbench::QueryCounts;
+use pgbench_results::workload::sysbench::QueryCounts;
 use pgbench_results::{CommandStats, TxOutcome};
 
 /// How many records a client keeps before sending them to the collector, and how

@@ -50,14 +50,19 @@ pub struct ShowArgs {
 
 /// Turns stock pgbench's output into a results file.
 ///
-/// Figures the files do not tell are null. A sysbench run's output, or HammerDB's
-/// (hammerdbcli's, with its time profile appended where it has one), is read as the
-/// report, told apart by its content.
+/// Figures the files do not tell are null. The output of a workload's tool is read
+/// as the report too, told apart by its content (the tools: `long_about`, from the
+/// results crate's registry of workloads).
 #[derive(Debug, Args)]
 #[command(
     override_usage = "pgbench-report import --report STDOUT [options] -o OUT.json\n       \
                       pgbench-report import RUN.LOG [options] -o OUT.json",
-    verbatim_doc_comment
+    verbatim_doc_comment,
+    long_about = format!(
+        "Turns stock pgbench's output into a results file.\n\n\
+         Figures the files do not tell are null. {}",
+        pgbench_results::workload::registry::IMPORTS_HELP
+    )
 )]
 pub struct ImportArgs {
     /// stdout and stderr in one file (pgbench ... 2>&1 | tee RUN.LOG):
@@ -77,10 +82,12 @@ pub struct ImportArgs {
     /// its --aggregate-interval logs: per-interval counters
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub aggregate_log: Vec<PathBuf>,
-    /// the sysbench test the report is of (oltp_read_only, ...), which sysbench's
-    /// output does not name: the import's transaction type is then
-    /// <sysbench: NAME> rather than <sysbench>
-    #[arg(long, value_name = "NAME", verbatim_doc_comment)]
+    /// the test the report is of, for a tool that does not name it
+    #[arg(
+        long,
+        value_name = "NAME",
+        help = pgbench_results::workload::registry::TEST_OPTION_HELP
+    )]
     pub test: Option<String>,
     /// where to write the results file ('-' for stdout)
     #[arg(short, long, value_name = "FILE")]

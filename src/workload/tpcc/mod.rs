@@ -17,7 +17,8 @@
 //!
 //! Init (`-i --workload=tpcc -s W`) is [`init`], which marks a load complete at its
 //! end ([`marker`]: a run refuses any other); the result line and time profile after
-//! the report are [`monitor`] and `pgbench_results::tpcc`; `--check` is [`check`];
+//! the report are [`monitor`], [`run`] and the results crate's
+//! `workload::tpcc`; `--check` is [`check`];
 //! `-D vacuum=1` is [`vacuum`].
 
 pub mod check;
@@ -33,7 +34,7 @@ pub mod spec_functions;
 pub mod vacuum;
 
 use super::{ScriptContext, WorkloadError, WorkloadScript};
-use pgbench_results::tpcc::ProfileLayout;
+use pgbench_results::workload::tpcc::ProfileLayout;
 use pgbench_results::QueryMode;
 use pgbench_wire::{ConnectArgs, Connection};
 

@@ -10,7 +10,7 @@
 use crate::bench::error::RunError;
 use crate::bench::window::watched::short;
 use crate::bench::window::{self, Watched, Watcher};
-use pgbench_results::tpcc::ServerCounts;
+use pgbench_results::workload::tpcc::ServerCounts;
 use pgbench_wire::{ConnectOptions, Connection};
 
 /// The two sums, read together.

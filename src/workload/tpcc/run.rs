@@ -12,7 +12,8 @@ use super::{Config, NEW_ORDER_SCRIPT};
 use crate::bench::error::RunError;
 use crate::bench::observer::{BeforeRun, Notice, RunEnd, RunObserver, Scope, WindowObserver};
 use crate::bench::phases::Phases;
-use pgbench_results::tpcc::{ServerCounts, TpccResult};
+use pgbench_results::workload::tpcc::{ServerCounts, TpccResult};
+use pgbench_results::workload::WorkloadResult;
 use pgbench_results::RunResult;
 use pgbench_wire::ConnectOptions;
 
@@ -45,7 +46,7 @@ impl RunObserver for ClientCounts {
     fn measure_from(&mut self, _: &Phases) {}
 
     fn finish(self: Box<Self>, _: &RunEnd, result: &mut RunResult) -> Vec<Notice> {
-        result.tpcc = Some(TpccResult {
+        result.workload = Some(WorkloadResult::Tpcc(TpccResult {
             server_lost: None,
             new_orders_committed: result
                 .scripts
@@ -54,7 +55,7 @@ impl RunObserver for ClientCounts {
             server: None,
             profile: self.0.profile(),
             layout: self.0.timeprofile,
-        });
+        }));
         Vec::new()
     }
 }
@@ -66,7 +67,7 @@ fn server_counts(
     read: Result<Option<ServerCounts>, RunError>,
     result: &mut RunResult,
 ) -> Vec<Notice> {
-    let Some(tpcc) = result.tpcc.as_mut() else {
+    let Some(tpcc) = TpccResult::of_mut(result.workload.as_mut()) else {
         return Vec::new();
     };
     match read {

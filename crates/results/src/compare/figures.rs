@@ -2,8 +2,8 @@
 //! the table's order: a workload's own first (NOPM and TPM for TPC-C), tps, latency,
 //! the percentiles, failures, retries and lag, each script's and statement's, and the
 //! server's. The summary's figures are rows of tables ([`FIGURES`], and each
-//! workload's in [`WORKLOAD_FIGURES`]); `--fail-if`'s names and its error text are
-//! read from the same tables.
+//! workload's, from `crate::workload::registry`); `--fail-if`'s names and its error
+//! text are read from the same tables.
 
 use super::figure::{percentile_gate, Figure};
 use super::spec::{second_weight, Better, FigureSpec};
@@ -89,31 +89,6 @@ pub static FIGURES: &[FigureSpec] = &[
     LAG_AVG,
 ];
 
-/// How many of [`FIGURES`] come before the percentiles' rows.
-const PERCENTILES_AFTER: usize = 3;
-
-/// `--workload=tpcc`: HammerDB's new orders and server transactions per minute,
-/// whole numbers as HammerDB prints them.
-pub(super) const NOPM: FigureSpec = FigureSpec {
-    name: "nopm",
-    label: "NOPM",
-    format: Format::Whole,
-    better: Better::Higher,
-    value: |s| s.nopm.map(|v| v as f64),
-    per_second: None,
-};
-
-pub(super) const TPM: FigureSpec = FigureSpec {
-    name: "tpm",
-    label: "TPM",
-    format: Format::Whole,
-    better: Better::Higher,
-    value: |s| s.tpm.map(|v| v as f64),
-    per_second: None,
-};
-
-static TPCC: &[FigureSpec] = &[NOPM, TPM];
-
 /// The summary's figures by name, as `compare` (derived latency, from tps) and the
 /// tests name them.
 #[allow(non_upper_case_globals)]
@@ -126,15 +101,17 @@ impl Figure {
     pub const FailedPct: Figure = Figure::Summary(&FAILED_PCT);
     pub const Retries: Figure = Figure::Summary(&RETRIES);
     pub const LagAvg: Figure = Figure::Summary(&LAG_AVG);
-    /// `--workload=tpcc`: HammerDB's new orders and server transactions per minute.
-    pub const Nopm: Figure = Figure::Summary(&NOPM);
-    pub const Tpm: Figure = Figure::Summary(&TPM);
 }
 
-/// The figures a workload adds to its runs' summaries, a table per workload (a
-/// workload's module can own its own). A workload's rows lead the comparison when
-/// the first run has the first of them; their gate names follow [`FIGURES`]'.
-pub static WORKLOAD_FIGURES: &[&[FigureSpec]] = &[TPCC];
+/// How many of [`FIGURES`] come before the percentiles' rows.
+const PERCENTILES_AFTER: usize = 3;
+
+/// The figures workloads add to their runs' summaries, a table per workload (each
+/// workload's results own theirs). A workload's rows lead the comparison when the
+/// first run has the first of them; their gate names follow [`FIGURES`]'.
+fn workload_figures() -> impl Iterator<Item = &'static [FigureSpec]> {
+    crate::workload::registry::figures()
+}
 
 /// Every gate name of the summary's figures, in the order `--fail-if`'s error
 /// lists them: [`FIGURES`]' with the summary's percentiles among them, then the
@@ -147,12 +124,12 @@ pub fn gate_names() -> Vec<String> {
         .map(name)
         .chain(SUMMARY_PERCENTILES.into_iter().map(percentile_gate))
         .chain(after.iter().map(name))
-        .chain(WORKLOAD_FIGURES.iter().flat_map(|w| w.iter()).map(name))
+        .chain(workload_figures().flatten().map(name))
         .collect()
 }
 
-/// The percentiles compared: pgbench-rs's, and any other a side's summary lists
-/// (sysbench prints its 95th), in order.
+/// The percentiles compared: pgbench-rs's, and any other a side's summary lists (an
+/// imported tool's own, a 95th say), in order.
 fn percentiles(sides: &[Side]) -> Vec<f64> {
     let listed = sides
         .iter()
@@ -172,10 +149,9 @@ fn percentiles(sides: &[Side]) -> Vec<f64> {
 pub(super) fn figures(sides: &[Side]) -> Vec<Figure> {
     let first = &sides[0].runs[0].summary;
     let (before, after) = FIGURES.split_at(PERCENTILES_AFTER);
-    let mut v: Vec<Figure> = WORKLOAD_FIGURES
-        .iter()
+    let mut v: Vec<Figure> = workload_figures()
         .filter(|w| w.first().is_some_and(|f| (f.value)(first).is_some()))
-        .flat_map(|w| w.iter())
+        .flatten()
         .map(Figure::Summary)
         .collect();
     v.extend(before.iter().map(Figure::Summary));
@@ -213,7 +189,7 @@ mod tests {
 
     /// Every figure with a fixed gate name, from the tables.
     fn known() -> Vec<Figure> {
-        let workloads = WORKLOAD_FIGURES.iter().flat_map(|w| w.iter());
+        let workloads = workload_figures().flatten();
         FIGURES
             .iter()
             .chain(workloads)

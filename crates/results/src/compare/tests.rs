@@ -237,9 +237,9 @@ fn a_a_groups_are_within_noise_at_about_the_nominal_rate() {
 fn tpcc_runs_compare_nopm_and_tpm_first_higher_being_better() {
     let with = |seed: u64, new_orders: i64| {
         let mut r = run(&Spec::tpcb(seed, 60, 500.0, 2000.0));
-        r.tpcc = Some(crate::tpcc::TpccResult {
+        let tpcc = crate::workload::tpcc::TpccResult {
             new_orders_committed: new_orders,
-            server: Some(crate::tpcc::ServerCounts {
+            server: Some(crate::workload::tpcc::ServerCounts {
                 transactions: 3 * new_orders,
                 new_orders,
                 backends_left: 0,
@@ -247,7 +247,8 @@ fn tpcc_runs_compare_nopm_and_tpm_first_higher_being_better() {
             profile: Vec::new(),
             server_lost: None,
             layout: Default::default(),
-        });
+        };
+        r.workload = Some(crate::workload::WorkloadResult::Tpcc(tpcc));
         ResultsFile::from_run(r, RunMeta::default())
     };
     let sides = [

@@ -10,6 +10,7 @@
 //! warnings (a run interrupted, a cold start, ...). The data goes into the page as
 //! JSON; `page.js` turns it into charts.
 
+use crate::compare::spec::{FigureSpec, Format};
 use crate::document::{Origin, ResultsFile};
 use crate::histogram::LatencyHistogram;
 use crate::report::fmt_f;
@@ -136,7 +137,14 @@ fn num(v: Option<f64>, prec: usize) -> String {
 fn summary_table(files: &[(String, ResultsFile)], out: &mut String) {
     let lag = files.iter().any(|(_, d)| d.summary.lag_avg_ms.is_some());
     let started = files.iter().any(|(_, d)| d.started_at.is_some());
-    let tpcc = files.iter().any(|(_, d)| d.summary.nopm.is_some());
+    // A workload's figures (TPC-C's NOPM and TPM), when some file has the first.
+    let workload: Vec<&FigureSpec> = crate::workload::registry::figures()
+        .filter(|w| {
+            w.first()
+                .is_some_and(|f| files.iter().any(|(_, d)| (f.value)(&d.summary).is_some()))
+        })
+        .flatten()
+        .collect();
     out.push_str(
         "<table id=\"summary\"><thead><tr><th>run</th><th>source</th><th>tps</th>\
          <th>latency avg (ms)</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th>\
@@ -145,8 +153,8 @@ fn summary_table(files: &[(String, ResultsFile)], out: &mut String) {
     if lag {
         out.push_str("<th>lag avg (ms)</th>");
     }
-    if tpcc {
-        out.push_str("<th>NOPM</th><th>TPM</th>");
+    for f in &workload {
+        let _ = write!(out, "<th>{}</th>", esc(f.label));
     }
     if started {
         out.push_str("<th>started</th>");
@@ -181,8 +189,12 @@ fn summary_table(files: &[(String, ResultsFile)], out: &mut String) {
         if lag {
             let _ = write!(out, "<td>{}</td>", num(s.lag_avg_ms, 3));
         }
-        if tpcc {
-            let _ = write!(out, "<td>{}</td><td>{}</td>", count(s.nopm), count(s.tpm));
+        for f in &workload {
+            let cell = match f.format {
+                Format::Whole => count((f.value)(s).map(|v| v as i64)),
+                Format::Real => num((f.value)(s), 3),
+            };
+            let _ = write!(out, "<td>{cell}</td>");
         }
         if started {
             let _ = write!(

@@ -1,59 +1,27 @@
-//! `pgbench-report import`: stock pgbench's output (or sysbench's or HammerDB's, told
-//! apart by their content) as a results file, so that stock
-//! runs and pgbench-rs runs compare like any two results. The report (stdout) gives
+//! `pgbench-report import`: stock pgbench's output (or a workload's tool's, told
+//! apart by their content: the workloads' importers, `crate::workload::registry`) as
+//! a results file, so that stock runs and pgbench-rs runs compare like any two
+//! results. The report (stdout) gives
 //! the summary, stderr its `progress:` lines and seed, `-l` logs exact percentiles and
 //! a per-second series, `--aggregate-interval` logs per-interval counters. What the
 //! files do not tell stays null; `run` is always null (the exact counters are not in
 //! the text). A figure the tool could not have printed is refused with its line
 //! (`plausible` says which), as is a `-l` line outside the run the report describes.
 
-mod hammerdb_text;
+pub mod error;
 mod logs;
-mod plausible;
+pub(crate) mod plausible;
 mod progress;
-mod report_text;
-mod sysbench_text;
+pub(crate) mod report_text;
 
 use crate::document::ResultsFile;
 use crate::summary::PercentileSummary;
 use crate::timeline::{Timeline, TimelineSource};
+use crate::workload::kind::Imported;
+use crate::workload::registry;
+pub use error::ImportError;
 pub use logs::{Columns, RunShape};
 use std::path::PathBuf;
-
-/// Why stock output could not be imported.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ImportError {
-    #[error("{file}: {message}")]
-    Read { file: String, message: String },
-    #[error("{file}: not a pgbench report (no \"transaction type:\" line)")]
-    NotAReport { file: String },
-    #[error("{file}:{line}: {message}")]
-    Report {
-        file: String,
-        line: usize,
-        message: String,
-    },
-    #[error("{file}:{line}: {message}")]
-    Progress {
-        file: String,
-        line: usize,
-        message: String,
-    },
-    #[error("{file}:{line}: {message}")]
-    Log {
-        file: String,
-        line: usize,
-        message: String,
-    },
-    #[error(
-        "the -l logs hold {logged} successful transactions but the report counts {reported}: not the logs of this run, or sampled (--sampling-rate)"
-    )]
-    LogMismatch { logged: i64, reported: i64 },
-    #[error(
-        "--test {test}: {file} is not sysbench's output (only sysbench's does not name its test)"
-    )]
-    TestOfNotSysbench { file: String, test: String },
-}
 
 /// The text of each file, with the name errors cite.
 #[derive(Debug, Clone, Default)]
@@ -62,7 +30,7 @@ pub struct Inputs {
     pub progress: Option<(String, String)>,
     pub logs: Vec<(String, String)>,
     pub aggregate_logs: Vec<(String, String)>,
-    /// The sysbench test the report is of (sysbench does not print it).
+    /// `--test`: the test the report is of, for a tool that does not print it.
     pub test: Option<String>,
 }
 
@@ -73,7 +41,7 @@ pub struct Paths {
     pub progress: Option<PathBuf>,
     pub logs: Vec<PathBuf>,
     pub aggregate_logs: Vec<PathBuf>,
-    /// The sysbench test the report is of (sysbench does not print it).
+    /// `--test`: the test the report is of, for a tool that does not print it.
     pub test: Option<String>,
 }
 
@@ -123,26 +91,32 @@ pub fn import_files(paths: &Paths) -> Result<ResultsFile, ImportError> {
 pub fn import(inputs: &Inputs) -> Result<ResultsFile, ImportError> {
     let (name, text) = &inputs.report;
     // The report's kind, told by its content.
-    let mut options = std::collections::BTreeMap::new();
-    let sysbench = sysbench_text::is_sysbench(text);
-    if let (false, Some(test)) = (sysbench, &inputs.test) {
-        return Err(ImportError::TestOfNotSysbench {
-            file: name.clone(),
-            test: test.clone(),
-        });
-    }
-    let (mut summary, banner) = if sysbench {
-        let test = inputs.test.as_deref();
-        if let Some(t) = test {
-            options.insert("workload".to_string(), sysbench_text::test_name(t).into());
+    let importer = registry::importers().find(|i| i.recognises(text));
+    if let Some(test) = &inputs.test {
+        if !importer.is_some_and(|i| i.takes_test()) {
+            return Err(ImportError::TestNotTaken {
+                file: name.clone(),
+                test: test.clone(),
+                tool: registry::importers()
+                    .find(|i| i.takes_test())
+                    .map_or("", |i| i.tool().name),
+            });
         }
-        sysbench_text::parse(name, text, test)?
-    } else if hammerdb_text::is_hammerdb(text) {
-        let h = hammerdb_text::parse(name, text)?;
-        options = h.options;
-        (h.summary, h.banner)
-    } else {
-        report_text::parse(name, text)?
+    }
+    let Imported {
+        mut summary,
+        banner,
+        options,
+    } = match importer {
+        Some(i) => i.import(name, text, inputs.test.as_deref())?,
+        None => {
+            let (summary, banner) = report_text::parse(name, text)?;
+            Imported {
+                summary,
+                banner,
+                ..Imported::default()
+            }
+        }
     };
     let stderr = match &inputs.progress {
         Some((name, text)) => progress::parse(name, text)?,

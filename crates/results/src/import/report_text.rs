@@ -340,7 +340,7 @@ impl<'a> Parser<'a> {
     }
 }
 
-pub(super) fn empty_script(name: &str) -> ScriptSummary {
+pub(crate) fn empty_script(name: &str) -> ScriptSummary {
     ScriptSummary {
         name: name.to_string(),
         weight: None,

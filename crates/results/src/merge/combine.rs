@@ -68,8 +68,8 @@ fn add(into: &mut RunResult, r: &RunResult) {
     into.aborted_clients += r.aborted_clients;
     add_histogram(&mut into.histogram, &r.histogram);
     add_series(&mut into.series, &r.series);
-    if let (Some(t), Some(theirs)) = (into.tpcc.as_mut(), &r.tpcc) {
-        t.merge(theirs);
+    if let (Some(w), Some(theirs)) = (into.workload.as_mut(), &r.workload) {
+        w.merge(theirs);
     }
     if into.server.is_none() {
         into.server.clone_from(&r.server);

@@ -3,6 +3,8 @@
 use super::*;
 use crate::run::CommandResult;
 use crate::stats::{CommandStats, TxOutcome};
+use crate::workload::sysbench::SysbenchSummary;
+use crate::workload::WorkloadResult;
 use crate::LatencyHistogram;
 
 fn base() -> RunResult {
@@ -28,8 +30,7 @@ fn base() -> RunResult {
         histogram: None,
         series: Vec::new(),
         warmup: None,
-        tpcc: None,
-        sysbench: None,
+        workload: None,
         server: None,
         client_cpu: None,
         ended: None,
@@ -248,35 +249,35 @@ fn issue_33_a_workload_shows_its_own_scale_in_place_of_the_scaling_factor() {
     let header = |r: &RunResult| render(r).lines().take(4).collect::<Vec<_>>().join("\n");
     let mut r = base();
     assert!(header(&r).contains("\nscaling factor: 2\nquery mode: simple"));
-    r.tpcc = Some(crate::tpcc::TpccResult {
+    r.workload = Some(WorkloadResult::Tpcc(crate::workload::tpcc::TpccResult {
         new_orders_committed: 0,
         server: None,
         profile: Vec::new(),
         server_lost: None,
         layout: Default::default(),
-    });
+    }));
     assert!(
         header(&r).contains("\nwarehouses: 2\nquery mode: simple"),
         "{}",
         header(&r)
     );
-    r.tpcc = None;
-    r.sysbench = Some(crate::sysbench::SysbenchSummary {
+    let sysbench = SysbenchSummary {
         percentile: 95,
         queries: Default::default(),
         tables: Some(8),
         table_size: Some(450_000),
-    });
+    };
+    r.workload = Some(WorkloadResult::Sysbench(sysbench));
     assert!(
         header(&r).contains("\ntables: 8\ntable size: 450000\nquery mode: simple"),
         "{}",
         header(&r)
     );
     // A file written before the tables were kept shows what it showed then.
-    r.sysbench = r.sysbench.map(|s| crate::sysbench::SysbenchSummary {
+    r.workload = Some(WorkloadResult::Sysbench(SysbenchSummary {
         tables: None,
         table_size: None,
-        ..s
-    });
+        ..sysbench
+    }));
     assert!(header(&r).contains("\nscaling factor: 2\n"));
 }

@@ -15,14 +15,53 @@
 //! HammerDB prints no latency of the whole run, no failures and no tps: they stay
 //! `None`.
 
-use super::report_text::Banner;
-use super::{plausible, ImportError};
+use crate::import::error::ImportError;
+use crate::import::plausible;
+use crate::import::report_text::{self, Banner};
 use crate::summary::{PercentileSummary, ScriptSummary, Summary};
+use crate::workload::kind::{Imported, Importer, Tool};
 use std::collections::BTreeMap;
+
+/// The reader of HammerDB's output.
+pub struct Hammerdb;
+
+pub static IMPORTER: Hammerdb = Hammerdb;
+
+static TOOL: Tool = Tool {
+    name: HAMMERDB,
+    percentiles_title: "latency percentiles in milliseconds (HammerDB's own):",
+};
+
+impl Importer for Hammerdb {
+    fn tool(&self) -> &'static Tool {
+        &TOOL
+    }
+
+    fn recognises(&self, text: &str) -> bool {
+        is_hammerdb(text)
+    }
+
+    fn made(&self, transaction_type: &str, client: &str) -> bool {
+        transaction_type.starts_with("<HammerDB") || client.starts_with(HAMMERDB)
+    }
+
+    fn takes_test(&self) -> bool {
+        false
+    }
+
+    fn import(&self, file: &str, text: &str, _: Option<&str>) -> Result<Imported, ImportError> {
+        let h = parse(file, text)?;
+        Ok(Imported {
+            summary: h.summary,
+            banner: h.banner,
+            options: h.options,
+        })
+    }
+}
 
 /// What a HammerDB capture says.
 #[derive(Debug, Default, PartialEq)]
-pub struct Hammerdb {
+pub struct Capture {
     pub summary: Summary,
     pub banner: Banner,
     /// The run's settings under pgbench-rs's option names: `client` (the active
@@ -73,15 +112,15 @@ fn minutes(text: &str, what: &str) -> Result<i64, String> {
 }
 
 /// Reads `file`'s text.
-pub fn parse(file: &str, text: &str) -> Result<Hammerdb, ImportError> {
-    let mut h = Hammerdb {
+pub fn parse(file: &str, text: &str) -> Result<Capture, ImportError> {
+    let mut h = Capture {
         summary: Summary {
             transaction_type: Some("<HammerDB TPROC-C>".to_string()),
             ..Summary::default()
         },
-        ..Hammerdb::default()
+        ..Capture::default()
     };
-    let put = |h: &mut Hammerdb, k: &str, v: serde_json::Value| {
+    let put = |h: &mut Capture, k: &str, v: serde_json::Value| {
         h.options.insert(k.to_string(), v);
     };
     put(&mut h, "workload", "tpcc".into());
@@ -127,13 +166,13 @@ pub fn parse(file: &str, text: &str) -> Result<Hammerdb, ImportError> {
                 }
                 plausible::count(v, what, i64::MAX, HAMMERDB).map_err(at)
             };
-            h.summary.nopm = Some(count(nopm, "NOPM")?);
-            h.summary.tpm = Some(count(tpm, "TPM")?);
+            h.summary.workload.tpcc.nopm = Some(count(nopm, "NOPM")?);
+            h.summary.workload.tpcc.tpm = Some(count(tpm, "TPM")?);
         } else {
             profile.line(t).map_err(at)?;
         }
     }
-    if h.summary.nopm.is_none() {
+    if h.summary.workload.tpcc.nopm.is_none() {
         return Err(ImportError::NotAReport {
             file: file.to_string(),
         });
@@ -175,7 +214,7 @@ impl Profile {
         }
         if let Some(name) = t.strip_prefix(">>>>> PROC: ") {
             let name = name.trim().to_lowercase();
-            self.scripts.push(super::report_text::empty_script(&name));
+            self.scripts.push(report_text::empty_script(&name));
             return Ok(());
         }
         let Some(s) = self.scripts.last_mut() else {

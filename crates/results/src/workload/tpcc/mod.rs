@@ -1,9 +1,18 @@
 //! What a TPC-C run (`--workload=tpcc`) keeps in its `RunResult`:
 //! the new orders its clients committed, the server's counts over the measured part,
-//! and the names of the time profile. Data only: [`crate::tpcc`] renders HammerDB's
-//! lines from it (and re-exports these types).
+//! and the names of the time profile; and the NOPM and TPM its summary adds. Data
+//! only: [`report`] renders HammerDB's lines from it, [`import`] reads HammerDB's
+//! output, [`kind`] is its entry in the registry.
 
+pub mod import;
+pub mod kind;
+pub mod report;
+
+use super::WorkloadResult;
 use serde::{Deserialize, Serialize};
+
+/// The key of its section in a results file's `run`.
+pub const KEY: &str = "tpcc";
 
 /// What the server counted between the start and the end of the measured part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,6 +73,22 @@ impl ProfileLayout {
 }
 
 impl TpccResult {
+    /// The TPC-C part of a run's result, if it is a TPC-C run's.
+    pub fn of(w: Option<&WorkloadResult>) -> Option<&TpccResult> {
+        match w? {
+            WorkloadResult::Tpcc(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The same, to change.
+    pub fn of_mut(w: Option<&mut WorkloadResult>) -> Option<&mut TpccResult> {
+        match w? {
+            WorkloadResult::Tpcc(t) => Some(t),
+            _ => None,
+        }
+    }
+
     /// NOPM and TPM over `minutes`, when the server's counts are there.
     pub fn per_minute(&self, minutes: f64) -> Option<(i64, i64)> {
         let s = self.server?;
@@ -73,6 +98,15 @@ impl TpccResult {
                 (s.transactions as f64 / minutes).round() as i64,
             )
         })
+    }
+
+    /// Its summary's figures over a measured part of `measured_us`.
+    pub fn summary(&self, measured_us: f64) -> SummaryFigures {
+        let per_minute = self.per_minute(measured_us / 60e6);
+        SummaryFigures {
+            nopm: per_minute.map(|(n, _)| n),
+            tpm: per_minute.map(|(_, t)| t),
+        }
     }
 
     /// Another worker's figures added (`pgbench-report merge`).
@@ -90,4 +124,14 @@ impl TpccResult {
             self.server_lost.clone_from(&other.server_lost);
         }
     }
+}
+
+/// HammerDB's NOPM and TPM (new orders and server transactions per measured minute):
+/// what a TPC-C run adds to its summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SummaryFigures {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nopm: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpm: Option<i64>,
 }

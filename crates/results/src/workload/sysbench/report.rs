@@ -5,11 +5,11 @@
 //! (`sb_report_cumulative`), in sysbench's layout and number formats. Pure: the figures
 //! come from the [`RunResult`].
 
-pub use crate::run::sysbench_counts::{QueryCounts, SysbenchSummary};
+use super::SysbenchSummary;
 use crate::run::RunResult;
 use std::fmt::Write;
 
-/// Appends the summary blocks of `r` (which must carry [`RunResult::sysbench`]).
+/// Appends the summary blocks of `r`, whose sysbench part is `s`.
 pub fn render(r: &RunResult, s: &SysbenchSummary, out: &mut String) {
     let seconds = r.bench_duration_us / 1e6;
     let q = &s.queries;
@@ -80,6 +80,7 @@ fn latency_block(r: &RunResult, percentile: u32, out: &mut String) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::QueryCounts;
     use super::*;
     use crate::histogram::LatencyHistogram;
     use crate::stats::TxOutcome;

@@ -1,24 +1,23 @@
-//! What a TPC-C run (`--workload=tpcc`) adds to its result: HammerDB's result line,
+//! What a TPC-C run (`--workload=tpcc`) adds to its report: HammerDB's result line,
 //! `TEST RESULT : System achieved N NOPM from M PostgreSQL TPM`, from the server's
 //! counts over the measured part (as HammerDB's monitor takes them), beside the new
 //! orders the clients committed; and HammerDB's time profile per transaction, as
 //! pgbench-rs's table or in HammerDB 6's `xtprof` summary layout. Pure: rendered after
 //! pgbench's report from the [`RunResult`].
 
+use super::{ProfileLayout, TpccResult};
 use crate::histogram::LatencyHistogram;
-pub use crate::run::tpcc_counts::{ProfileLayout, ServerCounts, TpccResult};
 use crate::run::RunResult;
 use crate::stats::StatsData;
 
-/// NOPM and TPM of a run, if it is a TPC-C run with the server's counts.
-pub fn nopm_tpm(r: &RunResult) -> Option<(i64, i64)> {
-    r.tpcc.as_ref()?.per_minute(r.bench_duration_us / 60e6)
+/// NOPM and TPM of `r`, whose TPC-C part is `t`, when the server's counts are there.
+pub fn nopm_tpm(r: &RunResult, t: &TpccResult) -> Option<(i64, i64)> {
+    t.per_minute(r.bench_duration_us / 60e6)
 }
 
-/// The lines after pgbench's report.
-pub fn render(r: &RunResult, out: &mut String) {
-    let Some(t) = &r.tpcc else { return };
-    match (t.server, nopm_tpm(r)) {
+/// The lines after pgbench's report of `r`, whose TPC-C part is `t`.
+pub fn render(r: &RunResult, t: &TpccResult, out: &mut String) {
+    match (t.server, nopm_tpm(r, t)) {
         (Some(s), Some((nopm, tpm))) => {
             out.push_str(&format!(
                 "TEST RESULT : System achieved {nopm} NOPM from {tpm} PostgreSQL TPM\n"
@@ -202,14 +201,29 @@ fn xtprof(r: &RunResult, profile: &[Transaction<'_>], out: &mut String) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{ServerCounts, WorkloadResult};
     use super::*;
     use crate::synthetic::{run, Spec};
+
+    /// The lines after the report of `r`, a TPC-C run.
+    fn render(r: &RunResult, out: &mut String) {
+        super::render(r, TpccResult::of(r.workload.as_ref()).unwrap(), out);
+    }
+
+    fn nopm_tpm(r: &RunResult) -> Option<(i64, i64)> {
+        super::nopm_tpm(r, TpccResult::of(r.workload.as_ref()).unwrap())
+    }
+
+    /// The TPC-C part of `r`.
+    fn part(r: &mut RunResult) -> &mut TpccResult {
+        TpccResult::of_mut(r.workload.as_mut()).unwrap()
+    }
 
     /// A synthetic run of `minutes` as a TPC-C run with these counts.
     fn tpcc_run(seconds: i64, committed: i64, server: Option<(i64, i64)>) -> RunResult {
         let mut r = run(&Spec::tpcb(3, seconds, 100.0, 1500.0));
         r.bench_duration_us = seconds as f64 * 1e6;
-        r.tpcc = Some(TpccResult {
+        r.workload = Some(WorkloadResult::Tpcc(TpccResult {
             new_orders_committed: committed,
             server: server.map(|(transactions, new_orders)| ServerCounts {
                 transactions,
@@ -219,7 +233,7 @@ mod tests {
             profile: vec![(0, "neword".into())],
             server_lost: None,
             layout: ProfileLayout::Table,
-        });
+        }));
         r
     }
 
@@ -243,8 +257,8 @@ mod tests {
 
     #[test]
     fn workers_add_up_and_only_worker_0_brings_the_servers_counts() {
-        let mut a = tpcc_run(60, 100, Some((1_000, 210))).tpcc.unwrap();
-        let b = tpcc_run(60, 110, None).tpcc.unwrap();
+        let mut a = part(&mut tpcc_run(60, 100, Some((1_000, 210)))).clone();
+        let b = part(&mut tpcc_run(60, 110, None)).clone();
         a.merge(&b);
         assert_eq!(a.new_orders_committed, 210);
         assert_eq!(
@@ -265,14 +279,14 @@ mod tests {
     #[test]
     fn counts_read_too_early_are_not_comparable_and_lost_ones_are_no_result() {
         let mut r = tpcc_run(60, 500, Some((3_000, 500)));
-        if let Some(s) = r.tpcc.as_mut().and_then(|t| t.server.as_mut()) {
+        if let Some(s) = part(&mut r).server.as_mut() {
             s.backends_left = 3;
         }
         let mut out = String::new();
         render(&r, &mut out);
         assert!(out.contains("500 committed by the clients: not comparable: 3 of the run's connections were still open when the server counted\n"), "{out}");
         let mut r = tpcc_run(60, 500, None);
-        r.tpcc.as_mut().unwrap().server_lost = Some("could not read the TPC-C counts: gone".into());
+        part(&mut r).server_lost = Some("could not read the TPC-C counts: gone".into());
         let mut out = String::new();
         render(&r, &mut out);
         assert!(out.starts_with("TEST RESULT : none: the server's counts could not be read (could not read the TPC-C counts: gone)\nnew orders committed by the clients in the measured part: 500\n"), "{out}");
@@ -300,7 +314,7 @@ mod tests {
         payment.stats.latency.count /= 10;
         r.scripts.push(payment);
         r.scripts.push(r.scripts[0].clone());
-        let t = r.tpcc.as_mut().unwrap();
+        let t = part(&mut r);
         t.layout = ProfileLayout::Xtprof;
         t.profile = vec![
             (0, "neword".into()),
@@ -348,7 +362,7 @@ mod tests {
             .map(|l| fields(l)[6].1.trim_end_matches('%').parse().unwrap())
             .collect();
         assert!(ratios.windows(2).all(|w| w[0] >= w[1]), "{ratios:?}");
-        r.tpcc.as_mut().unwrap().layout = ProfileLayout::None;
+        part(&mut r).layout = ProfileLayout::None;
         let mut out = String::new();
         render(&r, &mut out);
         assert_eq!(out.lines().count(), 2, "{out}");

@@ -1,9 +1,17 @@
-//! What a sysbench-shaped run (`--workload`) keeps in its `RunResult`
-//! beyond pgbench's figures: queries by kind as sysbench counts them, and its
-//! `--percentile`. Data only: [`crate::sysbench`] renders sysbench's summary from it
-//! (and re-exports these types).
+//! What a sysbench-shaped run (`--workload=oltp_*`) keeps in its `RunResult`
+//! beyond pgbench's figures: queries by kind as sysbench counts them, its
+//! `--percentile` and its tables. Data only: [`report`] renders sysbench's summary
+//! from it, [`import`] reads sysbench's output, [`kind`] is its entry in the
+//! registry.
+
+pub mod import;
+pub mod kind;
+pub mod report;
 
 use serde::{Deserialize, Serialize};
+
+/// The key of its section in a results file's `run`.
+pub const KEY: &str = "sysbench";
 
 /// Queries by how sysbench's `pgsql` driver counts them: a result with rows is a read,
 /// a command that changed rows a write, any other command (`BEGIN`, `COMMIT`, an

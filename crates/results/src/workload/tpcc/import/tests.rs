@@ -81,7 +81,10 @@ fn a_hammerdb_capture_reads_its_result_users_times_and_profile() {
     ));
     let h = parse("run.log", RUN_LOG).unwrap();
     let s = &h.summary;
-    assert_eq!((s.nopm, s.tpm), (Some(26_275), Some(61_185)));
+    assert_eq!(
+        (s.workload.tpcc.nopm, s.workload.tpcc.tpm),
+        (Some(26_275), Some(61_185))
+    );
     assert_eq!((s.clients, s.duration_s), (Some(4), Some(180)));
     assert_eq!(h.banner.client.as_deref(), Some("HammerDB v4.12"));
     assert_eq!(
@@ -118,7 +121,10 @@ fn a_hammerdb_capture_reads_its_result_users_times_and_profile() {
         "61185 PostgreSQL TPM at 26275 NOPM",
     );
     let s = parse("run.log", &tpm_first).unwrap().summary;
-    assert_eq!((s.nopm, s.tpm), (Some(26_275), Some(61_185)));
+    assert_eq!(
+        (s.workload.tpcc.nopm, s.workload.tpcc.tpm),
+        (Some(26_275), Some(61_185))
+    );
     let broken = RUN_LOG.replace("26275 NOPM from", "many NOPM from");
     assert_eq!(
         parse("run.log", &broken).unwrap_err().to_string(),
@@ -138,9 +144,9 @@ fn a_hammerdb_import_compares_with_a_tpcc_run_on_nopm_and_tpm() {
     // A 60-second --workload=tpcc run whose server counted 25,000 new orders and
     // 60,000 transactions: 25,000 NOPM from 60,000 TPM.
     let mut r = run(&Spec::tpcb(1, 60, 500.0, 2000.0));
-    r.tpcc = Some(crate::tpcc::TpccResult {
+    let tpcc = crate::workload::tpcc::TpccResult {
         new_orders_committed: 25_000,
-        server: Some(crate::tpcc::ServerCounts {
+        server: Some(crate::workload::tpcc::ServerCounts {
             transactions: 60_000,
             new_orders: 25_000,
             backends_left: 0,
@@ -148,8 +154,9 @@ fn a_hammerdb_import_compares_with_a_tpcc_run_on_nopm_and_tpm() {
         profile: Vec::new(),
         server_lost: None,
         layout: Default::default(),
-    });
-    let (nopm, tpm) = crate::tpcc::nopm_tpm(&r).unwrap();
+    };
+    let (nopm, tpm) = crate::workload::tpcc::report::nopm_tpm(&r, &tpcc).unwrap();
+    r.workload = Some(crate::workload::WorkloadResult::Tpcc(tpcc));
     assert!((24_900..=25_000).contains(&nopm), "{nopm}");
     let ours = ResultsFile::from_run(r, RunMeta::default());
     let sides = [
@@ -231,14 +238,17 @@ fn issue_38_implausible_figures_are_refused_with_their_line() {
 /// 8 virtual users, rampup 0, duration 1, against PostgreSQL 15.20) with its
 /// `hdbxtprofile.log` appended; its temporary directory's path shortened to `/tmp/`.
 /// pg_stat_statements counted 112,242 calls of `neword` in that run.
-const RUN_4_12: &str = include_str!("../../../tests/data/hammerdb/4.12-run.log");
+const RUN_4_12: &str = include_str!("../../../../tests/data/hammerdb/4.12-run.log");
 
 #[test]
 fn hammerdb_4_12s_doubled_calls_and_sd_in_microseconds_are_undone() {
     let h = parse("run.log", RUN_4_12).unwrap();
     assert_eq!(h.banner.client.as_deref(), Some("HammerDB v4.12"));
     let s = &h.summary;
-    assert_eq!((s.nopm, s.tpm), (Some(111_904), Some(254_916)));
+    assert_eq!(
+        (s.workload.tpcc.nopm, s.workload.tpcc.tpm),
+        (Some(111_904), Some(254_916))
+    );
     let names: Vec<&str> = s.scripts.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["neword", "payment", "delivery", "slev", "ostat"]);
     // The summary says 224,484: each call twice. Its virtual users' blocks and the

@@ -6,9 +6,54 @@
 //! does not print (stddev, the other percentiles, the test's name unless the import is
 //! told it) stays `None`.
 
-use super::report_text::Banner;
-use super::{plausible, ImportError};
+use crate::import::error::ImportError;
+use crate::import::plausible;
+use crate::import::report_text::Banner;
 use crate::summary::{Failures, PercentileSummary, Summary};
+use crate::workload::kind::{Imported, Importer, Tool};
+
+/// The reader of sysbench's output.
+pub struct Sysbench;
+
+pub static IMPORTER: Sysbench = Sysbench;
+
+static TOOL: Tool = Tool {
+    name: SYSBENCH,
+    percentiles_title: "latency percentile in milliseconds (sysbench's own):",
+};
+
+impl Importer for Sysbench {
+    fn tool(&self) -> &'static Tool {
+        &TOOL
+    }
+
+    fn recognises(&self, text: &str) -> bool {
+        is_sysbench(text)
+    }
+
+    fn made(&self, transaction_type: &str, client: &str) -> bool {
+        transaction_type.starts_with("<sysbench") || client.starts_with(SYSBENCH)
+    }
+
+    fn takes_test(&self) -> bool {
+        true
+    }
+
+    /// The test, when given, is also the run's `workload` option.
+    fn import(&self, file: &str, text: &str, test: Option<&str>) -> Result<Imported, ImportError> {
+        let (summary, banner) = parse(file, text, test)?;
+        let mut imported = Imported {
+            summary,
+            banner,
+            ..Imported::default()
+        };
+        if let Some(t) = test {
+            let workload = test_name(t).into();
+            imported.options.insert("workload".to_string(), workload);
+        }
+        Ok(imported)
+    }
+}
 
 /// Whether `text` is sysbench's output rather than a pgbench report.
 pub fn is_sysbench(text: &str) -> bool {

@@ -1,0 +1,69 @@
+//! What every workload's results offer the generic code: a [`WorkloadKind`] (the
+//! report's lines, `show`'s, compare's figures) and, for a workload whose tool's
+//! output can be imported, an [`Importer`]. Each workload implements them in its
+//! folder's `kind.rs`; [`super::registry`] lists them.
+
+use super::WorkloadResult;
+use crate::compare::spec::FigureSpec;
+use crate::import::error::ImportError;
+use crate::import::report_text::Banner;
+use crate::run::RunResult;
+use crate::summary::Summary;
+use std::collections::BTreeMap;
+
+/// One workload's results: how its part of a run's result is shown, and what it adds
+/// to a results file's summary.
+pub trait WorkloadKind: Sync {
+    /// The key of its section in a results file's `run` ([`WorkloadResult::key`]).
+    fn key(&self) -> &'static str;
+    /// The lines the report prints in place of pgbench's `scaling factor: N` for
+    /// `r`, whose part is `w` (`None`: pgbench's line).
+    fn scale_lines(&self, r: &RunResult, w: &WorkloadResult) -> Option<String>;
+    /// What the report prints after pgbench's report and its percentiles.
+    fn render(&self, r: &RunResult, w: &WorkloadResult, out: &mut String);
+    /// What `show` prints of a summary's own figures after its tps line (an imported
+    /// run's, which has no result to render).
+    fn summary_lines(&self, s: &Summary, out: &mut String);
+    /// The figures it adds to summaries, as compare's rows (leading the table when
+    /// the first run has the first of them) and the HTML page's columns.
+    fn figures(&self) -> &'static [FigureSpec];
+    /// The reader of its tool's output for `pgbench-report import`, if any.
+    fn importer(&self) -> Option<&'static dyn Importer>;
+}
+
+/// Reads a workload's tool's output (its report on stdout) for `pgbench-report
+/// import`, beside stock pgbench's reader.
+pub trait Importer: Sync {
+    /// The tool whose output it reads.
+    fn tool(&self) -> &'static Tool;
+    /// Whether `text` is the tool's output rather than a pgbench report (told by its
+    /// content).
+    fn recognises(&self, text: &str) -> bool;
+    /// Whether an imported summary came from it: by the transaction type its import
+    /// gave (`transaction_type`), or else by its client's banner (`client`).
+    fn made(&self, transaction_type: &str, client: &str) -> bool;
+    /// Whether it takes `--test`: the test the output is of, which the tool does not
+    /// print.
+    fn takes_test(&self) -> bool;
+    /// Reads `text` (the file `file`); `test` is `--test`'s name, if given.
+    fn import(&self, file: &str, text: &str, test: Option<&str>) -> Result<Imported, ImportError>;
+}
+
+/// A tool whose output can be imported, as `show` names it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Tool {
+    /// `imported from NAME output`.
+    pub name: &'static str,
+    /// The title of the percentiles it printed.
+    pub percentiles_title: &'static str,
+}
+
+/// What an import read of a tool's report.
+#[derive(Debug, Default, PartialEq)]
+pub struct Imported {
+    pub summary: Summary,
+    pub banner: Banner,
+    /// The run's settings under pgbench-rs's option names, as far as the output
+    /// tells them.
+    pub options: BTreeMap<String, serde_json::Value>,
+}

@@ -1,0 +1,85 @@
+//! TPC-C's entry in the registry: the report's `warehouses:` line and HammerDB's
+//! lines after it, the NOPM and TPM that compare sets side by side (whole numbers, as
+//! HammerDB prints them) and `show` prints, and the importer of HammerDB's output.
+
+use super::{import, report};
+use crate::compare::spec::{Better, FigureSpec, Format};
+use crate::summary::Summary;
+use crate::workload::kind::{Importer, WorkloadKind};
+use crate::workload::WorkloadResult;
+use std::fmt::Write;
+
+/// TPC-C's results.
+pub struct Tpcc;
+
+pub static KIND: Tpcc = Tpcc;
+
+/// HammerDB's new orders per minute.
+const NOPM: FigureSpec = FigureSpec {
+    name: "nopm",
+    label: "NOPM",
+    format: Format::Whole,
+    better: Better::Higher,
+    value: |s| s.workload.tpcc.nopm.map(|v| v as f64),
+    per_second: None,
+};
+
+/// HammerDB's PostgreSQL transactions per minute.
+const TPM: FigureSpec = FigureSpec {
+    name: "tpm",
+    label: "TPM",
+    format: Format::Whole,
+    better: Better::Higher,
+    value: |s| s.workload.tpcc.tpm.map(|v| v as f64),
+    per_second: None,
+};
+
+static FIGURES: &[FigureSpec] = &[NOPM, TPM];
+
+impl WorkloadKind for Tpcc {
+    fn key(&self) -> &'static str {
+        super::KEY
+    }
+
+    /// Its scale is its warehouses.
+    fn scale_lines(&self, r: &crate::run::RunResult, _: &WorkloadResult) -> Option<String> {
+        Some(format!("warehouses: {}\n", r.scale))
+    }
+
+    fn render(&self, r: &crate::run::RunResult, w: &WorkloadResult, out: &mut String) {
+        if let WorkloadResult::Tpcc(t) = w {
+            report::render(r, t, out);
+        }
+    }
+
+    /// HammerDB's result line, when the summary has both figures.
+    fn summary_lines(&self, s: &Summary, out: &mut String) {
+        if let (Some(nopm), Some(tpm)) = (s.workload.tpcc.nopm, s.workload.tpcc.tpm) {
+            let _ = writeln!(
+                out,
+                "TEST RESULT : System achieved {nopm} NOPM from {tpm} PostgreSQL TPM"
+            );
+        }
+    }
+
+    fn figures(&self) -> &'static [FigureSpec] {
+        FIGURES
+    }
+
+    fn importer(&self) -> Option<&'static dyn Importer> {
+        Some(&import::IMPORTER)
+    }
+}
+
+#[cfg(test)]
+mod figures {
+    use crate::compare::Figure;
+
+    /// TPC-C's figures by name, as the tests name them.
+    #[allow(non_upper_case_globals)]
+    impl Figure {
+        /// HammerDB's new orders and server transactions per minute.
+        pub const Nopm: Figure = Figure::Summary(&super::NOPM);
+        pub const Tpm: Figure = Figure::Summary(&super::TPM);
+    }
+}
