@@ -141,8 +141,8 @@ pub struct Collected {
     pub per_script: Vec<StatsData>,
     pub commands: Vec<Vec<CommandStats>>,
     pub conn_total_duration_us: f64,
-    /// Every client's queries by sysbench's kinds.
-    pub queries: pgbench_results::workload::sysbench::QueryCounts,
+    /// Every client's statements by kind.
+    pub queries: super::events::StatementKinds,
     pub latency_late: i64,
     pub aborted: usize,
     /// What only some runs keep; one test per transaction when none is kept.

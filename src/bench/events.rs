@@ -13,12 +13,36 @@ pub struct ClientDone {
     pub commands: Vec<Vec<CommandStats>>,
     /// Time spent in `-C` connects and disconnects, µs.
     pub conn_duration_us: f64,
-    /// Its queries by sysbench's kinds.
-    pub queries: pgbench_results::workload::sysbench::QueryCounts,
+    /// Its statements by what they returned, and the errors it survived.
+    pub queries: StatementKinds,
     /// When it finished, µs on the run clock.
     pub end_us: i64,
     /// The run was stopped (Ctrl-C, an overdue end) while it was in a transaction.
     pub unfinished: bool,
+}
+
+/// A client's statements by what each returned, as its results arrive (outside a
+/// pipeline): a read returned rows, a write changed some (its command tag counts
+/// rows, `PQcmdTuples`, and counted more than none: `UPDATE 1`, `INSERT 0 1`), any
+/// other is other (`BEGIN`, a `DELETE 0`); and the SQL errors its transactions
+/// survived (each failure and each retry). What a workload may report of its run
+/// (its tool's queries by kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StatementKinds {
+    pub read: i64,
+    pub write: i64,
+    pub other: i64,
+    pub errors: i64,
+}
+
+impl StatementKinds {
+    /// Adds another client's.
+    pub fn add(&mut self, o: &StatementKinds) {
+        self.read += o.read;
+        self.write += o.write;
+        self.other += o.other;
+        self.errors += o.errors;
+    }
 }
 
 /// What clients send the collector.

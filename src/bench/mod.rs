@@ -130,8 +130,9 @@ pub fn run(
         end,
     };
     let log_losses = finish_logs(&ctx, end + ctx.control.clock.epoch_shift_us);
+    let statements = collected.queries;
     let mut result = outcome::assemble(plan, &setup, &ctx, collected, timing);
-    for notice in observers.finish(&run_end(&ctx, &timing), &mut result) {
+    for notice in observers.finish(&run_end(&ctx, &timing, statements), &mut result) {
         out.log(notice.level, &notice.text);
     }
     let shift = ctx.control.clock.epoch_shift_us;
@@ -157,7 +158,11 @@ fn observers(plan: &BenchPlan) -> Observers {
 }
 
 /// What the observers learn of the run's end.
-fn run_end<'a>(ctx: &'a RunShared, timing: &outcome::Timing) -> RunEnd<'a> {
+fn run_end<'a>(
+    ctx: &'a RunShared,
+    timing: &outcome::Timing,
+    statements: events::StatementKinds,
+) -> RunEnd<'a> {
     let waited = &ctx.threads_waited_ns;
     RunEnd {
         control: &ctx.control,
@@ -165,6 +170,7 @@ fn run_end<'a>(ctx: &'a RunShared, timing: &outcome::Timing) -> RunEnd<'a> {
         end_us: timing.end,
         threads_waited_ns: cpu_share::wait_measurable()
             .then(|| waited.load(std::sync::atomic::Ordering::Relaxed)),
+        statements,
     }
 }
 

@@ -43,6 +43,8 @@ pub struct RunEnd<'a> {
     pub end_us: i64,
     /// The `-j` threads' run-queue wait, ns, when the kernel tells it.
     pub threads_waited_ns: Option<u64>,
+    /// This process's clients' statements by kind, in the measured part.
+    pub statements: super::events::StatementKinds,
 }
 
 /// A line for the caller to print.

@@ -191,7 +191,7 @@ pub fn assemble(
         histogram,
         series: series.unwrap_or_default(),
         warmup,
-        workload: sysbench.map(pgbench_results::workload::WorkloadResult::Sysbench),
+        workload: None,
         server: None,
         client_cpu: None,
         ended: Some(ended),

@@ -171,11 +171,12 @@ impl Configured {
         }
     }
 
-    /// What watches a run of the workload besides its clients (TPC-C's counts and
-    /// its monitor of the server's).
+    /// What watches a run of the workload besides its clients and fills its part of
+    /// the result (TPC-C's counts and its monitor of the server's, sysbench's summary
+    /// from the clients' statements by kind).
     pub fn observers(&self) -> Vec<Box<dyn crate::bench::observer::RunObserver>> {
         match self {
-            Configured::Sysbench(_) => Vec::new(),
+            Configured::Sysbench(c) => vec![Box::new(sysbench::run::Summary::new(c))],
             Configured::Tpcc(c) => tpcc::run::observers(c),
         }
     }
@@ -199,23 +200,6 @@ impl Configured {
         match self {
             Configured::Sysbench(_) => Some(QueryMode::Prepared),
             Configured::Tpcc(c) => Some(c.default_query_mode()),
-        }
-    }
-
-    /// What sysbench's summary after the report shows beyond pgbench's figures,
-    /// with the run's `queries` (`None`: no summary).
-    pub fn sysbench_summary(
-        &self,
-        queries: pgbench_results::workload::sysbench::QueryCounts,
-    ) -> Option<pgbench_results::workload::sysbench::SysbenchSummary> {
-        match self {
-            Configured::Sysbench(c) => Some(pgbench_results::workload::sysbench::SysbenchSummary {
-                percentile: c.percentile,
-                queries,
-                tables: Some(c.tables),
-                table_size: Some(c.table_size),
-            }),
-            Configured::Tpcc(_) => None,
         }
     }
 

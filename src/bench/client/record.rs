@@ -1,15 +1,14 @@
 //! What a client measures, and where it goes (pgbench.c `processXactStats` and
 //! `doLog`): each transaction as a [`TxRecord`] to the collector, in batches; its `-l`
 //! line through its thread's log; the `-r` counters, the `-C` connection time and
-//! sysbench's query counts, handed over once at the end. In `--warmup` the counters
+//! its statements by kind, handed over once at the end. In `--warmup` the counters
 //! restart at the first event after the warm-up (the collector splits the records by
 //! their end).
 
-use crate::bench::events::{ClientDone, Event, TxRecord};
+use crate::bench::events::{ClientDone, Event, StatementKinds, TxRecord};
 use crate::bench::launch::{RunShared, ThreadShared};
 use crate::bench::phases::PhaseKind;
 use crate::bench::txlog::LoggedTx;
-use pgbench_results::workload::sysbench::QueryCounts;
 use pgbench_results::{CommandStats, TxOutcome};
 
 /// How many records a client keeps before sending them to the collector, and how
@@ -33,8 +32,9 @@ pub(super) struct Recorder<'a> {
     batch_since: i64,
     /// Time spent in `-C` connects and disconnects, µs.
     conn_duration_us: f64,
-    /// Queries by sysbench's kinds (its summary of a `--workload` run).
-    pub(super) queries: QueryCounts,
+    /// Its statements by what they returned, and the errors it survived (what a
+    /// workload may report).
+    pub(super) queries: StatementKinds,
     /// In `--warmup`: what is counted is thrown away at the first event after it.
     warm: bool,
 }
@@ -99,7 +99,7 @@ impl<'a> Recorder<'a> {
 
     /// The transaction failed at `command` for good.
     ///
-    /// sysbench's ignored errors are counted here and in [`Self::retried`], not as the
+    /// The errors survived are counted here and in [`Self::retried`], not as the
     /// error arrives: so they are exactly the failed transactions plus the retries. A
     /// try whose error came after `-T` is neither (pgbench does not count it), and one
     /// that began in the warm-up is counted where its transaction is.

@@ -458,8 +458,8 @@ fn last_row(conn: &pgbench_wire::Connection, prefix: &str) -> Vec<(String, Strin
         .collect()
 }
 
-/// sysbench's write: a command whose tag counts rows (`PQcmdTuples`) and counted some
-/// (`UPDATE 1`, `INSERT 0 1`); `BEGIN` or `DELETE 0` is another query.
+/// A write: a command whose tag counts rows (`PQcmdTuples`) and counted some
+/// (`UPDATE 1`, `INSERT 0 1`); `BEGIN` or `DELETE 0` is another statement.
 fn changed_rows(tag: &str) -> bool {
     tag.rsplit(' ')
         .next()

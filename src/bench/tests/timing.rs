@@ -1,5 +1,6 @@
 //! Time on the test clock: `-T` and the transaction running at its end, `-R` slots
-//! and their skips under `-L`, `-C` connections.
+//! and their skips under `-L`, `-C` connections; and what a client counts besides
+//! (`-r` times, its statements by kind).
 
 use super::*;
 
@@ -185,4 +186,24 @@ all_drives!(per_command_times_are_what_each_command_took, |drive| {
     let sums: Vec<f64> = commands.iter().map(|c| c.elapsed.sum).collect();
     assert_eq!(sums, [0.0, 0.006, 0.0]);
     assert!(commands.iter().all(|c| c.elapsed.count == 3));
+});
+
+all_drives!(statements_are_counted_by_what_they_returned, |drive| {
+    // The last word's statement kinds (what a workload reports of its queries): rows
+    // returned are a read, rows changed a write, anything else (BEGIN, a DELETE of
+    // no row, COMMIT) other.
+    let script = "BEGIN;\nSELECT 1;\nUPDATE t;\nDELETE FROM t;\nEND;\n";
+    let server = FakeServer::answering(|r: &Request| {
+        if r.sql.starts_with("DELETE") {
+            return Reply::Tag("DELETE 0".into());
+        }
+        Reply::usual(&r.sql)
+    });
+    let ran = Bench::new(&["-t", "3"], script).run(&server, drive);
+    ran.assert_succeeded(3);
+    let kinds = ran.done[0].queries;
+    assert_eq!(
+        (kinds.read, kinds.write, kinds.other, kinds.errors),
+        (3, 3, 9, 0)
+    );
 });

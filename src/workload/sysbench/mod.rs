@@ -2,10 +2,12 @@
 //! the test scripts in `/usr/share/sysbench/`, `sb_rand.c` and the `pgsql` driver):
 //! the test names, their options under sysbench's names with sysbench's defaults
 //! (given as `-D NAME=VALUE`), the generated event script ([`script`]), the
-//! `prepare` step ([`prepare`]) and `--check` of its tables ([`check`]).
+//! `prepare` step ([`prepare`]), `--check` of its tables ([`check`]) and its summary's
+//! figures, from what a run's clients counted ([`run`]).
 
 pub mod check;
 pub mod prepare;
+pub mod run;
 pub mod script;
 
 use super::WorkloadError;
