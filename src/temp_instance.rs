@@ -13,7 +13,7 @@ use crate::bench::plan::BenchPlan;
 use crate::diagnostic::Diagnostic;
 use crate::init::{InitError, InitOptions};
 use crate::logging;
-use crate::workload::{Configured, PrepareError, PrepareOptions};
+use crate::workload::{PrepareError, PrepareOptions, Workload};
 use pgbench_cluster::{Cluster, ClusterError, ClusterOptions};
 use pgbench_wire::{ConnError, QueryError};
 
@@ -188,7 +188,7 @@ pub fn run_init(kind: TempInstance, init: &InitOptions) -> Result<(), TempInstan
 /// `-i --workload=NAME --temp-instance`: prepare on a throwaway cluster.
 pub fn run_prepare(
     kind: TempInstance,
-    workload: &Configured,
+    workload: &dyn Workload,
     how: &PrepareOptions,
 ) -> Result<(), TempInstanceError> {
     let cluster = start(kind)?;

@@ -263,9 +263,14 @@ fn collector_plan(ctx: &RunShared, phases: Phases) -> CollectorPlan {
         }),
         latency_limit_us: s.latency_limit_us,
         throttled: s.throttled(),
-        // TPC-C's report ends with per-transaction percentiles, sysbench's
-        // summary with its percentile.
-        histograms: s.percentiles.is_some() || plan.export.any() || plan.workload.is_some(),
+        // A workload's report may need them (per-transaction percentiles, its
+        // tool's percentile).
+        histograms: s.percentiles.is_some()
+            || plan.export.any()
+            || plan
+                .workload
+                .as_ref()
+                .is_some_and(|w| w.policy().keep_histograms),
         series: plan.export.any() || plan.print_warnings,
         exit_on_abort: plan.exit_on_abort,
         epoch_shift_us: ctx.control.clock.epoch_shift_us,

@@ -92,7 +92,7 @@ pub struct BenchPlan {
     /// is counted.
     pub phases: super::phases::PhasePlan,
     /// `--workload=NAME`: its tables are checked before the run.
-    pub workload: Option<crate::workload::Configured>,
+    pub workload: Option<std::sync::Arc<dyn crate::workload::Workload>>,
     /// `--metrics-listen`, `--metrics-linger`.
     pub metrics: Option<crate::metrics::MetricsPlan>,
     /// `--server-stats`; `print`: `--print-server-stats`, its block after the report.

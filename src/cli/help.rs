@@ -6,12 +6,14 @@ pub fn version_text() -> String {
     format!("pgbench (PostgreSQL) {}\n", crate::version::pg_version())
 }
 
-/// `--help` output (stdout): stock's text with our section before its last lines.
+/// `--help` output (stdout): stock's text with our section before its last lines
+/// (the workloads named by their registry).
 pub fn usage_text(progname: &str) -> String {
+    let ours = OUR_OPTIONS.replace("{workloads}", &crate::workload::help_list());
     format!(
         "{progname} is a benchmarking tool for PostgreSQL.\n\n\
          Usage:\n  {progname} [OPTION]... [DBNAME]\n\n\
-         {STOCK_OPTIONS}{OUR_OPTIONS}{BUG_REPORTS}"
+         {STOCK_OPTIONS}{ours}{BUG_REPORTS}"
     )
 }
 
@@ -117,7 +119,7 @@ const OUR_OPTIONS: &str = r#"pgbench-rs options (beyond pgbench 15):
                            together: clients I*C..I*C+C-1 of N*C, one start instant
   --worker-timeout=SECONDS how long --worker waits for the others (default: 60)
   --workload=NAME          run (or with -i, prepare) a generated workload:
-                           sysbench's oltp_* tests, HammerDB's TPC-C (tpcc),
+                           {workloads},
                            options as -D NAME=VALUE, prepared statements
                            unless -M; --show-script=NAME prints its script
   --check                  with --workload: check its tables (keys, indexes,

@@ -68,9 +68,9 @@ pub fn run(argv: &[String]) -> Exit {
             workload,
             how,
             temp_instance,
-        } => prepare_workload(&conn, &workload, &how, temp_instance),
+        } => prepare_workload(&conn, &*workload, &how, temp_instance),
         Action::CheckWorkload { conn, workload } => {
-            let report = crate::workload::run_check(&workload, &conn.connect_args())?;
+            let report = crate::workload::run_check(&*workload, &conn.connect_args())?;
             let _ = std::io::stdout().lock().write_all(report.text.as_bytes());
             report.verdict()?;
             Ok(0)
@@ -169,7 +169,7 @@ fn connect_for_init(
 /// it left.
 fn prepare_workload(
     conn: &options::ConnArgs,
-    workload: &crate::workload::Configured,
+    workload: &dyn crate::workload::Workload,
     how: &crate::workload::PrepareOptions,
     temp_instance: Option<crate::temp_instance::TempInstance>,
 ) -> Exit {

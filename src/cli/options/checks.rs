@@ -11,6 +11,7 @@ use crate::bench::plan::{
 };
 use crate::init::PartitionMethod;
 use pgbench_results::{Limit, MaxTries, QueryMode, RunSettings};
+use std::sync::Arc;
 
 /// `-t` default when neither `-t` nor `-T` is given.
 const DEFAULT_NXACTS: i64 = 10;
@@ -24,7 +25,7 @@ pub(super) fn finish(
     if let Some(shown) = d.show_workload {
         let shown = shown.configure(&d.defines)?;
         if !d.query_mode_given {
-            d.query_mode = shown.default_query_mode().unwrap_or(d.query_mode);
+            d.query_mode = shown.policy().query_mode.unwrap_or(d.query_mode);
         }
         let text = shown.script_text(script_context(&d));
         return Ok(Action::PrintAndExit(text));
@@ -34,9 +35,10 @@ pub(super) fn finish(
         None => None,
     };
     if let (Some(w), Some(value), true) = (&workload, &d.init.tablespace, d.tables_typed) {
-        return Err(ConfigError::SysbenchTables {
+        return Err(ConfigError::TablesAsTablespace {
             value: value.clone(),
             workload: w.name(),
+            hint: crate::workload::tables_option_hint(value),
         });
     }
     if d.check {
@@ -44,9 +46,9 @@ pub(super) fn finish(
     }
     if let (Some(w), false) = (&workload, d.is_init_mode) {
         if !d.query_mode_given {
-            d.query_mode = w.default_query_mode().unwrap_or(d.query_mode);
+            d.query_mode = w.policy().query_mode.unwrap_or(d.query_mode);
         }
-        add_workload_script(&mut d, w)?;
+        add_workload_script(&mut d, w.as_ref())?;
     }
     if d.scripts.is_empty() && !d.is_init_mode {
         d.add_builtin("tpcb-like", 1)?;
@@ -97,7 +99,10 @@ fn script_context(d: &Draft) -> crate::workload::ScriptContext {
 }
 
 /// `--workload` in benchmarking mode: its script is the run's only script.
-fn add_workload_script(d: &mut Draft, w: &crate::workload::Configured) -> Result<(), ConfigError> {
+fn add_workload_script(
+    d: &mut Draft,
+    w: &dyn crate::workload::Workload,
+) -> Result<(), ConfigError> {
     if !d.scripts.is_empty() {
         return Err(ConfigError::WorkloadWithScripts);
     }
@@ -110,7 +115,7 @@ fn add_workload_script(d: &mut Draft, w: &crate::workload::Configured) -> Result
         });
     }
     d.defines.extend(w.variables());
-    if w.continues_on_error() {
+    if w.policy().continue_on_error {
         d.continue_on_error = true;
     }
     d.benchmarking_option_set = true;
@@ -118,7 +123,10 @@ fn add_workload_script(d: &mut Draft, w: &crate::workload::Configured) -> Result
 }
 
 /// `-i --workload=NAME`: `-D` options and `-j` apply, pgbench's init options do not.
-fn prepare_action(d: Draft, workload: crate::workload::Configured) -> Result<Action, ConfigError> {
+fn prepare_action(
+    d: Draft,
+    workload: Arc<dyn crate::workload::Workload>,
+) -> Result<Action, ConfigError> {
     if d.benchmarking_option_set {
         return Err(ConfigError::BenchOptionInInit);
     }
@@ -144,7 +152,7 @@ fn prepare_action(d: Draft, workload: crate::workload::Configured) -> Result<Act
 /// `--workload=NAME --check`: no run, no -i.
 fn check_action(
     mut d: Draft,
-    workload: Option<crate::workload::Configured>,
+    workload: Option<Arc<dyn crate::workload::Workload>>,
     positionals: Vec<String>,
     env: &dyn Env,
 ) -> Result<Action, ConfigError> {
@@ -282,7 +290,7 @@ fn check_worker(d: &Draft) -> Result<(), ConfigError> {
 }
 
 /// The validated draft as a typed plan.
-fn bench_action(d: Draft, workload: Option<crate::workload::Configured>) -> Action {
+fn bench_action(d: Draft, workload: Option<Arc<dyn crate::workload::Workload>>) -> Action {
     let positive = |v: i64| (v > 0).then_some(v);
     let settings = RunSettings {
         query_mode: d.query_mode,
@@ -328,8 +336,9 @@ fn bench_action(d: Draft, workload: Option<crate::workload::Configured>) -> Acti
                 .map_or(crate::metrics::DEFAULT_LINGER_S, |s| s as u64),
         });
     let vacuum = match (d.no_vacuum, d.vacuum_all) {
-        // sysbench vacuums nothing before a run, and pgbench's tables are not there
-        _ if workload.is_some() => Vacuum::Skip,
+        // A workload's tool vacuums nothing before a run, and pgbench's tables are
+        // not there.
+        _ if workload.as_ref().is_some_and(|w| w.policy().skip_vacuum) => Vacuum::Skip,
         (true, _) => Vacuum::Skip,
         (false, true) => Vacuum::All,
         (false, false) => Vacuum::Default,

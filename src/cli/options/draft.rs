@@ -74,9 +74,9 @@ pub(super) struct Draft {
     /// `--warmup`, seconds, 0 = none.
     pub warmup: i64,
     /// `--workload=NAME` (its `-D` options are read after the loop).
-    pub workload: Option<crate::workload::Workload>,
+    pub workload: Option<crate::workload::Chosen>,
     /// `--show-script=NAME` of a workload: printed after the loop, with every `-D`.
-    pub show_workload: Option<crate::workload::Workload>,
+    pub show_workload: Option<crate::workload::Chosen>,
     /// A `-D` was given (a workload's options are allowed with `-i`).
     pub defines_given: bool,
     /// `--metrics-listen`: host and port.
@@ -85,7 +85,8 @@ pub(super) struct Draft {
     pub metrics_linger: Option<i64>,
     /// `--check`: check the workload's tables, run nothing.
     pub check: bool,
-    /// `--tables` was typed (sysbench's option, which getopt takes for `--tablespace`).
+    /// `--tables` was typed (a workload's tool's option, which getopt takes for
+    /// `--tablespace`).
     pub tables_typed: bool,
     /// `--server-stats`, `--print-server-stats` (which implies it), `--print-warnings`.
     pub server_stats: Option<crate::bench::plan::ServerStatsPlan>,

@@ -24,11 +24,13 @@ pub enum ConfigError {
     WorkloadWithScripts,
     #[error("--check cannot be combined with --temp-instance")]
     CheckWithTempInstance,
-    /// sysbench's `--tables=N`, which getopt reads as a prefix of `--tablespace`.
+    /// A workload's tool's `--tables=N`, which getopt reads as a prefix of
+    /// `--tablespace`; the hint says what it is here.
     #[error("--tables={value} is read as --tablespace={value}, which does not apply to --workload={workload}")]
-    SysbenchTables {
+    TablesAsTablespace {
         value: String,
         workload: &'static str,
+        hint: String,
     },
     #[error("{option} does not apply to -i --workload={workload}, which creates its own tables")]
     TableOptionWithWorkload {
@@ -162,9 +164,7 @@ impl ConfigError {
             ConfigError::OpenFilesLimit { .. } | ConfigError::OpenFilesRaise { .. } => {
                 Some(OPEN_FILES_HINT.to_string())
             }
-            ConfigError::SysbenchTables { value, .. } => Some(format!(
-                "sysbench's --tables={value} is -D tables={value} here (its options are -D NAME=VALUE)"
-            )),
+            ConfigError::TablesAsTablespace { hint, .. } => Some(hint.clone()),
             _ => None,
         }
     }

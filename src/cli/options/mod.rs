@@ -32,7 +32,7 @@ pub enum Action {
     /// connections, `-s`, the seed, `-q`).
     Prepare {
         conn: ConnArgs,
-        workload: crate::workload::Configured,
+        workload: std::sync::Arc<dyn crate::workload::Workload>,
         how: crate::workload::PrepareOptions,
         /// `--temp-instance`: prepare on a throwaway cluster (to time a load).
         temp_instance: Option<crate::temp_instance::TempInstance>,
@@ -40,7 +40,7 @@ pub enum Action {
     /// `--workload=NAME --check`: the workload's consistency checks, no run.
     CheckWorkload {
         conn: ConnArgs,
-        workload: crate::workload::Configured,
+        workload: std::sync::Arc<dyn crate::workload::Workload>,
     },
     Bench {
         conn: ConnArgs,

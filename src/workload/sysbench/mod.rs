@@ -10,7 +10,47 @@ pub mod prepare;
 pub mod run;
 pub mod script;
 
-use super::WorkloadError;
+use super::{
+    PrepareError, PrepareOptions, RunPolicy, ScriptContext, Workload, WorkloadError,
+    WorkloadFamily, WorkloadScript,
+};
+use crate::bench::observer::RunObserver;
+use pgbench_results::QueryMode;
+use pgbench_wire::{ConnectArgs, ConnectOptions, Connection};
+use std::sync::Arc;
+
+/// sysbench's OLTP tests in the registry.
+pub struct Family;
+
+pub static FAMILY: Family = Family;
+
+impl WorkloadFamily for Family {
+    fn names(&self) -> Vec<&'static str> {
+        TESTS.iter().map(|t| t.name()).collect()
+    }
+
+    fn help(&self) -> &'static str {
+        "sysbench's oltp_* tests"
+    }
+
+    fn configure(
+        &self,
+        name: &'static str,
+        defines: &[(String, String)],
+    ) -> Result<Arc<dyn Workload>, WorkloadError> {
+        let test = TESTS.iter().find(|t| t.name() == name).copied();
+        let test = test.ok_or_else(|| WorkloadError::Unknown {
+            name: name.to_string(),
+            known: self.names().join(", "),
+        })?;
+        Ok(Arc::new(Config::new(test, defines)?))
+    }
+}
+
+/// What `--tables=N` meant where getopt read it as `--tablespace=N`.
+pub fn tables_option_hint(value: &str) -> String {
+    format!("sysbench's --tables={value} is -D tables={value} here (its options are -D NAME=VALUE)")
+}
 
 /// One of sysbench's OLTP tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -218,6 +258,78 @@ impl Config {
         } else {
             Vec::new()
         }
+    }
+}
+
+impl Workload for Config {
+    fn name(&self) -> &'static str {
+        self.test.name()
+    }
+
+    /// sysbench's `--db-ps-mode=auto` (its default) prepares each statement once per
+    /// connection. sysbench rolls back and ignores the errors concurrency brings (a
+    /// duplicate key after a concurrent delete and insert, deadlocks): they are
+    /// failures, not aborts. Its summary has a percentile; it vacuums nothing before a
+    /// run.
+    fn policy(&self) -> RunPolicy {
+        RunPolicy {
+            query_mode: Some(QueryMode::Prepared),
+            continue_on_error: true,
+            keep_histograms: true,
+            skip_vacuum: true,
+        }
+    }
+
+    /// The test's one script.
+    fn scripts(&self, ctx: ScriptContext) -> Vec<WorkloadScript> {
+        vec![WorkloadScript {
+            name: self.name().to_string(),
+            description: format!("<workload: {}>", self.name()),
+            text: script::generate(self, ctx),
+            weight: 1,
+            untimed_sleeps: false,
+        }]
+    }
+
+    fn script_text(&self, ctx: ScriptContext) -> String {
+        script::generate(self, ctx)
+    }
+
+    fn variables(&self) -> Vec<(String, String)> {
+        Config::variables(self)
+    }
+
+    fn observers(&self) -> Vec<Box<dyn RunObserver>> {
+        vec![Box::new(run::Summary::new(self))]
+    }
+
+    fn prepare(
+        &self,
+        main: Connection,
+        options: &ConnectOptions,
+        how: &PrepareOptions,
+    ) -> Result<(), PrepareError> {
+        prepare::run(self, main, options, how.jobs, how.seed)
+    }
+
+    fn incomplete_note(&self) -> String {
+        format!(
+            "the {} prepare did not complete: each table is there whole or not at all, \
+             and a run refuses missing ones",
+            self.name()
+        )
+    }
+
+    fn check_tables(&self, conn: &mut Connection, target: &ConnectArgs) -> Result<(), String> {
+        prepare::check_tables(self, conn, target)
+    }
+
+    fn table_scale(&self, _: &mut Connection) -> Option<i32> {
+        None
+    }
+
+    fn check(&self, conn: &mut Connection, target: &ConnectArgs) -> Result<(String, bool), String> {
+        check::check(self, conn, target)
     }
 }
 

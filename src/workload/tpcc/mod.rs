@@ -33,10 +33,15 @@ pub mod scripts;
 pub mod spec_functions;
 pub mod vacuum;
 
-use super::{ScriptContext, WorkloadError, WorkloadScript};
+use super::{
+    PrepareError, PrepareOptions, RunPolicy, ScriptContext, Workload, WorkloadError,
+    WorkloadFamily, WorkloadScript,
+};
+use crate::bench::observer::RunObserver;
 use pgbench_results::workload::tpcc::ProfileLayout;
 use pgbench_results::QueryMode;
-use pgbench_wire::{ConnectArgs, Connection};
+use pgbench_wire::{ConnectArgs, ConnectOptions, Connection};
+use std::sync::Arc;
 
 /// Its `--workload` name.
 pub const NAME: &str = "tpcc";
@@ -53,6 +58,29 @@ pub const DEFINES: &[(&str, &str)] = &[
     ("timeprofile", "1"),
     ("raiseerror", "0"),
 ];
+
+/// TPC-C in the registry.
+pub struct Family;
+
+pub static FAMILY: Family = Family;
+
+impl WorkloadFamily for Family {
+    fn names(&self) -> Vec<&'static str> {
+        vec![NAME]
+    }
+
+    fn help(&self) -> &'static str {
+        "HammerDB's TPC-C (tpcc)"
+    }
+
+    fn configure(
+        &self,
+        _: &'static str,
+        defines: &[(String, String)],
+    ) -> Result<Arc<dyn Workload>, WorkloadError> {
+        Ok(Arc::new(Config::new(defines)?))
+    }
+}
 
 /// Whose transactions a run runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -280,6 +308,66 @@ impl Config {
     /// error there is a fault, and aborts the client.
     pub fn continues_on_error(&self) -> bool {
         self.mode == Mode::Hammerdb && !self.raiseerror
+    }
+}
+
+impl Workload for Config {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    /// HammerDB's query mode and its error handling; per-transaction percentiles in
+    /// its time profile; no vacuum before a run.
+    fn policy(&self) -> RunPolicy {
+        RunPolicy {
+            query_mode: Some(self.default_query_mode()),
+            continue_on_error: self.continues_on_error(),
+            keep_histograms: true,
+            skip_vacuum: true,
+        }
+    }
+
+    fn scripts(&self, ctx: ScriptContext) -> Vec<WorkloadScript> {
+        Config::scripts(self, ctx)
+    }
+
+    fn script_text(&self, ctx: ScriptContext) -> String {
+        self.show_scripts(ctx)
+    }
+
+    fn variables(&self) -> Vec<(String, String)> {
+        Config::variables(self)
+    }
+
+    fn observers(&self) -> Vec<Box<dyn RunObserver>> {
+        run::observers(self)
+    }
+
+    fn prepare(
+        &self,
+        main: Connection,
+        options: &ConnectOptions,
+        how: &PrepareOptions,
+    ) -> Result<(), PrepareError> {
+        init::prepare(self, main, options, how)
+    }
+
+    fn incomplete_note(&self) -> String {
+        "the tpcc load did not complete: a run and --check refuse its tables until \
+         -i --workload=tpcc completes"
+            .to_string()
+    }
+
+    fn check_tables(&self, conn: &mut Connection, target: &ConnectArgs) -> Result<(), String> {
+        Config::check_tables(self, conn, target)
+    }
+
+    fn table_scale(&self, conn: &mut Connection) -> Option<i32> {
+        monitor::warehouses(conn).ok()
+    }
+
+    fn check(&self, conn: &mut Connection, target: &ConnectArgs) -> Result<(String, bool), String> {
+        check::check(self, conn, target)
     }
 }
 
