@@ -6,7 +6,7 @@
 //! Skipped commands are not walked one by one: [`branch_jumps`] gives each `\if`,
 //! `\elif` and `\else` the place of the next branch of its own `\if`, where the run
 //! loop goes as soon as a conditional leaves it in a branch that does not run. So a
-//! generated script's tree of `\if`s (a sysbench workload's command per table) costs
+//! generated script's tree of `\if`s (a workload's command per table, say) costs
 //! the branches it takes, not its length.
 
 use pgbench_script::ast::{Command, CommandKind, MetaCommand};

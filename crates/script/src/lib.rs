@@ -21,3 +21,5 @@ pub mod variables;
 
 pub use error::ScriptError;
 pub use parser::{parse_expression, parse_script};
+/// `\setrandstr`'s random string, for the runner (an extension of the language).
+pub use sysbench::rand_str;

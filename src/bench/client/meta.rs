@@ -72,7 +72,7 @@ impl Client<'_> {
             MetaCommand::SetRandStr { var, template } => {
                 let rng = &mut self.rng;
                 let set = self.vars.set_text_with("setrandstr", var, |out| {
-                    pgbench_script::sysbench::rand_str(rng, template, out)
+                    pgbench_script::rand_str(rng, template, out)
                 });
                 if let Err(e) = set {
                     let abort = self.command_failed(
