@@ -150,13 +150,6 @@ pub fn assemble(
     let availability = collected
         .outages
         .map(|o| o.finish(timing.end, timing.phases.measure_from_us, shift));
-    let mut sysbench = plan
-        .workload
-        .as_ref()
-        .and_then(|w| w.sysbench_summary(collected.queries));
-    if let (Some(s), Some(a)) = (sysbench.as_mut(), availability.as_ref()) {
-        s.queries.reconnects = a.reconnects;
-    }
     RunResult {
         settings: plan.settings.clone(),
         scale: setup.scale,

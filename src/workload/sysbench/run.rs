@@ -40,7 +40,8 @@ impl RunObserver for Summary {
     fn measure_from(&mut self, _: &Phases) {}
 
     /// sysbench's `pgsql` driver counts its queries as the clients counted their
-    /// statements; it never reconnects.
+    /// statements, and its reconnects as `--reconnect`'s (sysbench itself never
+    /// reconnects, so without the option they are 0).
     fn finish(self: Box<Self>, end: &RunEnd, result: &mut RunResult) -> Vec<Notice> {
         let kinds = &end.statements;
         result.workload = Some(WorkloadResult::Sysbench(SysbenchSummary {
@@ -50,7 +51,7 @@ impl RunObserver for Summary {
                 write: kinds.write,
                 other: kinds.other,
                 errors: kinds.errors,
-                reconnects: 0,
+                reconnects: result.availability.as_ref().map_or(0, |a| a.reconnects),
             },
             tables: Some(self.tables),
             table_size: Some(self.table_size),
