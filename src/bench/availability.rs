@@ -1,11 +1,11 @@
 //! `--reconnect`'s accounting in the collector: what clients say of their connections
-//! ([`LinkEvent`]: lost, made again, the first success after) becomes each client's
+//! ([`LinkEvent`](super::events::LinkEvent): lost, made again, the first success after) becomes each client's
 //! spells out of service; the successes of every batch fill the throughput's tenths
 //! of a second; at the end both become the result's outage windows
 //! ([`pgbench_results::availability`]). It keeps its own state, apart from the
 //! collector's counters, and costs nothing to a run without `--reconnect`.
 
-use super::events::TxRecord;
+use super::events::{LinkEvent, TxRecord};
 use super::plan::AvailabilityPlan;
 use pgbench_results::availability::{self, Availability, Spell, SuccessBins};
 use pgbench_results::TxOutcome;
@@ -14,26 +14,6 @@ use std::collections::{BTreeMap, HashMap};
 /// The SQLSTATE of a transaction whose connection ended without a word from the
 /// server (libpq has none for it): `connection_failure`.
 pub const CONNECTION_FAILURE: [u8; 5] = *b"08006";
-
-/// What a client says of its connection under `--reconnect`; instants are µs on the
-/// run clock.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LinkEvent {
-    /// Its connection was lost or refused work (or a connection attempt failed) at
-    /// `at`; `failed`: the transaction in flight failed, with this SQLSTATE.
-    Lost {
-        client: usize,
-        at: i64,
-        last_success: Option<i64>,
-        failed: Option<[u8; 5]>,
-    },
-    /// It connected again at `at`.
-    Reconnected { client: usize, at: i64 },
-    /// Its first transaction after a loss succeeded, ending at `at`.
-    Recovered { client: usize, at: i64 },
-    /// It could not connect again within `--reconnect-timeout` (its abort follows).
-    GaveUp { client: usize },
-}
 
 /// The collector's `--reconnect` accounting.
 #[derive(Debug, Clone)]
@@ -136,18 +116,6 @@ impl Outages {
             gave_up: self.gave_up,
             failed: self.failed,
             outages: availability::outages(&self.spells, &self.bins, end_us, epoch_shift_us),
-        }
-    }
-}
-
-impl super::collector::Collected {
-    /// A client's word of its connection: counted, and shown live.
-    pub(super) fn link(&mut self, event: LinkEvent, live: Option<&crate::metrics::Live>) {
-        if let Some(o) = &mut self.outages {
-            o.link(event);
-            if let Some(l) = live {
-                l.link(o.reconnects(), o.out_now());
-            }
         }
     }
 }

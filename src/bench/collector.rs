@@ -391,6 +391,22 @@ pub fn collect(
     c
 }
 
+impl Collected {
+    /// A client's word of its connection: counted, and shown live.
+    pub(super) fn link(
+        &mut self,
+        event: super::events::LinkEvent,
+        live: Option<&crate::metrics::Live>,
+    ) {
+        if let Some(o) = &mut self.outages {
+            o.link(event);
+            if let Some(l) = live {
+                l.link(o.reconnects(), o.out_now());
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -56,7 +56,7 @@ pub enum Event {
     },
     Done(ClientDone),
     /// `--reconnect`: what a client saw of its connection.
-    Link(super::availability::LinkEvent),
+    Link(LinkEvent),
 }
 
 /// What is said for a client whose thread panicked before its last word: an abort,
@@ -76,4 +76,24 @@ pub fn lost_client(thread: usize, client: usize, end_us: i64) -> [Event; 2] {
             unfinished: false,
         }),
     ]
+}
+
+/// What a client says of its connection under `--reconnect`; instants are µs on the
+/// run clock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkEvent {
+    /// Its connection was lost or refused work (or a connection attempt failed) at
+    /// `at`; `failed`: the transaction in flight failed, with this SQLSTATE.
+    Lost {
+        client: usize,
+        at: i64,
+        last_success: Option<i64>,
+        failed: Option<[u8; 5]>,
+    },
+    /// It connected again at `at`.
+    Reconnected { client: usize, at: i64 },
+    /// Its first transaction after a loss succeeded, ending at `at`.
+    Recovered { client: usize, at: i64 },
+    /// It could not connect again within `--reconnect-timeout` (its abort follows).
+    GaveUp { client: usize },
 }

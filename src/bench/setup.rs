@@ -109,7 +109,7 @@ fn server_settings(conn: &mut Connection) -> std::collections::BTreeMap<String, 
 fn print_banner(conn: &Connection, out: &dyn Output) {
     let line = pgbench_results::show::banner(
         &crate::version::pg_version(),
-        pgbench_results::show::PG_VERSION_NUM,
+        pgbench_results::stock::PG_VERSION_NUM,
         conn.parameter("server_version"),
         crate::version::server_version_num(conn),
     );

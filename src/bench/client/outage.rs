@@ -10,9 +10,10 @@
 
 use super::failure::TxError;
 use super::{Client, Phase, Wait};
-use crate::bench::availability::{backoff_us, is_loss, LinkEvent, CONNECTION_FAILURE};
+use crate::bench::availability::{backoff_us, is_loss, CONNECTION_FAILURE};
 use crate::bench::error::{AbortReason, ClientAbort};
 use crate::bench::events::Event;
+use crate::bench::events::LinkEvent;
 use pgbench_results::TxOutcome;
 use pgbench_wire::Connection;
 use std::sync::atomic::{AtomicU64, Ordering};

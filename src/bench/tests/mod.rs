@@ -64,7 +64,7 @@ pub struct Ran {
     pub aborts: Vec<String>,
     pub done: Vec<ClientDone>,
     /// What the clients said of their connections (`--reconnect`).
-    pub links: Vec<super::availability::LinkEvent>,
+    pub links: Vec<super::events::LinkEvent>,
 }
 
 impl Ran {

@@ -5,7 +5,7 @@
 //! cannot connect again within `--reconnect-timeout` aborts.
 
 use super::*;
-use crate::bench::availability::LinkEvent;
+use crate::bench::events::LinkEvent;
 use std::sync::Mutex;
 
 /// The kinds of what the client said of its connection, in order.
