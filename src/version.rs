@@ -6,7 +6,7 @@
 pub fn pg_version() -> String {
     format!(
         "{} (pgbench-rs {})",
-        pgbench_results::show::PG_VERSION,
+        pgbench_results::stock::PG_VERSION,
         env!("CARGO_PKG_VERSION")
     )
 }

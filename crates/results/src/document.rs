@@ -245,7 +245,7 @@ impl ResultsFile {
             tool: Tool::this("pgbench-rs"),
             origin: Origin::PgbenchRs,
             client_version: Some(format!("pgbench-rs {}", env!("CARGO_PKG_VERSION"))),
-            pgbench_version: Some(crate::show::PG_VERSION.to_string()),
+            pgbench_version: Some(crate::stock::PG_VERSION.to_string()),
             server_version: meta.server_version,
             command_line: meta.command_line,
             options: meta.options,

@@ -21,6 +21,7 @@
 //! - [`compare`]: runs side by side with confidence intervals and regression gates;
 //! - [`html`]: one self-contained page of charts (uPlot, inlined) for several files;
 //! - [`show`]: a results file as text (the run's report, byte for byte);
+//! - [`stock`]: the stock pgbench release whose output is reproduced;
 //! - [`workload`]: what a workload beyond pgbench's builtins adds to a result, its
 //!   report, compare and import, each workload in a folder of its own;
 //! - [`destination`]: writing a results file whole, to a file, device or pipe;
@@ -42,6 +43,7 @@ pub mod series;
 pub mod server;
 pub mod show;
 pub mod stats;
+pub mod stock;
 pub mod summary;
 #[cfg(any(test, feature = "synthetic"))]
 pub mod synthetic;

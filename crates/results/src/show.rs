@@ -9,19 +9,11 @@
 
 use crate::document::{Origin, ResultsFile};
 use crate::report::{self, fmt_f};
+use crate::stock::PG_VERSION_BEFORE_RECORDED;
 use crate::summary::{Failures, PercentileSummary, ScriptSummary, Summary};
 use crate::workload::kind::Tool;
 use crate::workload::registry;
 use std::fmt::Write;
-
-/// The PostgreSQL version pgbench-rs reproduces, as pgbench's `PG_VERSION` and
-/// `PG_VERSION_NUM`: the banner of a run and of a results file's `show`.
-pub const PG_VERSION: &str = "15.20";
-pub const PG_VERSION_NUM: i32 = 150020;
-
-/// What files written before they recorded [`ResultsFile::pgbench_version`]
-/// reproduced.
-const PG_VERSION_BEFORE_RECORDED: &str = "15.18";
 
 /// The stock pgbench release a pgbench-rs results file's run reproduced.
 pub fn pgbench_version(doc: &ResultsFile) -> &str {
