@@ -1,5 +1,5 @@
 //! `--reconnect`'s accounting in the collector: what clients say of their connections
-//! ([`LinkEvent`](super::events::LinkEvent): lost, made again, the first success after) becomes each client's
+//! ([`LinkEvent`]: lost, made again, the first success after) becomes each client's
 //! spells out of service; the successes of every batch fill the throughput's tenths
 //! of a second; at the end both become the result's outage windows
 //! ([`pgbench_results::availability`]). It keeps its own state, apart from the

@@ -9,6 +9,6 @@ pub const PG_VERSION: &str = "15.20";
 pub const PG_VERSION_NUM: i32 = 150020;
 
 /// What files written before they recorded
-/// [`ResultsFile::pgbench_version`](crate::document::ResultsFile::pgbench_version)
+/// [`crate::document::ResultsFile::pgbench_version`]
 /// reproduced.
 pub const PG_VERSION_BEFORE_RECORDED: &str = "15.18";
