@@ -83,13 +83,14 @@ test_deps_main() {
     fi
 
     # tests/hammerdb.rs runs real HammerDB beside --workload=tpcc; it keeps its
-    # library where the test looks for it (HAMMERDB_CACHE).
-    local hammerdb=../shared/tools/hammerdb
+    # library where the test looks for it (HAMMERDB_CACHE). HAMMERDB_DIR names it
+    # elsewhere (a worktree, a clone away from the project's folder), as for the test.
+    local hammerdb=${HAMMERDB_DIR:-../shared/tools/hammerdb}
     if [[ -x $hammerdb/setup.sh ]]; then
         "${sudo[@]}" env HAMMERDB_CACHE="${TMPDIR:-/tmp}/hammerdb-pgtcl" \
             "$hammerdb/setup.sh" >/dev/null || return 1
     else
-        echo "test-deps: HammerDB is not at $hammerdb (shared/tools/hammerdb beside the repository): tests/hammerdb.rs will fail" >&2
+        echo "test-deps: HammerDB is not at $hammerdb (shared/tools/hammerdb beside the repository, or HAMMERDB_DIR): tests/hammerdb.rs will fail" >&2
     fi
 }
 

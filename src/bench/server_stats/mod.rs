@@ -91,7 +91,7 @@ fn finish(read: Result<Option<ServerStats>, RunError>, result: &mut RunResult) -
     notices
 }
 
-/// The sampler is a watcher of the window (its reads are in [`sampler`]).
+/// The sampler is a watcher of the window (its reads are in `sampler`).
 impl Watcher for Sampler {
     type Output = ServerStats;
 

@@ -78,7 +78,7 @@ pub(super) const LAG_AVG: FigureSpec = FigureSpec {
 };
 
 /// Every run's summary figures, in the table's order; the latency percentiles
-/// ([`PERCENTILES_AFTER`]) go between the latency's stddev and its max.
+/// (`PERCENTILES_AFTER`) go between the latency's stddev and its max.
 pub static FIGURES: &[FigureSpec] = &[
     TPS,
     LATENCY_AVG,

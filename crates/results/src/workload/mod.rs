@@ -6,13 +6,13 @@
 //!
 //! - this module is data only: a [`crate::RunResult`] holds one
 //!   [`WorkloadResult`], which a results file stores under its workload's key in
-//!   `run` (`run.tpcc`, `run.sysbench`: [`section`]), and a summary holds the
+//!   `run` (`run.tpcc`, `run.sysbench`: `section`), and a summary holds the
 //!   figures a workload adds to it ([`SummaryFigures`], flattened into `summary`);
 //! - [`registry`] is what the generic code (the report, `show`, compare, the HTML
-//!   page, import) calls: every workload's [`registry::WorkloadKind`] in one list.
+//!   page, import) calls: every workload's [`kind::WorkloadKind`] in one list.
 //!
 //! Adding a workload's results is a folder here, its variant of [`WorkloadResult`]
-//! (with its key in [`section`]) and its line in [`registry::KINDS`].
+//! (with its key in `section`) and its line in [`registry::KINDS`].
 
 pub mod kind;
 pub mod registry;
