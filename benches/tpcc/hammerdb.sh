@@ -16,9 +16,14 @@
 # functions on the same rows: the clients alone differ. (One database cannot hold both
 # tools' functions: pgbench-rs's have HammerDB's names and arguments.)
 #
+# PIN=true keeps the server and the clients apart, as when the client runs on a
+# machine of its own: the server's processes on the first half of the CPUs, each tool
+# on the second half (taskset). Without it both share every CPU, and a client that
+# costs more CPU leaves the server less: its NOPM is lower for that alone.
+#
 # Usage: benches/tpcc/hammerdb.sh   (env: WAREHOUSES=4 BUILD_VU=2 VU=8 RAMPUP=1
 #        DURATION=3 PAIRS=3 ALLWAREHOUSE=false TIMEPROFILE=true DATABASES=own
-#        PGBENCH_RS=<binary> HAMMERDB_DIR=<dir> EXTRA_CONF="...")
+#        PIN=false PGBENCH_RS=<binary> HAMMERDB_DIR=<dir> EXTRA_CONF="...")
 # A pass takes PAIRS * 2 * (RAMPUP + DURATION) minutes plus the loads; HammerDB's
 # shortest run is RAMPUP=0 DURATION=1.
 set -euo pipefail
@@ -32,6 +37,7 @@ PAIRS=${PAIRS:-3}
 ALLWAREHOUSE=${ALLWAREHOUSE:-false}
 TIMEPROFILE=${TIMEPROFILE:-true}
 DATABASES=${DATABASES:-own}
+PIN=${PIN:-false}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
 hammerdb=${HAMMERDB_DIR:-$root/../shared/tools/hammerdb}
@@ -54,6 +60,18 @@ port=$((20000 + RANDOM % 20000))
 throwaway_cluster "$bindir" "$work" "$port" listen_addresses=127.0.0.1 fsync=off \
     synchronous_commit=off autovacuum=off max_wal_size=4GB shared_buffers=512MB \
     max_connections=200 ${EXTRA_CONF:-}
+client_cpus=()
+if [[ $PIN == true ]]; then
+    cpus=$(nproc)
+    [[ $cpus -ge 2 ]] || { echo "PIN=true needs 2 CPUs or more" >&2; exit 1; }
+    server_cpus=0-$((cpus / 2 - 1))
+    client_cpus=(taskset -c "$((cpus / 2))-$((cpus - 1))")
+    # The postmaster and the processes it started; the backends it forks inherit it.
+    pm=$(head -1 "$work/data/postmaster.pid")
+    for p in "$pm" $(cat "/proc/$pm/task/$pm/children"); do
+        taskset -a -p -c "$server_cpus" "$p" >/dev/null
+    done
+fi
 psql_at() { "$bindir/psql" -h "$work" -p "$port" -U postgres -X -q -A -t "$@"; }
 ticks=$(getconf CLK_TCK)
 mkdir -p "$work/hdb"
@@ -80,7 +98,7 @@ measure() {
     psql_at -d postgres -c checkpoint
     before=$(server_ticks)
     start=$(date +%s.%N)
-    /usr/bin/time -f '%U %S' -o "$work/time" "$@" >"$work/out" 2>&1 ||
+    /usr/bin/time -f '%U %S' -o "$work/time" "${client_cpus[@]}" "$@" >"$work/out" 2>&1 ||
         { cat "$work/out" >&2; exit 1; }
     end=$(date +%s.%N)
     sleep 1 # backends that just ended may not be reaped, their counts not flushed
@@ -138,4 +156,4 @@ for pair in $(seq 1 "$PAIRS"); do
     row "$pair" "pgbench-rs" "$ours_db" "$x"
 done
 echo
-echo "server: $("$bindir/postgres" --version), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "server: $("$bindir/postgres" --version), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)$([[ $PIN == true ]] && echo ", server on CPUs $server_cpus, clients on ${client_cpus[2]}")"
