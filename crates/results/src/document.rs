@@ -14,6 +14,7 @@
 //! `run.histogram`, which its script shares (see [`RunResult`]); versions 1 to 3 wrote
 //! it twice.
 
+use crate::capacity::{Capacity, Step};
 use crate::histogram::LatencyHistogram;
 use crate::merged::MergeRecord;
 use crate::run::RunResult;
@@ -31,8 +32,11 @@ use std::collections::BTreeMap;
 /// timeline once (in `run`), and names a second's counters as the run's are (`cnt`,
 /// `other_sql_failures`; no `failures`). Version 4 leaves out a lone script's
 /// histogram (`run.scripts[0].histogram`, the same as `run.histogram`), which a
-/// reader of version 3 would take for none. Older files read as they were.
-pub const SCHEMA_VERSION: u32 = 4;
+/// reader of version 3 would take for none. Version 5 adds `capacity` and `steps`: a
+/// sweep's or a capacity search's every step (see [`crate::capacity`]), which a reader
+/// of version 4 would miss, reading the file as its top level's one run. Older files
+/// read as they were.
+pub const SCHEMA_VERSION: u32 = 5;
 /// The oldest version this library reads.
 pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 
@@ -234,6 +238,13 @@ pub struct ResultsFile {
     /// The checks this run's data could not answer.
     #[serde(default)]
     pub not_checked: Vec<NotChecked>,
+    /// `--sweep` or `--find-max-rate`: what varied and what came of it; the top level
+    /// then holds its representative step's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Capacity>,
+    /// Every step of a sweep or search, in the order run, each its own run's file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<Step>,
 }
 
 impl ResultsFile {
@@ -262,6 +273,8 @@ impl ResultsFile {
             merge: None,
             warnings: checks.warnings,
             not_checked: checks.not_checked,
+            capacity: None,
+            steps: Vec::new(),
         }
     }
 
@@ -289,6 +302,8 @@ impl ResultsFile {
             merge: None,
             warnings: Vec::new(),
             not_checked: Vec::new(),
+            capacity: None,
+            steps: Vec::new(),
         }
     }
 

@@ -18,6 +18,8 @@
 //!   result, and what the merged file records of them;
 //! - [`availability`]: `--reconnect`'s outages as the clients saw them, and their
 //!   block after the report;
+//! - [`capacity`]: a sweep's or a capacity search's steps in one results file, the
+//!   curve they make (peak, knee), their lines, compare and merge;
 //! - [`compare`]: runs side by side with confidence intervals and regression gates;
 //! - [`html`]: one self-contained page of charts (uPlot, inlined) for several files;
 //! - [`show`]: a results file as text (the run's report, byte for byte);
@@ -29,6 +31,7 @@
 //!   properties.
 
 pub mod availability;
+pub mod capacity;
 pub mod compare;
 pub mod destination;
 pub mod document;

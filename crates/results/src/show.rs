@@ -54,8 +54,14 @@ pub fn version_num(v: &str) -> i32 {
 }
 
 /// The text `show` prints: a pgbench-rs run's stdout (banner, then report) as the run
-/// printed it.
+/// printed it; a sweep's or search's steps before the report of its representative
+/// step ([`crate::capacity::show`]).
 pub fn render(doc: &ResultsFile) -> String {
+    crate::capacity::show(doc, render_run)
+}
+
+/// The text of the run a document's top level holds.
+fn render_run(doc: &ResultsFile) -> String {
     if let Some(run) = &doc.run {
         let mut out = match &doc.client_version {
             Some(client) if client.starts_with("pgbench-rs ") => {

@@ -2,7 +2,7 @@
 //! results file's validity warnings (and the checks its run could not have); for CI,
 //! exits with [`EXIT_WARNINGS`] under `--fail-if-warnings` when any file has a
 //! warning. `--expect-outages` leaves out the outages a `--reconnect` run was made to
-//! measure.
+//! measure. A sweep's or search's file is checked step by step.
 
 use super::cli::CheckArgs;
 use super::error::{usage, VerbError, EXIT_OK};
@@ -34,19 +34,40 @@ pub fn verb(args: CheckArgs) -> Result<u8, VerbError> {
     let mut text = String::new();
     let mut warned = false;
     for f in &files {
-        let mut c = checks(&read_doc(f)?);
-        c.warnings.retain(|w| !expected(w));
-        warned |= !c.warnings.is_empty();
-        text.push_str(&match c.warnings.len() {
-            0 => format!("{f}: no warnings\n"),
-            1 => format!("{f}: 1 warning\n"),
-            n => format!("{f}: {n} warnings\n"),
-        });
-        for line in warnings::render(&c.warnings).lines() {
-            text.push_str(&format!("  {line}\n"));
+        let doc = read_doc(f)?;
+        // A sweep's or search's steps, each checked as a run of its own.
+        let mut each: Vec<(String, warnings::Checks)> = match &doc.capacity {
+            Some(c) => doc
+                .steps
+                .iter()
+                .map(|s| {
+                    let at = pgbench_results::capacity::table::at(c, &s.value);
+                    (format!("step {} ({at}): ", s.step), checks(&s.file))
+                })
+                .collect(),
+            None => vec![(String::new(), checks(&doc))],
+        };
+        for (_, c) in each.iter_mut() {
+            c.warnings.retain(|w| !expected(w));
         }
-        for n in &c.not_checked {
-            text.push_str(&format!("  not checked: {}: {}\n", n.code, n.reason));
+        let count: usize = each.iter().map(|(_, c)| c.warnings.len()).sum();
+        warned |= count > 0;
+        let steps = match &doc.capacity {
+            Some(_) => format!(" in {} steps", each.len()),
+            None => String::new(),
+        };
+        text.push_str(&match count {
+            0 => format!("{f}: no warnings{steps}\n"),
+            1 => format!("{f}: 1 warning{steps}\n"),
+            n => format!("{f}: {n} warnings{steps}\n"),
+        });
+        for (step, c) in &each {
+            for line in warnings::render(&c.warnings).lines() {
+                text.push_str(&format!("  {step}{line}\n"));
+            }
+            for n in &c.not_checked {
+                text.push_str(&format!("  {step}not checked: {}: {}\n", n.code, n.reason));
+            }
         }
     }
     print(&text)?;

@@ -39,6 +39,8 @@ pub enum VerbError {
     Compare(#[from] CompareError),
     #[error(transparent)]
     Merge(#[from] MergeError),
+    #[error(transparent)]
+    SweepCompare(#[from] pgbench_results::capacity::compare::SweepCompareError),
     #[error("{file}: cannot write: {message}")]
     Write { file: String, message: String },
     #[error(transparent)]

@@ -130,10 +130,19 @@ fn compare_verb(args: CompareArgs) -> Result<u8, VerbError> {
             })
             .collect::<Result<Vec<_>, VerbError>>()?
     };
-    let comparison = compare::compare(&sides)?;
-    print(&compare::render_table(&comparison))?;
+    let findings: Vec<GateFinding> = if sides
+        .iter()
+        .flat_map(|s| &s.runs)
+        .any(|d| d.capacity.is_some())
+    {
+        sweep_comparison(&sides, !groups.is_empty(), &gates)?
+    } else {
+        let comparison = compare::compare(&sides)?;
+        print(&compare::render_table(&comparison))?;
+        gates.iter().flat_map(|g| g.check(&comparison)).collect()
+    };
     let (mut tripped, mut undecided) = (false, false);
-    for finding in gates.iter().flat_map(|g| g.check(&comparison)) {
+    for finding in findings {
         match finding {
             GateFinding::Regression(m) => {
                 tripped = true;
@@ -150,6 +159,28 @@ fn compare_verb(args: CompareArgs) -> Result<u8, VerbError> {
         (false, true) => EXIT_UNDECIDED,
         (false, false) => EXIT_OK,
     })
+}
+
+/// `compare` of sweeps (or searches): point by point, the gates at every point.
+fn sweep_comparison(
+    sides: &[Side],
+    groups: bool,
+    gates: &[Gate],
+) -> Result<Vec<GateFinding>, VerbError> {
+    use pgbench_results::capacity::compare as sweeps;
+    if groups {
+        return Err(sweeps::SweepCompareError::Groups.into());
+    }
+    let files: Vec<(String, pgbench_results::ResultsFile)> = sides
+        .iter()
+        .map(|s| (s.label.clone(), s.runs[0].clone()))
+        .collect();
+    let comparison = sweeps::compare(&files)?;
+    print(&sweeps::render(&comparison))?;
+    Ok(gates
+        .iter()
+        .flat_map(|g| sweeps::check(g, &comparison))
+        .collect())
 }
 
 fn html_verb(args: HtmlArgs) -> Result<u8, VerbError> {
@@ -182,7 +213,10 @@ fn merge_verb(args: MergeArgs) -> Result<u8, VerbError> {
         .iter()
         .map(|f| Ok((f.to_string(), read_doc(f)?)))
         .collect::<Result<Vec<_>, VerbError>>()?;
-    let merged = merge::merge(&docs)?;
+    let merged = match pgbench_results::capacity::merge::is_sweep(&docs) {
+        true => pgbench_results::capacity::merge::merge(&docs)?,
+        false => merge::merge(&docs)?,
+    };
     // The report as `show` prints it (the merged `run`), then the table.
     let mut text = show::render(&merged);
     let record = merged.merge.as_ref();

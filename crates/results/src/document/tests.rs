@@ -238,8 +238,8 @@ fn bad_documents_say_what_is_wrong() {
         "not a pgbench-rs results file (no \"schema\" version number)"
     );
     assert_eq!(
-        err("{\"schema\": 5}"),
-        "results file schema version 5 is not supported (this program reads versions 1 to 4)"
+        err("{\"schema\": 6}"),
+        "results file schema version 6 is not supported (this program reads versions 1 to 5)"
     );
     assert!(err("{\"schema\": 1}").starts_with("invalid results file: missing field"));
 }
@@ -251,7 +251,7 @@ fn the_schema_rejects_what_readers_would_misread() {
     let good: serde_json::Value = serde_json::from_str(&doc.to_json()).unwrap();
     let broken = [
         ("/summary/tps", serde_json::json!("fast")),
-        ("/schema", serde_json::json!(5)),
+        ("/schema", serde_json::json!(6)),
         (
             "/warnings",
             serde_json::json!([{"code": "made_up", "message": "", "figures": {}}]),
@@ -283,6 +283,13 @@ fn the_schema_rejects_what_readers_would_misread() {
     );
     twice["schema"] = serde_json::json!(3);
     assert!(v.is_valid(&twice), "schema 3 as it was written");
+    // Steps came with version 5: an older file has none.
+    let mut stepped = good.clone();
+    stepped["steps"] =
+        serde_json::json!([{"step": 1, "value": "1", "round": 1, "file": good.clone()}]);
+    assert!(v.is_valid(&stepped), "schema 5 with a step");
+    stepped["schema"] = serde_json::json!(4);
+    assert!(!v.is_valid(&stepped), "schema 4 with steps");
 }
 
 #[test]

@@ -7,8 +7,9 @@
 //! latencies drawn lighter; with `--server-stats`,
 //! server panels under the client's charts (`server.rs`). The summary and
 //! per-statement tables are plain HTML, and so is the list of the files' validity
-//! warnings (a run interrupted, a cold start, ...). The data goes into the page as
-//! JSON; `page.js` turns it into charts.
+//! warnings (a run interrupted, a cold start, ...). A sweep's or capacity search's
+//! file adds its curves over the swept value first (`capacity.rs`). The data goes into
+//! the page as JSON; `page.js` turns it into charts.
 
 use crate::compare::spec::{FigureSpec, Format};
 use crate::document::{Origin, ResultsFile};
@@ -18,6 +19,7 @@ use crate::timeline::Point;
 use serde::Serialize;
 use std::fmt::Write;
 
+mod capacity;
 mod server;
 
 const UPLOT_JS: &str = include_str!("../../assets/uplot/uPlot.iife.min.js");
@@ -286,7 +288,11 @@ pub fn render_page(files: &[(String, ResultsFile)]) -> String {
     let any_failures = files
         .iter()
         .any(|(_, d)| d.timeline().is_some_and(|t| t.has_failures_or_retries()));
-    let data = serde_json::json!({ "runs": charts, "failures": any_failures });
+    let data = serde_json::json!({
+        "runs": charts,
+        "failures": any_failures,
+        "curves": capacity::curves(files),
+    });
     // `</` inside a script element would end it early.
     let data = data.to_string().replace("</", "<\\/");
     let labels: Vec<String> = files.iter().map(|(l, _)| esc(l)).collect();
@@ -301,6 +307,7 @@ pub fn render_page(files: &[(String, ResultsFile)]) -> String {
     );
     summary_table(files, &mut out);
     warning_list(files, &mut out);
+    capacity::section(files, &mut out);
     let warmed = files
         .iter()
         .any(|(_, d)| d.run.as_ref().is_some_and(|r| r.warmup.is_some()));

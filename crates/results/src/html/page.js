@@ -81,16 +81,24 @@
           ctx.fillRect(x0, b.top, x1 - x0, b.height);
         });
       }),
-      draw: [each("checkpoint", function (ctx, b, x, _, k) {
-        ctx.strokeStyle = rgb(k.colour);
-        // 2 px on whole pixels: crisp, not blended into the fills under it.
-        ctx.lineWidth = 2 * devicePixelRatio;
-        ctx.setLineDash([4 * devicePixelRatio, 3 * devicePixelRatio]);
-        ctx.beginPath();
-        ctx.moveTo(Math.round(x), b.top);
-        ctx.lineTo(Math.round(x), b.top + b.height);
-        ctx.stroke();
-      })]
+      draw: ["checkpoint", "peak", "knee", "found"].map(function (kind) {
+        return each(kind, function (ctx, b, x, _, k) {
+          ctx.strokeStyle = rgb(k.colour);
+          // 2 px on whole pixels: crisp, not blended into the fills under it.
+          ctx.lineWidth = 2 * devicePixelRatio;
+          ctx.setLineDash([4 * devicePixelRatio, 3 * devicePixelRatio]);
+          ctx.beginPath();
+          ctx.moveTo(Math.round(x), b.top);
+          ctx.lineTo(Math.round(x), b.top + b.height);
+          ctx.stroke();
+          if (k.text) {
+            // Marks at one value: their names one under the other.
+            ctx.fillStyle = rgb(k.colour);
+            ctx.font = 11 * devicePixelRatio + "px sans-serif";
+            ctx.fillText(k.text, Math.round(x) + 4 * devicePixelRatio, b.top + (12 + 13 * k.row) * devicePixelRatio);
+          }
+        });
+      })
     };
   }
 
@@ -228,6 +236,76 @@
         "No backends sampled in this run.", null, marks([r], [17, 17, 17]));
     });
   }
+  // Sweeps and searches: each file's tps, p99 (and NOPM) against the swept value, the
+  // 95% interval of a repeated value shaded between its bounds; marked: the peak and
+  // the knee of a sweep, the rate a search found (lines behind the series' names).
+  var curves = data.curves || [];
+  var KNEE = [17, 17, 17], PEAK = [127, 127, 127];
+  function curveMarks() {
+    var m = [];
+    function add(kind, x, colour, tolerance, text) {
+      if (x === null || x === undefined) return;
+      var row = m.filter(function (o) { return o.x0 === x; }).length;
+      m.push({ kind: kind, x0: x, x1: x, colour: colour, tolerance: tolerance, text: text, row: row });
+    }
+    curves.forEach(function (c) {
+      var who = curves.length > 1 ? c.label + ": " : "";
+      add("peak", c.peak, PEAK, 12, who + "peak");
+      add("knee", c.knee, KNEE, 40, who + (c.knee_scaling ? "knee (still scaling)" : "knee"));
+      add("found", c.found, KNEE, 40, who + "rate found");
+    });
+    return m;
+  }
+  function drawCurves(id, pick, yLabel) {
+    var el = document.getElementById(id);
+    var having = curves.filter(function (c) { return pick(c) && pick(c).mean.some(function (v) { return v !== null; }); });
+    if (!el || having.length === 0) return;
+    var numeric = having.every(function (c) { return c.numeric; });
+    var xs = [].concat.apply([], having.map(function (c) { return c.x; }));
+    var min = Math.min.apply(null, xs), max = Math.max.apply(null, xs);
+    // Doubling clients, say 1 to 32: equal steps on a log scale.
+    var log = numeric && !having[0].search && min > 0 && max / min >= 4;
+    var tables = [], series = [], bands = [];
+    having.forEach(function (c) {
+      var f = pick(c), colour = colours[c.run % colours.length];
+      var s = line(c.label + " " + yLabel.split(" (")[0], colour);
+      s.width = 2;
+      s.points = { show: true, size: 7, fill: colour };
+      series.push(s);
+      var cols = [c.x, f.mean];
+      if (f.high.some(function (v) { return v !== null; })) {
+        var light = lighter(colour);
+        series.push(line(c.label + " 95% high", light, true), line(c.label + " 95% low", light, true));
+        cols.push(f.high, f.low);
+        bands.push({ series: [series.length - 1, series.length], fill: "rgba(" + hex(colour).join(",") + ",0.15)" });
+      }
+      tables.push(cols);
+    });
+    var labels = having[0].values, x0 = having[0].x;
+    var axis = { label: having[0].axis + (log ? " (log scale)" : ""), space: 50 };
+    if (!numeric) {
+      axis.values = function (u, vals) { return vals.map(function (v) { var i = x0.indexOf(v); return i >= 0 ? labels[i] : ""; }); };
+    }
+    var m = curveMarks();
+    var u = new uPlot({
+      width: WIDTH,
+      height: HEIGHT,
+      scales: { x: log ? { time: false, distr: 3, log: 2 } : { time: false } },
+      series: [{ label: having[0].axis }].concat(series),
+      bands: bands,
+      axes: [axis, { label: yLabel, size: 70 }],
+      legend: { live: false },
+      padding: [12, 24, 0, 0],
+      hooks: hooks(m)
+    }, tables.length === 1 ? tables[0] : uPlot.join(tables), el);
+    window.pgbenchCharts.push({ id: id, plot: u, series: series.length, marks: m });
+  }
+  if (curves.length > 0) {
+    drawCurves("chart-sweep-tps", function (c) { return c.tps; }, "transactions per second");
+    drawCurves("chart-sweep-p99", function (c) { return c.p99; }, "p99 latency (ms)");
+    drawCurves("chart-sweep-nopm", function (c) { return c.nopm; }, "NOPM");
+  }
+
   // Where each chart's plot area is on the page (for tests that look at pixels).
   window.pgbenchChartRects = function () {
     return window.pgbenchCharts.map(function (c) {
@@ -237,10 +315,11 @@
         id: c.id,
         series: c.series,
         plot: { left: left, top: top, width: r.width, height: r.height },
-        // Each mark's box: the warm-up's span, or 5 px about a checkpoint's line.
+        // Each mark's box: the warm-up's span, or 5 px about a line's (a checkpoint,
+        // a sweep's peak or knee, a search's rate found).
         marks: c.marks.map(function (m) {
           var x0 = Math.max(0, c.plot.valToPos(m.x0, "x")), x1 = Math.min(r.width, c.plot.valToPos(m.x1, "x"));
-          if (m.kind === "checkpoint") { x0 -= 2; x1 += 3; }
+          if (m.kind !== "warmup") { x0 -= 2; x1 += 3; }
           return { kind: m.kind, colour: m.colour, tolerance: m.tolerance,
             rect: { left: left + x0, top: top, width: x1 - x0, height: r.height } };
         })

@@ -130,6 +130,8 @@ fn document(
         merge: Some(record),
         warnings: checks.warnings,
         not_checked: checks.not_checked,
+        capacity: None,
+        steps: Vec::new(),
     }
 }
 

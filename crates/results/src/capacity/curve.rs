@@ -1,0 +1,221 @@
+//! The steps of a sweep or a search as a curve over the swept value: one point per
+//! value (a search's closed-loop step left out), each figure's mean over the value's
+//! repeats with a 95 % interval where it repeats (Student's t over the repeats), the
+//! peak and the knee. Pure.
+//!
+//! **The knee** is the last value up to which every step up still buys throughput in
+//! proportion: each step's added tps per unit of the swept value,
+//! `(tps_i - tps_{i-1}) / (x_i - x_{i-1})`, is at least [`KNEE_SHARE`] of the first
+//! value's `tps_1 / x_1` (for a script variable, whose 0 means nothing, of the first
+//! step up's). Past it, doubling the clients (or the rate) buys less than half the
+//! doubling. When no step up falls below that, the knee is the last value and the
+//! curve is still scaling there: the knee is at or beyond it.
+
+use super::{Capacity, Kind, Step, CLOSED_LOOP};
+use crate::compare::interval::t975;
+
+/// The share of the first value's throughput per unit that a step up must still add
+/// for the curve to be below its knee.
+pub const KNEE_SHARE: f64 = 0.5;
+
+/// A figure at one value: its mean over the value's steps, with a 95 % interval when
+/// there are two or more.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stat {
+    pub mean: f64,
+    pub n: usize,
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+}
+
+impl Stat {
+    /// The mean and interval of `values` (none for no values).
+    pub fn of(values: &[f64]) -> Option<Stat> {
+        let n = values.len();
+        if n == 0 {
+            return None;
+        }
+        let mean = values.iter().sum::<f64>() / n as f64;
+        let (low, high) = if n >= 2 {
+            let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+            let half = t975((n - 1) as f64) * (var / n as f64).sqrt();
+            (Some(mean - half), Some(mean + half))
+        } else {
+            (None, None)
+        };
+        Some(Stat { mean, n, low, high })
+    }
+}
+
+/// One value of the curve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// The value as given.
+    pub label: String,
+    /// Where it is on the x axis: the value, or its place (1, 2, ...) when some value
+    /// is not a number.
+    pub x: f64,
+    /// The steps run at it.
+    pub steps: Vec<u32>,
+    pub tps: Option<Stat>,
+    pub p50_ms: Option<Stat>,
+    pub p99_ms: Option<Stat>,
+    pub nopm: Option<Stat>,
+}
+
+/// The knee, and whether the curve still scaled at it (it is then the last value).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Knee {
+    pub index: usize,
+    pub still_scaling: bool,
+}
+
+/// The curve of a file's steps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Curve {
+    pub points: Vec<Point>,
+    /// Every value is a number (the x axis is the values').
+    pub numeric: bool,
+    /// The point of the highest mean tps.
+    pub peak: Option<usize>,
+    pub knee: Option<Knee>,
+}
+
+/// The curve of `steps` (a search's closed-loop step left out), by value, in
+/// ascending order of the values when all are numbers, else in the order first run.
+pub fn curve(capacity: &Capacity, steps: &[Step]) -> Curve {
+    let mut values: Vec<&str> = Vec::new();
+    for s in steps.iter().filter(|s| s.value != CLOSED_LOOP) {
+        if !values.contains(&s.value.as_str()) {
+            values.push(&s.value);
+        }
+    }
+    let numeric = values.iter().all(|v| v.trim().parse::<f64>().is_ok());
+    let mut points: Vec<Point> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| point(v, i, numeric, steps))
+        .collect();
+    if numeric {
+        points.sort_by(|a, b| a.x.total_cmp(&b.x));
+    }
+    let tps = |p: &Point| p.tps.map(|t| t.mean);
+    let peak = (0..points.len())
+        .filter_map(|i| Some((i, tps(&points[i])?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i);
+    // Clients and rates start from 0 at 0; a variable's 0 means nothing.
+    let from_origin = numeric
+        && (capacity.kind == Kind::Search
+            || ["clients", "rate"].contains(&capacity.parameter.as_str()));
+    let xs: Vec<f64> = points.iter().map(|p| p.x).collect();
+    let ys: Option<Vec<f64>> = points.iter().map(tps).collect();
+    let knee = ys.and_then(|ys| knee(&xs, &ys, from_origin));
+    Curve {
+        points,
+        numeric,
+        peak,
+        knee,
+    }
+}
+
+fn point(value: &str, place: usize, numeric: bool, steps: &[Step]) -> Point {
+    let at: Vec<&Step> = steps.iter().filter(|s| s.value == value).collect();
+    let figures: Vec<super::Figures> = at.iter().map(|s| s.figures()).collect();
+    let stat = |pick: fn(&super::Figures) -> Option<f64>| {
+        let v: Vec<f64> = figures.iter().filter_map(pick).collect();
+        Stat::of(&v)
+    };
+    Point {
+        label: value.to_string(),
+        x: if numeric {
+            value.trim().parse().unwrap_or(0.0)
+        } else {
+            (place + 1) as f64
+        },
+        steps: at.iter().map(|s| s.step).collect(),
+        tps: stat(|f| f.tps),
+        p50_ms: stat(|f| f.p50_ms),
+        p99_ms: stat(|f| f.p99_ms),
+        nopm: stat(|f| f.nopm),
+    }
+}
+
+/// The knee of `ys` over ascending `xs` (see the module's header); `from_origin`:
+/// the first value's `y / x` is the gain to keep up with (clients, rates), else the
+/// first step up's. `None` with fewer than two points or no gain to start from.
+pub fn knee(xs: &[f64], ys: &[f64], from_origin: bool) -> Option<Knee> {
+    if xs.len() < 2 || xs.len() != ys.len() {
+        return None;
+    }
+    let gain = |i: usize| (ys[i] - ys[i - 1]) / (xs[i] - xs[i - 1]);
+    let base = if from_origin && xs[0] > 0.0 {
+        ys[0] / xs[0]
+    } else {
+        gain(1)
+    };
+    if !(base.is_finite() && base > 0.0) {
+        return None;
+    }
+    for i in 1..xs.len() {
+        let g = gain(i);
+        if !(g.is_finite() && g >= KNEE_SHARE * base) {
+            return Some(Knee {
+                index: i - 1,
+                still_scaling: false,
+            });
+        }
+    }
+    Some(Knee {
+        index: xs.len() - 1,
+        still_scaling: true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_knee_is_where_a_step_up_adds_less_than_half_the_first_values_gain() {
+        // Linear to 2 clients, then flat: the knee at 2.
+        let xs = [1.0, 2.0, 4.0, 8.0, 16.0];
+        let ys = [5000.0, 9000.0, 12000.0, 13000.0, 13000.0];
+        assert_eq!(
+            knee(&xs, &ys, true),
+            Some(Knee {
+                index: 1,
+                still_scaling: false
+            })
+        );
+        // Linear throughout: the knee is the last value, still scaling.
+        let ys = [250.0, 500.0, 1000.0, 1990.0, 3900.0];
+        assert_eq!(
+            knee(&xs, &ys, true),
+            Some(Knee {
+                index: 4,
+                still_scaling: true
+            })
+        );
+        // Throughput falling at once: the knee is the first value.
+        assert_eq!(knee(&xs[..2], &[100.0, 90.0], true).unwrap().index, 0);
+        // A variable: measured against the first step up.
+        let ys = [100.0, 200.0, 400.0, 420.0, 430.0];
+        assert_eq!(knee(&xs, &ys, false).unwrap().index, 2);
+        assert_eq!(knee(&[1.0], &[1.0], true), None);
+        assert_eq!(knee(&xs[..2], &[0.0, 0.0], true), None);
+    }
+
+    #[test]
+    fn repeats_give_a_mean_and_an_interval_by_students_t() {
+        assert_eq!(Stat::of(&[]), None);
+        let one = Stat::of(&[5.0]).unwrap();
+        assert_eq!((one.mean, one.low, one.high), (5.0, None, None));
+        let s = Stat::of(&[9.0, 10.0, 11.0]).unwrap();
+        assert_eq!(s.mean, 10.0);
+        // sd 1, n 3: t(2) 4.303 * 1 / sqrt(3).
+        let half = 4.303 / 3f64.sqrt();
+        assert!((s.high.unwrap() - 10.0 - half).abs() < 1e-9);
+        assert!((10.0 - s.low.unwrap() - half).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,295 @@
+//! The text of a sweep or a search: the opening line (what varies and how), a header,
+//! one line per step as it ends (step, value, tps, p50, p99, failed share, warnings or
+//! the verdict), and the closing lines (the peak and the knee, or the rate found and
+//! the first that missed). pgbench-rs prints them as the steps run and
+//! `pgbench-report show` prints them again from the file. Pure.
+
+use super::curve::curve;
+use super::{Capacity, Figures, Kind, Step, CLOSED_LOOP};
+use crate::report::fmt_f;
+use crate::run::Limit;
+
+/// What every step runs: the warm-up, then `-T` or `-t`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepLength {
+    pub warmup_s: Option<i64>,
+    pub limit: Limit,
+}
+
+impl StepLength {
+    /// The length of a step's run as the first step's file gives it.
+    pub fn of(step: &Step) -> Option<StepLength> {
+        let run = step.file.run.as_ref()?;
+        Some(StepLength {
+            warmup_s: run.warmup.as_ref().map(|w| w.seconds),
+            limit: run.settings.limit,
+        })
+    }
+
+    fn text(self) -> String {
+        let measured = match self.limit {
+            Limit::Duration(s) => format!("{s} s"),
+            Limit::Transactions(n) => format!("{n} transactions a client"),
+        };
+        match self.warmup_s {
+            Some(w) => format!("each a {w} s warm-up, then {measured}"),
+            None => format!("each {measured}"),
+        }
+    }
+}
+
+/// The columns of the step lines, decided by the first step (`-L` gives a late
+/// column, TPC-C a NOPM column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Columns {
+    step: usize,
+    value: usize,
+    late: bool,
+    nopm: bool,
+}
+
+impl Columns {
+    pub fn new(capacity: &Capacity, first: &Figures) -> Columns {
+        let label = capacity.value_label();
+        let values = capacity.values.iter().map(String::len).max().unwrap_or(0);
+        let step = match capacity.kind {
+            // `12/12`
+            Kind::Sweep => 2 * total_steps(capacity).to_string().len() + 1,
+            Kind::Search => capacity
+                .search
+                .as_ref()
+                .map_or(2, |s| s.max_steps.to_string().len()),
+        };
+        let value = match capacity.kind {
+            Kind::Sweep => label.len().max(values),
+            Kind::Search => CLOSED_LOOP.len(),
+        };
+        Columns {
+            step: step.max(4),
+            value,
+            late: first.late_pct.is_some(),
+            nopm: first.nopm.is_some(),
+        }
+    }
+}
+
+/// The steps a sweep plans: each value `--repeat` times.
+pub fn total_steps(capacity: &Capacity) -> usize {
+    capacity.values.len() * capacity.repeat.max(1) as usize
+}
+
+/// `clients=8`, `rate=900`, `scale=10`; a search's `-R 926.5`.
+pub fn at(capacity: &Capacity, value: &str) -> String {
+    match capacity.kind {
+        Kind::Search => format!("-R {value}"),
+        Kind::Sweep => format!("{}={value}", capacity.parameter),
+    }
+}
+
+/// The line before the table.
+pub fn opening(capacity: &Capacity, length: StepLength) -> String {
+    match (capacity.kind, &capacity.search) {
+        (Kind::Search, Some(s)) => format!(
+            "search for the highest -R meeting {}: at most {} steps ({}), to within {}%\n",
+            s.target,
+            s.max_steps,
+            length.text(),
+            fmt_f(100.0 * s.tolerance, 1).trim_end_matches(".0")
+        ),
+        _ => {
+            let repeat = match capacity.repeat {
+                0 | 1 => String::new(),
+                n => format!(", each value {n} times in rounds"),
+            };
+            format!(
+                "sweep of {} over {}{repeat}: {} steps ({})\n",
+                capacity.parameter,
+                capacity.values.join(", "),
+                total_steps(capacity),
+                length.text()
+            )
+        }
+    }
+}
+
+fn number(v: Option<f64>, prec: usize) -> String {
+    v.map_or("-".to_string(), |v| fmt_f(v, prec))
+}
+
+fn percent(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), |v| format!("{}%", fmt_f(v, 3)))
+}
+
+/// The header over the step lines.
+pub fn header(capacity: &Capacity, c: Columns) -> String {
+    let mut line = format!(
+        "{:>w$}  {:>v$}  {:>10}  {:>9}  {:>9}  {:>8}",
+        "step",
+        capacity.value_label(),
+        "tps",
+        "p50 ms",
+        "p99 ms",
+        "failed",
+        w = c.step,
+        v = c.value
+    );
+    if c.late {
+        line.push_str(&format!("  {:>8}", "late"));
+    }
+    if c.nopm {
+        line.push_str(&format!("  {:>8}", "NOPM"));
+    }
+    line.push_str(match capacity.kind {
+        Kind::Sweep => "  warnings",
+        Kind::Search => "  target",
+    });
+    line.push('\n');
+    line
+}
+
+/// A step's line.
+pub fn step_line(capacity: &Capacity, c: Columns, step: &Step) -> String {
+    let f = step.figures();
+    let number_of = match capacity.kind {
+        Kind::Sweep => format!("{}/{}", step.step, total_steps(capacity)),
+        Kind::Search => step.step.to_string(),
+    };
+    let mut line = format!(
+        "{:>w$}  {:>v$}  {:>10}  {:>9}  {:>9}  {:>8}",
+        number_of,
+        step.value,
+        number(f.tps, 1),
+        number(f.p50_ms, 3),
+        number(f.p99_ms, 3),
+        percent(f.failed_pct),
+        w = c.step,
+        v = c.value
+    );
+    if c.late {
+        line.push_str(&format!("  {:>8}", percent(f.late_pct)));
+    }
+    if c.nopm {
+        line.push_str(&format!("  {:>8}", number(f.nopm, 0)));
+    }
+    let warnings = f.warnings.join(", ");
+    let notes = match (&step.verdict, step.value == CLOSED_LOOP) {
+        (_, true) => join("the clients' most, without -R", &warnings),
+        (Some(v), _) if v.met => join("met", &warnings),
+        (Some(v), _) => join(&format!("missed: {}", v.why.join("; ")), &warnings),
+        (None, _) => warnings,
+    };
+    if !notes.is_empty() {
+        line.push_str("  ");
+        line.push_str(&notes);
+    }
+    line.push('\n');
+    line
+}
+
+/// A verdict and the step's warnings in brackets.
+fn join(verdict: &str, warnings: &str) -> String {
+    match warnings {
+        "" => verdict.to_string(),
+        w => format!("{verdict} [{w}]"),
+    }
+}
+
+/// The lines after the table: a sweep's peak and knee, a search's rate found and
+/// first miss; then why it stopped early, if it did.
+pub fn closing(capacity: &Capacity, steps: &[Step]) -> String {
+    let mut out = match capacity.kind {
+        Kind::Sweep => sweep_closing(capacity, steps),
+        Kind::Search => search_closing(capacity, steps),
+    };
+    if let Some(why) = &capacity.stopped {
+        out.push_str(&format!("stopped early: {why}\n"));
+    }
+    out
+}
+
+fn sweep_closing(capacity: &Capacity, steps: &[Step]) -> String {
+    let c = curve(capacity, steps);
+    let Some(peak) = c.peak.map(|i| &c.points[i]) else {
+        return "peak: none (no step measured any transaction)\n".to_string();
+    };
+    let repeats = |p: &super::curve::Point| match p.tps.map_or(1, |t| t.n) {
+        1 => String::new(),
+        n => format!(" (mean of {n})"),
+    };
+    let mut out = format!(
+        "peak: {} tps{} at {}",
+        number(peak.tps.map(|t| t.mean), 1),
+        repeats(peak),
+        at(capacity, &peak.label)
+    );
+    if let Some(k) = c.knee {
+        let knee = at(capacity, &c.points[k.index].label);
+        out.push_str(&match k.still_scaling {
+            true => format!("; knee: at or beyond {knee} (still scaling there)"),
+            false => format!("; knee: {knee}"),
+        });
+    }
+    out.push('\n');
+    out
+}
+
+fn search_closing(capacity: &Capacity, steps: &[Step]) -> String {
+    let Some(found) = &capacity.found else {
+        return String::new();
+    };
+    let target = capacity.search.as_ref().map_or("", |s| s.target.as_str());
+    let step_of = |n: Option<u32>| steps.iter().find(|s| Some(s.step) == n);
+    let mut out = match (found.rate, step_of(found.step)) {
+        (Some(rate), Some(step)) => {
+            let f = step.figures();
+            let nopm = f
+                .nopm
+                .map_or(String::new(), |n| format!(", NOPM {}", fmt_f(n, 0)));
+            format!(
+                "found: -R {} (p99 {} ms, failed {}{nopm})",
+                fmt_f(rate, 1),
+                number(f.p99_ms, 3),
+                percent(f.failed_pct)
+            )
+        }
+        _ => format!("found: no rate met {target}"),
+    };
+    match &found.first_miss {
+        Some(m) => out.push_str(&format!(
+            "; first rate that missed: -R {} ({})",
+            fmt_f(m.rate, 1),
+            m.why
+        )),
+        None if found.rate.is_some() => out.push_str("; no rate tried missed"),
+        None => {}
+    }
+    if found.rate.is_some() && !found.within_tolerance {
+        let tolerance = capacity.search.as_ref().map_or(0.0, |s| s.tolerance);
+        out.push_str(&format!(
+            "; not narrowed to within {}%",
+            fmt_f(100.0 * tolerance, 1).trim_end_matches(".0")
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+/// Everything `show` prints of the steps: the opening, the header and every step's
+/// line, the closing lines.
+pub fn render(capacity: &Capacity, steps: &[Step]) -> String {
+    let Some(first) = steps.first() else {
+        return "no step was run\n".to_string();
+    };
+    let length = StepLength::of(first).unwrap_or(StepLength {
+        warmup_s: None,
+        limit: Limit::Transactions(0),
+    });
+    let columns = Columns::new(capacity, &first.figures());
+    let mut out = opening(capacity, length);
+    out.push_str(&header(capacity, columns));
+    for s in steps {
+        out.push_str(&step_line(capacity, columns, s));
+    }
+    out.push_str(&closing(capacity, steps));
+    out
+}

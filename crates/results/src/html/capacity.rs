@@ -1,0 +1,143 @@
+//! The page's part for sweeps and capacity searches: throughput and p99 (and NOPM
+//! for TPC-C) against the swept value, one line a file, with the 95 % interval shaded
+//! where a value repeats, and vertical marks: a sweep's peak and knee, a search's rate
+//! found (its knee and peak are the curve's, [`crate::capacity::curve`]); under the
+//! charts, every step's line as the run printed it. The charts over time further down
+//! show each file's top level: its representative step.
+
+use super::esc;
+use crate::capacity::curve::{curve, Stat};
+use crate::capacity::{table, Kind};
+use crate::document::ResultsFile;
+use serde::Serialize;
+use std::fmt::Write;
+
+/// A figure's means and interval bounds, one entry a point.
+#[derive(Serialize, Default)]
+struct Line {
+    mean: Vec<Option<f64>>,
+    low: Vec<Option<f64>>,
+    high: Vec<Option<f64>>,
+}
+
+impl Line {
+    fn of(stats: impl Iterator<Item = Option<Stat>>) -> Line {
+        let mut l = Line::default();
+        for s in stats {
+            l.mean.push(s.map(|s| s.mean));
+            l.low.push(s.and_then(|s| s.low));
+            l.high.push(s.and_then(|s| s.high));
+        }
+        l
+    }
+
+    fn present(&self) -> bool {
+        self.mean.iter().any(Option::is_some)
+    }
+}
+
+/// One file's curve for the charts.
+#[derive(Serialize)]
+pub struct CurveChart {
+    label: String,
+    /// The file's place among the page's files (its colour).
+    run: usize,
+    search: bool,
+    /// The x axis's name: `clients`, `-R`, `:name`.
+    axis: String,
+    x: Vec<f64>,
+    /// The values as given (the tick labels when some value is not a number).
+    values: Vec<String>,
+    numeric: bool,
+    tps: Line,
+    p99: Line,
+    nopm: Option<Line>,
+    /// Where the marks go, on the x axis.
+    peak: Option<f64>,
+    knee: Option<f64>,
+    knee_scaling: bool,
+    found: Option<f64>,
+}
+
+/// The curves of the files that have steps.
+pub fn curves(files: &[(String, ResultsFile)]) -> Vec<CurveChart> {
+    files
+        .iter()
+        .enumerate()
+        .filter_map(|(run, (label, doc))| {
+            let c = doc.capacity.as_ref()?;
+            let k = curve(c, &doc.steps);
+            let at = |i: Option<usize>| i.map(|i| k.points[i].x);
+            let nopm = Line::of(k.points.iter().map(|p| p.nopm));
+            let found = c.found.as_ref().and_then(|f| f.rate);
+            Some(CurveChart {
+                label: label.clone(),
+                run,
+                search: c.kind == Kind::Search,
+                axis: c.value_label(),
+                x: k.points.iter().map(|p| p.x).collect(),
+                values: k.points.iter().map(|p| p.label.clone()).collect(),
+                numeric: k.numeric,
+                tps: Line::of(k.points.iter().map(|p| p.tps)),
+                p99: Line::of(k.points.iter().map(|p| p.p99_ms)),
+                nopm: nopm.present().then_some(nopm),
+                peak: if c.kind == Kind::Sweep {
+                    at(k.peak)
+                } else {
+                    None
+                },
+                knee: if c.kind == Kind::Sweep {
+                    at(k.knee.map(|k| k.index))
+                } else {
+                    None
+                },
+                knee_scaling: k.knee.is_some_and(|k| k.still_scaling),
+                found,
+            })
+        })
+        .collect()
+}
+
+/// The section's HTML: its charts' places and the steps' lines of each file.
+pub fn section(files: &[(String, ResultsFile)], out: &mut String) {
+    let with: Vec<&(String, ResultsFile)> =
+        files.iter().filter(|(_, d)| d.capacity.is_some()).collect();
+    if with.is_empty() {
+        return;
+    }
+    let search = with
+        .iter()
+        .all(|(_, d)| d.capacity.as_ref().is_some_and(|c| c.kind == Kind::Search));
+    let nopm = with.iter().any(|(_, d)| {
+        d.steps
+            .iter()
+            .any(|s| s.file.summary.workload.tpcc.nopm.is_some())
+    });
+    out.push_str(if search {
+        "<h2>Capacity search</h2><p class=\"note\">Each step's throughput and 99th percentile \
+         latency (from the schedule) against its -R; the marked line is the rate found, the \
+         highest whose step met the target.</p>"
+    } else {
+        "<h2>Scaling</h2><p class=\"note\">Each value's throughput and 99th percentile latency; \
+         where a value was repeated, its mean, with the 95% interval shaded. Marked: the peak \
+         (highest mean tps) and the knee, the last value up to which each step up still adds \
+         at least half the first value's tps per unit (at the last value when the curve is \
+         still scaling there).</p>"
+    });
+    out.push_str("<div class=\"chart\" id=\"chart-sweep-tps\"></div>\n<div class=\"chart\" id=\"chart-sweep-p99\"></div>\n");
+    if nopm {
+        out.push_str("<div class=\"chart\" id=\"chart-sweep-nopm\"></div>\n");
+    }
+    for (label, doc) in with {
+        let Some(c) = &doc.capacity else { continue };
+        let _ = writeln!(
+            out,
+            "<p class=\"note\"><b>{}</b>: the charts over time below show its step {}.</p>\
+             <pre class=\"steps\">{}</pre>",
+            esc(label),
+            doc.representative_step()
+                .map_or("1".to_string(), |s| s.step.to_string()),
+            esc(&table::render(c, &doc.steps))
+        );
+    }
+}
