@@ -120,9 +120,9 @@ pub fn section(files: &[(String, ResultsFile)], out: &mut String) {
     } else {
         "<h2>Scaling</h2><p class=\"note\">Each value's throughput and 99th percentile latency; \
          where a value was repeated, its mean, with the 95% interval shaded. Marked: the peak \
-         (highest mean tps) and the knee, the last value up to which each step up still adds \
-         at least half the first value's tps per unit (at the last value when the curve is \
-         still scaling there).</p>"
+         (highest mean tps) and the knee, the last value whose tps per unit is still at \
+         least 80% of the first value's (at the last value when the curve is still scaling \
+         there).</p>"
     });
     out.push_str("<div class=\"chart\" id=\"chart-sweep-tps\"></div>\n<div class=\"chart\" id=\"chart-sweep-p99\"></div>\n");
     if nopm {
