@@ -182,6 +182,7 @@ fn metrics(c: &mut Criterion) {
     });
     let labels = Labels {
         worker: None,
+        step: None,
         scripts: vec![("a".into(), 1), ("b".into(), 1)],
     };
     c.bench_function("metrics: scrape (2 scripts, -R)", |b| {

@@ -221,6 +221,19 @@ pub fn run_bench(
     env: &crate::bench::RunEnv,
     report: impl FnOnce(Result<crate::bench::RunOutcome, crate::bench::RunError>) -> i32,
 ) -> Result<i32, TempInstanceError> {
+    on_instance(kind, bench, |args, run| {
+        report(crate::bench::run(env, args, run))
+    })
+}
+
+/// Whatever `body` does with a throwaway cluster initialised for `bench` (as
+/// [`run_bench`]'s): where it listens, and the plan to run there. Its outcome, before
+/// the cluster is removed.
+pub fn on_instance<T>(
+    kind: TempInstance,
+    bench: &BenchPlan,
+    body: impl FnOnce(pgbench_wire::ConnectArgs, &BenchPlan) -> T,
+) -> Result<T, TempInstanceError> {
     let cluster = start(kind)?;
     let args = connect_args(&cluster);
     let opts = pgbench_wire::ConnectOptions::from_args(&args)?;
@@ -241,10 +254,10 @@ pub fn run_bench(
     // The scale was used to initialise: the run has no reason to warn that it ignores it.
     let mut run = bench.clone();
     run.scale.given = false;
-    let code = report(crate::bench::run(env, args, &run));
+    let outcome = body(args, &run);
     logging::info("removing the temporary instance");
     drop(cluster);
-    Ok(code)
+    Ok(outcome)
 }
 
 #[cfg(test)]

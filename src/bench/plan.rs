@@ -141,6 +141,7 @@ impl BenchPlan {
     pub fn metric_labels(&self) -> crate::metrics::encode::Labels {
         crate::metrics::encode::Labels {
             worker: self.worker.as_ref().map(|w| w.index),
+            step: None,
             scripts: self
                 .scripts
                 .iter()

@@ -5,7 +5,9 @@
 //! again (a wrapper forwarding it) changes nothing, and a later one exits at once,
 //! saying what of the run's output is lost. After a run that ended by itself, the
 //! first signal makes its results files give up waiting for a FIFO's reader, now or
-//! later ([`Writes::give_up`]); the process exits leaving no half-written file.
+//! later ([`Writes::give_up`]); the process exits leaving no half-written file. A step
+//! of a sweep ([`RunStop::for_step`]) is stopped by a signal that comes before its
+//! clients exist as soon as they do, so that the sweep keeps the steps done.
 
 use super::control::Interrupt;
 use super::launch::RunShared;
@@ -18,6 +20,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 #[derive(Default)]
 pub struct RunStop {
     run: OnceLock<Arc<RunShared>>,
+    /// A sweep's step: a signal before the clients exist waits for them in `pending`.
+    deferring: bool,
+    pending: Mutex<Option<i32>>,
     /// The run is over (its report and files may still be going out).
     finished: AtomicBool,
     report_printed: AtomicBool,
@@ -31,8 +36,23 @@ impl RunStop {
         Arc::default()
     }
 
-    /// The run's clients exist: signals stop it from now on.
+    /// The handler of a sweep's or search's step (`crate::capacity`): a signal before
+    /// its clients exist stops the run as soon as they do, rather than ending the
+    /// process.
+    pub fn for_step() -> Arc<RunStop> {
+        Arc::new(RunStop {
+            deferring: true,
+            ..RunStop::default()
+        })
+    }
+
+    /// The run's clients exist: signals stop it from now on (a step's signal that came
+    /// before, now).
     pub(super) fn run_started(&self, run: Arc<RunShared>) {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(sig) = pending.take() {
+            run.control.interrupt(sig);
+        }
         let _ = self.run.set(run);
     }
 
@@ -80,9 +100,17 @@ impl RunStop {
 
 impl OnSignal for RunStop {
     fn signal(&self, sig: i32) -> Reaction {
+        // Under the lock `run_started` takes: a step's signal is never lost between
+        // the two.
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let Some(ctx) = self.run.get() else {
+            if self.deferring {
+                pending.get_or_insert(sig);
+                return Reaction::Handled;
+            }
             return Reaction::Exit;
         };
+        drop(pending);
         match ctx.control.interrupt(sig) {
             // The first signal, after a run that ended by itself: its results files
             // give up waiting for a FIFO's reader (a later one exits at once, below).

@@ -5,7 +5,8 @@
 //! Names follow Prometheus's conventions: a `pgbench_` prefix, base units in the name
 //! (`_seconds`), `_total` on counters; every series of a script carries
 //! `script="N"` (the report's "SQL script N"), and under `--worker=I/N` every series
-//! carries `worker="I"`, so `sum()` over the workers is the merged run.
+//! carries `worker="I"`, so `sum()` over the workers is the merged run; a sweep's or
+//! search's step carries `step="N"`.
 
 use super::live::{Phase, ScriptSnapshot, Snapshot, BUCKET_BOUNDS_US};
 use prometheus_client::collector::Collector;
@@ -50,16 +51,19 @@ impl Format {
 pub struct Labels {
     /// `--worker=I/N`: I.
     pub worker: Option<u32>,
+    /// `--sweep`, `--find-max-rate`: the step under way (1, 2, ...), so that each
+    /// step's counters are series of their own.
+    pub step: Option<u32>,
     /// Each script's name and weight.
     pub scripts: Vec<(String, i64)>,
 }
 
 /// The snapshot in the given format.
 pub fn render(labels: &Labels, snapshot: Snapshot, format: Format) -> String {
-    let constant = labels
-        .worker
-        .map(|w| (Cow::Borrowed("worker"), Cow::Owned(w.to_string())));
-    let mut registry = Registry::with_prefix_and_labels("pgbench", constant.into_iter());
+    let constant = [("worker", labels.worker), ("step", labels.step)]
+        .into_iter()
+        .filter_map(|(name, v)| Some((Cow::Borrowed(name), Cow::Owned(v?.to_string()))));
+    let mut registry = Registry::with_prefix_and_labels("pgbench", constant);
     registry.register_collector(Box::new(View {
         scripts: labels.scripts.clone(),
         snapshot,
@@ -378,6 +382,7 @@ mod tests {
     fn labels() -> Labels {
         Labels {
             worker: Some(1),
+            step: None,
             scripts: vec![("<builtin: select only>".into(), 1)],
         }
     }

@@ -46,9 +46,16 @@ const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
 const FIRST_CONNECTION: usize = 2;
 
+/// What a scrape shows: the run's live state under its labels (a sweep's next step
+/// replaces both).
+struct Shown {
+    live: Arc<Live>,
+    labels: Labels,
+}
+
 /// A listening endpoint.
 pub struct Endpoint {
-    live: Arc<Live>,
+    shown: Arc<Mutex<Shown>>,
     stop: Arc<AtomicBool>,
     waker: Arc<Waker>,
     thread: Option<JoinHandle<()>>,
@@ -84,14 +91,14 @@ impl Endpoint {
             .map_err(cannot)?;
         let cap = connection_cap(crate::sys::open_files(), live.plan().clients);
         let stop = Arc::new(AtomicBool::new(false));
+        let shown = Arc::new(Mutex::new(Shown { live, labels }));
         let server = Server {
             poll,
             listener,
             slots: (0..cap).map(|_| None).collect(),
             accept_pending: false,
             accept_after: None,
-            live: Arc::clone(&live),
-            labels,
+            shown: Arc::clone(&shown),
             stop: Arc::clone(&stop),
         };
         let thread = std::thread::Builder::new()
@@ -99,7 +106,7 @@ impl Endpoint {
             .spawn(move || server.run())
             .map_err(cannot)?;
         Ok(Endpoint {
-            live,
+            shown,
             stop,
             waker,
             thread: Some(thread),
@@ -110,7 +117,12 @@ impl Endpoint {
 
     /// What the collector writes to.
     pub fn live(&self) -> Arc<Live> {
-        Arc::clone(&self.live)
+        Arc::clone(&lock(&self.shown).live)
+    }
+
+    /// From now on, scrapes show `live` under `labels` (a sweep's next step).
+    pub fn show(&self, live: Arc<Live>, labels: Labels) {
+        *lock(&self.shown) = Shown { live, labels };
     }
 
     /// What ends the linger on SIGINT or SIGTERM: for the caller to attach to the
@@ -220,9 +232,13 @@ struct Server {
     accept_pending: bool,
     /// Not before then: the last accept failed for want of files or memory.
     accept_after: Option<Instant>,
-    live: Arc<Live>,
-    labels: Labels,
+    shown: Arc<Mutex<Shown>>,
     stop: Arc<AtomicBool>,
+}
+
+fn lock(shown: &Mutex<Shown>) -> std::sync::MutexGuard<'_, Shown> {
+    // Replaced whole under the lock: a panic cannot leave it half-written.
+    shown.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Server {
@@ -273,8 +289,14 @@ impl Server {
         let Some(Some(conn)) = self.slots.get_mut(slot) else {
             return;
         };
-        let (live, labels) = (&self.live, &self.labels);
-        let mut metrics = |format| render(labels, live.snapshot(now_us()), format);
+        let shown = &self.shown;
+        let mut metrics = |format| {
+            let (live, labels) = {
+                let s = lock(shown);
+                (Arc::clone(&s.live), s.labels.clone())
+            };
+            render(&labels, live.snapshot(now_us()), format)
+        };
         if conn.advance(now, &mut metrics) == Progress::Done {
             self.close(slot);
         }
@@ -430,6 +452,7 @@ mod tests {
     fn one_script() -> Labels {
         Labels {
             worker: None,
+            step: None,
             scripts: vec![("a".into(), 1)],
         }
     }
