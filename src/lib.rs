@@ -1,9 +1,11 @@
 //! pgbench-rs as a library: the command line ([`cli`]), benchmarking mode ([`mod@bench`]:
-//! clients, statistics, report), initialisation mode ([`init`]), and the throwaway
-//! server of `--temp-instance`. `main.rs` calls [`cli::run`] and reports its error
+//! clients, statistics, report), initialisation mode ([`init`]), sweeps and capacity
+//! searches ([`capacity`]: many runs in one process), and the throwaway server of
+//! `--temp-instance`. `main.rs` calls [`cli::run`] and reports its error
 //! ([`diagnostic`]).
 
 pub mod bench;
+pub mod capacity;
 pub mod cli;
 pub mod connect;
 pub mod diagnostic;

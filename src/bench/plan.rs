@@ -101,6 +101,10 @@ pub struct BenchPlan {
     pub print_warnings: bool,
     /// `--reconnect`: clients ride through a lost connection (docs/availability.md).
     pub availability: Option<AvailabilityPlan>,
+    /// `--sweep` or `--find-max-rate`: this plan is run once a step, changed
+    /// (`crate::capacity`); its steps keep it, and their runs keep the histograms and
+    /// the per-second series every step's figures come from.
+    pub capacity: Option<crate::capacity::CapacityPlan>,
 }
 
 /// `--reconnect`'s default `--reconnect-timeout`: a minute.

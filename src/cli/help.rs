@@ -89,6 +89,11 @@ const OUR_OPTIONS: &str = r#"pgbench-rs options (beyond pgbench 15):
   --exit-on-abort          exit when any client is aborted (as pgbench 17)
   --export-html=FILE       write the run's charts as a self-contained HTML page
   --export-json=FILE       write the run's results as JSON (see pgbench-report)
+  --fail-if-below=RATE     with --find-max-rate: exit 3 when the rate found is
+                           below RATE transactions per second
+  --find-max-rate=TARGET   find the highest -R whose measured part meets TARGET,
+                           e.g. p99<=20ms,failed<=0.1% (a run without -R, then
+                           -R steps of --warmup and -T each)
   --latency-percentiles[=LIST]
                            after the report, print latency percentiles
                            (default list: 50,90,99,99.9,99.99; max is always shown)
@@ -105,9 +110,16 @@ const OUR_OPTIONS: &str = r#"pgbench-rs options (beyond pgbench 15):
   --reconnect-timeout=SECONDS
                            with --reconnect: abort a client that cannot connect
                            again within SECONDS (default: 60)
+  --repeat=N               with --sweep: run each value N times (default: 1)
+  --search-steps=N         with --find-max-rate: at most N steps (default: 12)
+  --search-tolerance=PCT   with --find-max-rate: narrow the rate to within PCT
+                           percent (default: 5)
   --server-stats           record the server's statistics over the measured
                            window (pg_stat_database, pg_stat_wal, checkpoints,
                            wait events) in the results file
+  --sweep=NAME=V1,V2,...   run once at each value of NAME: clients (-c), rate
+                           (-R) or a script variable (-D NAME); a line a step,
+                           then the report of the peak
   --temp-instance          run on a throwaway local PostgreSQL cluster,
                            initialized at scale -s, removed afterwards; fast
                            but not durable (fsync, synchronous_commit and

@@ -2,7 +2,7 @@
 //! ([`args`], [`options`]) and runs the chosen mode; a mode's failure is returned as
 //! its error's [`Diagnostic`], which `main` reports ([`crate::diagnostic`]).
 
-mod after_report;
+pub(crate) mod after_report;
 pub mod args;
 mod error;
 pub mod export;
@@ -84,6 +84,18 @@ pub fn run(argv: &[String]) -> Exit {
             // Before any thread: a run's signals are its own from the start.
             let signals = crate::signals::install()
                 .map_err(|e| crate::bench::RunError::SpawnThread(crate::sys::strerror(&e)))?;
+            if plan.capacity.is_some() {
+                if temp_instance.is_some() {
+                    warn_ignored_by_temp_instance(&conn);
+                }
+                return Ok(crate::capacity::run(
+                    &conn,
+                    &plan,
+                    temp_instance,
+                    argv,
+                    &signals,
+                ));
+            }
             run_bench(&conn, &plan, temp_instance, argv, &signals)
         }
     }

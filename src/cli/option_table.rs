@@ -7,6 +7,7 @@
 //! The `--help` text is pgbench's own, word for word, in `help.rs`.
 
 use crate::bench::plan::{BenchPlan, Vacuum};
+use crate::capacity::What;
 use pgbench_results::{Limit, MaxTries};
 use serde_json::{json, Value};
 
@@ -74,6 +75,12 @@ pub enum Opt {
     PrintWarnings,
     Reconnect,
     ReconnectTimeout,
+    Sweep,
+    Repeat,
+    FindMaxRate,
+    SearchTolerance,
+    SearchSteps,
+    FailIfBelow,
 }
 
 /// What the results file records of an option: its value under the long name, `None`
@@ -288,7 +295,51 @@ pub const OPTIONS: &[OptionSpec] = &[
         .shared("--reconnect", |p| format!("{:?}", p.availability)),
     opt(Opt::ReconnectTimeout, None, "reconnect-timeout", true)
         .recorded(|p| p.availability.map(|a| json!(a.timeout_us as f64 / 1e6))),
+    opt(Opt::Sweep, None, "sweep", true)
+        .recorded(|p| {
+            capacity(p, |c| {
+                matches!(c.what, What::Sweep { .. }).then(|| json!(c.option_value()))
+            })
+        })
+        .shared("--sweep", |p| format!("{:?}", p.capacity)),
+    opt(Opt::Repeat, None, "repeat", true).recorded(|p| {
+        capacity(p, |c| match &c.what {
+            What::Sweep { repeat, .. } => Some(json!(repeat)),
+            What::Search { .. } => None,
+        })
+    }),
+    opt(Opt::FindMaxRate, None, "find-max-rate", true).recorded(|p| {
+        capacity(p, |c| {
+            matches!(c.what, What::Search { .. }).then(|| json!(c.option_value()))
+        })
+    }),
+    opt(Opt::SearchTolerance, None, "search-tolerance", true).recorded(|p| {
+        capacity(p, |c| match &c.what {
+            What::Search { tolerance, .. } => Some(json!(tolerance * 100.0)),
+            What::Sweep { .. } => None,
+        })
+    }),
+    opt(Opt::SearchSteps, None, "search-steps", true).recorded(|p| {
+        capacity(p, |c| match &c.what {
+            What::Search { max_steps, .. } => Some(json!(max_steps)),
+            What::Sweep { .. } => None,
+        })
+    }),
+    opt(Opt::FailIfBelow, None, "fail-if-below", true).recorded(|p| {
+        capacity(p, |c| match &c.what {
+            What::Search { fail_if_below, .. } => fail_if_below.map(|r| json!(r)),
+            What::Sweep { .. } => None,
+        })
+    }),
 ];
+
+/// What the results file records of a sweep's or search's option, if the run has one.
+fn capacity(
+    plan: &BenchPlan,
+    value: impl Fn(&crate::capacity::CapacityPlan) -> Option<Value>,
+) -> Option<Value> {
+    value(plan.capacity.as_ref()?)
+}
 
 /// How many rows of [`OPTIONS`], from the top, are pgbench 15's own options. A prefix
 /// that names one of them unambiguously means that option, as it does for stock pgbench,

@@ -60,6 +60,8 @@ pub(super) fn finish(
     if d.scripts.iter().map(|s| s.weight).sum::<i64>() == 0 && !d.is_init_mode {
         return Err(ConfigError::ZeroTotalWeight);
     }
+    // A clients sweep's steps take -j as given (or -c when fewer).
+    let jobs_given = d.nthreads;
     d.nthreads = d.nthreads.min(d.nclients);
     database_name(&mut d, positionals, env)?;
     if d.is_init_mode {
@@ -86,7 +88,36 @@ pub(super) fn finish(
     if d.reconnect_timeout.is_some() && !d.reconnect_on_loss {
         return Err(ConfigError::ReconnectTimeoutWithoutReconnect);
     }
-    Ok(bench_action(d, workload))
+    let capacity = capacity_plan(&mut d, jobs_given, env)?;
+    let mut action = bench_action(d, workload);
+    if let Action::Bench { plan, .. } = &mut action {
+        plan.capacity = capacity;
+    }
+    Ok(action)
+}
+
+/// `--sweep` or `--find-max-rate`, checked with the run's other options; the most
+/// clients a step runs must fit the open files as `-c` must.
+fn capacity_plan(
+    d: &mut Draft,
+    jobs_given: i64,
+    env: &dyn Env,
+) -> Result<Option<crate::capacity::CapacityPlan>, ConfigError> {
+    let run = crate::capacity::RunOptions {
+        jobs: jobs_given.max(1) as usize,
+        duration: (d.duration > 0).then_some(d.duration),
+        worker: d.worker.is_some(),
+        latency_limit: d.latency_limit > 0,
+        seed_given: d.seed_given,
+    };
+    let plan = std::mem::take(&mut d.capacity).finish(run)?;
+    if let Some(p) = &plan {
+        let most = p.max_clients(d.nclients as usize) as i64;
+        if most > d.nclients {
+            super::draft::check_open_files(most, env)?;
+        }
+    }
+    Ok(plan)
 }
 
 /// What a workload's script depends on besides its options.
@@ -373,6 +404,7 @@ fn bench_action(d: Draft, workload: Option<Arc<dyn crate::workload::Workload>>) 
                 .reconnect_timeout
                 .map_or(DEFAULT_RECONNECT_TIMEOUT_US, |s| s * 1_000_000),
         }),
+        capacity: None,
     };
     if plan.worker.is_some() {
         let digests = crate::cli::option_table::worker_digests(&plan);

@@ -94,6 +94,8 @@ pub(super) struct Draft {
     /// `--reconnect`, and `--reconnect-timeout` in seconds.
     pub reconnect_on_loss: bool,
     pub reconnect_timeout: Option<i64>,
+    /// `--sweep`, `--find-max-rate` and their companions.
+    pub capacity: crate::capacity::CapacityDraft,
 }
 
 impl Draft {
@@ -158,6 +160,7 @@ impl Draft {
             print_warnings: false,
             reconnect_on_loss: false,
             reconnect_timeout: None,
+            capacity: Default::default(),
         }
     }
 
@@ -204,6 +207,10 @@ impl Draft {
             }
             Workload => self.workload = Some(crate::workload::find(v)?),
             Check => self.check = true,
+            Sweep | Repeat | FindMaxRate | SearchTolerance | SearchSteps | FailIfBelow => {
+                self.benchmarking_option_set = true;
+                self.capacity.apply(opt, v)?;
+            }
             NoVacuum => self.no_vacuum = true,
             VacuumAll => {
                 self.benchmarking_option_set = true;
@@ -475,7 +482,7 @@ impl Draft {
 }
 
 /// The `-c` check on open files (pgbench 18 raises the soft limit when it can).
-fn check_open_files(nclients: i64, env: &dyn Env) -> Result<(), ConfigError> {
+pub(super) fn check_open_files(nclients: i64, env: &dyn Env) -> Result<(), ConfigError> {
     let need = nclients.saturating_add(3);
     env.ensure_open_files(need as u64).map_err(|e| match e {
         crate::sys::LimitError::Hard(limit) => ConfigError::OpenFilesLimit { need, limit },

@@ -20,6 +20,9 @@ pub enum ConfigError {
     /// pgbench-rs's `--workload`: an unknown name or option, a bad value.
     #[error("{0}")]
     Workload(#[from] crate::workload::WorkloadError),
+    /// pgbench-rs's `--sweep`, `--find-max-rate` and their companions.
+    #[error("{0}")]
+    Capacity(#[from] crate::capacity::CapacityError),
     #[error("--workload cannot be combined with -b, -f, -S or -N")]
     WorkloadWithScripts,
     #[error("--check cannot be combined with --temp-instance")]

@@ -1,0 +1,361 @@
+//! The command line of sweeps and searches: `--sweep`, `--repeat`, `--find-max-rate`,
+//! `--search-tolerance`, `--search-steps`, `--fail-if-below`. Each value is read as its
+//! option is met ([`CapacityDraft::apply`]); after pgbench's own checks,
+//! [`CapacityDraft::finish`] checks them together with the run's other options and
+//! gives the [`CapacityPlan`]. Pure.
+
+use super::target::{Target, TargetError};
+use super::{CapacityPlan, Parameter, What};
+use crate::cli::option_table::Opt;
+use pgbench_script::cnum::atof;
+
+/// The default `--search-tolerance`, a fraction.
+pub const DEFAULT_TOLERANCE: f64 = 0.05;
+/// The default `--search-steps`.
+pub const DEFAULT_STEPS: u32 = 12;
+
+/// Why the options of a sweep or search are refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CapacityError {
+    #[error("invalid --sweep \"{0}\": expected NAME=V1,V2,... where NAME is clients, rate or a script variable")]
+    Sweep(String),
+    #[error("invalid --sweep value \"{value}\" for {name}: {why}")]
+    SweepValue {
+        name: String,
+        value: String,
+        why: &'static str,
+    },
+    #[error("invalid value \"{value}\" for option {option}: {why}")]
+    Value {
+        option: &'static str,
+        value: String,
+        why: &'static str,
+    },
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    #[error("{option} needs {needs}")]
+    Needs {
+        option: &'static str,
+        needs: &'static str,
+    },
+    #[error("{0} cannot be combined with {1}")]
+    Together(&'static str, &'static str),
+}
+
+/// What the options said so far.
+#[derive(Debug, Clone, Default)]
+pub struct CapacityDraft {
+    sweep: Option<(Parameter, Vec<String>)>,
+    repeat: Option<u32>,
+    search: Option<(Target, String)>,
+    tolerance: Option<f64>,
+    steps: Option<u32>,
+    fail_if_below: Option<f64>,
+}
+
+/// What the checks need of the run's other options.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
+    /// `-j` as given (1 when not), before pgbench caps it at `-c`.
+    pub jobs: usize,
+    /// `-T`, when given.
+    pub duration: Option<i64>,
+    pub worker: bool,
+    pub latency_limit: bool,
+    pub seed_given: bool,
+}
+
+impl CapacityDraft {
+    /// Reads one of the options.
+    pub fn apply(&mut self, opt: Opt, v: &str) -> Result<(), CapacityError> {
+        let bad = |option, why| CapacityError::Value {
+            option,
+            value: v.to_string(),
+            why,
+        };
+        match opt {
+            Opt::Sweep => self.sweep = Some(sweep(v)?),
+            Opt::Repeat => {
+                let n = v
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=1000).contains(n));
+                self.repeat = Some(n.ok_or_else(|| bad("--repeat", "a count from 1 to 1000"))?);
+            }
+            Opt::FindMaxRate => self.search = Some((Target::parse(v)?, v.to_string())),
+            Opt::SearchTolerance => {
+                let n = v.trim().trim_end_matches('%').trim().parse::<f64>().ok();
+                let n = n.filter(|n| *n > 0.0 && *n < 100.0);
+                self.tolerance = Some(
+                    n.ok_or_else(|| {
+                        bad(
+                            "--search-tolerance",
+                            "a percentage above 0 and below 100, e.g. 5%",
+                        )
+                    })? / 100.0,
+                );
+            }
+            Opt::SearchSteps => {
+                let n = v
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (3..=1000).contains(n));
+                self.steps =
+                    Some(n.ok_or_else(|| bad("--search-steps", "a count from 3 to 1000"))?);
+            }
+            Opt::FailIfBelow => {
+                let r = atof(v);
+                if !(r.is_finite() && r > 0.0) {
+                    return Err(bad(
+                        "--fail-if-below",
+                        "a rate in transactions per second above 0",
+                    ));
+                }
+                self.fail_if_below = Some(r);
+            }
+            _ => unreachable!("not a capacity option: {opt:?}"),
+        }
+        Ok(())
+    }
+
+    /// Whether any was given (then the run is a benchmark's).
+    pub fn any(&self) -> bool {
+        self.sweep.is_some()
+            || self.repeat.is_some()
+            || self.search.is_some()
+            || self.tolerance.is_some()
+            || self.steps.is_some()
+            || self.fail_if_below.is_some()
+    }
+
+    /// The options checked together and with the run's: the plan, if they ask for one.
+    pub fn finish(self, run: RunOptions) -> Result<Option<CapacityPlan>, CapacityError> {
+        if self.repeat.is_some() && self.sweep.is_none() {
+            return Err(CapacityError::Needs {
+                option: "--repeat",
+                needs: "--sweep",
+            });
+        }
+        if self.search.is_none() {
+            for (given, option) in [
+                (self.tolerance.is_some(), "--search-tolerance"),
+                (self.steps.is_some(), "--search-steps"),
+                (self.fail_if_below.is_some(), "--fail-if-below"),
+            ] {
+                if given {
+                    return Err(CapacityError::Needs {
+                        option,
+                        needs: "--find-max-rate",
+                    });
+                }
+            }
+        }
+        let what = match (self.sweep, self.search) {
+            (None, None) => return Ok(None),
+            (Some(_), Some(_)) => {
+                return Err(CapacityError::Together("--sweep", "--find-max-rate"))
+            }
+            (Some((parameter, values)), None) => What::Sweep {
+                parameter,
+                values,
+                repeat: self.repeat.unwrap_or(1),
+            },
+            (None, Some((target, text))) => {
+                if run.duration.is_none() {
+                    return Err(CapacityError::Needs {
+                        option: "--find-max-rate",
+                        needs: "-T (each step runs --warmup, then -T seconds)",
+                    });
+                }
+                if run.worker {
+                    return Err(CapacityError::Together(
+                        "--find-max-rate",
+                        "--worker (each worker would choose rates of its own)",
+                    ));
+                }
+                if target.needs_latency_limit() && !run.latency_limit {
+                    return Err(CapacityError::Needs {
+                        option: "a late share in --find-max-rate",
+                        needs: "-L (late means above it)",
+                    });
+                }
+                What::Search {
+                    target,
+                    text,
+                    tolerance: self.tolerance.unwrap_or(DEFAULT_TOLERANCE),
+                    max_steps: self.steps.unwrap_or(DEFAULT_STEPS),
+                    fail_if_below: self.fail_if_below,
+                }
+            }
+        };
+        Ok(Some(CapacityPlan {
+            what,
+            jobs: run.jobs.max(1),
+            seed_given: run.seed_given,
+        }))
+    }
+}
+
+/// `NAME=V1,V2,...`.
+fn sweep(v: &str) -> Result<(Parameter, Vec<String>), CapacityError> {
+    let bad = || CapacityError::Sweep(v.to_string());
+    let (name, list) = v.split_once('=').ok_or_else(bad)?;
+    let parameter = match name.trim() {
+        "clients" => Parameter::Clients,
+        "rate" => Parameter::Rate,
+        n if pgbench_script::variables::is_valid_name(n) => Parameter::Variable(n.to_string()),
+        _ => return Err(bad()),
+    };
+    let values: Vec<String> = list.split(',').map(|s| s.trim().to_string()).collect();
+    if values.iter().any(String::is_empty) {
+        return Err(bad());
+    }
+    for value in &values {
+        let why = match parameter {
+            Parameter::Clients => value
+                .parse::<i64>()
+                .ok()
+                .filter(|n| (1..=i64::from(i32::MAX)).contains(n))
+                .is_none()
+                .then_some("a client count is a whole number from 1 up"),
+            Parameter::Rate => {
+                let r = atof(value);
+                (!(r.is_finite() && r > 0.0))
+                    .then_some("a rate is a number of transactions per second above 0")
+            }
+            Parameter::Variable(_) => None,
+        };
+        if let Some(why) = why {
+            return Err(CapacityError::SweepValue {
+                name: parameter.name().to_string(),
+                value: value.clone(),
+                why,
+            });
+        }
+    }
+    Ok((parameter, values))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run() -> RunOptions {
+        RunOptions {
+            jobs: 4,
+            duration: Some(10),
+            worker: false,
+            latency_limit: false,
+            seed_given: false,
+        }
+    }
+
+    fn plan(
+        options: &[(Opt, &str)],
+        run: RunOptions,
+    ) -> Result<Option<CapacityPlan>, CapacityError> {
+        let mut d = CapacityDraft::default();
+        for (opt, v) in options {
+            d.apply(*opt, v)?;
+        }
+        d.finish(run)
+    }
+
+    #[test]
+    fn sweeps_of_clients_rates_and_variables() {
+        let p = plan(&[(Opt::Sweep, "clients=1, 2,4"), (Opt::Repeat, "3")], run())
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            p.what,
+            What::Sweep {
+                parameter: Parameter::Clients,
+                values: vec!["1".into(), "2".into(), "4".into()],
+                repeat: 3
+            }
+        );
+        assert_eq!(p.jobs, 4);
+        let p = plan(&[(Opt::Sweep, "rate=100,250.5")], run())
+            .unwrap()
+            .unwrap();
+        assert!(matches!(
+            p.what,
+            What::Sweep {
+                parameter: Parameter::Rate,
+                ..
+            }
+        ));
+        let p = plan(&[(Opt::Sweep, "delay=1ms,x")], run())
+            .unwrap()
+            .unwrap();
+        assert!(
+            matches!(p.what, What::Sweep { parameter: Parameter::Variable(ref n), .. } if n == "delay")
+        );
+        assert_eq!(plan(&[], run()), Ok(None));
+    }
+
+    #[test]
+    fn bad_sweeps_and_searches_say_what_is_wrong() {
+        let err = |o: &[(Opt, &str)], r| plan(o, r).unwrap_err().to_string();
+        assert_eq!(
+            err(&[(Opt::Sweep, "clients=1,0")], run()),
+            "invalid --sweep value \"0\" for clients: a client count is a whole number from 1 up"
+        );
+        assert!(err(&[(Opt::Sweep, "clients")], run())
+            .starts_with("invalid --sweep \"clients\": expected NAME=V1"));
+        assert!(err(&[(Opt::Sweep, "rate=1,,2")], run()).starts_with("invalid --sweep"));
+        assert!(err(&[(Opt::Sweep, "1x=1")], run()).starts_with("invalid --sweep"));
+        assert_eq!(err(&[(Opt::Sweep, "rate=0")], run()), "invalid --sweep value \"0\" for rate: a rate is a number of transactions per second above 0");
+        assert_eq!(err(&[(Opt::Repeat, "2")], run()), "--repeat needs --sweep");
+        assert_eq!(
+            err(&[(Opt::FailIfBelow, "100")], run()),
+            "--fail-if-below needs --find-max-rate"
+        );
+        assert_eq!(
+            err(
+                &[(Opt::Sweep, "clients=1"), (Opt::FindMaxRate, "p99<=1ms")],
+                run()
+            ),
+            "--sweep cannot be combined with --find-max-rate"
+        );
+        let t = RunOptions {
+            duration: None,
+            ..run()
+        };
+        assert!(err(&[(Opt::FindMaxRate, "p99<=1ms")], t).starts_with("--find-max-rate needs -T"));
+        let w = RunOptions {
+            worker: true,
+            ..run()
+        };
+        assert!(err(&[(Opt::FindMaxRate, "p99<=1ms")], w)
+            .starts_with("--find-max-rate cannot be combined with --worker"));
+        assert!(err(&[(Opt::FindMaxRate, "late<=1%")], run())
+            .ends_with("needs -L (late means above it)"));
+        assert!(err(&[(Opt::SearchTolerance, "0")], run())
+            .starts_with("invalid value \"0\" for option --search-tolerance"));
+        assert!(err(&[(Opt::SearchSteps, "2")], run())
+            .starts_with("invalid value \"2\" for option --search-steps"));
+    }
+
+    #[test]
+    fn a_search_takes_its_defaults_or_what_is_given() {
+        let p = plan(&[(Opt::FindMaxRate, "p99<=20ms")], run())
+            .unwrap()
+            .unwrap();
+        assert!(
+            matches!(p.what, What::Search { tolerance, max_steps: 12, fail_if_below: None, .. } if tolerance == 0.05)
+        );
+        let o = [
+            (Opt::FindMaxRate, "p99<=20ms"),
+            (Opt::SearchTolerance, "2%"),
+            (Opt::SearchSteps, "20"),
+            (Opt::FailIfBelow, "500"),
+        ];
+        let p = plan(&o, run()).unwrap().unwrap();
+        assert!(
+            matches!(p.what, What::Search { tolerance, max_steps: 20, fail_if_below: Some(r), .. } if tolerance == 0.02 && r == 500.0)
+        );
+    }
+}

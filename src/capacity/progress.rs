@@ -1,0 +1,102 @@
+//! What a sweep or search says on stderr as each step begins: which step of how
+//! many, at what, about how long is left, and the best so far, so that a person
+//! watching a long sweep sees where it is. Pure: the runner passes the figures in.
+
+/// The line before a step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepStart {
+    /// The step about to run, from 1.
+    pub step: usize,
+    /// A sweep's steps; a search's most.
+    pub of: usize,
+    /// A search: `of` is only its most.
+    pub at_most: bool,
+    /// `clients=2`, `-R 900.0 (ladder)`.
+    pub what: String,
+    /// Seconds left, this step's included, when they can be told.
+    pub left_s: Option<f64>,
+    /// `244.9 tps at clients=1`, `-R 900.0 met p99<=20ms`.
+    pub best: Option<String>,
+}
+
+impl StepStart {
+    pub fn line(&self) -> String {
+        let of = match self.at_most {
+            true => format!(" of at most {}", self.of),
+            false => format!("/{}", self.of),
+        };
+        let mut line = format!("step {}{of}: {}", self.step, self.what);
+        if let Some(s) = self.left_s {
+            let about = if self.at_most { "at most" } else { "about" };
+            line.push_str(&format!("; {about} {} left", duration(s)));
+        }
+        if let Some(best) = &self.best {
+            line.push_str(&format!("; best so far: {best}"));
+        }
+        line
+    }
+}
+
+/// `45 s`, `3 min 5 s`, `2 h 10 min`.
+pub fn duration(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    match s {
+        0..=59 => format!("{s} s"),
+        60..=3599 => match s % 60 {
+            0 => format!("{} min", s / 60),
+            r => format!("{} min {r} s", s / 60),
+        },
+        _ => match s % 3600 / 60 {
+            0 => format!("{} h", s / 3600),
+            m => format!("{} h {m} min", s / 3600),
+        },
+    }
+}
+
+/// Seconds left for `remaining` steps (this one included): at the mean wall time of
+/// the steps done, or before any is done at what a step is planned to take (its
+/// warm-up and `-T`, and a second to connect), if that is known.
+pub fn left(done_s: &[f64], planned_s: Option<f64>, remaining: usize) -> Option<f64> {
+    let per_step = match done_s {
+        [] => planned_s.map(|p| p + 1.0)?,
+        done => done.iter().sum::<f64>() / done.len() as f64,
+    };
+    Some(per_step * remaining as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_steps_line_says_where_the_sweep_is_how_long_is_left_and_the_best() {
+        let s = StepStart {
+            step: 2,
+            of: 4,
+            at_most: false,
+            what: "clients=2".into(),
+            left_s: left(&[10.2], Some(7.0), 3),
+            best: Some("244.9 tps at clients=1".into()),
+        };
+        assert_eq!(
+            s.line(),
+            "step 2/4: clients=2; about 31 s left; best so far: 244.9 tps at clients=1"
+        );
+        let s = StepStart {
+            step: 1,
+            of: 12,
+            at_most: true,
+            what: "without -R (the clients' most)".into(),
+            left_s: left(&[], Some(3599.0), 12),
+            best: None,
+        };
+        assert_eq!(
+            s.line(),
+            "step 1 of at most 12: without -R (the clients' most); at most 12 h left"
+        );
+        assert_eq!(left(&[], None, 3), None);
+        assert_eq!(duration(185.0), "3 min 5 s");
+        assert_eq!(duration(120.0), "2 min");
+        assert_eq!(duration(7800.0), "2 h 10 min");
+    }
+}

@@ -1,0 +1,494 @@
+//! The steps, one after another: each a whole run (`bench::run`) of the plan changed
+//! for it, with its own connections, warm-up, `-T` or `-t` and results. Before each,
+//! a line on stderr says where the sweep is ([`super::progress`]); after each, its
+//! line goes to stdout ([`pgbench_results::capacity::table`]). A signal stops the
+//! step under way and the steps end there, kept ([`super::stop`]); so does a run that
+//! cannot start, and `--exit-on-abort`'s stop.
+
+use super::export;
+use super::progress::{left, StepStart};
+use super::search::{self, Next, Tried};
+use super::stop::SweepStop;
+use super::{CapacityPlan, What, EXIT_BELOW_TARGET};
+use crate::bench::plan::BenchPlan;
+use crate::bench::{RunEnv, RunOutcome, RunStop};
+use crate::cli::options::ConnArgs;
+use crate::logging::{self, Output};
+use pgbench_results::capacity::{table, Capacity, Found, Miss, Role, Step, Verdict, CLOSED_LOOP};
+use pgbench_results::report::fmt_f;
+use pgbench_wire::ConnectArgs;
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A step's lines: its stderr as a run's (vacuum, progress, messages); its stdout, the
+/// banner every run prints, left out (the sweep prints it once, before the report of
+/// its representative step).
+struct StepOutput;
+
+impl Output for StepOutput {
+    fn stdout(&self, _: &str) {}
+
+    fn stderr(&self, text: &str) {
+        logging::raw(text)
+    }
+}
+
+/// Why the steps ended before the last one planned, and the exit status it gives.
+#[derive(Debug, Clone, Default)]
+struct Halt {
+    why: Option<String>,
+    status: Option<i32>,
+}
+
+/// A sweep or search under way.
+struct Session<'a> {
+    base: &'a BenchPlan,
+    plan: &'a CapacityPlan,
+    record: Capacity,
+    argv: &'a [String],
+    dbname: String,
+    endpoint: Option<&'a crate::metrics::Endpoint>,
+    stop: &'a SweepStop,
+    steps: Vec<Step>,
+    /// Each step's wall time, s.
+    walls: Vec<f64>,
+    columns: Option<table::Columns>,
+    halt: Halt,
+    /// A client aborted, or a `-l` file lost lines, in some step.
+    troubled: bool,
+}
+
+/// Runs the sweep or search `plan.capacity` asks for, on the server or a throwaway
+/// one; returns the exit status.
+pub fn run(
+    conn: &ConnArgs,
+    plan: &BenchPlan,
+    temp_instance: Option<crate::temp_instance::TempInstance>,
+    argv: &[String],
+    signals: &crate::signals::Signals,
+) -> i32 {
+    let Some(capacity) = &plan.capacity else {
+        return 1;
+    };
+    // Before connecting: a port in use ends the sweep before it starts. Sized for
+    // the most clients a step runs.
+    let mut live = plan.live_plan();
+    live.clients = capacity.max_clients(live.clients);
+    let endpoint = match crate::metrics::start(plan.metrics.as_ref(), live, plan.metric_labels()) {
+        Ok(e) => e,
+        Err(message) => {
+            logging::error(&message);
+            return 1;
+        }
+    };
+    let stop = SweepStop::new(plan.export.json.clone());
+    let attached = signals.attach(stop.clone());
+    let mut session = Session {
+        base: plan,
+        plan: capacity,
+        record: capacity.record(),
+        argv,
+        dbname: conn.dbname.clone(),
+        endpoint: endpoint.as_ref(),
+        stop: &stop,
+        steps: Vec::new(),
+        walls: Vec::new(),
+        columns: None,
+        halt: Halt::default(),
+        troubled: false,
+    };
+    let code = match temp_instance {
+        Some(kind) => {
+            session.dbname = "postgres".into();
+            match crate::temp_instance::on_instance(kind, plan, |args, run| session.all(args, run))
+            {
+                Ok(code) => code,
+                Err(e) => crate::diagnostic::report(&e),
+            }
+        }
+        None => session.all(conn.connect_args(), plan),
+    };
+    if let Some(e) = endpoint {
+        if stop.signalled().is_none() {
+            let _lingering = signals.attach(e.linger_stop());
+            e.linger();
+        }
+    }
+    drop(attached);
+    code
+}
+
+impl Session<'_> {
+    /// Every step, then what they found; the exit status.
+    fn all(&mut self, args: ConnectArgs, base: &BenchPlan) -> i32 {
+        let length = table::StepLength {
+            warmup_s: base.phases.warmup_s,
+            limit: base.settings.limit,
+        };
+        print(&table::opening(&self.record, length));
+        match &self.plan.what {
+            What::Sweep { values, repeat, .. } => {
+                'rounds: for round in 1..=*repeat {
+                    for value in values {
+                        if self.step(&args, base, Some(value), round, None).is_none() {
+                            break 'rounds;
+                        }
+                    }
+                }
+                self.record.representative =
+                    pgbench_results::capacity::peak_step(&self.record, &self.steps);
+            }
+            What::Search { .. } => self.search(&args, base),
+        }
+        self.finish(base)
+    }
+
+    /// The closed-loop step, then the rates [`search::next`] picks.
+    fn search(&mut self, args: &ConnectArgs, base: &BenchPlan) {
+        let What::Search {
+            target,
+            tolerance,
+            max_steps,
+            ..
+        } = &self.plan.what
+        else {
+            return;
+        };
+        let Some(closed) = self.step(args, base, None, 1, Some(Role::ClosedLoop)) else {
+            return;
+        };
+        let closed_loop_tps = closed.figures().tps.unwrap_or(0.0);
+        let mut tried: Vec<(Tried, u32)> = Vec::new();
+        let outcome = loop {
+            let so_far: Vec<Tried> = tried.iter().map(|t| t.0).collect();
+            let (rate, role) = match search::next(closed_loop_tps, &so_far, *tolerance, *max_steps)
+            {
+                Next::Done(o) => break o,
+                Next::Run { rate, role } => (rate, role),
+            };
+            let value = rate.to_string();
+            let Some(step) = self.step(args, base, Some(&value), 1, Some(role)) else {
+                break search::outcome(&so_far, *tolerance);
+            };
+            let number = step.step;
+            let interrupted = step.file.run.as_ref().is_some_and(|r| {
+                matches!(r.ended, Some(pgbench_results::Ended::Interrupted { .. }))
+            });
+            let why = step_misses(target, step);
+            let met = why.is_empty();
+            if let Some(last) = self.steps.last_mut() {
+                last.verdict = Some(Verdict { met, why });
+            }
+            self.print_line();
+            if interrupted {
+                // A step cut short says nothing sure of its rate.
+                break search::outcome(&so_far, *tolerance);
+            }
+            tried.push((Tried { rate, met }, number));
+        };
+        let step_of = |rate: f64| tried.iter().find(|t| t.0.rate == rate).map(|t| t.1);
+        let miss = outcome.first_miss.and_then(|rate| {
+            let step = step_of(rate)?;
+            let s = self.steps.iter().find(|s| s.step == step)?;
+            let why = s
+                .verdict
+                .as_ref()
+                .map_or(String::new(), |v| v.why.join("; "));
+            Some(Miss { rate, step, why })
+        });
+        self.record.found = Some(Found {
+            closed_loop_tps: Some(closed_loop_tps),
+            rate: outcome.found,
+            step: outcome.found.and_then(step_of),
+            first_miss: miss,
+            within_tolerance: outcome.within_tolerance,
+        });
+        self.record.representative = outcome.found.and_then(step_of);
+    }
+
+    /// Runs step `n + 1` at `value` (`None`: a search's closed loop); prints its line
+    /// (a search's once its verdict is in). `None` when the steps end here.
+    fn step(
+        &mut self,
+        args: &ConnectArgs,
+        base: &BenchPlan,
+        value: Option<&str>,
+        round: u32,
+        role: Option<Role>,
+    ) -> Option<&Step> {
+        let number = self.steps.len() as u32 + 1;
+        let plan = self.plan.step_plan(base, value, number);
+        let run_stop = RunStop::for_step();
+        self.announce(number, value, role);
+        if !self.stop.step(Some(Arc::clone(&run_stop))) {
+            return None;
+        }
+        let metrics = self.endpoint.map(|e| {
+            let live = Arc::new(crate::metrics::Live::new(plan.live_plan()));
+            let mut labels = plan.metric_labels();
+            labels.step = Some(number);
+            e.show(Arc::clone(&live), labels);
+            live
+        });
+        let env = RunEnv {
+            out: Arc::new(StepOutput),
+            metrics,
+            stop: run_stop,
+        };
+        let started = Instant::now();
+        let outcome = crate::bench::run(&env, args.clone(), &plan);
+        self.stop.step(None);
+        self.walls.push(started.elapsed().as_secs_f64());
+        let value = value.unwrap_or(CLOSED_LOOP).to_string();
+        let file = self.completed(outcome, &plan, number)?;
+        self.steps.push(Step {
+            step: number,
+            value,
+            round,
+            role,
+            verdict: None,
+            file,
+        });
+        if role.is_none() || role == Some(Role::ClosedLoop) {
+            self.print_line();
+        }
+        // A signal stopped it: it is kept, and the steps end.
+        if self.stop.signalled().is_some() {
+            self.halted_by_signal();
+            return None;
+        }
+        self.steps.last()
+    }
+
+    /// The step's results file, or why the steps end here (said on stderr).
+    fn completed(
+        &mut self,
+        outcome: Result<RunOutcome, crate::bench::RunError>,
+        plan: &BenchPlan,
+        number: u32,
+    ) -> Option<pgbench_results::ResultsFile> {
+        match outcome {
+            Err(e) => {
+                let status = crate::diagnostic::report(&e);
+                self.halt = Halt {
+                    why: Some(format!("step {number} could not run: {e}")),
+                    status: Some(status),
+                };
+                None
+            }
+            Ok(RunOutcome::StoppedOnAbort { thread }) => {
+                logging::error(&format!(
+                    "Run was aborted due to an error in thread {thread}"
+                ));
+                self.halt = Halt {
+                    why: Some(format!(
+                        "--exit-on-abort stopped step {number}: a client aborted"
+                    )),
+                    status: Some(2),
+                };
+                None
+            }
+            Ok(RunOutcome::Completed {
+                result,
+                meta,
+                log_losses,
+                ..
+            }) => {
+                for loss in &log_losses {
+                    logging::error(&format!(
+                        "{} lines could not be written to log file \"{}\": {}",
+                        loss.lines, loss.path, loss.reason
+                    ));
+                }
+                self.troubled |= result.aborted_clients > 0 || !log_losses.is_empty();
+                let measured = result.total.counts.cnt + result.total.failures() > 0;
+                if self.stop.signalled().is_some() && !measured {
+                    logging::warning(&format!(
+                        "step {number} was stopped before it measured anything: left out"
+                    ));
+                    self.halted_by_signal();
+                    return None;
+                }
+                Some(crate::cli::export::results_file(
+                    &result,
+                    &meta,
+                    plan,
+                    self.argv,
+                    &self.dbname,
+                ))
+            }
+        }
+    }
+
+    fn halted_by_signal(&mut self) {
+        if let Some(sig) = self.stop.signalled() {
+            let planned = match &self.plan.what {
+                What::Sweep { .. } => format!(" of {}", self.plan.planned_steps()),
+                What::Search { .. } => String::new(),
+            };
+            self.halt = Halt {
+                why: Some(format!(
+                    "interrupted by {} after {} step(s){planned}",
+                    crate::signals::name(sig),
+                    self.steps.len()
+                )),
+                status: Some(128 + sig),
+            };
+        }
+    }
+
+    /// The line before a step, on stderr.
+    fn announce(&self, number: u32, value: Option<&str>, role: Option<Role>) {
+        let what = match (value, role) {
+            (None, _) => "without -R (the clients' most)".to_string(),
+            (Some(v), Some(role)) => format!(
+                "-R {v} ({})",
+                match role {
+                    Role::Bisection => "bisection",
+                    _ => "ladder",
+                }
+            ),
+            (Some(v), None) => table::at(&self.record, v),
+        };
+        let planned = self.plan.planned_steps();
+        let remaining = planned.saturating_sub(number as usize - 1);
+        let per_step = self
+            .base
+            .settings
+            .limit
+            .duration()
+            .map(|t| (t + self.base.phases.warmup_s.unwrap_or(0)) as f64);
+        let start = StepStart {
+            step: number as usize,
+            of: planned,
+            at_most: matches!(self.plan.what, What::Search { .. }),
+            what,
+            left_s: left(&self.walls, per_step, remaining),
+            best: self.best(),
+        };
+        logging::info(&start.line());
+    }
+
+    /// The best so far: a sweep's highest tps, a search's highest rate met.
+    fn best(&self) -> Option<String> {
+        match &self.plan.what {
+            What::Sweep { .. } => {
+                let (tps, step) = self
+                    .steps
+                    .iter()
+                    .filter_map(|s| Some((s.figures().tps?, s)))
+                    .max_by(|a, b| a.0.total_cmp(&b.0))?;
+                Some(format!(
+                    "{} tps at {}",
+                    fmt_f(tps, 1),
+                    table::at(&self.record, &step.value)
+                ))
+            }
+            What::Search { text, .. } => {
+                let met = self
+                    .steps
+                    .iter()
+                    .filter(|s| s.verdict.as_ref().is_some_and(|v| v.met));
+                let best = met.filter_map(|s| s.x()).max_by(f64::total_cmp)?;
+                Some(format!("-R {best} met {text}"))
+            }
+        }
+    }
+
+    /// The last step's line on stdout, the header before the first.
+    fn print_line(&mut self) {
+        let Some(step) = self.steps.last() else {
+            return;
+        };
+        let mut text = String::new();
+        let columns = *self.columns.get_or_insert_with(|| {
+            let c = table::Columns::new(&self.record, &step.figures());
+            text.push_str(&table::header(&self.record, c));
+            c
+        });
+        text.push_str(&table::step_line(&self.record, columns, step));
+        print(&text);
+    }
+
+    /// The closing lines, the representative step's report, the results file; the
+    /// exit status.
+    fn finish(&mut self, base: &BenchPlan) -> i32 {
+        self.record.stopped = self.halt.why.clone();
+        print(&table::closing(&self.record, &self.steps));
+        if let Some(step) = self
+            .steps
+            .iter()
+            .find(|s| Some(s.step) == self.record.representative)
+        {
+            export::print_report(&self.record, step, base);
+        }
+        let mut status = self.halt.status;
+        if base.export.any() && !self.steps.is_empty() {
+            let steps = std::mem::take(&mut self.steps);
+            if let Some(file) = export::file(base, &self.dbname, self.record.clone(), steps) {
+                let errors = export::write(&base.export, &file, self.stop);
+                for e in &errors {
+                    logging::error(&e.to_string());
+                }
+                let abandoned = errors.iter().find_map(|e| match e {
+                    pgbench_results::destination::WriteError::Abandoned { signal, .. } => {
+                        Some(128 + signal)
+                    }
+                    _ => None,
+                });
+                if !errors.is_empty() {
+                    status = status.or(Some(abandoned.unwrap_or(1)));
+                }
+            }
+        }
+        status
+            .or_else(|| self.search_verdict())
+            .unwrap_or(if self.troubled { 2 } else { 0 })
+    }
+
+    /// A search's gate: [`EXIT_BELOW_TARGET`] when no rate met the target, or the rate
+    /// found is below `--fail-if-below` (said on stderr).
+    fn search_verdict(&self) -> Option<i32> {
+        let What::Search {
+            text,
+            fail_if_below,
+            ..
+        } = &self.plan.what
+        else {
+            return None;
+        };
+        let found = self.record.found.as_ref().and_then(|f| f.rate);
+        let message = match (found, fail_if_below) {
+            (None, _) => format!("no rate met the target {text}"),
+            (Some(r), Some(floor)) if r < *floor => format!(
+                "the rate found, -R {}, is below --fail-if-below {}",
+                fmt_f(r, 1),
+                fmt_f(*floor, 1)
+            ),
+            _ => return None,
+        };
+        logging::error(&message);
+        Some(EXIT_BELOW_TARGET)
+    }
+}
+
+/// What of `target` a search's step missed: its conditions, and a client that
+/// aborted (its figures then cover less than the rate asked for).
+fn step_misses(target: &super::target::Target, step: &Step) -> Vec<String> {
+    let Some(run) = &step.file.run else {
+        return vec!["no result".to_string()];
+    };
+    let mut why = target.misses(run);
+    if run.aborted_clients > 0 {
+        why.push(format!("{} client(s) aborted", run.aborted_clients));
+    }
+    why
+}
+
+/// Text for stdout, flushed (stderr's lines come between).
+fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
