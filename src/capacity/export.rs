@@ -35,7 +35,7 @@ pub fn file(
 pub fn print_report(capacity: &Capacity, step: &Step, plan: &BenchPlan) {
     let Some(run) = &step.file.run else { return };
     let server = step.file.server_version.as_deref();
-    let mut text = pgbench_results::capacity::report_heading(capacity, step);
+    let mut text = pgbench_results::capacity::table::report_heading(capacity, step);
     text.push_str(&show::banner(
         &crate::version::pg_version(),
         pgbench_results::stock::PG_VERSION_NUM,

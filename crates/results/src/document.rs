@@ -14,7 +14,6 @@
 //! `run.histogram`, which its script shares (see [`RunResult`]); versions 1 to 3 wrote
 //! it twice.
 
-use crate::capacity::{Capacity, Step};
 use crate::histogram::LatencyHistogram;
 use crate::merged::MergeRecord;
 use crate::run::RunResult;
@@ -25,6 +24,10 @@ use crate::warnings::{NotChecked, Warning};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+
+pub mod steps;
+
+use steps::{Capacity, Step};
 
 /// The version of the document format this library writes. Version 2 added
 /// `warnings`, `not_checked`, `run.server` and `run.client_cpu`; a version 1 file

@@ -7,6 +7,7 @@
 //!
 //! [`RunResult`]: crate::run::RunResult
 
+use crate::capacity::table;
 use crate::document::{Origin, ResultsFile};
 use crate::report::{self, fmt_f};
 use crate::stock::PG_VERSION_BEFORE_RECORDED;
@@ -54,10 +55,18 @@ pub fn version_num(v: &str) -> i32 {
 }
 
 /// The text `show` prints: a pgbench-rs run's stdout (banner, then report) as the run
-/// printed it; a sweep's or search's steps before the report of its representative
-/// step ([`crate::capacity::show`]).
+/// printed it; a sweep's or search's steps ([`crate::capacity::table`]), then the
+/// report of its representative step, which the top level holds.
 pub fn render(doc: &ResultsFile) -> String {
-    crate::capacity::show(doc, render_run)
+    let Some(capacity) = &doc.capacity else {
+        return render_run(doc);
+    };
+    let mut out = table::render(capacity, &doc.steps);
+    if let Some(step) = doc.representative_step() {
+        out.push_str(&table::report_heading(capacity, step));
+        out.push_str(&render_run(doc));
+    }
+    out
 }
 
 /// The text of the run a document's top level holds.

@@ -293,3 +293,16 @@ pub fn render(capacity: &Capacity, steps: &[Step]) -> String {
     out.push_str(&closing(capacity, steps));
     out
 }
+
+/// The line before the representative step's report (the run and `show` print it).
+pub fn report_heading(capacity: &Capacity, step: &Step) -> String {
+    let what = match capacity.kind {
+        Kind::Sweep => "the peak",
+        Kind::Search => "the rate found",
+    };
+    format!(
+        "\nreport of step {} ({}, {what}):\n",
+        step.step,
+        at(capacity, &step.value)
+    )
+}
