@@ -104,7 +104,7 @@ pub struct BenchPlan {
     /// `--sweep` or `--find-max-rate`: this plan is run once a step, changed
     /// (`crate::capacity`); its steps keep it, and their runs keep the histograms and
     /// the per-second series every step's figures come from.
-    pub capacity: Option<crate::capacity::CapacityPlan>,
+    pub capacity: Option<crate::capacity::plan::CapacityPlan>,
 }
 
 /// `--reconnect`'s default `--reconnect-timeout`: a minute.

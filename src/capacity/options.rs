@@ -4,9 +4,8 @@
 //! [`CapacityDraft::finish`] checks them together with the run's other options and
 //! gives the [`CapacityPlan`]. Pure.
 
+use super::plan::{CapacityPlan, Parameter, What};
 use super::target::{Target, TargetError};
-use super::{CapacityPlan, Parameter, What};
-use crate::cli::option_table::Opt;
 use pgbench_script::cnum::atof;
 
 /// The default `--search-tolerance`, a fraction.
@@ -66,57 +65,62 @@ pub struct RunOptions {
 }
 
 impl CapacityDraft {
-    /// Reads one of the options.
-    pub fn apply(&mut self, opt: Opt, v: &str) -> Result<(), CapacityError> {
-        let bad = |option, why| CapacityError::Value {
-            option,
-            value: v.to_string(),
-            why,
-        };
-        match opt {
-            Opt::Sweep => self.sweep = Some(sweep(v)?),
-            Opt::Repeat => {
-                let n = v
-                    .trim()
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|n| (1..=1000).contains(n));
-                self.repeat = Some(n.ok_or_else(|| bad("--repeat", "a count from 1 to 1000"))?);
-            }
-            Opt::FindMaxRate => self.search = Some((Target::parse(v)?, v.to_string())),
-            Opt::SearchTolerance => {
-                let n = v.trim().trim_end_matches('%').trim().parse::<f64>().ok();
-                let n = n.filter(|n| *n > 0.0 && *n < 100.0);
-                self.tolerance = Some(
-                    n.ok_or_else(|| {
-                        bad(
-                            "--search-tolerance",
-                            "a percentage above 0 and below 100, e.g. 5%",
-                        )
-                    })? / 100.0,
-                );
-            }
-            Opt::SearchSteps => {
-                let n = v
-                    .trim()
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|n| (3..=1000).contains(n));
-                self.steps =
-                    Some(n.ok_or_else(|| bad("--search-steps", "a count from 3 to 1000"))?);
-            }
-            Opt::FailIfBelow => {
-                let r = atof(v);
-                if !(r.is_finite() && r > 0.0) {
-                    return Err(bad(
-                        "--fail-if-below",
-                        "a rate in transactions per second above 0",
-                    ));
-                }
-                self.fail_if_below = Some(r);
-            }
-            _ => unreachable!("not a capacity option: {opt:?}"),
+    /// `--sweep=NAME=V1,V2,...`.
+    pub fn sweep(&mut self, v: &str) -> Result<(), CapacityError> {
+        self.sweep = Some(sweep(v)?);
+        Ok(())
+    }
+
+    /// `--repeat=N`.
+    pub fn repeat(&mut self, v: &str) -> Result<(), CapacityError> {
+        let n = v
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=1000).contains(n));
+        self.repeat = Some(n.ok_or_else(|| bad("--repeat", v, "a count from 1 to 1000"))?);
+        Ok(())
+    }
+
+    /// `--find-max-rate=TARGET`.
+    pub fn find_max_rate(&mut self, v: &str) -> Result<(), CapacityError> {
+        self.search = Some((Target::parse(v)?, v.to_string()));
+        Ok(())
+    }
+
+    /// `--search-tolerance=PCT` (a trailing `%` allowed).
+    pub fn search_tolerance(&mut self, v: &str) -> Result<(), CapacityError> {
+        let n = v.trim().trim_end_matches('%').trim().parse::<f64>().ok();
+        let n = n.filter(|n| *n > 0.0 && *n < 100.0).ok_or_else(|| {
+            bad(
+                "--search-tolerance",
+                v,
+                "a percentage above 0 and below 100, e.g. 5%",
+            )
+        })?;
+        self.tolerance = Some(n / 100.0);
+        Ok(())
+    }
+
+    /// `--search-steps=N`.
+    pub fn search_steps(&mut self, v: &str) -> Result<(), CapacityError> {
+        let n = v
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (3..=1000).contains(n));
+        self.steps = Some(n.ok_or_else(|| bad("--search-steps", v, "a count from 3 to 1000"))?);
+        Ok(())
+    }
+
+    /// `--fail-if-below=RATE`.
+    pub fn fail_if_below(&mut self, v: &str) -> Result<(), CapacityError> {
+        let r = atof(v);
+        if !(r.is_finite() && r > 0.0) {
+            let why = "a rate in transactions per second above 0";
+            return Err(bad("--fail-if-below", v, why));
         }
+        self.fail_if_below = Some(r);
         Ok(())
     }
 
@@ -198,6 +202,15 @@ impl CapacityDraft {
     }
 }
 
+/// An option's value refused, and why.
+fn bad(option: &'static str, value: &str, why: &'static str) -> CapacityError {
+    CapacityError::Value {
+        option,
+        value: value.to_string(),
+        why,
+    }
+}
+
 /// `NAME=V1,V2,...`.
 fn sweep(v: &str) -> Result<(Parameter, Vec<String>), CapacityError> {
     let bad = || CapacityError::Sweep(v.to_string());
@@ -241,6 +254,7 @@ fn sweep(v: &str) -> Result<(Parameter, Vec<String>), CapacityError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::option_table::Opt;
 
     fn run() -> RunOptions {
         RunOptions {
@@ -258,7 +272,15 @@ mod tests {
     ) -> Result<Option<CapacityPlan>, CapacityError> {
         let mut d = CapacityDraft::default();
         for (opt, v) in options {
-            d.apply(*opt, v)?;
+            match opt {
+                Opt::Sweep => d.sweep(v)?,
+                Opt::Repeat => d.repeat(v)?,
+                Opt::FindMaxRate => d.find_max_rate(v)?,
+                Opt::SearchTolerance => d.search_tolerance(v)?,
+                Opt::SearchSteps => d.search_steps(v)?,
+                Opt::FailIfBelow => d.fail_if_below(v)?,
+                _ => unreachable!("{opt:?}"),
+            }
         }
         d.finish(run)
     }

@@ -6,10 +6,11 @@
 //! cannot start, and `--exit-on-abort`'s stop.
 
 use super::export;
+use super::plan::{CapacityPlan, What};
 use super::progress::{left, StepStart};
 use super::search::{self, Next, Tried};
 use super::stop::SweepStop;
-use super::{CapacityPlan, What, EXIT_BELOW_TARGET};
+use super::EXIT_BELOW_TARGET;
 use crate::bench::plan::BenchPlan;
 use crate::bench::{RunEnv, RunOutcome, RunStop};
 use crate::cli::options::ConnArgs;
@@ -218,7 +219,7 @@ impl Session<'_> {
         role: Option<Role>,
     ) -> Option<&Step> {
         let number = self.steps.len() as u32 + 1;
-        let plan = self.plan.step_plan(base, value, number);
+        let plan = super::step::step_plan(self.plan, base, value, number);
         let run_stop = RunStop::for_step();
         self.announce(number, value, role);
         if !self.stop.step(Some(Arc::clone(&run_stop))) {

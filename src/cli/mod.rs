@@ -88,7 +88,7 @@ pub fn run(argv: &[String]) -> Exit {
                 if temp_instance.is_some() {
                     warn_ignored_by_temp_instance(&conn);
                 }
-                return Ok(crate::capacity::run(
+                return Ok(crate::capacity::runner::run(
                     &conn,
                     &plan,
                     temp_instance,

@@ -7,7 +7,7 @@
 //! The `--help` text is pgbench's own, word for word, in `help.rs`.
 
 use crate::bench::plan::{BenchPlan, Vacuum};
-use crate::capacity::What;
+use crate::capacity::plan::What;
 use pgbench_results::{Limit, MaxTries};
 use serde_json::{json, Value};
 
@@ -336,7 +336,7 @@ pub const OPTIONS: &[OptionSpec] = &[
 /// What the results file records of a sweep's or search's option, if the run has one.
 fn capacity(
     plan: &BenchPlan,
-    value: impl Fn(&crate::capacity::CapacityPlan) -> Option<Value>,
+    value: impl Fn(&crate::capacity::plan::CapacityPlan) -> Option<Value>,
 ) -> Option<Value> {
     value(plan.capacity.as_ref()?)
 }

@@ -102,8 +102,8 @@ fn capacity_plan(
     d: &mut Draft,
     jobs_given: i64,
     env: &dyn Env,
-) -> Result<Option<crate::capacity::CapacityPlan>, ConfigError> {
-    let run = crate::capacity::RunOptions {
+) -> Result<Option<crate::capacity::plan::CapacityPlan>, ConfigError> {
+    let run = crate::capacity::options::RunOptions {
         jobs: jobs_given.max(1) as usize,
         duration: (d.duration > 0).then_some(d.duration),
         worker: d.worker.is_some(),

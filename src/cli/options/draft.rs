@@ -95,7 +95,7 @@ pub(super) struct Draft {
     pub reconnect_on_loss: bool,
     pub reconnect_timeout: Option<i64>,
     /// `--sweep`, `--find-max-rate` and their companions.
-    pub capacity: crate::capacity::CapacityDraft,
+    pub capacity: crate::capacity::options::CapacityDraft,
 }
 
 impl Draft {
@@ -209,7 +209,15 @@ impl Draft {
             Check => self.check = true,
             Sweep | Repeat | FindMaxRate | SearchTolerance | SearchSteps | FailIfBelow => {
                 self.benchmarking_option_set = true;
-                self.capacity.apply(opt, v)?;
+                let c = &mut self.capacity;
+                match opt {
+                    Sweep => c.sweep(v)?,
+                    Repeat => c.repeat(v)?,
+                    FindMaxRate => c.find_max_rate(v)?,
+                    SearchTolerance => c.search_tolerance(v)?,
+                    SearchSteps => c.search_steps(v)?,
+                    _ => c.fail_if_below(v)?,
+                }
             }
             NoVacuum => self.no_vacuum = true,
             VacuumAll => {

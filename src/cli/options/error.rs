@@ -22,7 +22,7 @@ pub enum ConfigError {
     Workload(#[from] crate::workload::WorkloadError),
     /// pgbench-rs's `--sweep`, `--find-max-rate` and their companions.
     #[error("{0}")]
-    Capacity(#[from] crate::capacity::CapacityError),
+    Capacity(#[from] crate::capacity::options::CapacityError),
     #[error("--workload cannot be combined with -b, -f, -S or -N")]
     WorkloadWithScripts,
     #[error("--check cannot be combined with --temp-instance")]
