@@ -188,9 +188,10 @@ impl Session<'_> {
             }
             tried.push((Tried { rate, met }, number));
         };
-        let step_of = |rate: f64| tried.iter().find(|t| t.0.rate == rate).map(|t| t.1);
+        // A rate run twice: its last step (the confirmation's, or the miss's).
+        let step_of = |rate: f64| tried.iter().rev().find(|t| t.0.rate == rate).map(|t| t.1);
         let miss = outcome.first_miss.and_then(|rate| {
-            let step = step_of(rate)?;
+            let step = tried.iter().find(|t| t.0.rate == rate && !t.0.met)?.1;
             let s = self.steps.iter().find(|s| s.step == step)?;
             let why = s
                 .verdict
@@ -204,6 +205,7 @@ impl Session<'_> {
             step: outcome.found.and_then(step_of),
             first_miss: miss,
             within_tolerance: outcome.within_tolerance,
+            confirmed: outcome.confirmed,
         });
         self.record.representative = outcome.found.and_then(step_of);
     }
@@ -347,6 +349,7 @@ impl Session<'_> {
                 "-R {v} ({})",
                 match role {
                     Role::Bisection => "bisection",
+                    Role::Confirmation => "again, to confirm it",
                     _ => "ladder",
                 }
             ),

@@ -5,7 +5,7 @@
 //! `pgbench-report show` prints them again from the file. Pure.
 
 use super::curve::curve;
-use super::{Capacity, Figures, Kind, Step, CLOSED_LOOP};
+use super::{Capacity, Figures, Kind, Role, Step, CLOSED_LOOP};
 use crate::report::fmt_f;
 use crate::run::Limit;
 
@@ -172,10 +172,14 @@ pub fn step_line(capacity: &Capacity, c: Columns, step: &Step) -> String {
         line.push_str(&format!("  {:>8}", number(f.nopm, 0)));
     }
     let warnings = f.warnings.join(", ");
+    let again = match step.role == Some(Role::Confirmation) {
+        true => " again",
+        false => "",
+    };
     let notes = match (&step.verdict, step.value == CLOSED_LOOP) {
         (_, true) => join("the clients' most, without -R", &warnings),
-        (Some(v), _) if v.met => join("met", &warnings),
-        (Some(v), _) => join(&format!("missed: {}", v.why.join("; ")), &warnings),
+        (Some(v), _) if v.met => join(&format!("met{again}"), &warnings),
+        (Some(v), _) => join(&format!("missed{again}: {}", v.why.join("; ")), &warnings),
         (None, _) => warnings,
     };
     if !notes.is_empty() {
@@ -245,8 +249,12 @@ fn search_closing(capacity: &Capacity, steps: &[Step]) -> String {
             let nopm = f
                 .nopm
                 .map_or(String::new(), |n| format!(", NOPM {}", fmt_f(n, 0)));
+            let times = match found.confirmed {
+                true => "met twice",
+                false => "met once, not confirmed",
+            };
             format!(
-                "found: -R {} (p99 {} ms, failed {}{nopm})",
+                "found: -R {} (p99 {} ms, failed {}{nopm}; {times})",
                 fmt_f(rate, 1),
                 number(f.p99_ms, 3),
                 percent(f.failed_pct)

@@ -243,6 +243,7 @@ fn a_search_says_the_rate_found_and_the_first_that_missed() {
         ),
         step(3, "900.0", Role::Ladder, met(), 900.0),
         step(4, "948.7", Role::Bisection, met(), 948.0),
+        step(5, "948.7", Role::Confirmation, met(), 947.0),
     ];
     let capacity = Capacity {
         kind: Kind::Search,
@@ -258,15 +259,16 @@ fn a_search_says_the_rate_found_and_the_first_that_missed() {
         found: Some(Found {
             closed_loop_tps: Some(1000.0),
             rate: Some(948.7),
-            step: Some(4),
+            step: Some(5),
             first_miss: Some(Miss {
                 rate: 1000.0,
                 step: 2,
                 why: "p99 31.200 ms > 20 ms".into(),
             }),
             within_tolerance: true,
+            confirmed: true,
         }),
-        representative: Some(4),
+        representative: Some(5),
         stopped: None,
     };
     let text = table::render(&capacity, &steps);
@@ -291,8 +293,17 @@ fn a_search_says_the_rate_found_and_the_first_that_missed() {
         "{}",
         lines[4]
     );
+    assert!(
+        lines[6].contains("  met again [scale_below_clients]"),
+        "{}",
+        lines[6]
+    );
     let last = lines.last().unwrap();
     assert!(last.starts_with("found: -R 948.7 (p99 "), "{last}");
+    assert!(
+        last.contains("; met twice); first rate that missed"),
+        "{last}"
+    );
     assert!(
         last.ends_with("first rate that missed: -R 1000.0 (p99 31.200 ms > 20 ms)"),
         "{last}"

@@ -71,6 +71,9 @@ pub struct Found {
     /// The rate found and the first miss are within `--search-tolerance` of each
     /// other (false when the steps ran out first, or no rate missed).
     pub within_tolerance: bool,
+    /// The rate found met the target in two steps (its own and a confirmation).
+    #[serde(default)]
+    pub confirmed: bool,
 }
 
 /// A step that missed the target.
@@ -91,6 +94,8 @@ pub enum Role {
     Ladder,
     /// Between the highest rate that met the target and the lowest that missed.
     Bisection,
+    /// The rate about to be found, run once more: it is found only if it meets again.
+    Confirmation,
 }
 
 /// A search's step against the target.
