@@ -1,6 +1,11 @@
 //! What a sweep or search says on stderr as each step begins: which step of how
-//! many, at what, about how long is left, and the best so far, so that a person
-//! watching a long sweep sees where it is. Pure: the runner passes the figures in.
+//! many, at what, about how long is left, and the best so far ([`best`]), so that a
+//! person watching a long sweep sees where it is. Pure: the runner passes the figures
+//! in.
+
+use super::search::{self, Tried};
+use pgbench_results::capacity::{table, Capacity, Step};
+use pgbench_results::report::fmt_f;
 
 /// The line before a step.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,6 +69,31 @@ pub fn left(done_s: &[f64], planned_s: Option<f64>, remaining: usize) -> Option<
     Some(per_step * remaining as f64)
 }
 
+/// The best so far: a sweep's highest tps; a search's (`tolerance` given) highest
+/// rate met below every rate missed, as the search will say at its end.
+pub fn best(capacity: &Capacity, steps: &[Step], tolerance: Option<f64>) -> Option<String> {
+    let Some(tolerance) = tolerance else {
+        let (tps, step) = steps
+            .iter()
+            .filter_map(|s| Some((s.figures().tps?, s)))
+            .max_by(|a, b| a.0.total_cmp(&b.0))?;
+        let at = table::at(capacity, &step.value);
+        return Some(format!("{} tps at {at}", fmt_f(tps, 1)));
+    };
+    let tried: Vec<Tried> = steps
+        .iter()
+        .filter_map(|s| {
+            Some(Tried {
+                rate: s.x()?,
+                met: s.verdict.as_ref()?.met,
+            })
+        })
+        .collect();
+    let best = search::outcome(&tried, tolerance).found?;
+    let target = capacity.search.as_ref().map_or("", |s| s.target.as_str());
+    Some(format!("-R {best} met {target}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,5 +128,70 @@ mod tests {
         assert_eq!(duration(185.0), "3 min 5 s");
         assert_eq!(duration(120.0), "2 min");
         assert_eq!(duration(7800.0), "2 h 10 min");
+    }
+
+    fn step(n: u32, value: &str, tps: f64, met: Option<bool>) -> Step {
+        use pgbench_results::synthetic::{run, Spec};
+        let file = pgbench_results::ResultsFile::from_run(
+            run(&Spec::tpcb(u64::from(n), 10, tps, 1000.0)),
+            Default::default(),
+        );
+        Step {
+            step: n,
+            value: value.into(),
+            round: 1,
+            role: None,
+            verdict: met.map(|met| pgbench_results::capacity::Verdict { met, why: vec![] }),
+            file,
+        }
+    }
+
+    #[test]
+    fn the_best_so_far_is_a_sweeps_highest_tps_and_a_searchs_rate_below_every_miss() {
+        let sweep = Capacity {
+            kind: pgbench_results::capacity::Kind::Sweep,
+            parameter: "clients".into(),
+            values: vec!["1".into(), "2".into()],
+            repeat: 1,
+            search: None,
+            found: None,
+            representative: None,
+            stopped: None,
+        };
+        let steps = [step(1, "1", 500.0, None), step(2, "2", 900.0, None)];
+        let top = best(&sweep, &steps, None).unwrap();
+        assert!(
+            top.starts_with('9') && top.ends_with(" tps at clients=2"),
+            "{top}"
+        );
+        let search = Capacity {
+            kind: pgbench_results::capacity::Kind::Search,
+            parameter: "rate".into(),
+            values: vec![],
+            search: Some(pgbench_results::capacity::SearchSpec {
+                target: "p99<=20ms".into(),
+                tolerance: 0.05,
+                max_steps: 12,
+                fail_if_below: None,
+            }),
+            ..sweep
+        };
+        // 778.2 met, then missed when run again: no longer the best.
+        let steps = [
+            step(1, pgbench_results::capacity::CLOSED_LOOP, 900.0, None),
+            step(2, "754.1", 750.0, Some(true)),
+            step(3, "778.2", 770.0, Some(true)),
+        ];
+        assert_eq!(
+            best(&search, &steps, Some(0.05)).unwrap(),
+            "-R 778.2 met p99<=20ms"
+        );
+        let mut steps = steps.to_vec();
+        steps.push(step(4, "778.2", 770.0, Some(false)));
+        assert_eq!(
+            best(&search, &steps, Some(0.05)).unwrap(),
+            "-R 754.1 met p99<=20ms"
+        );
+        assert_eq!(best(&search, &steps[..1], Some(0.05)), None);
     }
 }

@@ -374,30 +374,13 @@ impl Session<'_> {
         logging::info(&start.line());
     }
 
-    /// The best so far: a sweep's highest tps, a search's highest rate met.
+    /// The best so far (see [`super::progress::best`]).
     fn best(&self) -> Option<String> {
-        match &self.plan.what {
-            What::Sweep { .. } => {
-                let (tps, step) = self
-                    .steps
-                    .iter()
-                    .filter_map(|s| Some((s.figures().tps?, s)))
-                    .max_by(|a, b| a.0.total_cmp(&b.0))?;
-                Some(format!(
-                    "{} tps at {}",
-                    fmt_f(tps, 1),
-                    table::at(&self.record, &step.value)
-                ))
-            }
-            What::Search { text, .. } => {
-                let met = self
-                    .steps
-                    .iter()
-                    .filter(|s| s.verdict.as_ref().is_some_and(|v| v.met));
-                let best = met.filter_map(|s| s.x()).max_by(f64::total_cmp)?;
-                Some(format!("-R {best} met {text}"))
-            }
-        }
+        let tolerance = match &self.plan.what {
+            What::Search { tolerance, .. } => Some(*tolerance),
+            What::Sweep { .. } => None,
+        };
+        super::progress::best(&self.record, &self.steps, tolerance)
     }
 
     /// The last step's line on stdout, the header before the first.
