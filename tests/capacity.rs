@@ -327,6 +327,10 @@ fn bad_sweeps_and_searches_are_refused_before_connecting() {
             &["--find-max-rate=p99<=20", "-T", "5"][..],
             "pgbench-rs: error: invalid --find-max-rate target \"p99<=20\": a latency takes a unit: us, ms or s (p99<=20ms)\n",
         ),
+        (
+            &["-b", "tpcb-like", "--sweep=aid=1,2", "-T", "1"][..],
+            "pgbench-rs: error: --sweep over :aid would change nothing: the script sets it itself, over what -D gives\n",
+        ),
         (&["-i", "--sweep=clients=1"][..], "some of the specified options cannot be used in initialization (-i) mode"),
     ] {
         let out = ours().args(args).output().unwrap();

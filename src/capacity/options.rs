@@ -39,6 +39,8 @@ pub enum CapacityError {
     },
     #[error("{0} cannot be combined with {1}")]
     Together(&'static str, &'static str),
+    #[error("--sweep over :{name} would change nothing: {why}")]
+    Unchanged { name: String, why: &'static str },
 }
 
 /// What the options said so far.
@@ -53,7 +55,7 @@ pub struct CapacityDraft {
 }
 
 /// What the checks need of the run's other options.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Default)]
 pub struct RunOptions {
     /// `-j` as given (1 when not), before pgbench caps it at `-c`.
     pub jobs: usize,
@@ -62,6 +64,11 @@ pub struct RunOptions {
     pub worker: bool,
     pub latency_limit: bool,
     pub seed_given: bool,
+    /// `--workload`: its script is made from its `-D` options before any step.
+    pub workload: bool,
+    /// The variables the scripts set themselves (`\set`, `\setshell`, `\setrandstr`),
+    /// over whatever `-D` gave.
+    pub assigned: Vec<String>,
 }
 
 impl CapacityDraft {
@@ -161,11 +168,16 @@ impl CapacityDraft {
             (Some(_), Some(_)) => {
                 return Err(CapacityError::Together("--sweep", "--find-max-rate"))
             }
-            (Some((parameter, values)), None) => What::Sweep {
-                parameter,
-                values,
-                repeat: self.repeat.unwrap_or(1),
-            },
+            (Some((parameter, values)), None) => {
+                if let Parameter::Variable(name) = &parameter {
+                    variable_sweepable(name, &run)?;
+                }
+                What::Sweep {
+                    parameter,
+                    values,
+                    repeat: self.repeat.unwrap_or(1),
+                }
+            }
             (None, Some((target, text))) => {
                 if run.duration.is_none() {
                     return Err(CapacityError::Needs {
@@ -200,6 +212,21 @@ impl CapacityDraft {
             seed_given: run.seed_given,
         }))
     }
+}
+
+/// A script variable's sweep changes what the steps run: `-D` reaches it.
+fn variable_sweepable(name: &str, run: &RunOptions) -> Result<(), CapacityError> {
+    let why = if run.workload {
+        "a --workload's script is made from its -D options once, before any step"
+    } else if run.assigned.iter().any(|a| a == name) {
+        "the script sets it itself, over what -D gives"
+    } else {
+        return Ok(());
+    };
+    Err(CapacityError::Unchanged {
+        name: name.to_string(),
+        why,
+    })
 }
 
 /// An option's value refused, and why.
@@ -260,9 +287,7 @@ mod tests {
         RunOptions {
             jobs: 4,
             duration: Some(10),
-            worker: false,
-            latency_limit: false,
-            seed_given: false,
+            ..RunOptions::default()
         }
     }
 
@@ -355,6 +380,22 @@ mod tests {
             .starts_with("--find-max-rate cannot be combined with --worker"));
         assert!(err(&[(Opt::FindMaxRate, "late<=1%")], run())
             .ends_with("needs -L (late means above it)"));
+        let sets = RunOptions {
+            assigned: vec!["aid".into()],
+            ..run()
+        };
+        assert_eq!(
+            err(&[(Opt::Sweep, "aid=1,2")], sets.clone()),
+            "--sweep over :aid would change nothing: the script sets it itself, over what -D gives"
+        );
+        assert!(plan(&[(Opt::Sweep, "bid=1,2")], sets).is_ok());
+        let workload = RunOptions {
+            workload: true,
+            ..run()
+        };
+        assert!(err(&[(Opt::Sweep, "range_size=1,2")], workload.clone())
+            .ends_with("a --workload's script is made from its -D options once, before any step"));
+        assert!(plan(&[(Opt::Sweep, "clients=1,2")], workload).is_ok());
         assert!(err(&[(Opt::SearchTolerance, "0")], run())
             .starts_with("invalid value \"0\" for option --search-tolerance"));
         assert!(err(&[(Opt::SearchSteps, "2")], run())

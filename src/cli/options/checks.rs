@@ -88,7 +88,7 @@ pub(super) fn finish(
     if d.reconnect_timeout.is_some() && !d.reconnect_on_loss {
         return Err(ConfigError::ReconnectTimeoutWithoutReconnect);
     }
-    let capacity = capacity_plan(&mut d, jobs_given, env)?;
+    let capacity = capacity_plan(&mut d, jobs_given, workload.is_some(), env)?;
     let mut action = bench_action(d, workload);
     if let Action::Bench { plan, .. } = &mut action {
         plan.capacity = capacity;
@@ -101,14 +101,27 @@ pub(super) fn finish(
 fn capacity_plan(
     d: &mut Draft,
     jobs_given: i64,
+    workload: bool,
     env: &dyn Env,
 ) -> Result<Option<crate::capacity::plan::CapacityPlan>, ConfigError> {
+    use pgbench_script::ast::{CommandKind, MetaCommand};
+    let assigned = d.scripts.iter().flat_map(|s| &s.script.commands);
+    let assigned = assigned.filter_map(|c| match &c.kind {
+        CommandKind::Meta(
+            MetaCommand::Set { var, .. }
+            | MetaCommand::SetShell { var, .. }
+            | MetaCommand::SetRandStr { var, .. },
+        ) => Some(var.clone()),
+        _ => None,
+    });
     let run = crate::capacity::options::RunOptions {
         jobs: jobs_given.max(1) as usize,
         duration: (d.duration > 0).then_some(d.duration),
         worker: d.worker.is_some(),
         latency_limit: d.latency_limit > 0,
         seed_given: d.seed_given,
+        workload,
+        assigned: assigned.collect(),
     };
     let plan = std::mem::take(&mut d.capacity).finish(run)?;
     if let Some(p) = &plan {
