@@ -232,7 +232,7 @@ fn ctrl_c_in_a_sweep_keeps_the_steps_done_and_metrics_name_the_step() {
             &script,
             "--sweep=clients=1,2,3",
             "-T",
-            "30",
+            "10",
             "-P",
             "1",
             &format!("--metrics-listen={port}"),
