@@ -188,26 +188,9 @@ impl Session<'_> {
             }
             tried.push((Tried { rate, met }, number));
         };
-        // A rate run twice: its last step (the confirmation's, or the miss's).
-        let step_of = |rate: f64| tried.iter().rev().find(|t| t.0.rate == rate).map(|t| t.1);
-        let miss = outcome.first_miss.and_then(|rate| {
-            let step = tried.iter().find(|t| t.0.rate == rate && !t.0.met)?.1;
-            let s = self.steps.iter().find(|s| s.step == step)?;
-            let why = s
-                .verdict
-                .as_ref()
-                .map_or(String::new(), |v| v.why.join("; "));
-            Some(Miss { rate, step, why })
-        });
-        self.record.found = Some(Found {
-            closed_loop_tps: Some(closed_loop_tps),
-            rate: outcome.found,
-            step: outcome.found.and_then(step_of),
-            first_miss: miss,
-            within_tolerance: outcome.within_tolerance,
-            confirmed: outcome.confirmed,
-        });
-        self.record.representative = outcome.found.and_then(step_of);
+        let found = found(closed_loop_tps, &outcome, &tried, &self.steps);
+        self.record.representative = found.step;
+        self.record.found = Some(found);
     }
 
     /// Runs step `n + 1` at `value` (`None`: a search's closed loop); prints its line
@@ -457,6 +440,35 @@ impl Session<'_> {
         };
         logging::error(&message);
         Some(EXIT_BELOW_TARGET)
+    }
+}
+
+/// What a search found, from its outcome and the rates it tried (with their steps'
+/// numbers): a rate run twice is its last step's (the confirmation's); the first
+/// miss is the step that missed, with why.
+fn found(
+    closed_loop_tps: f64,
+    outcome: &search::Outcome,
+    tried: &[(Tried, u32)],
+    steps: &[Step],
+) -> Found {
+    let step_of = |rate: f64| tried.iter().rev().find(|t| t.0.rate == rate).map(|t| t.1);
+    let miss = outcome.first_miss.and_then(|rate| {
+        let step = tried.iter().find(|t| t.0.rate == rate && !t.0.met)?.1;
+        let s = steps.iter().find(|s| s.step == step)?;
+        let why = s
+            .verdict
+            .as_ref()
+            .map_or(String::new(), |v| v.why.join("; "));
+        Some(Miss { rate, step, why })
+    });
+    Found {
+        closed_loop_tps: Some(closed_loop_tps),
+        rate: outcome.found,
+        step: outcome.found.and_then(step_of),
+        first_miss: miss,
+        within_tolerance: outcome.within_tolerance,
+        confirmed: outcome.confirmed,
     }
 }
 
