@@ -236,11 +236,13 @@ impl Session<'_> {
             verdict: None,
             file,
         });
-        if role.is_none() || role == Some(Role::ClosedLoop) {
+        // A signal stopped it: it is kept, its line printed (a search's without a
+        // verdict: a step cut short says nothing sure of its rate), and the steps end.
+        let signalled = self.stop.signalled().is_some();
+        if role.is_none() || role == Some(Role::ClosedLoop) || signalled {
             self.print_line();
         }
-        // A signal stopped it: it is kept, and the steps end.
-        if self.stop.signalled().is_some() {
+        if signalled {
             self.halted_by_signal();
             return None;
         }

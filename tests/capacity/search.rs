@@ -196,3 +196,54 @@ fn a_search_that_misses_its_target_or_floor_exits_3_keeping_every_step() {
     );
     assert!(out.stdout.contains("\nreport of step "), "{}", out.stdout);
 }
+
+/// Ctrl-C in the search's second step: its line is printed without a verdict (a
+/// step cut short says nothing sure of its rate), nothing is found from it, the file
+/// keeps both steps, and `show` prints what the run printed, byte for byte.
+#[test]
+fn ctrl_c_in_a_search_prints_and_keeps_the_step_cut_short() {
+    use crate::support::StderrWatch;
+    use std::process::{Command, Stdio};
+    use std::time::Duration;
+    let db = fresh_db("capacity_search_cut");
+    let dir = tempfile::tempdir().unwrap();
+    let script = script_file(&dir, "sleep.sql", SLEEP);
+    let json = dir.path().join("cut.json");
+    let mut child = db
+        .ours()
+        .args(["-n", "-f", &script, "-c", "4", "-T", "10", "-P", "1"])
+        .args([
+            "--find-max-rate=p99<=20ms",
+            &format!("--export-json={}", json.display()),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let watch = StderrWatch::new(&mut child);
+    watch.wait_for("step 2 of at most 12: -R ", Duration::from_secs(120));
+    watch.wait_for("progress: ", Duration::from_secs(60));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = watch.finish();
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let second = stdout.lines().find(|l| l.starts_with("   2 ")).unwrap();
+    assert!(
+        second.contains("  interrupted") && !second.contains("met"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\nfound: no rate met p99<=20ms\nstopped early: interrupted by SIGINT after 2 step(s)\n"), "{stdout}");
+    let doc = read(&json);
+    assert_eq!(doc.steps.len(), 2);
+    assert_eq!(doc.steps[1].verdict, None);
+    let shown = Command::new(env!("CARGO_BIN_EXE_pgbench-report"))
+        .args(["show", &json.display().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&shown.stdout), stdout);
+}
