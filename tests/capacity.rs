@@ -20,6 +20,15 @@ use std::time::Duration;
 /// The known-answer script: 4 ms a transaction.
 pub const SLEEP: &str = "SELECT pg_sleep(0.004);\n";
 
+/// One test at a time: each loads the machine the others measure (a select-only step
+/// at 32 clients takes both cores of a small one), and the search's test holds its
+/// steps against a ladder it runs after them, which must see the same machine.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+pub fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn report_bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pgbench-report"))
 }
@@ -45,6 +54,7 @@ fn arg(p: &Path) -> String {
 /// so that the machine's fixed cost per transaction is not counted against it.
 #[test]
 fn a_clients_sweep_of_4_ms_transactions_scales_linearly_and_its_page_marks_the_knee() {
+    let _alone = alone();
     let db = fresh_db("capacity_clients");
     let dir = tempfile::tempdir().unwrap();
     let script = script_file(&dir, "sleep.sql", SLEEP);
@@ -158,6 +168,7 @@ fn a_clients_sweep_of_4_ms_transactions_scales_linearly_and_its_page_marks_the_k
 /// its file holds them all, `show`, `check` and `html` read it.
 #[test]
 fn a_select_only_sweep_over_clients_runs_end_to_end_and_is_drawn() {
+    let _alone = alone();
     let db = fresh_db("capacity_select");
     db.init(1);
     let dir = tempfile::tempdir().unwrap();
@@ -219,6 +230,7 @@ fn a_select_only_sweep_over_clients_runs_end_to_end_and_is_drawn() {
 /// serves the second step's counters under `step="2"`.
 #[test]
 fn ctrl_c_in_a_sweep_keeps_the_steps_done_and_metrics_name_the_step() {
+    let _alone = alone();
     let db = fresh_db("capacity_interrupt");
     let dir = tempfile::tempdir().unwrap();
     let script = script_file(&dir, "sleep.sql", SLEEP);

@@ -58,6 +58,7 @@ fn the_ladder_splits_at_the_fewest_rungs_on_the_wrong_side() {
 /// missing), which is all the test asks of it.
 #[test]
 fn find_max_rate_finds_the_rate_an_exhaustive_ladder_shows_within_5_percent() {
+    let _alone = super::alone();
     let db = fresh_db("capacity_search");
     let dir = tempfile::tempdir().unwrap();
     let script = script_file(&dir, "sleep.sql", SLEEP);
@@ -144,6 +145,7 @@ fn find_max_rate_finds_the_rate_an_exhaustive_ladder_shows_within_5_percent() {
 /// `--fail-if-below`: exit 3, said.
 #[test]
 fn a_search_that_misses_its_target_or_floor_exits_3_keeping_every_step() {
+    let _alone = super::alone();
     let db = fresh_db("capacity_search_gate");
     let dir = tempfile::tempdir().unwrap();
     let script = script_file(&dir, "sleep.sql", SLEEP);
@@ -202,6 +204,7 @@ fn a_search_that_misses_its_target_or_floor_exits_3_keeping_every_step() {
 /// keeps both steps, and `show` prints what the run printed, byte for byte.
 #[test]
 fn ctrl_c_in_a_search_prints_and_keeps_the_step_cut_short() {
+    let _alone = super::alone();
     use crate::support::StderrWatch;
     use std::process::{Command, Stdio};
     use std::time::Duration;
