@@ -1,6 +1,6 @@
 //! The command line of sweeps and searches: `--sweep`, `--repeat`, `--find-max-rate`,
 //! `--search-tolerance`, `--search-steps`, `--fail-if-below`. Each value is read as its
-//! option is met ([`CapacityDraft::apply`]); after pgbench's own checks,
+//! option is met ([`CapacityDraft::sweep`], [`CapacityDraft::repeat`], ...); after pgbench's own checks,
 //! [`CapacityDraft::finish`] checks them together with the run's other options and
 //! gives the [`CapacityPlan`]. Pure.
 

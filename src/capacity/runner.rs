@@ -2,7 +2,7 @@
 //! for it, with its own connections, warm-up, `-T` or `-t` and results. Before each,
 //! a line on stderr says where the sweep is ([`super::progress`]); after each, its
 //! line goes to stdout ([`pgbench_results::capacity::table`]). A signal stops the
-//! step under way and the steps end there, kept ([`super::stop`]); so does a run that
+//! step under way and the steps end there, kept (`super::stop`); so does a run that
 //! cannot start, and `--exit-on-abort`'s stop.
 
 use super::export;
