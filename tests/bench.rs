@@ -21,6 +21,7 @@ fn processed(stdout: &str) -> i64 {
 /// pgbench_history, 256 clients inserting for a few seconds.
 #[test]
 fn headline_index_inserts_with_256_clients() {
+    let _many = support::many_connections();
     let db = fresh_db("headline");
     db.init(1);
     db.psql(&std::fs::read_to_string(format!("{REFERENCE}.setup.sql")).unwrap());

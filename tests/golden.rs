@@ -272,6 +272,7 @@ fn a_long_expression_chain_evaluates_as_in_pgbench() {
 /// the same messages (the `scale option ignored` warning included) and exit status.
 #[test]
 fn the_users_guide_command_lines_work_unchanged() {
+    let _many = support::many_connections();
     let db = fresh_db("golden_users_guide");
     let init = run(db
         .ours()
@@ -330,7 +331,10 @@ fn the_users_guide_command_lines_work_unchanged() {
             .collect::<String>()
     };
     for args in lines {
+        // Each run starts with the slots of the last one's backends free.
+        db.wait_for_no_backends();
         let stock = run(db.stock().args(args));
+        db.wait_for_no_backends();
         let ours = run(db.ours().args(args));
         assert_eq!(ours.code, 0, "{args:?}\n{}", ours.stderr);
         assert_eq!(ours.code, stock.code, "{args:?}");

@@ -16,6 +16,15 @@ pub struct Db {
     pub name: String,
 }
 
+/// Held by a test that opens more than 100 connections at once, so that two such
+/// tests never run together on the shared cluster (its `max_connections` is 600: 384
+/// clients and 256 would not fit).
+pub fn many_connections() -> std::sync::MutexGuard<'static, ()> {
+    static MANY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    MANY.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A fresh, empty database named after the test.
 pub fn fresh_db(test: &str) -> Db {
     let cluster = pgbench_cluster::shared();
@@ -47,6 +56,23 @@ impl Db {
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
+    }
+
+    /// Waits until no backend of a run is left on this database: a client's backend
+    /// exits after the client has gone, and on a busy machine hundreds of them can
+    /// still hold their connection slots when the next run starts connecting (then
+    /// refused with "too many clients"). Panics after 60 s, with how many are left.
+    pub fn wait_for_no_backends(&self) {
+        let sql = format!(
+            "select count(*) from pg_stat_activity where datname = '{}' and pid <> pg_backend_pid()",
+            self.name
+        );
+        let left = self.value_within(&sql, "0", std::time::Duration::from_secs(60));
+        assert_eq!(
+            left, "0",
+            "backends of {} still there after 60 s",
+            self.name
+        );
     }
 
     /// A new empty directory beside the cluster's data directory, owned by the server's
