@@ -294,7 +294,7 @@ fn an_immediate_restart_is_ridden_through_and_reported_as_the_server_logged_it()
     );
     // The page shades the outage on the charts over time.
     let page = dir.path().join("run.html");
-    if let Some(c) = crate::report::check_page(&page, &dir.path().join("run.png")) {
+    if let Some(c) = crate::support::browser::check_page(&page, &dir.path().join("run.png")) {
         assert!(c.problems.is_empty(), "{:?}", c.problems);
         for id in ["chart-tps", "chart-latency"] {
             let (_, _, pixels, area) = c

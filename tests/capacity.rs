@@ -7,7 +7,16 @@
 //! metrics' `step` label; the search's exit statuses; bad options. The machine may be
 //! busy: steps are short, and the figures are held to the tolerances only
 //! where a stall on a shared machine can only make them worse (a value's best repeat).
+//!
+//! A test binary of its own (`cargo test --test capacity`): the rates it measures
+//! must not share the machine with the integration tests, which load it as they run
+//! beside each other; within it, the timed tests run one at a time ([`alone`]).
 
+#[path = "support/mod.rs"]
+#[allow(dead_code)] // the helpers the integration tests use and these do not
+mod support;
+
+#[path = "capacity/search.rs"]
 mod search;
 
 use crate::support::{fresh_db, script_file, StderrWatch};
@@ -139,7 +148,7 @@ fn a_clients_sweep_of_4_ms_transactions_scales_linearly_and_its_page_marks_the_k
         .unwrap();
     assert!(made.status.success(), "{made:?}");
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("capacity-clients-sweep.png");
-    let Some(seen) = crate::report::check_page(&page, &shot) else {
+    let Some(seen) = crate::support::browser::check_page(&page, &shot) else {
         return;
     };
     assert!(seen.problems.is_empty(), "{:?}", seen.problems);
@@ -208,7 +217,7 @@ fn a_select_only_sweep_over_clients_runs_end_to_end_and_is_drawn() {
         .unwrap()
         .success());
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("capacity-select-sweep.png");
-    let Some(seen) = crate::report::check_page(&page, &shot) else {
+    let Some(seen) = crate::support::browser::check_page(&page, &shot) else {
         return;
     };
     assert!(seen.problems.is_empty(), "{:?}", seen.problems);

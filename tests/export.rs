@@ -269,7 +269,7 @@ fn issue_22_the_page_draws_no_partial_last_second() {
         html.contains(" -T 3 -c 2 -j 1 -f "),
         "the command line, as a tooltip"
     );
-    let Some(c) = crate::report::check_page(&page, &dir.path().join("run.png")) else {
+    let Some(c) = crate::support::browser::check_page(&page, &dir.path().join("run.png")) else {
         return;
     };
     let (_, data) = c.data.iter().find(|(id, _)| id == "chart-tps").unwrap();

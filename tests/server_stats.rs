@@ -372,7 +372,7 @@ fn an_insert_heavy_runs_wal_per_transaction_is_above_a_select_only_runs_in_compa
 }
 
 /// The values of one series of a chart the page drew (0: the x values).
-fn plotted(c: &crate::report::PageCheck, id: &str, series: usize) -> Vec<Option<f64>> {
+fn plotted(c: &crate::support::browser::PageCheck, id: &str, series: usize) -> Vec<Option<f64>> {
     let (_, data) = c.data.iter().find(|(i, _)| i == id).unwrap();
     data[series].clone()
 }
@@ -424,7 +424,7 @@ fn the_html_draws_server_panels_a_checkpoint_and_the_warmup_in_chromium() {
     assert_eq!(ids(&page), expected);
     assert_eq!(ids(&again), expected);
 
-    let Some(c) = crate::report::check_page(&page, &dir.join("run.png")) else {
+    let Some(c) = crate::support::browser::check_page(&page, &dir.join("run.png")) else {
         return;
     };
     assert!(c.problems.is_empty(), "{:#?}", c.problems);

@@ -7,7 +7,6 @@ mod support; // shared helpers: databases on the test cluster, both programs, Pe
 
 mod availability; // --reconnect on real outages: an immediate restart, a failover to a promoted standby, pgbouncer restarted, -R
 mod bench; // benchmark runs against a real server: the headline workload, a dying server
-mod capacity; // --sweep and --find-max-rate: known answers from 4 ms transactions, select-only drawn, Ctrl-C
 mod cli; // port of 002_pgbench_no_server.pl: options and scripts that fail before connecting
 mod continue_on_error; // pgbench 19's --continue-on-error: report, per-script, -r and log lines from its rules
 mod deploy; // deploy/: manifests against the Kubernetes schema, hadolint, collect.sh on canned logs

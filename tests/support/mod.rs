@@ -1,8 +1,10 @@
 //! The helpers every module of the integration tests shares: a fresh database on the
 //! throwaway cluster, commands for pgbench-rs and stock pgbench pointed at it, the
 //! choice of program for the TAP ports, the normalisation that masks only what depends
-//! on timing, and (in [`pattern`]) the TAP tests' Perl patterns.
+//! on timing; in [`pattern`] the TAP tests' Perl patterns, in [`browser`] a results page
+//! as Chromium draws it.
 
+pub mod browser;
 pub mod netns;
 pub mod pattern;
 
