@@ -16,6 +16,12 @@
 # functions on the same rows: the clients alone differ. (One database cannot hold both
 # tools' functions: pgbench-rs's have HammerDB's names and arguments.)
 #
+# Before each run, its database is vacuumed (untimed; autovacuum is off, as in
+# HammerDB's guides): without it every run leaves the next the dead rows of its
+# updates and deletes, and by the fifth run (about 1.5 million transactions at 4
+# warehouses) the server's CPU per transaction had grown fivefold for whichever tool
+# ran then, which alternating pairs do not cancel. VACUUM_BETWEEN=false leaves it out.
+#
 # PIN=true keeps the server and the clients apart, as when the client runs on a
 # machine of its own: the server's processes on the first half of the CPUs, each tool
 # on the second half (taskset). Without it both share every CPU, and a client that
@@ -23,7 +29,7 @@
 #
 # Usage: benches/tpcc/hammerdb.sh   (env: WAREHOUSES=4 BUILD_VU=2 VU=8 RAMPUP=1
 #        DURATION=3 PAIRS=3 ALLWAREHOUSE=false TIMEPROFILE=true DATABASES=own
-#        PIN=false PGBENCH_RS=<binary> HAMMERDB_DIR=<dir> EXTRA_CONF="...")
+#        PIN=false VACUUM_BETWEEN=true PGBENCH_RS=<binary> HAMMERDB_DIR=<dir> EXTRA_CONF="...")
 # A pass takes PAIRS * 2 * (RAMPUP + DURATION) minutes plus the loads; HammerDB's
 # shortest run is RAMPUP=0 DURATION=1.
 set -euo pipefail
@@ -38,6 +44,7 @@ ALLWAREHOUSE=${ALLWAREHOUSE:-false}
 TIMEPROFILE=${TIMEPROFILE:-true}
 DATABASES=${DATABASES:-own}
 PIN=${PIN:-false}
+VACUUM_BETWEEN=${VACUUM_BETWEEN:-true}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
 hammerdb=${HAMMERDB_DIR:-$root/../shared/tools/hammerdb}
@@ -134,7 +141,7 @@ warmup=()
 [[ $RAMPUP -gt 0 ]] && warmup=(--warmup=$((RAMPUP * 60)))
 
 echo
-echo "### $PAIRS pairs at $VU virtual users / clients, rampup $RAMPUP min, duration $DURATION min, allwarehouse $ALLWAREHOUSE, databases: $DATABASES"
+echo "### $PAIRS pairs at $VU virtual users / clients, rampup $RAMPUP min, duration $DURATION min, allwarehouse $ALLWAREHOUSE, databases: $DATABASES, vacuum between runs: $VACUUM_BETWEEN"
 echo
 echo "| pair | tool | NOPM | server transactions | server CPU ms/tx | client CPU ms/tx | client/server CPU |"
 echo "|---:|---|---:|---:|---:|---:|---:|"
@@ -146,10 +153,16 @@ row() {
         "$(echo "$server_s * 1000 / $xacts" | bc -l)" "$(echo "$client_s * 1000 / $xacts" | bc -l)" \
         "$(echo "$client_s / $server_s" | bc -l)"
 }
+# The database $1 without the dead rows of the runs before (see the header).
+settle() {
+    if [[ $VACUUM_BETWEEN == true ]]; then psql_at -d "$1" -c vacuum; fi
+}
 for pair in $(seq 1 "$PAIRS"); do
+    settle tpcc
     x=$(server_xacts tpcc)
     measure "${hdb[@]}" run
     row "$pair" "HammerDB 4.12" tpcc "$x"
+    settle "$ours_db"
     x=$(server_xacts "$ours_db")
     measure "${ours[@]}" --workload=tpcc -D "allwarehouse=$all" -c "$VU" -j "$VU" \
         "${warmup[@]}" -T $((DURATION * 60)) "$ours_db"
