@@ -43,3 +43,23 @@ stop_throwaway_cluster() {
     as_server "$1/pg_ctl" -D "$2/data" -m immediate -w stop >/dev/null 2>&1 || true
     rm -rf "$2"
 }
+
+# The postmaster of the cluster in directory $1 and the processes it has started
+# (backends forked later are its children too).
+cluster_pids() {
+    local pm
+    pm=$(head -1 "$1/data/postmaster.pid")
+    echo "$pm" $(cat "/proc/$pm/task/$pm/children")
+}
+
+# Every CPU tick the processes of the cluster in directory $1 spent so far, exited
+# backends included (the postmaster's waited-for children's time).
+server_ticks() {
+    local pm total pid
+    pm=$(head -1 "$1/data/postmaster.pid")
+    total=$(awk '{print $16 + $17}' "/proc/$pm/stat")
+    for pid in $(cluster_pids "$1"); do
+        [[ -r /proc/$pid/stat ]] && total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$total"
+}

@@ -20,16 +20,7 @@ export PGHOST=$work PGPORT=$port PGUSER=postgres PGDATABASE=postgres
 ours=$repo/target/release/pgbench-rs
 "$bindir/pgbench" -i -q -s 10 >/dev/null 2>&1
 tick=$(getconf CLK_TCK)
-pm=$(head -1 "$work/data/postmaster.pid")
 
-# Every postgres process's CPU ticks so far (exited children through the postmaster).
-server_ticks() {
-    local total=0 pid
-    for pid in $(pgrep -P "$pm") "$pm"; do
-        total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
-    done
-    echo $((total + $(awk '{print $16 + $17}' "/proc/$pm/stat")))
-}
 
 # The sampler's backend: the session running the activity query; its last ticks.
 watch_sampler() {
@@ -56,12 +47,12 @@ for i in $(seq "$pairs"); do
     for mode in off on; do
         extra=()
         [[ $mode == on ]] && extra=(--server-stats)
-        before=$(server_ticks)
+        before=$(server_ticks "$work")
         if [[ $mode == on ]]; then watch_sampler >"$work/sampler" & watcher=$!; fi
         "$ours" -S -c 8 -j 2 -T "$seconds" "${extra[@]}" --export-json="$work/r.json" >/dev/null 2>&1
         sampler=-
         if [[ $mode == on ]]; then wait "$watcher"; sampler=$(cat "$work/sampler"); fi
-        after=$(server_ticks)
+        after=$(server_ticks "$work")
         python3 - "$work/r.json" "$mode" "$((after - before))" "$sampler" "$tick" >>"$out" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))

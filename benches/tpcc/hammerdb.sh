@@ -74,8 +74,7 @@ if [[ $PIN == true ]]; then
     server_cpus=0-$((cpus / 2 - 1))
     client_cpus=(taskset -c "$((cpus / 2))-$((cpus - 1))")
     # The postmaster and the processes it started; the backends it forks inherit it.
-    pm=$(head -1 "$work/data/postmaster.pid")
-    for p in "$pm" $(cat "/proc/$pm/task/$pm/children"); do
+    for p in $(cluster_pids "$work"); do
         taskset -a -p -c "$server_cpus" "$p" >/dev/null
     done
 fi
@@ -83,16 +82,6 @@ psql_at() { "$bindir/psql" -h "$work" -p "$port" -U postgres -X -q -A -t "$@"; }
 ticks=$(getconf CLK_TCK)
 mkdir -p "$work/hdb"
 
-# Every CPU tick the cluster's processes spent so far, exited backends included.
-server_ticks() {
-    local pm total=0 c
-    pm=$(head -1 "$work/data/postmaster.pid")
-    total=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pm/stat")
-    for c in $(cat "/proc/$pm/task/$pm/children"); do
-        [[ -r /proc/$c/stat ]] && total=$((total + $(awk '{print $14 + $15}' "/proc/$c/stat")))
-    done
-    echo "$total"
-}
 
 # The server's transactions in database $1 so far.
 server_xacts() {
@@ -103,7 +92,7 @@ server_xacts() {
 measure() {
     local before start end
     psql_at -d postgres -c checkpoint
-    before=$(server_ticks)
+    before=$(server_ticks "$work")
     start=$(date +%s.%N)
     /usr/bin/time -f '%U %S' -o "$work/time" "${client_cpus[@]}" "$@" >"$work/out" 2>&1 ||
         { cat "$work/out" >&2; exit 1; }
@@ -111,7 +100,7 @@ measure() {
     sleep 1 # backends that just ended may not be reaped, their counts not flushed
     wall=$(echo "$end - $start" | bc)
     client_s=$(awk '{print $1 + $2}' "$work/time")
-    server_s=$(echo "scale=3; ($(server_ticks) - $before) / $ticks" | bc)
+    server_s=$(echo "scale=3; ($(server_ticks "$work") - $before) / $ticks" | bc)
 }
 
 # The two tools as commands (measure runs them under /usr/bin/time).

@@ -32,29 +32,19 @@ conn=(-h "$work" -p "$port" -U postgres)
 "$bindir/psql" "${conn[@]}" -X -q -c "create database tpcc" postgres
 ticks=$(getconf CLK_TCK)
 
-# Every CPU tick the cluster's processes spent so far, exited backends included.
-server_ticks() {
-    local pm total=0 c
-    pm=$(head -1 "$work/data/postmaster.pid")
-    total=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pm/stat")
-    for c in $(cat "/proc/$pm/task/$pm/children"); do
-        [[ -r /proc/$c/stat ]] && total=$((total + $(awk '{print $14 + $15}' "/proc/$c/stat")))
-    done
-    echo "$total"
-}
 
 # Runs pgbench-rs with ARGS; sets wall, client_s, server_s and keeps its output.
 measure() {
     local before after start end
     "$bindir/psql" "${conn[@]}" -X -q -c checkpoint tpcc
-    before=$(server_ticks)
+    before=$(server_ticks "$work")
     start=$(date +%s.%N)
     /usr/bin/time -f '%U %S' -o "$work/time" "$PGBENCH_RS" "${conn[@]}" "$@" tpcc \
         >"$work/stdout" 2>"$work/stderr" || { cat "$work/stderr" >&2; exit 1; }
     end=$(date +%s.%N)
     # Backends that just ended may not be reaped yet.
     sleep 1
-    after=$(server_ticks)
+    after=$(server_ticks "$work")
     wall=$(echo "$end - $start" | bc)
     client_s=$(awk '{print $1 + $2}' "$work/time")
     server_s=$(echo "scale=2; ($after - $before) / $ticks" | bc)
