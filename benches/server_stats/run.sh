@@ -21,7 +21,6 @@ ours=$repo/target/release/pgbench-rs
 "$bindir/pgbench" -i -q -s 10 >/dev/null 2>&1
 tick=$(getconf CLK_TCK)
 
-
 # The sampler's backend: the session running the activity query; its last ticks.
 watch_sampler() {
     local pid="" last=0
