@@ -156,15 +156,7 @@ fn tpcc_load_run_with_warmup_nopm_and_a_seeded_rerun() {
         "{}",
         out.stdout
     );
-    assert!(
-        out.stdout.contains("\nTEST RESULT : System achieved "),
-        "{}",
-        out.stdout
-    );
-    let profile = out.stdout.split("time profile (ms):\n").nth(1).unwrap();
-    for tx in ["neword", "payment", "delivery", "slev", "ostat"] {
-        assert!(profile.contains(&format!("  {tx} ")), "{profile}");
-    }
+    assert_result_line_and_profile(&out.stdout);
     // The results file validates and shows the same report, result line and profile.
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -581,4 +573,17 @@ fn issue_38_a_lost_monitor_is_made_again_and_counts_it_cannot_read_fail_the_run(
         .map(|e| e.to_string())
         .collect();
     assert!(errors.is_empty(), "{errors:?}");
+}
+
+/// A run's report ends with HammerDB's result line and a time profile of all five
+/// transactions.
+fn assert_result_line_and_profile(stdout: &str) {
+    assert!(
+        stdout.contains("\nTEST RESULT : System achieved "),
+        "{stdout}"
+    );
+    let profile = stdout.split("time profile (ms):\n").nth(1).unwrap();
+    for tx in ["neword", "payment", "delivery", "slev", "ostat"] {
+        assert!(profile.contains(&format!("  {tx} ")), "{profile}");
+    }
 }

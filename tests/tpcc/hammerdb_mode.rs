@@ -64,15 +64,7 @@ fn tpcc_hammerdb_mode_loads_its_values_and_runs_its_functions() {
         "{}",
         out.stdout
     );
-    assert!(
-        out.stdout.contains("\nTEST RESULT : System achieved "),
-        "{}",
-        out.stdout
-    );
-    let profile = out.stdout.split("time profile (ms):\n").nth(1).unwrap();
-    for tx in ["neword", "payment", "delivery", "slev", "ostat"] {
-        assert!(profile.contains(&format!("  {tx} ")), "{profile}");
-    }
+    super::assert_result_line_and_profile(&out.stdout);
     // HammerDB's "rolled back" new orders (1%) commit, with a line for item 100001.
     let unused = db.value(
         "select count(*) from order_line join orders on o_w_id = ol_w_id and o_d_id = ol_d_id \
