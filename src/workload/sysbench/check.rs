@@ -1,7 +1,9 @@
 //! `--workload=oltp_* --check`: whether the test's tables are prepared, a line for
 //! each thing a run needs of them: every table `sbtest1..N` exists, has its primary
 //! key and (with `create_secondary`) its `k_N` index, both valid (not left by an
-//! index build cut short), and holds rows (unless the test prepares them empty).
+//! index build cut short), and holds rows (unless the test prepares them empty) up
+//! to `table_size`, the ids the run draws from ([`short_tables`], which a run checks
+//! too).
 
 use pgbench_wire::{ConnectArgs, Connection};
 
@@ -62,6 +64,17 @@ pub fn check(
         }
         if config.prepared_rows() > 0 {
             line("rows", empty(conn, &existing)?, "empty", there);
+        }
+        if config.draws_prepared_rows() {
+            let short: Vec<u32> = short_tables(config, conn, &existing)?
+                .into_iter()
+                .map(|(n, _)| n)
+                .collect();
+            let why = format!(
+                "with fewer than table_size={} rows (their largest id is below it)",
+                config.table_size
+            );
+            line("table size", short, &why, there);
         }
     }
     if !all {
@@ -138,6 +151,34 @@ fn empty(conn: &mut Connection, tables: &[u32]) -> Result<Vec<u32>, String> {
         )
         .filter(|(_, has_rows)| !has_rows)
         .map(|(n, _)| *n)
+        .collect())
+}
+
+/// Those of the `tables` whose largest id is below `table_size`, with it (`None`:
+/// empty): prepared with fewer rows than the run is told, so that it would draw ids
+/// of rows that are not there. A test that draws no prepared row (`oltp_insert`)
+/// has none.
+pub fn short_tables(
+    config: &Config,
+    conn: &mut Connection,
+    tables: &[u32],
+) -> Result<Vec<(u32, Option<i64>)>, String> {
+    if tables.is_empty() || !config.draws_prepared_rows() {
+        return Ok(Vec::new());
+    }
+    // One index probe a table (`max(id)` reads the primary key's last entry).
+    let probes: Vec<String> = tables
+        .iter()
+        .map(|n| format!("(select max(id) from sbtest{n})"))
+        .collect();
+    let row = query(conn, &format!("select {}", probes.join(", ")))?;
+    let found = row.first().cloned().unwrap_or_default();
+    let size = i64::from(config.table_size);
+    Ok(tables
+        .iter()
+        .zip(found.iter().map(|v| v.parse::<i64>().ok()))
+        .filter(|(_, max)| max.is_none_or(|m| m < size))
+        .map(|(n, max)| (*n, max))
         .collect())
 }
 

@@ -251,6 +251,12 @@ impl Config {
         }
     }
 
+    /// Whether its transactions draw ids of the prepared rows (`1..=table_size`): every
+    /// test but `oltp_insert`, which only adds rows.
+    pub fn draws_prepared_rows(&self) -> bool {
+        self.test != Test::Insert && self.prepared_rows() > 0
+    }
+
     /// Client variables the script keeps between transactions.
     pub fn variables(&self) -> Vec<(String, String)> {
         if self.test == Test::Insert && !self.auto_inc {
