@@ -223,11 +223,16 @@ fn rows_match_the_log(rows: &str, log: &BTreeMap<(i64, i64), Vec<String>>, run: 
     );
     assert_eq!(reported, (rows.len() - extra.len()) as i64);
     let failed = run["total"]["other_sql_failures"].as_i64().unwrap();
+    // Each failure whose commit went through was counted in doubt: successful <= rows
+    // <= successful + in doubt. The count is written even when it is 0.
+    let in_doubt = run["in_doubt"].as_i64().expect("the run's in_doubt");
     assert!(
-        extra.len() as i64 <= failed,
-        "{} in doubt, {failed} failed",
+        extra.len() as i64 <= in_doubt && in_doubt <= failed,
+        "{} rows of failures, {in_doubt} in doubt, {failed} failed",
         extra.len()
     );
+    assert_eq!(run["total"]["in_doubt"].as_i64().unwrap_or(0), in_doubt);
+    assert_eq!(run["availability"]["in_doubt"], in_doubt);
     extra.len()
 }
 
@@ -307,7 +312,72 @@ fn an_immediate_restart_is_ridden_through_and_reported_as_the_server_logged_it()
                 "{id}: {pixels} of {area}"
             );
         }
+        // The failures the outage caused are drawn across their interval, under the
+        // outage: high in its box (a line to the interval's end rose through it).
+        let (_, _, top) = c
+            .marks_top
+            .iter()
+            .find(|m| m.0 == "chart-failures" && m.1 == "outage")
+            .unwrap_or_else(|| panic!("no outage on the failures chart: {:?}", c.marks_top));
+        assert!(*top > 0, "no failures drawn high in the outage's box");
     }
+}
+
+/// Three immediate restarts in one `-c 16` insert run: every row a success's or an
+/// in-doubt failure's, successful <= rows <= successful + in doubt, and the in-doubt
+/// transactions in the block, the results file and the compare.
+#[test]
+fn repeated_immediate_restarts_leave_no_row_outside_the_in_doubt_count() {
+    let _alone = alone();
+    let cluster = Cluster::start(logged()).unwrap();
+    create_table(&cluster);
+    let dir = tempfile::tempdir().unwrap();
+    let (child, watch) = start_run(
+        dir.path(),
+        &["-T", "14", "-c", "16", "--reconnect-timeout=30"],
+        |c| support::aim(c, &cluster, "postgres"),
+    );
+    for at in [2, 6, 10] {
+        watch.wait_for(&format!("progress: {at}.0 s"), Duration::from_secs(60));
+        cluster.stop_immediate().unwrap();
+        cluster.restart().unwrap();
+    }
+    let (code, stdout, stderr, run) = end_run(child, watch, dir.path());
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let a = &run["availability"];
+    assert_eq!(a["outages"].as_array().unwrap().len(), 3, "{a:#}");
+    let rows = rows(&cluster);
+    let committed = rows.lines().filter(|l| !l.trim().is_empty()).count() as i64;
+    let successful = run["total"]["cnt"].as_i64().unwrap();
+    let in_doubt = run["in_doubt"].as_i64().unwrap();
+    eprintln!("{successful} successful, {committed} rows, {in_doubt} in doubt");
+    assert!(
+        successful <= committed && committed <= successful + in_doubt,
+        "{successful} successful, {committed} rows, {in_doubt} in doubt"
+    );
+    rows_match_the_log(&rows, &logged_transactions(dir.path()), &run);
+    let per_outage: i64 = a["outages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["in_doubt"].as_i64().unwrap())
+        .sum();
+    assert_eq!(per_outage, in_doubt, "{a:#}");
+    assert!(
+        stdout.contains(&format!("\ntransactions in doubt: {in_doubt} (")),
+        "{stdout}"
+    );
+    let json = dir.path().join("run.json");
+    let compared = support::run(
+        Command::new(env!("CARGO_BIN_EXE_pgbench-report"))
+            .arg("compare")
+            .arg(&json)
+            .arg(&json),
+    );
+    assert!(
+        compared.stdout.contains(&format!(", {in_doubt} in doubt")),
+        "{compared:?}"
+    );
 }
 
 /// A primary and its streaming standby under `host=A,B target_session_attrs=read-write`:

@@ -67,14 +67,17 @@ impl Outages {
                             last_success_before_us: last_success,
                             first_success_after_us: None,
                             failed: 0,
+                            in_doubt: 0,
                             reconnects: 0,
+                            gave_up_us: None,
                         });
                         self.open.insert(client, self.spells.len() - 1);
                         self.spells.len() - 1
                     }
                 };
-                if let Some(state) = failed {
+                if let Some((state, in_doubt)) = failed {
                     self.spells[spell].failed += 1;
+                    self.spells[spell].in_doubt += i64::from(in_doubt);
                     let state = String::from_utf8_lossy(&state).into_owned();
                     *self.failed.entry(state).or_default() += 1;
                 }
@@ -90,7 +93,12 @@ impl Outages {
                     self.spells[i].first_success_after_us = Some(at);
                 }
             }
-            LinkEvent::GaveUp { .. } => self.gave_up += 1,
+            LinkEvent::GaveUp { client, at } => {
+                self.gave_up += 1;
+                if let Some(i) = self.open.remove(&client) {
+                    self.spells[i].gave_up_us = Some(at);
+                }
+            }
         }
     }
 
@@ -106,9 +114,16 @@ impl Outages {
 
     /// The result's block, for a run whose last client ended at `end_us` and whose
     /// measured part began at `measured_from_us` (run clock; `epoch_shift_us` turns it
-    /// into Unix µs).
-    pub fn finish(self, end_us: i64, measured_from_us: i64, epoch_shift_us: i64) -> Availability {
+    /// into Unix µs), with the run's transactions in doubt.
+    pub fn finish(
+        self,
+        end_us: i64,
+        measured_from_us: i64,
+        epoch_shift_us: i64,
+        in_doubt: i64,
+    ) -> Availability {
         Availability {
+            in_doubt,
             reconnect_timeout_s: self.plan.timeout_us as f64 / 1e6,
             backoff_max_ms: availability::BACKOFF_MAX_MS,
             measured_from_unix_us: measured_from_us + epoch_shift_us,
@@ -184,15 +199,15 @@ mod tests {
             last_success: Some(1_900_000),
             failed,
         };
-        o.link(lost(0, 2_000_000, Some(*b"57P01")));
-        o.link(lost(1, 2_010_000, Some(CONNECTION_FAILURE)));
+        o.link(lost(0, 2_000_000, Some((*b"57P01", false))));
+        o.link(lost(1, 2_010_000, Some((CONNECTION_FAILURE, true))));
         assert_eq!(o.out_now(), 2);
         o.link(LinkEvent::Reconnected {
             client: 0,
             at: 2_500_000,
         });
         // The new connection is refused work at once: the same spell.
-        o.link(lost(0, 2_600_000, Some(*b"57P03")));
+        o.link(lost(0, 2_600_000, Some((*b"57P03", false))));
         o.link(LinkEvent::Reconnected {
             client: 0,
             at: 2_900_000,
@@ -210,10 +225,11 @@ mod tests {
             at: 3_100_000,
         });
         assert_eq!((o.out_now(), o.reconnects()), (0, 3));
-        let a = o.finish(4_000_000, 0, 10);
+        let a = o.finish(4_000_000, 0, 10, 1);
         assert_eq!(a.outages.len(), 1);
         let w = &a.outages[0];
         assert_eq!((w.clients, w.failed_transactions, w.reconnects), (2, 3, 3));
+        assert_eq!((w.in_doubt, a.in_doubt, w.gave_up), (1, 1, 0));
         assert_eq!(w.first_failure_unix_us, 2_000_010);
         assert_eq!(w.first_success_after_unix_us, Some(3_000_010));
         assert_eq!(w.all_back_unix_us, Some(3_100_010));

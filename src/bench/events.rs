@@ -19,6 +19,9 @@ pub struct ClientDone {
     pub end_us: i64,
     /// The run was stopped (Ctrl-C, an overdue end) while it was in a transaction.
     pub unfinished: bool,
+    /// Transactions it left uncounted (it aborted, was stopped, or lost its
+    /// connection after `-T`) after sending what may commit: in doubt.
+    pub cut_short_in_doubt: i64,
 }
 
 /// A client's statements by what each returned, as its results arrive (outside a
@@ -74,6 +77,7 @@ pub fn lost_client(thread: usize, client: usize, end_us: i64) -> [Event; 2] {
             queries: Default::default(),
             end_us,
             unfinished: false,
+            cut_short_in_doubt: 0,
         }),
     ]
 }
@@ -83,17 +87,19 @@ pub fn lost_client(thread: usize, client: usize, end_us: i64) -> [Event; 2] {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LinkEvent {
     /// Its connection was lost or refused work (or a connection attempt failed) at
-    /// `at`; `failed`: the transaction in flight failed, with this SQLSTATE.
+    /// `at`; `failed`: the transaction in flight failed, with this SQLSTATE, and
+    /// whether it is in doubt (the server may have committed it).
     Lost {
         client: usize,
         at: i64,
         last_success: Option<i64>,
-        failed: Option<[u8; 5]>,
+        failed: Option<([u8; 5], bool)>,
     },
     /// It connected again at `at`.
     Reconnected { client: usize, at: i64 },
     /// Its first transaction after a loss succeeded, ending at `at`.
     Recovered { client: usize, at: i64 },
-    /// It could not connect again within `--reconnect-timeout` (its abort follows).
-    GaveUp { client: usize },
+    /// It could not connect again within `--reconnect-timeout`, and gave up at `at`
+    /// (its abort follows).
+    GaveUp { client: usize, at: i64 },
 }

@@ -147,9 +147,10 @@ pub fn assemble(
         per_script.into_iter()
     });
     let shift = ctx.control.clock.epoch_shift_us;
+    let in_doubt = collected.total.counts.in_doubt + collected.cut_short_in_doubt;
     let availability = collected
         .outages
-        .map(|o| o.finish(timing.end, timing.phases.measure_from_us, shift));
+        .map(|o| o.finish(timing.end, timing.phases.measure_from_us, shift, in_doubt));
     RunResult {
         settings: plan.settings.clone(),
         scale: setup.scale,
@@ -181,6 +182,7 @@ pub fn assemble(
         conn_elapsed_duration_us: (timing.phases.start_us - timing.start) as f64,
         latency_late: collected.latency_late,
         aborted_clients: collected.aborted,
+        in_doubt,
         histogram,
         series: series.unwrap_or_default(),
         warmup,

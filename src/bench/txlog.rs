@@ -146,10 +146,11 @@ pub fn tx_line(fmt: &LogFormat, tx: &LoggedTx) -> String {
         TxOutcome::Skipped => Some("skipped"),
         TxOutcome::SerializationFailure if fmt.failures_detailed => Some("serialization"),
         TxOutcome::DeadlockFailure if fmt.failures_detailed => Some("deadlock"),
-        TxOutcome::OtherFailure if fmt.failures_detailed => Some("other"),
-        TxOutcome::SerializationFailure | TxOutcome::DeadlockFailure | TxOutcome::OtherFailure => {
-            Some("failed")
-        }
+        TxOutcome::OtherFailure | TxOutcome::InDoubt if fmt.failures_detailed => Some("other"),
+        TxOutcome::SerializationFailure
+        | TxOutcome::DeadlockFailure
+        | TxOutcome::OtherFailure
+        | TxOutcome::InDoubt => Some("failed"),
     };
     let _ = match status {
         None => write!(

@@ -313,7 +313,14 @@ impl View {
             .encode_gauge(&(o.clients_out as i64))?;
         let help = "--reconnect: connections made again after a loss";
         descriptor(enc, family("reconnects", help, None, MetricType::Counter))?
-            .encode_counter::<NoLabelSet, u64, f64>(&(o.reconnects as u64), None)
+            .encode_counter::<NoLabelSet, u64, f64>(&(o.reconnects as u64), None)?;
+        let help = "--reconnect: failed transactions in doubt (connection lost after a statement that may commit was sent)";
+        let in_doubt: i64 = snap.scripts.iter().map(|s| s.stats.counts.in_doubt).sum();
+        descriptor(
+            enc,
+            family("transactions_in_doubt", help, None, MetricType::Counter),
+        )?
+        .encode_counter::<NoLabelSet, u64, f64>(&(in_doubt as u64), None)
     }
 }
 
@@ -347,6 +354,7 @@ mod tests {
                 retried: 1,
                 deadlock_failures: 1,
                 other_sql_failures: 4,
+                in_doubt: 3,
                 ..Default::default()
             },
             ..Default::default()
@@ -410,6 +418,7 @@ mod tests {
             "pgbench_clients_aborted_total{worker=\"1\"} 1",
             "pgbench_outage_clients{worker=\"1\"} 2",
             "pgbench_reconnects_total{worker=\"1\"} 8",
+            "pgbench_transactions_in_doubt_total{worker=\"1\"} 3",
             "pgbench_phase{worker=\"1\",phase=\"measured\"} 1",
             "pgbench_phase{worker=\"1\",phase=\"finished\"} 0",
             "pgbench_progress_ratio{worker=\"1\"} 0.5",

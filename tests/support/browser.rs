@@ -42,6 +42,8 @@ pub struct PageCheck {
     pub charts: Vec<(String, u64, u64, u64, Vec<u64>)>,
     /// (chart id, kind, pixels of the mark's colour in its box, the box's area)
     pub marks: Vec<(String, String, u64, u64)>,
+    /// (chart id, kind, series pixels in the upper half of the mark's box)
+    pub marks_top: Vec<(String, String, u64)>,
     pub drawn: usize,
     /// id -> what the chart plots: x values, then each series' values.
     pub data: Vec<(String, Vec<Vec<Option<f64>>>)>,
@@ -83,6 +85,11 @@ pub fn check_page(page: &Path, shot: &Path) -> Option<PageCheck> {
                 let n = |k: &str| field(&w, k).parse::<u64>().unwrap();
                 c.marks
                     .push((w[0].into(), w[1].into(), n("pixels="), n("area=")));
+            }
+            "marktop" => {
+                let w: Vec<&str> = rest.split(' ').collect();
+                let n = field(&w, "series=").parse::<u64>().unwrap();
+                c.marks_top.push((w[0].into(), w[1].into(), n));
             }
             "data" => {
                 let (id, values) = rest.split_once(' ').unwrap();

@@ -46,6 +46,12 @@ pub struct Availability {
     pub reconnects: i64,
     /// Clients that aborted because they could not connect again in time.
     pub gave_up: usize,
+    /// Transactions in doubt: failed or cut short by a lost connection after sending
+    /// what may commit, so the server may have committed them (the run's
+    /// [`crate::run::RunResult::in_doubt`]). Absent from files written before it was
+    /// counted.
+    #[serde(default)]
+    pub in_doubt: i64,
     /// Transactions that failed on a lost connection or a refusal, by SQLSTATE
     /// (`08006` where the connection ended without a word from the server).
     pub failed: BTreeMap<String, i64>,
@@ -71,8 +77,19 @@ pub struct Outage {
     pub clients: usize,
     /// Transactions that failed in it.
     pub failed_transactions: i64,
+    /// Of those, the ones in doubt (the server may have committed them).
+    #[serde(default)]
+    pub in_doubt: i64,
     /// Connections made again in it.
     pub reconnects: i64,
+    /// Clients of it that gave up connecting again (`--reconnect-timeout`).
+    #[serde(default)]
+    pub gave_up: usize,
+    /// An outage that was not over (no client of it had a success again): the last
+    /// instant it was seen going on, the last give-up or the run's end, Unix µs.
+    /// It lasted at least until then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen_until_unix_us: Option<i64>,
     /// Successful transactions per second in the ten seconds before it (fewer at the
     /// run's start or after another outage; `None` under one second).
     pub tps_before: Option<f64>,
@@ -87,6 +104,22 @@ impl Outage {
     pub fn length_s(&self) -> Option<f64> {
         self.first_success_after_unix_us
             .map(|end| (end - self.first_failure_unix_us) as f64 / 1e6)
+    }
+
+    /// How long it lasted at the least, s: its length, or for one not over, from
+    /// the first failure to the last instant it was seen going on.
+    pub fn at_least_s(&self) -> f64 {
+        let end = self
+            .first_success_after_unix_us
+            .or(self.seen_until_unix_us)
+            .unwrap_or(self.first_failure_unix_us);
+        (end - self.first_failure_unix_us) as f64 / 1e6
+    }
+
+    /// Whether its clients rode through it: it ended with a success and none of its
+    /// clients gave up.
+    pub fn ridden_through(&self) -> bool {
+        self.first_success_after_unix_us.is_some() && self.gave_up == 0
     }
 
     /// From the last success before it to the first success after it, s: the longest
@@ -105,21 +138,34 @@ impl Outage {
 }
 
 impl Availability {
-    /// The outages' lengths added up, s (those that lasted past the end count to it
-    /// as `None` does not: they are left out).
+    /// The outages' lengths added up, s; one not over counts for as long as it was
+    /// seen going on (a lower bound: see [`Availability::all_over`]).
     pub fn total_outage_s(&self) -> f64 {
         self.outages
             .iter()
-            .filter_map(Outage::length_s)
+            .map(Outage::at_least_s)
             .fold(0.0, |a, b| a + b)
     }
 
-    /// The longest outage, s: what `compare` sets side by side.
+    /// The longest outage, s (at least, for one not over): what `compare` sets side
+    /// by side.
     pub fn longest_outage_s(&self) -> Option<f64> {
         self.outages
             .iter()
-            .filter_map(Outage::length_s)
+            .map(Outage::at_least_s)
             .max_by(f64::total_cmp)
+    }
+
+    /// Whether every outage ended with a success before the run's end: else the
+    /// lengths above are lower bounds.
+    pub fn all_over(&self) -> bool {
+        self.outages.iter().all(|o| o.length_s().is_some())
+    }
+
+    /// Whether the clients rode through every outage: each ended, and no client gave
+    /// up.
+    pub fn ridden_through(&self) -> bool {
+        self.gave_up == 0 && self.outages.iter().all(Outage::ridden_through)
     }
 
     /// Failed transactions by SQLSTATE class (its first two characters), with the

@@ -202,6 +202,14 @@ pub struct RunResult {
     pub latency_late: i64,
     /// Clients that aborted; the report is then incomplete (exit status 2).
     pub aborted_clients: usize,
+    /// Transactions in doubt: their connection was lost (or their client aborted or
+    /// was stopped) after they sent a statement that may commit, so the server may
+    /// have committed them; successful ≤ rows written ≤ successful + in doubt. Those
+    /// that failed are also in `total`'s failures (`total.in_doubt` of them); the
+    /// rest were cut short and counted nowhere else. Files written before it was
+    /// counted read as 0.
+    #[serde(default)]
+    pub in_doubt: i64,
     /// Latencies of every successful transaction, when the run kept histograms.
     pub histogram: Option<LatencyHistogram>,
     /// Per-second figures, when the run recorded them (`--export-json`).

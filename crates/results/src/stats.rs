@@ -79,6 +79,11 @@ pub enum TxOutcome {
     DeadlockFailure,
     /// Failed with another SQL error, under pgbench 19's `--continue-on-error`.
     OtherFailure,
+    /// `--reconnect`: failed because its connection was lost while a statement that
+    /// may commit was in flight (its `COMMIT`, or a statement outside a transaction
+    /// block), or after one had committed: the server may have committed its work.
+    /// Counted with the other failures, as before, and apart as in doubt.
+    InDoubt,
 }
 
 /// One finished (or skipped, or failed) transaction.
@@ -115,6 +120,15 @@ pub struct Counts {
     /// results files, and called `other_failures` in a second of schema 2.
     #[serde(default, alias = "other_failures")]
     pub other_sql_failures: i64,
+    /// Of the failures, those in doubt ([`TxOutcome::InDoubt`], counted in
+    /// `other_sql_failures` too): the server may have committed them. Written only
+    /// where some were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub in_doubt: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 impl Counts {
@@ -132,6 +146,10 @@ impl Counts {
             TxOutcome::SerializationFailure => self.serialization_failures += 1,
             TxOutcome::DeadlockFailure => self.deadlock_failures += 1,
             TxOutcome::OtherFailure => self.other_sql_failures += 1,
+            TxOutcome::InDoubt => {
+                self.other_sql_failures += 1;
+                self.in_doubt += 1;
+            }
         }
     }
 
@@ -145,6 +163,7 @@ impl Counts {
         self.serialization_failures += other.serialization_failures;
         self.deadlock_failures += other.deadlock_failures;
         self.other_sql_failures += other.other_sql_failures;
+        self.in_doubt += other.in_doubt;
     }
 
     /// What was counted from `earlier` to `self` (counters only grow).
@@ -158,6 +177,7 @@ impl Counts {
             serialization_failures: self.serialization_failures - earlier.serialization_failures,
             deadlock_failures: self.deadlock_failures - earlier.deadlock_failures,
             other_sql_failures: self.other_sql_failures - earlier.other_sql_failures,
+            in_doubt: self.in_doubt - earlier.in_doubt,
         }
     }
 

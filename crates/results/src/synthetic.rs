@@ -282,5 +282,6 @@ pub fn run(spec: &Spec) -> RunResult {
         ended: Some(crate::run::ended::Ended::Completed),
         phases: Vec::new(),
         availability: None,
+        in_doubt: 0,
     }
 }

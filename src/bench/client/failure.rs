@@ -25,8 +25,10 @@ pub(super) enum TxError {
     Retry(Retryable, usize),
     /// `--reconnect`: the connection was lost, or the server refuses work on it (this
     /// SQLSTATE), at this command index: the transaction fails, the client connects
-    /// again.
-    Lost([u8; 5], usize),
+    /// again. `true`: the server refused the command with that error (an `ERROR`, so
+    /// it did not commit it); `false`: the connection ended under it, or with a
+    /// `FATAL` that may have come after its commit.
+    Lost([u8; 5], usize, bool),
     /// The client stops for good.
     Abort(Box<ClientAbort>),
 }
@@ -83,7 +85,10 @@ impl Client<'_> {
     ) -> TxError {
         if self.rides_through() && crate::bench::availability::is_loss(e.code()) {
             if let Ok(state) = <[u8; 5]>::try_from(e.code().as_bytes()) {
-                return TxError::Lost(state, index);
+                // An ERROR refused the statement before it ran (a read-only
+                // server); a FATAL (an immediate shutdown) may come after a commit.
+                let refused = e.severity == "ERROR";
+                return TxError::Lost(state, index, refused);
             }
         }
         let kind = match e.code() {

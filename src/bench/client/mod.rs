@@ -19,6 +19,9 @@
 //! handed over at the end with a [`ClientAbort`] if it stopped for good).
 
 mod choose;
+mod doubt;
+pub use doubt::BlockEffect;
+use doubt::Doubt;
 mod failure;
 mod link;
 mod meta;
@@ -102,6 +105,9 @@ struct Tx {
     command_start: Option<i64>,
     /// When the `\sleep` under way began, if it is a pause (untimed sleeps).
     paused_from: Option<i64>,
+    /// What it sent that may commit ([`doubt`]): lost or cut short from then on, the
+    /// transaction is in doubt.
+    doubt: Doubt,
 }
 
 /// One client.
@@ -175,6 +181,7 @@ impl<'a> Client<'a> {
                 index: 0,
                 command_start: None,
                 paused_from: None,
+                doubt: Doubt::None,
             },
             socket_io: SocketIo::Blocking,
             connections: 0,
@@ -300,6 +307,11 @@ impl<'a> Client<'a> {
             Err(abort) => (Some(abort), false),
             Ok(()) => (None, false),
         };
+        // A transaction left uncounted (an abort, a stop, a loss after -T) after it
+        // sent what may commit.
+        if std::mem::take(&mut self.tx.doubt).in_doubt(false) {
+            self.record.cut_short_in_doubt();
+        }
         let events = &self.ctx.events;
         if let Some(abort) = abort {
             let _ = events.send(Event::Aborted {
@@ -321,6 +333,7 @@ impl<'a> Client<'a> {
         self.ctx
             .control
             .transaction_started(self.local_index, begin);
+        self.tx.doubt = Doubt::None;
         if self.conn.is_none() {
             if let Err(abort) = self.reconnect() {
                 return self.connect_failed(abort, script, scheduled);
@@ -353,7 +366,7 @@ impl<'a> Client<'a> {
             Ok(None) => self.end_try(None),
             Err(TxError::Abort(a)) => Err(*a),
             Err(TxError::Retry(kind, command)) => self.end_try(Some((kind, command))),
-            Err(TxError::Lost(sqlstate, command)) => self.lost(sqlstate, command),
+            Err(TxError::Lost(sqlstate, command, refused)) => self.lost(sqlstate, command, refused),
         }
     }
 
@@ -411,6 +424,7 @@ impl<'a> Client<'a> {
         };
         self.record
             .transaction(script, outcome, (latency, lag), tries, now);
+        self.tx.doubt = Doubt::None;
         self.ctx.control.transaction_ended(self.local_index);
         self.end_of_transaction()?;
         if ctx.plan.settings.reconnect {

@@ -74,7 +74,7 @@ impl Client<'_> {
                     0 => CONNECTION_FAILURE,
                     v => unpack(v),
                 };
-                TxError::Lost(state, index)
+                TxError::Lost(state, index, false)
             }
             _ => abort.into(),
         }
@@ -118,19 +118,26 @@ impl Client<'_> {
         let _ = self.ctx.events.send(Event::Link(event));
     }
 
-    /// The loss of the transaction in flight at command `command`, with `sqlstate`:
-    /// counted as failed, the connection dropped, the client connecting again.
+    /// The loss of the transaction in flight at command `command`, with `sqlstate`
+    /// (`refused`: the server refused that command): counted as failed (in doubt if
+    /// it may have committed), the connection dropped, the client connecting again.
     #[cold]
     pub(super) fn lost(
         &mut self,
         sqlstate: [u8; 5],
         command: usize,
+        refused: bool,
     ) -> Result<Option<Wait>, ClientAbort> {
         let now = self.now();
         self.ctx.control.transaction_ended(self.local_index);
         self.detach();
-        // As pgbench does for a failure handled after -T: not counted.
+        let in_doubt = std::mem::take(&mut self.tx.doubt).in_doubt(refused);
+        // As pgbench does for a failure handled after -T: not counted, but in doubt
+        // if it may have committed.
         if self.ctx.control.clock.timer_exceeded() {
+            if in_doubt {
+                self.record.cut_short_in_doubt();
+            }
             return Ok(Some(Wait::Done));
         }
         let script = self.tx.script;
@@ -143,11 +150,14 @@ impl Client<'_> {
             ));
         }
         self.record.failed(script, command, now);
-        let failed = TxOutcome::OtherFailure;
+        let failed = match in_doubt {
+            true => TxOutcome::InDoubt,
+            false => TxOutcome::OtherFailure,
+        };
         self.record
             .transaction(script, failed, (0.0, 0.0), self.tx.tries, now);
         self.record.flush();
-        self.spell_begins(now, Some(sqlstate));
+        self.spell_begins(now, Some((sqlstate, in_doubt)));
         if self.is_done() {
             return Ok(Some(Wait::Done));
         }
@@ -185,8 +195,8 @@ impl Client<'_> {
     }
 
     /// Tells the collector of a loss at `now` (`failed`: the SQLSTATE of the
-    /// transaction it failed).
-    fn spell_begins(&mut self, now: i64, failed: Option<[u8; 5]>) {
+    /// transaction it failed, and whether that one is in doubt).
+    fn spell_begins(&mut self, now: i64, failed: Option<([u8; 5], bool)>) {
         let Some(riding) = &mut self.riding else {
             return;
         };
@@ -234,7 +244,10 @@ impl Client<'_> {
         let now = self.now();
         let timeout = self.riding_timeout_us();
         if now - r.since >= timeout {
-            self.tell(LinkEvent::GaveUp { client: self.id });
+            self.tell(LinkEvent::GaveUp {
+                client: self.id,
+                at: now,
+            });
             let why = format!(
                 "could not connect again within --reconnect-timeout={} s: {error}",
                 timeout / 1_000_000

@@ -37,6 +37,8 @@ pub(super) struct Recorder<'a> {
     pub(super) queries: StatementKinds,
     /// In `--warmup`: what is counted is thrown away at the first event after it.
     warm: bool,
+    /// Transactions left uncounted after sending what may commit.
+    cut_short_in_doubt: i64,
 }
 
 impl<'a> Recorder<'a> {
@@ -56,6 +58,7 @@ impl<'a> Recorder<'a> {
             conn_duration_us: 0.0,
             queries: Default::default(),
             warm: ctx.plan.phases.has_warmup(),
+            cut_short_in_doubt: 0,
         }
     }
 
@@ -107,6 +110,11 @@ impl<'a> Recorder<'a> {
         self.warming_up(now);
         self.commands[script][command].failures += 1;
         self.queries.errors += 1;
+    }
+
+    /// A transaction left uncounted (an abort, a stop) had sent what may commit.
+    pub(super) fn cut_short_in_doubt(&mut self) {
+        self.cut_short_in_doubt += 1;
     }
 
     /// `-r`: the command ran from `start` to `now`.
@@ -205,6 +213,7 @@ impl<'a> Recorder<'a> {
             queries: self.queries,
             end_us,
             unfinished,
+            cut_short_in_doubt: self.cut_short_in_doubt,
         }
     }
 }

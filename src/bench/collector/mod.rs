@@ -153,6 +153,9 @@ pub struct Collected {
     pub stopped_by_thread: Option<usize>,
     /// Clients stopped in the middle of a transaction (by Ctrl-C or an overdue end).
     pub unfinished: usize,
+    /// Transactions left uncounted after sending what may commit (see
+    /// [`ClientDone::cut_short_in_doubt`]).
+    pub cut_short_in_doubt: i64,
     /// `--warmup`: what it did.
     pub warmup: Option<Warm>,
     /// Clients the collector stopped waiting for (stuck even after the stop).
@@ -204,6 +207,7 @@ impl Collected {
             last_client_end: 0,
             stopped_by_thread: None,
             unfinished: 0,
+            cut_short_in_doubt: 0,
             warmup,
             abandoned: 0,
             outages: plan
@@ -259,6 +263,7 @@ impl Collected {
     fn client_done(&mut self, done: ClientDone) {
         self.last_client_end = self.last_client_end.max(done.end_us);
         self.unfinished += usize::from(done.unfinished);
+        self.cut_short_in_doubt += done.cut_short_in_doubt;
         self.conn_total_duration_us += done.conn_duration_us;
         self.queries.add(&done.queries);
         if self.commands.is_empty() {

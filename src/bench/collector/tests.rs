@@ -54,6 +54,7 @@ fn done(end_us: i64, failures: i64) -> Event {
         queries: Default::default(),
         end_us,
         unfinished: false,
+        cut_short_in_doubt: 0,
     })
 }
 

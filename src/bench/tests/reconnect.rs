@@ -27,7 +27,8 @@ fn lost_states(ran: &Ran) -> Vec<String> {
         .iter()
         .filter_map(|l| match l {
             LinkEvent::Lost {
-                failed: Some(s), ..
+                failed: Some((s, _)),
+                ..
             } => Some(String::from_utf8_lossy(s).into_owned()),
             _ => None,
         })
@@ -43,8 +44,9 @@ all_drives!(
         });
         let ran = Bench::new(&["-t", "5", "--reconnect"], "SELECT 1;\n").run(&server, drive);
         assert!(ran.aborts.is_empty(), "{:?}", ran.aborts);
-        use TxOutcome::{OtherFailure as Failed, Success as Ok};
-        assert_eq!(ran.outcomes(), [Ok, Ok, Failed, Ok, Ok]);
+        // A statement outside a block commits by itself: lost in flight, in doubt.
+        use TxOutcome::{InDoubt, Success as Ok};
+        assert_eq!(ran.outcomes(), [Ok, Ok, InDoubt, Ok, Ok]);
         assert_eq!(said(&ran), ["lost", "reconnected", "recovered"]);
         assert_eq!(lost_states(&ran), ["08006"]);
         assert_eq!(server.connections(), 2);
@@ -88,8 +90,9 @@ all_drives!(
         let ran = Bench::new(&["-t", "4", "-M", "prepared", "--reconnect"], "SELECT 1;\n")
             .run(&server, drive);
         assert!(ran.aborts.is_empty(), "{:?}", ran.aborts);
-        use TxOutcome::{OtherFailure as Failed, Success as Ok};
-        assert_eq!(ran.outcomes(), [Ok, Failed, Ok, Ok]);
+        // A FATAL may come after the commit (an immediate shutdown): in doubt.
+        use TxOutcome::{InDoubt, Success as Ok};
+        assert_eq!(ran.outcomes(), [Ok, InDoubt, Ok, Ok]);
         assert_eq!(lost_states(&ran), ["57P01"]);
     }
 );
@@ -104,7 +107,9 @@ all_drives!(a_read_only_server_is_left_for_a_new_connection, |drive| {
     let ran =
         Bench::new(&["-t", "3", "--reconnect"], "INSERT INTO t VALUES (1);\n").run(&server, drive);
     assert!(ran.aborts.is_empty(), "{:?}", ran.aborts);
+    // The server refused the INSERT with an ERROR: nothing committed, not in doubt.
     assert_eq!(ran.count(TxOutcome::OtherFailure), 1);
+    assert_eq!(ran.count(TxOutcome::InDoubt), 0);
     assert_eq!(lost_states(&ran), ["25006"]);
     assert_eq!(server.connections(), 2);
 });
@@ -155,10 +160,7 @@ all_drives!(a_client_that_cannot_connect_again_in_time_aborts, |drive| {
         "SELECT 1;\n",
     );
     let ran = bench.run(&server, drive);
-    assert_eq!(
-        ran.outcomes(),
-        [TxOutcome::Success, TxOutcome::OtherFailure]
-    );
+    assert_eq!(ran.outcomes(), [TxOutcome::Success, TxOutcome::InDoubt]);
     assert_eq!(said(&ran), ["lost", "gave up"]);
     let abort = ran.abort();
     assert!(
@@ -206,7 +208,7 @@ all_drives!(
         let failed = ran
             .records
             .iter()
-            .position(|r| r.outcome == TxOutcome::OtherFailure)
+            .position(|r| r.outcome == TxOutcome::InDoubt)
             .expect("a failed transaction");
         let first_after = &ran.records[failed + 1];
         assert_eq!(first_after.outcome, TxOutcome::Success);
@@ -222,5 +224,54 @@ all_drives!(
             "{:?}",
             ran.records
         );
+    }
+);
+
+/// In a transaction block, a loss before its COMMIT leaves nothing committed; a loss
+/// with the COMMIT in flight leaves it in doubt. Request numbers count each
+/// connection's statements: BEGIN 0, SELECT 1, END 2, then the next transaction's.
+fn lost_at(drive: Drive, request: usize, args: &[&str]) -> Ran {
+    let server = FakeServer::answering(move |r: &Request| match (r.connection, r.number) {
+        (0, n) if n == request => Reply::Drop,
+        _ => Reply::usual(&r.sql),
+    });
+    Bench::new(args, "BEGIN;\nSELECT 1;\nEND;\n").run(&server, drive)
+}
+
+all_drives!(
+    in_a_block_only_a_loss_during_its_commit_is_in_doubt,
+    |drive| {
+        use TxOutcome::{InDoubt, OtherFailure as Failed, Success as Ok};
+        let args = ["-t", "2", "--reconnect"];
+        assert_eq!(lost_at(drive, 0, &args).outcomes(), [Failed, Ok]);
+        assert_eq!(lost_at(drive, 1, &args).outcomes(), [Failed, Ok]);
+        let at_commit = lost_at(drive, 2, &args);
+        assert_eq!(at_commit.outcomes(), [InDoubt, Ok]);
+        let in_doubt: Vec<bool> = at_commit
+            .links
+            .iter()
+            .filter_map(|l| match l {
+                LinkEvent::Lost {
+                    failed: Some((_, d)),
+                    ..
+                } => Some(*d),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(in_doubt, [true]);
+        assert_eq!(at_commit.done[0].cut_short_in_doubt, 0);
+    }
+);
+
+all_drives!(
+    without_reconnect_a_client_aborted_during_its_commit_leaves_it_in_doubt,
+    |drive| {
+        // The abort counts nothing of the transaction, but it may have committed.
+        let ran = lost_at(drive, 5, &["-t", "3"]);
+        ran.assert_succeeded(1);
+        assert_eq!(ran.done[0].cut_short_in_doubt, 1);
+        let before = lost_at(drive, 4, &["-t", "3"]);
+        before.assert_succeeded(1);
+        assert_eq!(before.done[0].cut_short_in_doubt, 0);
     }
 );

@@ -32,11 +32,17 @@ pub fn render_block(a: &Availability) -> String {
     );
     let _ = writeln!(
         out,
-        "outages: {}, {} s in all; reconnects: {}; clients that gave up: {}",
+        "outages: {}, {}{} s in all; reconnects: {}; clients that gave up: {}",
         a.outages.len(),
+        if a.all_over() { "" } else { "at least " },
         fmt_f(a.total_outage_s(), 3),
         a.reconnects,
         a.gave_up
+    );
+    let _ = writeln!(
+        out,
+        "transactions in doubt: {} (connection lost after a statement that may commit was sent: the server may have committed them)",
+        a.in_doubt
     );
     for (i, o) in a.outages.iter().enumerate() {
         outage(&mut out, i + 1, o, a.measured_from_unix_us);
@@ -57,11 +63,15 @@ pub fn render_block(a: &Availability) -> String {
 }
 
 fn outage(out: &mut String, number: usize, o: &Outage, origin: i64) {
-    let _ = writeln!(
+    let _ = write!(
         out,
-        "outage {number}: {} clients, {} failed transactions, {} reconnects",
-        o.clients, o.failed_transactions, o.reconnects
+        "outage {number}: {} clients, {} failed transactions ({} in doubt), {} reconnects",
+        o.clients, o.failed_transactions, o.in_doubt, o.reconnects
     );
+    if o.gave_up > 0 {
+        let _ = write!(out, ", {} clients gave up", o.gave_up);
+    }
+    out.push('\n');
     let at = |t: Option<i64>| match t {
         Some(t) => format!(
             "{} ({} s into the run)",
@@ -79,16 +89,30 @@ fn outage(out: &mut String, number: usize, o: &Outage, origin: i64) {
     for (what, when) in lines {
         let _ = writeln!(out, "  {what:<20} {when}");
     }
-    if let Some(length) = o.length_s() {
-        let _ = write!(
-            out,
-            "  length: {} s from the first failure",
-            fmt_f(length, 3)
-        );
-        if let Some(bound) = o.bound_s() {
-            let _ = write!(out, ", {} s from the last success", fmt_f(bound, 3));
+    match (o.length_s(), o.seen_until_unix_us) {
+        (Some(length), _) => {
+            let _ = write!(
+                out,
+                "  length: {} s from the first failure",
+                fmt_f(length, 3)
+            );
+            if let Some(bound) = o.bound_s() {
+                let _ = write!(out, ", {} s from the last success", fmt_f(bound, 3));
+            }
+            out.push('\n');
         }
-        out.push('\n');
+        (None, Some(until)) => {
+            let why = match o.gave_up {
+                0 => "still going on at the run's end".to_string(),
+                n => format!("{n} clients gave up, the last {}", at(Some(until))),
+            };
+            let _ = writeln!(
+                out,
+                "  length: at least {} s from the first failure, not over: {why}",
+                fmt_f(o.at_least_s(), 3)
+            );
+        }
+        (None, None) => {}
     }
     match (o.tps_before, o.recovery_s()) {
         (Some(level), Some(back)) => {
@@ -96,7 +120,7 @@ fn outage(out: &mut String, number: usize, o: &Outage, origin: i64) {
                 out,
                 "  tps back at 95% of its level before ({}): {} s after the first failure",
                 fmt_f(level, 1),
-                fmt_f(back, 1)
+                fmt_f(back, 3)
             );
         }
         (Some(level), None) => {

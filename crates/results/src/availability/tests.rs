@@ -10,7 +10,9 @@ fn spell(client: usize, fail: i64, before: Option<i64>, after: Option<i64>) -> S
         last_success_before_us: before,
         first_success_after_us: after,
         failed: 1,
+        in_doubt: 0,
         reconnects: 1,
+        gave_up_us: None,
     }
 }
 
@@ -96,6 +98,7 @@ fn the_block_names_the_instants_in_utc_and_the_failures_by_class() {
         measured_from_unix_us: 1_700_000_000_000_000,
         reconnects: 8,
         gave_up: 0,
+        in_doubt: 1,
         failed,
         outages: vec![Outage {
             last_success_before_unix_us: Some(1_700_000_009_512_000),
@@ -104,7 +107,10 @@ fn the_block_names_the_instants_in_utc_and_the_failures_by_class() {
             all_back_unix_us: Some(1_700_000_010_790_000),
             clients: 8,
             failed_transactions: 8,
+            in_doubt: 1,
             reconnects: 8,
+            gave_up: 0,
+            seen_until_unix_us: None,
             tps_before: Some(1234.56),
             back_to_95_unix_us: Some(1_700_000_011_014_400),
         }],
@@ -113,13 +119,14 @@ fn the_block_names_the_instants_in_utc_and_the_failures_by_class() {
         render_block(&a),
         "availability (--reconnect, timeout 60 s, backoff up to 200 ms):\n\
          outages: 1, 1.218 s in all; reconnects: 8; clients that gave up: 0\n\
-         outage 1: 8 clients, 8 failed transactions, 8 reconnects\n\
+         transactions in doubt: 1 (connection lost after a statement that may commit was sent: the server may have committed them)\n\
+         outage 1: 8 clients, 8 failed transactions (1 in doubt), 8 reconnects\n\
          \x20 last success before  2023-11-14 22:13:29.512 UTC (9.512 s into the run)\n\
          \x20 first failure        2023-11-14 22:13:29.514 UTC (9.514 s into the run)\n\
          \x20 first success after  2023-11-14 22:13:30.732 UTC (10.732 s into the run)\n\
          \x20 all clients back     2023-11-14 22:13:30.790 UTC (10.790 s into the run)\n\
          \x20 length: 1.218 s from the first failure, 1.220 s from the last success\n\
-         \x20 tps back at 95% of its level before (1234.6): 1.5 s after the first failure\n\
+         \x20 tps back at 95% of its level before (1234.6): 1.500 s after the first failure\n\
          failed transactions by SQLSTATE class:\n\
          \x20 08 (connection exception): 1 (08006 1)\n\
          \x20 57 (operator intervention): 7 (57P01 7)\n"
@@ -141,9 +148,13 @@ fn a_file_without_the_block_reads_and_one_with_it_round_trips() {
         measured_from_unix_us: 1,
         reconnects: 0,
         gave_up: 0,
+        in_doubt: 0,
         failed: Default::default(),
         outages: vec![],
     };
+    // Files written before the count of doubts read as none.
+    let old = r#"{"reconnect_timeout_s":5.0,"backoff_max_ms":200,"measured_from_unix_us":1,"reconnects":0,"gave_up":0,"failed":{},"outages":[]}"#;
+    assert_eq!(serde_json::from_str::<Availability>(old).unwrap(), a);
     let text = serde_json::to_string(&a).unwrap();
     assert_eq!(serde_json::from_str::<Availability>(&text).unwrap(), a);
 }
@@ -159,6 +170,7 @@ fn run_with(outages: &[(f64, f64)]) -> crate::run::RunResult {
         measured_from_unix_us: 0,
         reconnects: 8 * outages.len() as i64,
         gave_up: 0,
+        in_doubt: 0,
         failed: [("57P01".to_string(), 8 * outages.len() as i64)].into(),
         outages: outages
             .iter()
@@ -169,7 +181,10 @@ fn run_with(outages: &[(f64, f64)]) -> crate::run::RunResult {
                 all_back_unix_us: Some(us(at + length)),
                 clients: 8,
                 failed_transactions: 8,
+                in_doubt: 0,
                 reconnects: 8,
+                gave_up: 0,
+                seen_until_unix_us: None,
                 tps_before: Some(500.0),
                 back_to_95_unix_us: Some(us(at + length + 0.5)),
             })
@@ -194,8 +209,8 @@ fn compare_sets_the_outages_of_two_runs_side_by_side() {
         c.outages,
         [
             "outages (--reconnect):",
-            "  A: restart: 1 outage(s), 0.400 s in all, the longest 0.400 s, tps back at 95% after 0.9 s",
-            "  B: failover: 2 outage(s), 1.200 s in all, the longest 1.000 s (+150.0% on A), tps back at 95% after 1.5 s",
+            "  A: restart: 1 outage(s), 0.400 s in all, the longest 0.400 s, tps back at 95% after 0.900 s, 0 in doubt",
+            "  B: failover: 2 outage(s), 1.200 s in all, the longest 1.000 s (+150.0% on A), tps back at 95% after 1.500 s, 0 in doubt",
         ]
     );
     assert!(render_table(&c).contains("\noutages (--reconnect):\n"));
@@ -218,4 +233,98 @@ fn a_run_with_outages_is_warned_of_and_one_without_is_not() {
     assert_eq!(w.figures["longest_s"], 0.4);
     let quiet = crate::warnings::check(&run_with(&[]));
     assert!(quiet.warnings.iter().all(|w| w.code != "outages"));
+}
+
+#[test]
+fn an_outage_clients_gave_up_on_lasts_until_they_did_and_was_not_ridden_through() {
+    // Two clients lose the server at 3 s; it stays down past --reconnect-timeout=2:
+    // both give up at 5 s, and the run ends at 5.1 s.
+    let gone = |client, gave_up| Spell {
+        gave_up_us: Some(gave_up),
+        first_success_after_us: None,
+        ..spell(client, 3 * S, Some(3 * S - 5_000), None)
+    };
+    let spells = [gone(0, 5 * S), gone(1, 5 * S + 10_000)];
+    let b = bins(5_100_000, (3 * S, 5_100_000), 100);
+    let w = outages(&spells, &b, 5_100_000, 0);
+    assert_eq!(w.len(), 1);
+    let o = &w[0];
+    assert_eq!((o.gave_up, o.length_s()), (2, None));
+    assert_eq!(o.seen_until_unix_us, Some(5 * S + 10_000));
+    assert_eq!(o.at_least_s(), 2.01);
+    assert!(!o.ridden_through());
+    let a = Availability {
+        reconnect_timeout_s: 2.0,
+        backoff_max_ms: BACKOFF_MAX_MS,
+        measured_from_unix_us: 0,
+        reconnects: 0,
+        gave_up: 2,
+        in_doubt: 0,
+        failed: [("08006".to_string(), 2)].into(),
+        outages: w,
+    };
+    // Not "0.000 s in all": at least the two seconds until the clients gave up.
+    assert_eq!(a.total_outage_s(), 2.01);
+    assert!(!a.all_over() && !a.ridden_through());
+    let block = render_block(&a);
+    assert!(
+        block.contains(
+            "outages: 1, at least 2.010 s in all; reconnects: 0; clients that gave up: 2\n"
+        ),
+        "{block}"
+    );
+    assert!(
+        block.contains("outage 1: 2 clients, 2 failed transactions (0 in doubt), 2 reconnects, 2 clients gave up\n"),
+        "{block}"
+    );
+    assert!(
+        block.contains("  length: at least 2.010 s from the first failure, not over: 2 clients gave up, the last 1970-01-01 00:00:05.010 UTC (5.010 s into the run)\n"),
+        "{block}"
+    );
+    let mut r = run_with(&[]);
+    r.availability = Some(a);
+    let checked = crate::warnings::check(&r);
+    let w = checked
+        .warnings
+        .iter()
+        .find(|w| w.code == "outages")
+        .unwrap();
+    assert!(!w.message.contains("rode through"), "{}", w.message);
+    assert!(
+        w.message.starts_with(
+            "the clients did not ride through 1 outage(s) of the server (at least 2.010 s in all"
+        ),
+        "{}",
+        w.message
+    );
+    assert!(w.message.contains("2 client(s) gave up"), "{}", w.message);
+}
+
+#[test]
+fn tps_back_is_never_before_the_first_success_after() {
+    // 100 tps, an outage from 20 s whose first success after comes at 20.338 s, and
+    // full throughput at once: the return is that success, printed as it is.
+    let mut b = SuccessBins::new(0);
+    for i in 0..2000 {
+        b.add(i * 10_000);
+    }
+    for i in 0..1000 {
+        b.add(20_338_000 + i * 10_000);
+    }
+    let spells = [spell(0, 20 * S, Some(20 * S - 10_000), Some(20_338_000))];
+    let o = &outages(&spells, &b, 35 * S, 0)[0];
+    assert_eq!(o.length_s(), Some(0.338));
+    assert_eq!(o.recovery_s(), Some(0.338));
+    let a = Availability {
+        reconnect_timeout_s: 60.0,
+        backoff_max_ms: BACKOFF_MAX_MS,
+        measured_from_unix_us: 0,
+        reconnects: 1,
+        gave_up: 0,
+        in_doubt: 0,
+        failed: Default::default(),
+        outages: vec![o.clone()],
+    };
+    // Printed to the millisecond like the length, never rounded down below it.
+    assert!(render_block(&a).contains("(100.0): 0.338 s after the first failure\n"));
 }

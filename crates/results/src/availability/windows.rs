@@ -30,8 +30,13 @@ pub struct Spell {
     pub first_success_after_us: Option<i64>,
     /// Its transactions that failed in the spell.
     pub failed: i64,
+    /// Of those, the ones in doubt (the server may have committed them).
+    pub in_doubt: i64,
     /// Its connections made again in the spell.
     pub reconnects: i64,
+    /// When it gave up connecting again (`--reconnect-timeout`), ending the spell
+    /// unrecovered.
+    pub gave_up_us: Option<i64>,
 }
 
 /// Successful transactions per [`BIN_US`] from an origin on the run's clock.
@@ -135,6 +140,16 @@ fn window(group: &[&Spell], bins: &SuccessBins, end_us: i64, after: Option<i64>)
     let all_back = successes
         .iter()
         .try_fold(i64::MIN, |m, s| s.map(|s| m.max(s)));
+    // Not over (no client of it had a success again): it lasted at least until the
+    // last of its clients gave up, or, for one still out, the run's end.
+    let seen_until = first_success_after.is_none().then(|| {
+        group
+            .iter()
+            .map(|s| s.gave_up_us.unwrap_or(end_us))
+            .max()
+            .unwrap_or(end_us)
+            .max(first_failure)
+    });
     let mut clients: Vec<usize> = group.iter().map(|s| s.client).collect();
     clients.sort_unstable();
     clients.dedup();
@@ -149,7 +164,10 @@ fn window(group: &[&Spell], bins: &SuccessBins, end_us: i64, after: Option<i64>)
         all_back_unix_us: all_back,
         clients: clients.len(),
         failed_transactions: group.iter().map(|s| s.failed).sum(),
+        in_doubt: group.iter().map(|s| s.in_doubt).sum(),
         reconnects: group.iter().map(|s| s.reconnects).sum(),
+        gave_up: group.iter().filter(|s| s.gave_up_us.is_some()).count(),
+        seen_until_unix_us: seen_until,
         tps_before,
         back_to_95_unix_us: back,
     }
@@ -185,4 +203,5 @@ fn shift(w: &mut Outage, by: i64) {
     s(&mut w.first_success_after_unix_us);
     s(&mut w.all_back_unix_us);
     s(&mut w.back_to_95_unix_us);
+    s(&mut w.seen_until_unix_us);
 }

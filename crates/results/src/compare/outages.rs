@@ -15,6 +15,11 @@ struct SideOutages {
     longest_s: Option<f64>,
     /// The slowest return to 95% of the tps before, from the first failure.
     recovery_s: Option<f64>,
+    /// Transactions in doubt (the server may have committed them).
+    in_doubt: i64,
+    /// Some outage was not over, or some client gave up: the lengths are lower bounds.
+    unresolved: bool,
+    gave_up: usize,
 }
 
 fn of_side(side: &Side) -> Option<SideOutages> {
@@ -36,6 +41,9 @@ fn of_side(side: &Side) -> Option<SideOutages> {
             total_s: 0.0,
             longest_s: None,
             recovery_s: None,
+            in_doubt: 0,
+            unresolved: false,
+            gave_up: 0,
         },
         |acc, a| {
             SideOutages {
@@ -47,6 +55,9 @@ fn of_side(side: &Side) -> Option<SideOutages> {
                     .iter()
                     .filter_map(|o| o.recovery_s())
                     .fold(acc.recovery_s, |m, r| max(m, Some(r))),
+                in_doubt: acc.in_doubt + a.in_doubt,
+                unresolved: acc.unresolved || !a.all_over(),
+                gave_up: acc.gave_up + a.gave_up,
             }
         },
     ))
@@ -69,14 +80,15 @@ pub fn lines(sides: &[Side]) -> Vec<String> {
             ));
             continue;
         };
+        let at_least = if o.unresolved { "at least " } else { "" };
         let mut line = format!(
-            "  {letter}: {}: {} outage(s), {} s in all",
+            "  {letter}: {}: {} outage(s), {at_least}{} s in all",
             side.label,
             o.count,
             fmt_f(o.total_s, 3)
         );
         if let Some(longest) = o.longest_s {
-            line.push_str(&format!(", the longest {} s", fmt_f(longest, 3)));
+            line.push_str(&format!(", the longest {at_least}{} s", fmt_f(longest, 3)));
             if let (true, Some(base)) = (i > 0, first.filter(|b| *b > 0.0)) {
                 let change = 100.0 * (longest / base - 1.0);
                 let sign = if change >= 0.0 { "+" } else { "" };
@@ -84,7 +96,11 @@ pub fn lines(sides: &[Side]) -> Vec<String> {
             }
         }
         if let Some(r) = o.recovery_s {
-            line.push_str(&format!(", tps back at 95% after {} s", fmt_f(r, 1)));
+            line.push_str(&format!(", tps back at 95% after {} s", fmt_f(r, 3)));
+        }
+        line.push_str(&format!(", {} in doubt", o.in_doubt));
+        if o.gave_up > 0 {
+            line.push_str(&format!(", {} client(s) gave up", o.gave_up));
         }
         out.push(line);
     }

@@ -33,6 +33,8 @@ struct ChartData {
     label: String,
     /// Interval ends, seconds since the start.
     t: Vec<f64>,
+    /// Where the first interval began (the charts draw each interval across itself).
+    t_start: f64,
     tps: Vec<f64>,
     latency_avg: Vec<Option<f64>>,
     /// p50, p90, p99, p99.9 per interval (null where the source has none).
@@ -48,7 +50,9 @@ struct ChartData {
     /// `--server-stats`' seconds.
     server: Option<server::ServerChart>,
     /// `--reconnect`'s outages: from the first failure to the first success after it
-    /// (`None`: the run's end), seconds on `t`'s axis.
+    /// (`None`: the run's end), seconds on `t`'s axis. The series' points are at their
+    /// intervals' ends, and are drawn as steps back over their interval, so that an
+    /// interval's failures fall under the outage that caused them.
     outages: Vec<(f64, Option<f64>)>,
 }
 
@@ -91,6 +95,7 @@ fn chart_data(label: &str, doc: &ResultsFile) -> ChartData {
     ChartData {
         label: label.to_string(),
         t: points.iter().map(|p| p.t_s + p.length_s).collect(),
+        t_start: points.first().map_or(0.0, |p| p.t_s),
         tps: points.iter().map(|p| p.tps).collect(),
         latency_avg: points.iter().map(|p| p.latency_avg_ms).collect(),
         percentiles: percentiles(points),
@@ -116,10 +121,48 @@ fn outages(doc: &ResultsFile) -> Vec<(f64, Option<f64>)> {
         .map(|o| {
             (
                 s(o.first_failure_unix_us),
-                o.first_success_after_unix_us.map(s),
+                o.first_success_after_unix_us
+                    .or(o.seen_until_unix_us)
+                    .map(s),
             )
         })
         .collect()
+}
+
+/// `--reconnect` runs: each file's outages (how many, how long, the longest), its
+/// reconnects, the clients that gave up and the transactions in doubt.
+fn availability_table(files: &[(String, ResultsFile)], out: &mut String) {
+    let runs: Vec<(&str, &crate::availability::Availability)> = files
+        .iter()
+        .filter_map(|(l, d)| Some((l.as_str(), d.run.as_ref()?.availability.as_ref()?)))
+        .collect();
+    if runs.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<h2>Availability</h2><p class=\"note\">--reconnect: the outages the clients saw. \
+         In doubt: transactions whose connection was lost after a statement that may commit \
+         was sent; the server may have committed them (successful &le; rows &le; successful \
+         + in doubt).</p>\n<table id=\"availability\"><thead><tr><th>run</th><th>outages</th>\
+         <th>in all (s)</th><th>longest (s)</th><th>reconnects</th><th>clients that gave up</th>\
+         <th>in doubt</th></tr></thead><tbody>\n",
+    );
+    for (label, a) in runs {
+        let at_least = if a.all_over() { "" } else { "&ge; " };
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{at_least}{}</td><td>{at_least}{}</td><td>{}</td>\
+             <td>{}</td><td class=\"in-doubt\">{}</td></tr>",
+            esc(label),
+            a.outages.len(),
+            fmt_f(a.total_outage_s(), 3),
+            num(a.longest_outage_s(), 3),
+            a.reconnects,
+            a.gave_up,
+            a.in_doubt
+        );
+    }
+    out.push_str("</tbody></table>\n");
 }
 
 /// `<`, `>`, `&` and quotes escaped.
@@ -306,6 +349,7 @@ pub fn render_page(files: &[(String, ResultsFile)]) -> String {
         labels.join(" &middot; ")
     );
     summary_table(files, &mut out);
+    availability_table(files, &mut out);
     warning_list(files, &mut out);
     capacity::section(files, &mut out);
     let warmed = files
@@ -327,8 +371,9 @@ pub fn render_page(files: &[(String, ResultsFile)]) -> String {
     });
     if outages {
         out.push_str(
-            " Shaded red on every chart over time: the outages a --reconnect run rode \
-             through, from the first failure to the first success after it.",
+            " Shaded red on every chart over time: the outages of a --reconnect run, \
+             from the first failure to the first success after it (to the run's end for \
+             one not over). Each interval's figures are drawn across the interval.",
         );
     }
     out.push_str("</p>");

@@ -18,9 +18,11 @@
   // The warm-up's span (the longest of the files'), shaded on every chart over time.
   // The series count from the measured window's start, the warm-up's seconds before
   // it (at negative seconds).
-  var warmup = 0, xMax = 0;
+  var warmup = 0, xMax = 0, xMin = null;
   runs.forEach(function (r) {
     if (r.warmup) warmup = Math.max(warmup, r.warmup.length_s);
+    // The first interval's start, where its step begins.
+    if (r.t.length > 0) xMin = xMin === null ? r.t_start : Math.min(xMin, r.t_start);
     [r.t, r.warmup ? r.warmup.t : [], r.server ? r.server.t : []].forEach(function (t) {
       t.forEach(function (x) { xMax = Math.max(xMax, x); });
     });
@@ -38,7 +40,8 @@
   // The scales of a chart over time: with a warm-up, every such chart spans the
   // same seconds from the warm-up's start, so the warm-up and the window line up.
   function overTime(y) {
-    var x = warmup > 0 ? { time: false, range: [-warmup, xMax] } : { time: false };
+    var x = warmup > 0 ? { time: false, range: [-warmup, xMax] }
+      : xMin !== null && xMin < xMax ? { time: false, range: [xMin, xMax] } : { time: false };
     return y ? { x: x, y: y } : { x: x };
   }
 
@@ -132,6 +135,29 @@
     return s;
   }
 
+  // An interval's figure, drawn across its interval: its point is at the interval's
+  // end, and the step runs back to the previous point (the first back to `start`,
+  // where its interval began), so that failures and a p99 spike fall under the
+  // outage (or checkpoint) they belong to. The data stay the intervals' ends.
+  var stepped = uPlot.paths.stepped({ align: -1 });
+  function interval(label, colour, dash, start) {
+    var s = line(label, colour, dash);
+    s.paths = function (u, sidx, i0, i1) {
+      var p = stepped(u, sidx, i0, i1);
+      var xs = u.data[0], ys = u.data[sidx], k = i0;
+      while (k <= i1 && (ys[k] === null || ys[k] === undefined)) k++;
+      if (k > i1 || start === undefined || start >= xs[k] || !p || !p.stroke) return p;
+      var y = u.valToPos(ys[k], "y", true);
+      var first = new Path2D();
+      first.moveTo(u.valToPos(start, "x", true), y);
+      first.lineTo(u.valToPos(xs[k], "x", true), y);
+      first.addPath(p.stroke);
+      p.stroke = first;
+      return p;
+    };
+    return s;
+  }
+
   function present(values) {
     return values.some(function (v) { return v !== null && v !== undefined; });
   }
@@ -143,10 +169,10 @@
   var warmed = runs.filter(function (r) { return r.warmup && r.warmup.t.length > 0; });
   // Each run's tps, then the warm-up's (dashed, lighter), where it has one.
   var tpsTables = timed.map(function (r) { return [r.t, r.tps]; });
-  var tpsSeries = timed.map(function (r) { return line(r.label, colourOf(r)); });
+  var tpsSeries = timed.map(function (r) { return interval(r.label, colourOf(r), false, r.t_start); });
   warmed.forEach(function (r) {
     tpsTables.push([r.warmup.t, r.warmup.tps]);
-    tpsSeries.push(line(r.label + " warm-up", lighter(colourOf(r)), true));
+    tpsSeries.push(interval(r.label + " warm-up", lighter(colourOf(r)), true, -r.warmup.length_s));
   });
   draw("chart-tps", tpsTables, tpsSeries,
     secs, { label: "transactions per second", size: 70 }, overTime(),
@@ -156,17 +182,17 @@
   // Each run's p50 (solid) and p99 (dashed), or its average; then the warm-up's the
   // same way, lighter.
   var latTables = [], latSeries = [];
-  function latency(name, s, c) {
+  function latency(name, s, c, start) {
     if (present(s.percentiles[0])) {
       latTables.push([s.t, s.percentiles[0], s.percentiles[2]]);
-      latSeries.push(line(name + " p50", c), line(name + " p99", c, true));
+      latSeries.push(interval(name + " p50", c, false, start), interval(name + " p99", c, true, start));
     } else if (present(s.latency_avg)) {
       latTables.push([s.t, s.latency_avg]);
-      latSeries.push(line(name + " average", c));
+      latSeries.push(interval(name + " average", c, false, start));
     }
   }
-  timed.forEach(function (r) { latency(r.label, r, colourOf(r)); });
-  warmed.forEach(function (r) { latency(r.label + " warm-up", r.warmup, lighter(colourOf(r))); });
+  timed.forEach(function (r) { latency(r.label, r, colourOf(r), r.t_start); });
+  warmed.forEach(function (r) { latency(r.label + " warm-up", r.warmup, lighter(colourOf(r)), -r.warmup.length_s); });
   draw("chart-latency", latTables, latSeries, secs, { label: "latency (ms)", size: 70 }, overTime(),
     "No latencies over time in these files.", null, marks());
 
@@ -198,7 +224,8 @@
       var c = colours[runs.indexOf(r) % colours.length];
       if (present(r.failures) || present(r.retries)) {
         fTables.push([r.t, r.failures, r.retries]);
-        fSeries.push(line(r.label + " failures", c), line(r.label + " retries", c, true));
+        fSeries.push(interval(r.label + " failures", c, false, r.t_start),
+          interval(r.label + " retries", c, true, r.t_start));
       }
     });
     draw("chart-failures", fTables, fSeries, secs, { label: "per interval", size: 70 }, overTime(),

@@ -321,6 +321,8 @@ fn aggregate_line(file: &str, line_no: usize, line: &str) -> Result<(i64, StatsD
             deadlock_failures: n[14] as i64,
             // pgbench 19 logs a 16th column: its other failures
             other_sql_failures: n.get(15).map_or(0, |v| *v as i64),
+            // pgbench's logs do not tell a transaction in doubt from another failure
+            in_doubt: 0,
         },
         latency: simple(2, cnt),
         lag: simple(6, cnt),

@@ -10,6 +10,8 @@
 //       and pixels near each palette colour inside the plot area
 //   mark ID KIND pixels=N area=N
 //       pixels near a mark's colour (the warm-up's shading, a checkpoint's line)
+//   marktop ID KIND series=N
+//       saturated (series) pixels in the upper half of the mark's box
 //       in its box on the chart
 //   drawn N                   charts the page says it drew
 //   data ID [[x...],[y...]...] the values a chart plots (uPlot's aligned data)
@@ -190,6 +192,10 @@ function count(img, rect, test) {
       const [R, G, B] = m.colour, t = m.tolerance;
       const near = count(img, m.rect, (r, g, b) => Math.abs(r - R) <= t && Math.abs(g - G) <= t && Math.abs(b - B) <= t);
       say("mark " + c.id + " " + m.kind + " pixels=" + near + " area=" + Math.round(m.rect.width) * Math.round(m.rect.height));
+      // A series drawn across the mark's span high up (an interval's failures at
+      // the outage that caused them).
+      const top = { left: m.rect.left, top: m.rect.top, width: m.rect.width, height: m.rect.height / 2 };
+      say("marktop " + c.id + " " + m.kind + " series=" + count(img, top, saturated));
     }
   }
   say("drawn " + (await evaluate("document.body.getAttribute('data-charts-drawn')")));
