@@ -382,3 +382,53 @@ fn a_window_read_in_part_checks_no_checkpoint_or_autovacuum() {
     assert_eq!(codes, ["checkpoint_in_window", "autovacuum_in_window"]);
     assert!(skipped[0].reason.contains("end could not be read"));
 }
+
+/// #43: a `-t` run under a second got no `too_short_to_compare` (it had no whole
+/// second, so the check was skipped) while a 2 s run did; and `-T 1` steps of equal
+/// length differed by whether their one second came out whole. One rule now: the
+/// measured seconds.
+#[test]
+fn issue_43_every_short_run_is_too_short_to_compare_whatever_ended_it() {
+    let too_short = |r: &RunResult| {
+        check(r)
+            .warnings
+            .into_iter()
+            .find(|w| w.code == "too_short_to_compare")
+    };
+    // A -t run of 0.4 s: its only second is partial.
+    let mut t = steady(1);
+    t.series[0].length_s = Some(0.4);
+    t.bench_duration_us = 400_000.0;
+    t.settings.limit = crate::run::Limit::Transactions(50);
+    let w = too_short(&t).expect("a 0.4 s run is too short");
+    assert!(
+        w.message.starts_with("0.4 s make 0 batch(es) of 2 s"),
+        "{}",
+        w.message
+    );
+    assert!(!check(&t)
+        .not_checked
+        .iter()
+        .any(|n| n.code == "too_short_to_compare"));
+    // -T 1 steps: the second whole or partial, the same verdict.
+    let whole = steady(1);
+    let mut partial = steady(1);
+    partial.series[0].length_s = Some(0.98);
+    assert!(too_short(&whole).is_some());
+    assert!(too_short(&partial).is_some());
+    // A 2 s run, as before; a long one is not.
+    assert!(too_short(&steady(2)).is_some());
+    assert!(too_short(&steady(60)).is_none());
+    // Without a series, the measured length alone: 3 s is too short for 3 batches
+    // of the shortest batch; 60 s cannot be told without the series.
+    let mut bare = steady(3);
+    bare.series.clear();
+    bare.bench_duration_us = 3e6;
+    assert!(too_short(&bare).is_some());
+    bare.bench_duration_us = 60e6;
+    assert!(too_short(&bare).is_none());
+    assert!(check(&bare)
+        .not_checked
+        .iter()
+        .any(|n| n.code == "too_short_to_compare"));
+}
