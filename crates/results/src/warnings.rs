@@ -5,10 +5,11 @@
 //! not have: those that need `--server-stats`, or a per-second series). How the run
 //! ended (a signal, transactions cut, aborts, nothing measured) is checked in
 //! `warnings/ending.rs`; the outages a `--reconnect` run rode through in
-//! `warnings/outages.rs`.
+//! `warnings/outages.rs`; a sweep's or search's missing steps in `warnings/steps.rs`.
 
 mod ending;
 pub mod outages;
+pub mod steps;
 
 use crate::compare::interval;
 pub use crate::run::client_cpu::ClientCpu;

@@ -1,8 +1,10 @@
 //! The check of a `--reconnect` run that rode through outages: its tps and latencies
 //! hold them, so it measured availability, not speed. `pgbench-report check
-//! --expect-outages` leaves the warning out for runs made to measure an outage.
+//! --expect-outages` leaves the warning out for runs made to measure an outage, and
+//! judges their steadiness without the outages ([`expected`]).
 
-use super::{warning, Checks};
+use super::{cold_start, steadiness, warning, Checks, Warning};
+use crate::availability::{Availability, Outage};
 use crate::run::RunResult;
 
 /// The warning's code.
@@ -34,4 +36,65 @@ pub fn check(run: &RunResult, c: &mut Checks) {
             ("reconnects", a.reconnects as f64),
         ],
     ));
+}
+
+/// `--expect-outages`: `warnings` as they are for a run made to measure its outages.
+/// The outages warning is left out, and the checks of its per-second tps that an
+/// outage's dip sets off (`tps_not_steady`; `cold_start` by tps, not by the cache)
+/// are judged again on the seconds outside the outage windows and their recoveries:
+/// the dip is what such a run measures, not a server in no steady state (#43). A run
+/// without its counters (an import) or without outages keeps them as they are.
+pub fn expected(run: Option<&RunResult>, warnings: &mut Vec<Warning>) {
+    warnings.retain(|w| w.code != CODE);
+    let Some(run) = run else {
+        return;
+    };
+    let Some(a) = run.availability.as_ref().filter(|a| !a.outages.is_empty()) else {
+        return;
+    };
+    let tps: Vec<f64> = run
+        .series
+        .iter()
+        .filter(|s| s.length_s.is_none() && !disturbed(a, s.t))
+        .map(|s| s.counts.cnt as f64)
+        .collect();
+    let again = |check: &dyn Fn(&mut Checks)| {
+        let mut c = Checks::default();
+        check(&mut c);
+        c.warnings.pop().map(|mut w| {
+            w.message = format!("outside the outages, {}", w.message);
+            w
+        })
+    };
+    let judged = |w: &Warning| match w.code.as_str() {
+        "tps_not_steady" => Some(again(&|c| steadiness(&tps, c))),
+        "cold_start" if w.figures.contains_key("first_tps") => {
+            Some(again(&|c| cold_start(run, &tps, c)))
+        }
+        _ => None,
+    };
+    *warnings = std::mem::take(warnings)
+        .into_iter()
+        .filter_map(|w| judged(&w).unwrap_or(Some(w)))
+        .collect();
+}
+
+/// Whether the second `[t, t + 1)` of the measured part overlaps an outage: from
+/// the last success before it (or its first failure) until tps was back at 95%
+/// (or, when it never was, until every client it touched had a success again; to
+/// the run's end when none had).
+fn disturbed(a: &Availability, t: i64) -> bool {
+    let from = a.measured_from_unix_us + t * 1_000_000;
+    let to = from + 1_000_000;
+    a.outages.iter().any(|o: &Outage| {
+        let start = o
+            .last_success_before_unix_us
+            .unwrap_or(o.first_failure_unix_us);
+        let end = o
+            .back_to_95_unix_us
+            .or(o.all_back_unix_us)
+            .or(o.first_success_after_unix_us)
+            .unwrap_or(i64::MAX);
+        start < to && from < end
+    })
 }
