@@ -354,8 +354,19 @@ fn a_search_says_the_rate_found_and_the_first_that_missed() {
         "{last}"
     );
     assert!(
-        last.ends_with("first rate that missed: -R 1000.0 (p99 31.200 ms > 20 ms)"),
+        last.ends_with("first rate that missed: -R 1000 (p99 31.200 ms > 20 ms)"),
         "{last}"
+    );
+    // #43: the rates as -R ran them, every digit: `-R 9.172` was shown as `-R 9.2`.
+    let mut slow = capacity.clone();
+    let found = slow.found.as_mut().unwrap();
+    found.rate = Some(9.172);
+    found.first_miss.as_mut().unwrap().rate = 9.655;
+    let closing = table::closing(&slow, &steps);
+    assert!(closing.starts_with("found: -R 9.172 (p99 "), "{closing}");
+    assert!(
+        closing.contains("; first rate that missed: -R 9.655 ("),
+        "{closing}"
     );
     let c = curve::curve(&capacity, &steps);
     assert_eq!(
