@@ -8,7 +8,8 @@
 //! server panels under the client's charts (`server.rs`). The summary and
 //! per-statement tables are plain HTML, and so is the list of the files' validity
 //! warnings (a run interrupted, a cold start, ...). A sweep's or capacity search's
-//! file adds its curves over the swept value first (`capacity.rs`). The data goes into
+//! file adds its curves over the swept value first (`capacity.rs`; files whose curves
+//! would share no axis are refused, [`check_files`]). The data goes into
 //! the page as JSON; `page.js` turns it into charts.
 
 use crate::compare::spec::{FigureSpec, Format};
@@ -21,6 +22,14 @@ use std::fmt::Write;
 
 mod capacity;
 mod server;
+
+pub use capacity::CurveError;
+
+/// Refuses files whose pages would mislead: sweeps of different parameters (or a
+/// sweep and a search), whose curves would share one axis.
+pub fn check_files(files: &[(String, ResultsFile)]) -> Result<(), CurveError> {
+    capacity::check(files)
+}
 
 const UPLOT_JS: &str = include_str!("../../assets/uplot/uPlot.iife.min.js");
 const UPLOT_CSS: &str = include_str!("../../assets/uplot/uPlot.min.css");
