@@ -616,3 +616,134 @@ fn html_overlays_the_server_panels_of_two_runs_in_chromium() {
     let wal_marks = c.marks.iter().filter(|m| m.0 == "chart-server-wal").count();
     assert_eq!(wal_marks, 2, "both runs' checkpoints on the shared panel");
 }
+
+/// A clients sweep's file: one step a `(clients, tps, latency median µs)`, its top
+/// level its peak's step, as a sweep writes it.
+fn sweep_file(steps: &[(u32, f64, f64)]) -> ResultsFile {
+    use pgbench_results::capacity::{peak_step, Capacity, Kind, Step};
+    let steps: Vec<Step> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, &(clients, tps, median_us))| {
+            let mut spec = Spec::tpcb(i as u64 + 1, 20, tps, median_us);
+            spec.settings.clients = clients as usize;
+            let mut file = ResultsFile::from_run(run(&spec), RunMeta::default());
+            // The curve's tps exactly as given, so that the peak and knee fall where
+            // the test puts them.
+            file.summary.tps = Some(tps);
+            Step {
+                step: i as u32 + 1,
+                value: clients.to_string(),
+                round: 1,
+                role: None,
+                verdict: None,
+                file,
+            }
+        })
+        .collect();
+    let mut values: Vec<String> = Vec::new();
+    for s in &steps {
+        if !values.contains(&s.value) {
+            values.push(s.value.clone());
+        }
+    }
+    let mut capacity = Capacity {
+        kind: Kind::Sweep,
+        parameter: "clients".into(),
+        values,
+        repeat: 1,
+        search: None,
+        found: None,
+        representative: None,
+        stopped: None,
+    };
+    capacity.representative = peak_step(&capacity, &steps);
+    let mut doc = steps
+        .iter()
+        .find(|s| Some(s.step) == capacity.representative)
+        .unwrap()
+        .file
+        .clone();
+    doc.capacity = Some(capacity);
+    doc.steps = steps;
+    doc
+}
+
+/// #43, the sweep page: the knee's and the peak's names, at values close together,
+/// were drawn over each other; a repeated value's p99 band went below 0 ms; and a
+/// clients sweep, a rate sweep and a search were drawn on one "clients" axis.
+#[test]
+fn issue_43_a_sweep_page_keeps_its_marks_names_apart_and_its_bands_above_0() {
+    let dir = scratch("sweep-page");
+    // Linear axis (100 to 399 clients); the knee at 300 (80.3% efficiency), the peak
+    // at 303 (79.9%), a few pixels apart; 100 clients three times, their p99s far
+    // apart about a small mean.
+    let steps = [
+        (100, 1000.0, 100.0),
+        (100, 1000.0, 100.0),
+        (100, 1000.0, 8000.0),
+        (200, 2000.0, 1000.0),
+        (300, 2410.0, 1000.0),
+        (303, 2420.0, 1000.0),
+        (399, 2000.0, 1000.0),
+    ];
+    let arg = |p: &Path| p.to_str().unwrap().to_string();
+    let mut files = Vec::new();
+    for name in ["before-the-change", "after-the-change"] {
+        let path = dir.join(format!("{name}.json"));
+        std::fs::write(&path, sweep_file(&steps).to_json()).unwrap();
+        files.push(arg(&path));
+    }
+    let page = dir.join("sweep.html");
+    let out = report_cmd(&["html", &files[0], &files[1], "-o", &arg(&page)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    // A sweep of another parameter on the same page: refused, as compare refuses it.
+    let mut rates = sweep_file(&steps);
+    rates.capacity.as_mut().unwrap().parameter = "rate".into();
+    let rates_path = dir.join("rates.json");
+    std::fs::write(&rates_path, rates.to_json()).unwrap();
+    let mixed = dir.join("mixed.html");
+    let out = report_cmd(&["html", &files[0], &arg(&rates_path), "-o", &arg(&mixed)]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        "pgbench-report: error: before-the-change.json is a sweep of clients, rates.json a sweep of rate: their curves have no axis in common; draw each on a page of its own\n"
+    );
+    assert!(!mixed.exists());
+
+    let Some(c) = check_page(&page, &dir.join("sweep.png")) else {
+        return;
+    };
+    assert!(c.problems.is_empty(), "{:#?}", c.problems);
+    let names: Vec<&str> = c
+        .labels
+        .iter()
+        .filter(|l| l.0 == "chart-sweep-tps")
+        .map(|l| l.1.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "before-the-change.json: peak",
+            "after-the-change.json: peak",
+            "before-the-change.json: knee",
+            "after-the-change.json: knee"
+        ]
+    );
+    assert_eq!(c.overlapping_labels(), Vec::new(), "{:#?}", c.labels);
+    // Every band's lower bound at 0 or above, and the case is there: one at 0.
+    for (id, data) in c.data.iter().filter(|d| d.0.starts_with("chart-sweep")) {
+        let legend = &c.legends.iter().find(|l| &l.0 == id).unwrap().1;
+        let lows: Vec<f64> = legend
+            .iter()
+            .enumerate()
+            .filter(|(_, name)| name.ends_with("95% low"))
+            .flat_map(|(i, _)| data[i].iter().flatten().copied())
+            .collect();
+        assert!(lows.iter().all(|v| *v >= 0.0), "{id}: {lows:?}");
+        if id == "chart-sweep-p99" {
+            assert!(lows.contains(&0.0), "{id}: {lows:?}");
+        }
+    }
+}

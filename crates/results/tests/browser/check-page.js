@@ -11,6 +11,8 @@
 //   mark ID KIND pixels=N area=N
 //       pixels near a mark's colour (the warm-up's shading, a checkpoint's line)
 //       in its box on the chart
+//   label ID {"text":...,"left":...,"top":...,"width":...,"height":...}
+//       where a mark's name (a sweep's peak or knee, ...) was drawn on the page
 //   drawn N                   charts the page says it drew
 //   data ID [[x...],[y...]...] the values a chart plots (uPlot's aligned data)
 //   legend ID ["x", "label"...] the names of its series, the x axis's first
@@ -191,6 +193,7 @@ function count(img, rect, test) {
       const near = count(img, m.rect, (r, g, b) => Math.abs(r - R) <= t && Math.abs(g - G) <= t && Math.abs(b - B) <= t);
       say("mark " + c.id + " " + m.kind + " pixels=" + near + " area=" + Math.round(m.rect.width) * Math.round(m.rect.height));
     }
+    for (const l of c.labels || []) say("label " + c.id + " " + JSON.stringify(Object.assign({ text: l.text }, l.rect)));
   }
   say("drawn " + (await evaluate("document.body.getAttribute('data-charts-drawn')")));
   const data = JSON.parse((await evaluate("JSON.stringify((window.pgbenchCharts || []).map(function (c) { return [c.id, c.plot.data]; }))")) || "[]");
