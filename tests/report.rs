@@ -747,3 +747,143 @@ fn issue_43_a_sweep_page_keeps_its_marks_names_apart_and_its_bands_above_0() {
         }
     }
 }
+
+/// #43 as a CI job meets it: a gate over sweeps with a point missing, or a file of no
+/// steps, exits 4 (undecided), not 0; `check --fail-if-warnings` fails a sweep a
+/// signal stopped after its first step; `show` of a file whose representative step is
+/// not there, or whose tps is negative, is an error (status 1), not half a report.
+#[test]
+fn issue_43_gates_checks_and_show_of_sweeps_need_their_data() {
+    let dir = scratch("sweep-gates");
+    let arg = |p: &Path| p.to_str().unwrap().to_string();
+    let write = |name: &str, doc: &ResultsFile| {
+        let path = dir.join(format!("{name}.json"));
+        std::fs::write(&path, doc.to_json()).unwrap();
+        arg(&path)
+    };
+    let full = sweep_file(&[(1, 100.0, 1000.0), (2, 200.0, 1000.0), (4, 400.0, 1000.0)]);
+    let base = write("base", &full);
+    let short = write(
+        "short",
+        &sweep_file(&[(1, 100.0, 1000.0), (2, 200.0, 1000.0)]),
+    );
+    let out = report_cmd(&["compare", &base, &short, "--fail-if", "tps<-5%"]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains(
+            "pgbench-report: undecided: clients=4: not in short.json (only in base.json)"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+    let mut empty = full.clone();
+    empty.steps.clear();
+    empty.capacity.as_mut().unwrap().representative = None;
+    let empty = write("empty", &empty);
+    let out = report_cmd(&["compare", &base, &empty, "--fail-if", "tps<-5%"]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("no point of clients compared: empty.json has no steps"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Stopped by SIGINT in step 2's warm-up: step 2 was left out, step 1 is sound.
+    let mut stopped = sweep_file(&[(1, 100.0, 1000.0)]);
+    let c = stopped.capacity.as_mut().unwrap();
+    c.values = vec!["1".into(), "2".into(), "4".into()];
+    c.stopped = Some("interrupted by SIGINT after 1 step(s) of 3".into());
+    for s in &mut stopped.steps {
+        s.file.warnings.clear();
+    }
+    let stopped = write("stopped", &stopped);
+    let out = report_cmd(&["check", &stopped, "--fail-if-warnings"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).starts_with(&format!(
+            "{stopped}: 1 warning in 1 steps\n  warning: interrupted: the sweep stopped early (interrupted by SIGINT after 1 step(s) of 3)"
+        )),
+        "{}",
+        text(&out.stdout)
+    );
+
+    // A run that rode through an outage at 30 s (5 s down, 10 s back to 95%): with
+    // --expect-outages, the dip is no unsteadiness.
+    let mut r = run(&Spec::tpcb(5, 60, 1000.0, 1000.0));
+    r.scale = 100;
+    let origin = 1_700_000_000_000_000_i64;
+    for (i, second) in r.series.iter_mut().enumerate() {
+        second.counts.cnt = match i {
+            30..=34 => 0,
+            35..=44 => 100 + 85 * (i as i64 - 35),
+            _ => 1000,
+        };
+    }
+    r.availability = Some(pgbench_results::availability::Availability {
+        reconnect_timeout_s: 60.0,
+        backoff_max_ms: 200,
+        measured_from_unix_us: origin,
+        reconnects: 4,
+        gave_up: 0,
+        failed: [("57P01".to_string(), 4)].into_iter().collect(),
+        outages: vec![pgbench_results::availability::Outage {
+            last_success_before_unix_us: Some(origin + 29_990_000),
+            first_failure_unix_us: origin + 30_001_000,
+            first_success_after_unix_us: Some(origin + 35_020_000),
+            all_back_unix_us: Some(origin + 35_100_000),
+            clients: 4,
+            failed_transactions: 4,
+            reconnects: 4,
+            tps_before: Some(1000.0),
+            back_to_95_unix_us: Some(origin + 45_000_000),
+        }],
+    });
+    let outage = write("outage", &ResultsFile::from_run(r, RunMeta::default()));
+    let out = report_cmd(&["check", &outage]);
+    assert!(
+        text(&out.stdout).contains("warning: tps_not_steady: "),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = report_cmd(&["check", &outage, "--expect-outages"]);
+    let said = text(&out.stdout);
+    assert!(
+        !said.contains("tps_not_steady") && !said.contains("outages:"),
+        "{said}"
+    );
+
+    let mut edited: serde_json::Value = serde_json::from_str(&full.to_json()).unwrap();
+    edited["capacity"]["representative"] = serde_json::json!(9);
+    let nowhere = dir.join("nowhere.json");
+    std::fs::write(&nowhere, edited.to_string()).unwrap();
+    edited["capacity"]["representative"] = serde_json::json!(1);
+    edited["steps"][1]["file"]["summary"]["tps"] = serde_json::json!(-200.0);
+    let negative = dir.join("negative.json");
+    std::fs::write(&negative, edited.to_string()).unwrap();
+    for (file, said) in [
+        (
+            &nowhere,
+            "capacity.representative is 9, but the file has no step 9 (its steps: 1, 2, 3)",
+        ),
+        (
+            &negative,
+            "steps[1].file.summary.tps is -200: no run measures a negative tps",
+        ),
+    ] {
+        let out = report_cmd(&["show", &arg(file)]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+        assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+        assert_eq!(
+            text(&out.stderr),
+            format!(
+                "pgbench-report: error: {}: invalid results file: {said}{}\n",
+                arg(file),
+                if said.starts_with("capacity") {
+                    ": the file was edited or cut short"
+                } else {
+                    ""
+                }
+            )
+        );
+    }
+}
