@@ -40,10 +40,13 @@ pub fn check(run: &RunResult, c: &mut Checks) {
 
 /// `--expect-outages`: `warnings` as they are for a run made to measure its outages.
 /// The outages warning is left out, and the checks of its per-second tps that an
-/// outage's dip sets off (`tps_not_steady`; `cold_start` by tps, not by the cache)
-/// are judged again on the seconds outside the outage windows and their recoveries:
-/// the dip is what such a run measures, not a server in no steady state (#43). A run
-/// without its counters (an import) or without outages keeps them as they are.
+/// outage sets off (`tps_not_steady`; `cold_start` by tps, not by the cache) are
+/// judged again on each stretch of seconds clear of the outage windows and their
+/// recoveries, each stretch alone: the dip is what such a run measures, and so is a
+/// level that differs after a restart or a failover from before it, which a trend
+/// over all the seconds would take for unsteadiness (#43). A stretch too short for a
+/// check has no verdict. A run without its counters (an import) or without outages
+/// keeps its warnings as they are.
 pub fn expected(run: Option<&RunResult>, warnings: &mut Vec<Warning>) {
     warnings.retain(|w| w.code != CODE);
     let Some(run) = run else {
@@ -52,25 +55,45 @@ pub fn expected(run: Option<&RunResult>, warnings: &mut Vec<Warning>) {
     let Some(a) = run.availability.as_ref().filter(|a| !a.outages.is_empty()) else {
         return;
     };
-    let tps: Vec<f64> = run
-        .series
-        .iter()
-        .filter(|s| s.length_s.is_none() && !disturbed(a, s.t))
-        .map(|s| s.counts.cnt as f64)
-        .collect();
-    let again = |check: &dyn Fn(&mut Checks)| {
-        let mut c = Checks::default();
-        check(&mut c);
-        c.warnings.pop().map(|mut w| {
-            w.message = format!("outside the outages, {}", w.message);
-            w
-        })
+    // The stretches: (its first second, its seconds' tps).
+    let mut stretches: Vec<(i64, Vec<f64>)> = Vec::new();
+    let mut next = None;
+    for s in run.series.iter().filter(|s| s.length_s.is_none()) {
+        if disturbed(a, s.t) {
+            next = None;
+            continue;
+        }
+        match stretches.last_mut() {
+            Some((_, tps)) if next == Some(s.t) => tps.push(s.counts.cnt as f64),
+            _ => stretches.push((s.t, vec![s.counts.cnt as f64])),
+        }
+        next = Some(s.t + 1);
+    }
+    let again = |check: &dyn Fn(&[f64], &mut Checks), only_first: bool| {
+        stretches
+            .iter()
+            .take(if only_first { 1 } else { usize::MAX })
+            .find_map(|(from, tps)| {
+                let mut c = Checks::default();
+                check(tps, &mut c);
+                c.warnings.pop().map(|mut w| {
+                    let to = from + tps.len() as i64;
+                    w.message = format!(
+                        "from second {from} to {to}, clear of the outage windows and their recoveries, {}",
+                        w.message
+                    );
+                    w
+                })
+            })
     };
     let judged = |w: &Warning| match w.code.as_str() {
-        "tps_not_steady" => Some(again(&|c| steadiness(&tps, c))),
-        "cold_start" if w.figures.contains_key("first_tps") => {
-            Some(again(&|c| cold_start(run, &tps, c)))
-        }
+        "tps_not_steady" => Some(again(&|tps, c| steadiness(tps, c), false)),
+        // A cold start is the run's first seconds: the first stretch's, if the run
+        // began clear of an outage.
+        "cold_start" if w.figures.contains_key("first_tps") => Some(
+            again(&|tps, c| cold_start(run, tps, c), true)
+                .filter(|_| stretches.first().is_some_and(|(from, _)| *from == 0)),
+        ),
         _ => None,
     };
     *warnings = std::mem::take(warnings)
