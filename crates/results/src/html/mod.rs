@@ -222,12 +222,27 @@ fn summary_table(files: &[(String, ResultsFile)], out: &mut String) {
 /// Each file's validity warnings, under the summary they qualify (nothing when no
 /// file has any).
 fn warning_list(files: &[(String, ResultsFile)], out: &mut String) {
-    if files.iter().all(|(_, d)| d.warnings.is_empty()) {
+    // A sweep or search stopped early (or lacking steps) says so first: its top
+    // level, one step, has nothing to say of the steps that never ran.
+    let each: Vec<Vec<crate::warnings::Warning>> = files
+        .iter()
+        .map(|(_, d)| {
+            let whole = d
+                .capacity
+                .as_ref()
+                .and_then(|c| crate::warnings::steps::check(c, &d.steps));
+            whole
+                .into_iter()
+                .chain(d.warnings.iter().cloned())
+                .collect()
+        })
+        .collect();
+    if each.iter().all(Vec::is_empty) {
         return;
     }
     out.push_str("<ul id=\"warnings\" class=\"note\">\n");
-    for (label, doc) in files {
-        for w in &doc.warnings {
+    for ((label, _), warnings) in files.iter().zip(&each) {
+        for w in warnings {
             let _ = writeln!(
                 out,
                 "<li><b>{}</b>: {}: {}</li>",

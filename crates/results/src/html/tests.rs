@@ -241,3 +241,20 @@ fn issue_43_curves_of_different_parameters_are_refused() {
         "clients.json is a sweep of clients, search.json a search for the highest -R: their curves have no axis in common; draw each on a page of its own"
     );
 }
+
+/// #43: a sweep stopped early showed, in its page's warnings, only its one step's.
+#[test]
+fn issue_43_a_sweep_stopped_early_says_so_on_its_page() {
+    use crate::capacity::Kind;
+    let mut d = steps_doc(Kind::Sweep, "clients", &[("1", 1000.0)]);
+    let c = d.capacity.as_mut().unwrap();
+    c.values = vec!["1".into(), "2".into()];
+    c.stopped = Some("interrupted by SIGINT after 1 step(s) of 2".into());
+    d.warnings.clear();
+    let page = render_page(&[("cut.json".into(), d)]);
+    assert!(
+        page.contains("<li><b>cut.json</b>: interrupted: the sweep stopped early (interrupted by SIGINT after 1 step(s) of 2)"),
+        "{}",
+        &page[page.find("<ul id=\"warnings\"").unwrap_or(0)..][..300.min(page.len())]
+    );
+}
