@@ -338,7 +338,20 @@ fn bad_sweeps_and_searches_are_refused_before_connecting() {
         (&["--repeat=2"][..], "pgbench-rs: error: --repeat needs --sweep\n"),
         (
             &["--sweep=clients=1,x"][..],
-            "pgbench-rs: error: invalid --sweep value \"x\" for clients: a client count is a whole number from 1 up\n",
+            "pgbench-rs: error: invalid --sweep value \"x\" for clients: a client count is a whole number from 1 to 2147483647\n",
+        ),
+        // #43: the most a client count can be, a limit too large, a limit missing.
+        (
+            &["--sweep=clients=4294967297"][..],
+            "pgbench-rs: error: invalid --sweep value \"4294967297\" for clients: a client count is a whole number from 1 to 2147483647\n",
+        ),
+        (
+            &["--find-max-rate=p99<=1e308ms", "-T", "5"][..],
+            "pgbench-rs: error: invalid --find-max-rate target \"p99<=1e308ms\": the latency limit is too large: at most 3600s (1 hour)",
+        ),
+        (
+            &["--find-max-rate=p99<=", "-T", "5"][..],
+            "pgbench-rs: error: invalid --find-max-rate target \"p99<=\": the limit is missing after the comparison",
         ),
         (
             &["--find-max-rate=p99<=20ms"][..],

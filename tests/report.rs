@@ -616,3 +616,274 @@ fn html_overlays_the_server_panels_of_two_runs_in_chromium() {
     let wal_marks = c.marks.iter().filter(|m| m.0 == "chart-server-wal").count();
     assert_eq!(wal_marks, 2, "both runs' checkpoints on the shared panel");
 }
+
+/// A clients sweep's file: one step a `(clients, tps, latency median µs)`, its top
+/// level its peak's step, as a sweep writes it.
+fn sweep_file(steps: &[(u32, f64, f64)]) -> ResultsFile {
+    use pgbench_results::capacity::{peak_step, Capacity, Kind, Step};
+    let steps: Vec<Step> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, &(clients, tps, median_us))| {
+            let mut spec = Spec::tpcb(i as u64 + 1, 20, tps, median_us);
+            spec.settings.clients = clients as usize;
+            let mut file = ResultsFile::from_run(run(&spec), RunMeta::default());
+            // The curve's tps exactly as given, so that the peak and knee fall where
+            // the test puts them.
+            file.summary.tps = Some(tps);
+            Step {
+                step: i as u32 + 1,
+                value: clients.to_string(),
+                round: 1,
+                role: None,
+                verdict: None,
+                file,
+            }
+        })
+        .collect();
+    let mut values: Vec<String> = Vec::new();
+    for s in &steps {
+        if !values.contains(&s.value) {
+            values.push(s.value.clone());
+        }
+    }
+    let mut capacity = Capacity {
+        kind: Kind::Sweep,
+        parameter: "clients".into(),
+        values,
+        repeat: 1,
+        search: None,
+        found: None,
+        representative: None,
+        stopped: None,
+    };
+    capacity.representative = peak_step(&capacity, &steps);
+    let mut doc = steps
+        .iter()
+        .find(|s| Some(s.step) == capacity.representative)
+        .unwrap()
+        .file
+        .clone();
+    doc.capacity = Some(capacity);
+    doc.steps = steps;
+    doc
+}
+
+/// #43, the sweep page: the knee's and the peak's names, at values close together,
+/// were drawn over each other; a repeated value's p99 band went below 0 ms; and a
+/// clients sweep, a rate sweep and a search were drawn on one "clients" axis.
+#[test]
+fn issue_43_a_sweep_page_keeps_its_marks_names_apart_and_its_bands_above_0() {
+    let dir = scratch("sweep-page");
+    // Linear axis (100 to 399 clients); the knee at 300 (80.3% efficiency), the peak
+    // at 303 (79.9%), a few pixels apart; 100 clients three times, their p99s far
+    // apart about a small mean.
+    let steps = [
+        (100, 1000.0, 100.0),
+        (100, 1000.0, 100.0),
+        (100, 1000.0, 8000.0),
+        (200, 2000.0, 1000.0),
+        (300, 2410.0, 1000.0),
+        (303, 2420.0, 1000.0),
+        (399, 2000.0, 1000.0),
+    ];
+    let arg = |p: &Path| p.to_str().unwrap().to_string();
+    let mut files = Vec::new();
+    for name in ["before-the-change", "after-the-change"] {
+        let path = dir.join(format!("{name}.json"));
+        std::fs::write(&path, sweep_file(&steps).to_json()).unwrap();
+        files.push(arg(&path));
+    }
+    let page = dir.join("sweep.html");
+    let out = report_cmd(&["html", &files[0], &files[1], "-o", &arg(&page)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    // A sweep of another parameter on the same page: refused, as compare refuses it.
+    let mut rates = sweep_file(&steps);
+    rates.capacity.as_mut().unwrap().parameter = "rate".into();
+    let rates_path = dir.join("rates.json");
+    std::fs::write(&rates_path, rates.to_json()).unwrap();
+    let mixed = dir.join("mixed.html");
+    let out = report_cmd(&["html", &files[0], &arg(&rates_path), "-o", &arg(&mixed)]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        "pgbench-report: error: before-the-change.json is a sweep of clients, rates.json a sweep of rate: their curves have no axis in common; draw each on a page of its own\n"
+    );
+    assert!(!mixed.exists());
+
+    let Some(c) = check_page(&page, &dir.join("sweep.png")) else {
+        return;
+    };
+    assert!(c.problems.is_empty(), "{:#?}", c.problems);
+    let names: Vec<&str> = c
+        .labels
+        .iter()
+        .filter(|l| l.0 == "chart-sweep-tps")
+        .map(|l| l.1.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "before-the-change.json: peak",
+            "after-the-change.json: peak",
+            "before-the-change.json: knee",
+            "after-the-change.json: knee"
+        ]
+    );
+    assert_eq!(c.overlapping_labels(), Vec::new(), "{:#?}", c.labels);
+    // Every band's lower bound at 0 or above, and the case is there: one at 0.
+    for (id, data) in c.data.iter().filter(|d| d.0.starts_with("chart-sweep")) {
+        let legend = &c.legends.iter().find(|l| &l.0 == id).unwrap().1;
+        let lows: Vec<f64> = legend
+            .iter()
+            .enumerate()
+            .filter(|(_, name)| name.ends_with("95% low"))
+            .flat_map(|(i, _)| data[i].iter().flatten().copied())
+            .collect();
+        assert!(lows.iter().all(|v| *v >= 0.0), "{id}: {lows:?}");
+        if id == "chart-sweep-p99" {
+            assert!(lows.contains(&0.0), "{id}: {lows:?}");
+        }
+    }
+}
+
+/// #43 as a CI job meets it: a gate over sweeps with a point missing, or a file of no
+/// steps, exits 4 (undecided), not 0; `check --fail-if-warnings` fails a sweep a
+/// signal stopped after its first step; `show` of a file whose representative step is
+/// not there, or whose tps is negative, is an error (status 1), not half a report.
+#[test]
+fn issue_43_gates_checks_and_show_of_sweeps_need_their_data() {
+    let dir = scratch("sweep-gates");
+    let arg = |p: &Path| p.to_str().unwrap().to_string();
+    let write = |name: &str, doc: &ResultsFile| {
+        let path = dir.join(format!("{name}.json"));
+        std::fs::write(&path, doc.to_json()).unwrap();
+        arg(&path)
+    };
+    let full = sweep_file(&[(1, 100.0, 1000.0), (2, 200.0, 1000.0), (4, 400.0, 1000.0)]);
+    let base = write("base", &full);
+    let short = write(
+        "short",
+        &sweep_file(&[(1, 100.0, 1000.0), (2, 200.0, 1000.0)]),
+    );
+    let out = report_cmd(&["compare", &base, &short, "--fail-if", "tps<-5%"]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains(
+            "pgbench-report: undecided: clients=4: not in short.json (only in base.json)"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+    let mut empty = full.clone();
+    empty.steps.clear();
+    empty.capacity.as_mut().unwrap().representative = None;
+    let empty = write("empty", &empty);
+    let out = report_cmd(&["compare", &base, &empty, "--fail-if", "tps<-5%"]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("no point of clients compared: empty.json has no steps"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Stopped by SIGINT in step 2's warm-up: step 2 was left out, step 1 is sound.
+    let mut stopped = sweep_file(&[(1, 100.0, 1000.0)]);
+    let c = stopped.capacity.as_mut().unwrap();
+    c.values = vec!["1".into(), "2".into(), "4".into()];
+    c.stopped = Some("interrupted by SIGINT after 1 step(s) of 3".into());
+    for s in &mut stopped.steps {
+        s.file.warnings.clear();
+    }
+    let stopped = write("stopped", &stopped);
+    let out = report_cmd(&["check", &stopped, "--fail-if-warnings"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).starts_with(&format!(
+            "{stopped}: 1 warning in 1 steps\n  warning: interrupted: the sweep stopped early (interrupted by SIGINT after 1 step(s) of 3)"
+        )),
+        "{}",
+        text(&out.stdout)
+    );
+
+    // A run that rode through an outage at 30 s (5 s down, 10 s back to 95%): with
+    // --expect-outages, the dip is no unsteadiness.
+    let mut r = run(&Spec::tpcb(5, 60, 1000.0, 1000.0));
+    r.scale = 100;
+    let origin = 1_700_000_000_000_000_i64;
+    for (i, second) in r.series.iter_mut().enumerate() {
+        second.counts.cnt = match i {
+            30..=34 => 0,
+            35..=44 => 100 + 85 * (i as i64 - 35),
+            _ => 1000,
+        };
+    }
+    r.availability = Some(pgbench_results::availability::Availability {
+        reconnect_timeout_s: 60.0,
+        backoff_max_ms: 200,
+        measured_from_unix_us: origin,
+        reconnects: 4,
+        gave_up: 0,
+        failed: [("57P01".to_string(), 4)].into_iter().collect(),
+        outages: vec![pgbench_results::availability::Outage {
+            last_success_before_unix_us: Some(origin + 29_990_000),
+            first_failure_unix_us: origin + 30_001_000,
+            first_success_after_unix_us: Some(origin + 35_020_000),
+            all_back_unix_us: Some(origin + 35_100_000),
+            clients: 4,
+            failed_transactions: 4,
+            reconnects: 4,
+            tps_before: Some(1000.0),
+            back_to_95_unix_us: Some(origin + 45_000_000),
+        }],
+    });
+    let outage = write("outage", &ResultsFile::from_run(r, RunMeta::default()));
+    let out = report_cmd(&["check", &outage]);
+    assert!(
+        text(&out.stdout).contains("warning: tps_not_steady: "),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = report_cmd(&["check", &outage, "--expect-outages"]);
+    let said = text(&out.stdout);
+    assert!(
+        !said.contains("tps_not_steady") && !said.contains("outages:"),
+        "{said}"
+    );
+
+    let mut edited: serde_json::Value = serde_json::from_str(&full.to_json()).unwrap();
+    edited["capacity"]["representative"] = serde_json::json!(9);
+    let nowhere = dir.join("nowhere.json");
+    std::fs::write(&nowhere, edited.to_string()).unwrap();
+    edited["capacity"]["representative"] = serde_json::json!(1);
+    edited["steps"][1]["file"]["summary"]["tps"] = serde_json::json!(-200.0);
+    let negative = dir.join("negative.json");
+    std::fs::write(&negative, edited.to_string()).unwrap();
+    for (file, said) in [
+        (
+            &nowhere,
+            "capacity.representative is 9, but the file has no step 9 (its steps: 1, 2, 3)",
+        ),
+        (
+            &negative,
+            "steps[1].file.summary.tps is -200: no run measures a negative tps",
+        ),
+    ] {
+        let out = report_cmd(&["show", &arg(file)]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+        assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+        assert_eq!(
+            text(&out.stderr),
+            format!(
+                "pgbench-report: error: {}: invalid results file: {said}{}\n",
+                arg(file),
+                if said.starts_with("capacity") {
+                    ": the file was edited or cut short"
+                } else {
+                    ""
+                }
+            )
+        );
+    }
+}

@@ -259,7 +259,7 @@ fn sweep(v: &str) -> Result<(Parameter, Vec<String>), CapacityError> {
                 .ok()
                 .filter(|n| (1..=i64::from(i32::MAX)).contains(n))
                 .is_none()
-                .then_some("a client count is a whole number from 1 up"),
+                .then_some("a client count is a whole number from 1 to 2147483647"),
             Parameter::Rate => {
                 let r = atof(value);
                 (!(r.is_finite() && r > 0.0))
@@ -348,7 +348,12 @@ mod tests {
         let err = |o: &[(Opt, &str)], r| plan(o, r).unwrap_err().to_string();
         assert_eq!(
             err(&[(Opt::Sweep, "clients=1,0")], run()),
-            "invalid --sweep value \"0\" for clients: a client count is a whole number from 1 up"
+            "invalid --sweep value \"0\" for clients: a client count is a whole number from 1 to 2147483647"
+        );
+        // #43: the most is said, not "from 1 up".
+        assert_eq!(
+            err(&[(Opt::Sweep, "clients=4294967297")], run()),
+            "invalid --sweep value \"4294967297\" for clients: a client count is a whole number from 1 to 2147483647"
         );
         assert!(err(&[(Opt::Sweep, "clients")], run())
             .starts_with("invalid --sweep \"clients\": expected NAME=V1"));

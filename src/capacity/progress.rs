@@ -33,7 +33,11 @@ impl StepStart {
         let mut line = format!("step {}{of}: {}", self.step, self.what);
         if let Some(s) = self.left_s {
             let about = if self.at_most { "at most" } else { "about" };
-            line.push_str(&format!("; {about} {} left", duration(s)));
+            // Rounded, a step of half a second was "about 0 s left" (#43).
+            match s < 1.0 {
+                true => line.push_str("; under 1 s left"),
+                false => line.push_str(&format!("; {about} {} left", duration(s))),
+            }
         }
         if let Some(best) = &self.best {
             line.push_str(&format!("; best so far: {best}"));
@@ -42,9 +46,10 @@ impl StepStart {
     }
 }
 
-/// `45 s`, `3 min 5 s`, `2 h 10 min`.
+/// `45 s`, `3 min 5 s`, `2 h 10 min`: rounded up, as time left is best not
+/// promised short.
 pub fn duration(s: f64) -> String {
-    let s = s.max(0.0).round() as u64;
+    let s = s.max(0.0).ceil() as u64;
     match s {
         0..=59 => format!("{s} s"),
         60..=3599 => match s % 60 {
@@ -128,6 +133,25 @@ mod tests {
         assert_eq!(duration(185.0), "3 min 5 s");
         assert_eq!(duration(120.0), "2 min");
         assert_eq!(duration(7800.0), "2 h 10 min");
+    }
+
+    /// #43: a last step of under a second was announced "about 0 s left".
+    #[test]
+    fn issue_43_time_left_is_rounded_up_and_under_a_second_said_so() {
+        let line = |left_s: f64| {
+            StepStart {
+                step: 3,
+                of: 3,
+                at_most: false,
+                what: "clients=4".into(),
+                left_s: Some(left_s),
+                best: None,
+            }
+            .line()
+        };
+        assert_eq!(line(0.4), "step 3/3: clients=4; under 1 s left");
+        assert_eq!(line(1.2), "step 3/3: clients=4; about 2 s left");
+        assert_eq!(duration(59.2), "1 min");
     }
 
     fn step(n: u32, value: &str, tps: f64, met: Option<bool>) -> Step {

@@ -114,6 +114,11 @@ fn condition(part: &str, whole: &str) -> Result<Condition, TargetError> {
         }
     };
     let limit = limit.trim();
+    if limit.is_empty() {
+        return Err(value(
+            "the limit is missing after the comparison (p99<=20ms, failed<=0.1%)",
+        ));
+    }
     let limit = match measure {
         Measure::Failed | Measure::Late => {
             let n = limit
@@ -128,8 +133,16 @@ fn condition(part: &str, whole: &str) -> Result<Condition, TargetError> {
         _ => {
             let (n, unit) = split_unit(limit)
                 .ok_or_else(|| value("a latency takes a unit: us, ms or s (p99<=20ms)"))?;
+            let n: f64 = n
+                .parse()
+                .map_err(|_| value("the latency limit is not a number (p99<=20ms)"))?;
             let us = n * unit;
-            if !(us.is_finite() && us > 0.0) {
+            if us > MAX_LIMIT_US {
+                return Err(value(
+                    "the latency limit is too large: at most 3600s (1 hour), the longest latency a run's histogram tells apart",
+                ));
+            }
+            if us.is_nan() || us <= 0.0 {
                 return Err(value("a latency limit is above 0"));
             }
             us
@@ -142,11 +155,16 @@ fn condition(part: &str, whole: &str) -> Result<Condition, TargetError> {
     })
 }
 
-/// `20ms` as (20, 1000): the number and its unit in µs.
-fn split_unit(text: &str) -> Option<(f64, f64)> {
+/// The largest latency limit, µs: an hour, the most the latency histograms tell
+/// apart (a longer latency counts as an hour), so any limit above is met by every
+/// run. `1e308ms` was refused as "not above 0" (#43).
+const MAX_LIMIT_US: f64 = 3_600e6;
+
+/// `20ms` as ("20", 1000): the number's text and its unit in µs.
+fn split_unit(text: &str) -> Option<(&str, f64)> {
     for (suffix, us) in [("us", 1.0), ("ms", 1e3), ("s", 1e6)] {
         if let Some(n) = text.strip_suffix(suffix) {
-            return Some((n.trim().parse().ok()?, us));
+            return Some((n.trim(), us));
         }
     }
     None
@@ -242,6 +260,37 @@ mod tests {
             Target::parse("p99<=20").unwrap_err().to_string(),
             "invalid --find-max-rate target \"p99<=20\": a latency takes a unit: us, ms or s (p99<=20ms)"
         );
+    }
+
+    /// #43: `p99<=1e308ms` was "a latency limit is above 0" and `p99<=` "a latency
+    /// takes a unit": each now says what is wrong.
+    #[test]
+    fn issue_43_a_limit_too_large_or_missing_is_told_as_such() {
+        let why = |t: &str| {
+            let e = Target::parse(t).unwrap_err().to_string();
+            let prefix = format!("invalid --find-max-rate target \"{t}\": ");
+            e.strip_prefix(&prefix).unwrap_or(&e).to_string()
+        };
+        for t in ["p99<=1e308ms", "p99<=infs", "avg<=3600001ms", "p50<3601s"] {
+            let w = why(t);
+            assert!(
+                w.starts_with("the latency limit is too large: at most 3600s"),
+                "{t}: {w}"
+            );
+        }
+        assert!(Target::parse("p99<=3600s").is_ok());
+        for t in ["p99<=", "p99< ", "failed<=", "avg<=20ms,p99<="] {
+            assert_eq!(
+                why(t),
+                "the limit is missing after the comparison (p99<=20ms, failed<=0.1%)",
+                "{t}"
+            );
+        }
+        assert_eq!(
+            why("p99<=xms"),
+            "the latency limit is not a number (p99<=20ms)"
+        );
+        assert_eq!(why("p99<=0ms"), "a latency limit is above 0");
     }
 
     #[test]

@@ -49,6 +49,24 @@ pub struct PageCheck {
     pub data: Vec<(String, Vec<Vec<Option<f64>>>)>,
     /// id -> the names of its series, the x axis's first.
     pub legends: Vec<(String, Vec<String>)>,
+    /// (chart id, a mark's name, where it was drawn: left, top, width, height)
+    pub labels: Vec<(String, String, [f64; 4])>,
+}
+
+impl PageCheck {
+    /// The names of marks drawn over each other on one chart.
+    pub fn overlapping_labels(&self) -> Vec<(String, String, String)> {
+        let mut found = Vec::new();
+        for (i, (chart, a, [l, t, w, h])) in self.labels.iter().enumerate() {
+            for (chart2, b, [l2, t2, w2, h2]) in &self.labels[i + 1..] {
+                let apart = l + w <= *l2 || l2 + w2 <= *l || t + h <= *t2 || t2 + h2 <= *t;
+                if chart == chart2 && !apart {
+                    found.push((chart.clone(), a.clone(), b.clone()));
+                }
+            }
+        }
+        found
+    }
 }
 
 /// The value of `KEY=value` among a line's words.
@@ -95,6 +113,16 @@ pub fn check_page(page: &Path, shot: &Path) -> Option<PageCheck> {
                 let (id, values) = rest.split_once(' ').unwrap();
                 c.data
                     .push((id.to_string(), serde_json::from_str(values).unwrap()));
+            }
+            "label" => {
+                let (id, json) = rest.split_once(' ').unwrap();
+                let v: serde_json::Value = serde_json::from_str(json).unwrap();
+                let n = |k: &str| v[k].as_f64().unwrap();
+                c.labels.push((
+                    id.to_string(),
+                    v["text"].as_str().unwrap().to_string(),
+                    [n("left"), n("top"), n("width"), n("height")],
+                ));
             }
             "legend" => {
                 let (id, names) = rest.split_once(' ').unwrap();

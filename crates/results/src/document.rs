@@ -6,6 +6,10 @@
 //! `pgbench-report show` prints the report byte for byte. Floats are written in
 //! serde_json's shortest round-trip form and read back bit-exact (`float_roundtrip`).
 //!
+//! A file that holds what no run measures (a negative count, tps or latency; a
+//! representative step it does not have) is refused as it is read, naming the
+//! field (`document/impossible.rs`).
+//!
 //! Each figure is stored once: a pgbench-rs run's histogram and timeline are its
 //! `run`'s (`run.histogram`, `run.series`), given by [`ResultsFile::histogram`] and
 //! [`ResultsFile::timeline`]; the top-level `histogram` and `timeline` hold an
@@ -25,8 +29,10 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+mod impossible;
 pub mod steps;
 
+pub use impossible::Impossible;
 use steps::{Capacity, Step};
 
 /// The version of the document format this library writes. Version 2 added
@@ -88,6 +94,8 @@ pub enum DocumentError {
     SchemaVersion { found: u64 },
     #[error("invalid results file: {0}")]
     Invalid(#[source] serde_json::Error),
+    #[error("invalid results file: {0}")]
+    Impossible(#[from] Impossible),
 }
 
 /// The program that wrote the file.
@@ -365,6 +373,7 @@ impl ResultsFile {
             doc.imported_histogram = None;
             doc.imported_timeline = None;
         }
+        impossible::check(&doc)?;
         Ok(doc)
     }
 }

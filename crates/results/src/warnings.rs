@@ -5,10 +5,11 @@
 //! not have: those that need `--server-stats`, or a per-second series). How the run
 //! ended (a signal, transactions cut, aborts, nothing measured) is checked in
 //! `warnings/ending.rs`; the outages a `--reconnect` run rode through in
-//! `warnings/outages.rs`.
+//! `warnings/outages.rs`; a sweep's or search's missing steps in `warnings/steps.rs`.
 
 mod ending;
 pub mod outages;
+pub mod steps;
 
 use crate::compare::interval;
 pub use crate::run::client_cpu::ClientCpu;
@@ -89,20 +90,33 @@ pub fn check(run: &RunResult) -> Checks {
         } else {
             "the run recorded no per-second series (--export-json or --export-html records one)"
         };
-        for code in ["tps_not_steady", "too_short_to_compare", "cold_start"] {
-            let told = c.warnings.iter().any(|w| w.code == code);
-            if !told {
+        let unchecked = |code: &str, c: &mut Checks| {
+            if !c.warnings.iter().any(|w| w.code == code) {
                 c.not_checked.push(not_checked(code, why));
             }
-        }
+        };
+        unchecked("tps_not_steady", &mut c);
+        // The run's length needs no whole second to be judged.
+        too_short(run, &tps, &mut c);
+        unchecked("cold_start", &mut c);
     } else {
         steadiness(&tps, &mut c);
-        too_short(&tps, &mut c);
+        too_short(run, &tps, &mut c);
         if !c.warnings.iter().any(|w| w.code == "cold_start") {
             cold_start(run, &tps, &mut c);
         }
     }
     c
+}
+
+/// The seconds the run measured: its series' (whole seconds and the last one's
+/// length), which is what `compare` cuts into batches; without a series, the
+/// measured part's length.
+fn measured_s(run: &RunResult) -> f64 {
+    if run.series.is_empty() {
+        return run.bench_duration_us.max(0.0) / 1e6;
+    }
+    run.series.iter().map(|s| s.length_s.unwrap_or(1.0)).sum()
 }
 
 /// tps of each whole second of the series (a partial last second is left out).
@@ -319,20 +333,48 @@ fn steadiness(tps: &[f64], c: &mut Checks) {
     }
 }
 
-fn too_short(tps: &[f64], c: &mut Checks) {
+/// One rule, whatever ended the run (`-T`, `-t`, a signal): the run's measured
+/// seconds cut into batches of the length `compare` would take must make at least
+/// [`interval::MIN_BATCHES`]. A run with fewer than two whole seconds has no
+/// autocorrelation to size a batch by, so the shortest batch (2 s) is taken: such a
+/// run is too short either way. Before, a `-t` run under a second was left
+/// unchecked while a 2 s one warned, and a `-T 1` step whose one second came out
+/// partial was left unchecked while one whose second was whole warned (#43).
+fn too_short(run: &RunResult, tps: &[f64], c: &mut Checks) {
+    if run.bench_duration_us <= 0.0 && run.series.is_empty() {
+        if !c.warnings.iter().any(|w| w.code == "too_short_to_compare") {
+            c.not_checked
+                .push(not_checked("too_short_to_compare", "nothing was measured"));
+        }
+        return;
+    }
+    let seconds = measured_s(run);
     let len = interval::batch_length(tps);
-    let batches = tps.len() / len;
+    if run.series.is_empty() && seconds >= (len * interval::MIN_BATCHES) as f64 {
+        // Long enough for the shortest batches; whether for the run's own is for its
+        // series to say, and it has none.
+        c.not_checked.push(not_checked(
+            "too_short_to_compare",
+            "the run recorded no per-second series (--export-json or --export-html records one)",
+        ));
+        return;
+    }
+    let batches = (seconds / len as f64).floor() as usize;
     if batches < interval::MIN_BATCHES {
+        let shown = if seconds.fract() == 0.0 {
+            format!("{seconds}")
+        } else {
+            format!("{seconds:.1}")
+        };
         c.warnings.push(warning(
             "too_short_to_compare",
             format!(
-                "{} s make {batches} batch(es) of {len} s where compare needs {}, so compare cannot put an interval on this run alone: run longer or repeat it at least {} times",
-                tps.len(),
+                "{shown} s make {batches} batch(es) of {len} s where compare needs {}, so compare cannot put an interval on this run alone: run longer or repeat it at least {} times",
                 interval::MIN_BATCHES,
                 interval::MIN_RUNS
             ),
             &[
-                ("seconds", tps.len() as f64),
+                ("seconds", seconds),
                 ("batch_s", len as f64),
                 ("batches", batches as f64),
             ],

@@ -2,7 +2,8 @@
 //! results file's validity warnings (and the checks its run could not have); for CI,
 //! exits with [`EXIT_WARNINGS`] under `--fail-if-warnings` when any file has a
 //! warning. `--expect-outages` leaves out the outages a `--reconnect` run was made to
-//! measure. A sweep's or search's file is checked step by step.
+//! measure, and judges its steadiness without them. A sweep's or search's file is
+//! checked as a whole (steps it never ran), then step by step.
 
 use super::cli::CheckArgs;
 use super::error::{usage, VerbError, EXIT_OK};
@@ -27,7 +28,6 @@ fn checks(doc: &ResultsFile) -> warnings::Checks {
 /// The verb.
 pub fn verb(args: CheckArgs) -> Result<u8, VerbError> {
     let (files, fail) = (args.files, args.fail_if_warnings);
-    let expected = |w: &warnings::Warning| args.expect_outages && w.code == warnings::outages::CODE;
     if files.is_empty() {
         return Err(usage("check needs at least one results file"));
     }
@@ -35,25 +35,37 @@ pub fn verb(args: CheckArgs) -> Result<u8, VerbError> {
     let mut warned = false;
     for f in &files {
         let doc = read_doc(f)?;
-        // A sweep's or search's steps, each checked as a run of its own.
-        let mut each: Vec<(String, warnings::Checks)> = match &doc.capacity {
-            Some(c) => doc
-                .steps
-                .iter()
-                .map(|s| {
-                    let at = pgbench_results::capacity::table::at(c, &s.value);
-                    (format!("step {} ({at}): ", s.step), checks(&s.file))
-                })
-                .collect(),
-            None => vec![(String::new(), checks(&doc))],
+        // A sweep's or search's steps, each checked as a run of its own, after the
+        // steps as a whole (steps it never ran).
+        let mut each: Vec<(String, warnings::Checks, Option<&ResultsFile>)> = match &doc.capacity {
+            Some(c) => {
+                let whole = warnings::Checks {
+                    warnings: warnings::steps::check(c, &doc.steps).into_iter().collect(),
+                    not_checked: Vec::new(),
+                };
+                std::iter::once((String::new(), whole, None))
+                    .chain(doc.steps.iter().map(|s| {
+                        let at = pgbench_results::capacity::table::at(c, &s.value);
+                        (
+                            format!("step {} ({at}): ", s.step),
+                            checks(&s.file),
+                            Some(&s.file),
+                        )
+                    }))
+                    .collect()
+            }
+            None => vec![(String::new(), checks(&doc), Some(&doc))],
         };
-        for (_, c) in each.iter_mut() {
-            c.warnings.retain(|w| !expected(w));
+        if args.expect_outages {
+            for (_, c, file) in each.iter_mut() {
+                let run = file.and_then(|f| f.run.as_ref());
+                warnings::outages::expected(run, &mut c.warnings);
+            }
         }
-        let count: usize = each.iter().map(|(_, c)| c.warnings.len()).sum();
+        let count: usize = each.iter().map(|(_, c, _)| c.warnings.len()).sum();
         warned |= count > 0;
         let steps = match &doc.capacity {
-            Some(_) => format!(" in {} steps", each.len()),
+            Some(_) => format!(" in {} steps", doc.steps.len()),
             None => String::new(),
         };
         text.push_str(&match count {
@@ -61,7 +73,7 @@ pub fn verb(args: CheckArgs) -> Result<u8, VerbError> {
             1 => format!("{f}: 1 warning{steps}\n"),
             n => format!("{f}: {n} warnings{steps}\n"),
         });
-        for (step, c) in &each {
+        for (step, c, _) in &each {
             for line in warnings::render(&c.warnings).lines() {
                 text.push_str(&format!("  {step}{line}\n"));
             }

@@ -41,6 +41,8 @@ pub enum VerbError {
     Merge(#[from] MergeError),
     #[error(transparent)]
     SweepCompare(#[from] pgbench_results::capacity::compare::SweepCompareError),
+    #[error(transparent)]
+    Html(#[from] pgbench_results::html::CurveError),
     #[error("{file}: cannot write: {message}")]
     Write { file: String, message: String },
     #[error(transparent)]

@@ -196,6 +196,7 @@ fn html_verb(args: HtmlArgs) -> Result<u8, VerbError> {
         .zip(labels(&files))
         .map(|(f, label)| Ok((label, read_doc(f)?)))
         .collect::<Result<Vec<_>, VerbError>>()?;
+    pgbench_results::html::check_files(&docs)?;
     write_out(&output, &pgbench_results::html::render_page(&docs))?;
     Ok(EXIT_OK)
 }

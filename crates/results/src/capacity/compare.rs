@@ -2,7 +2,8 @@
 //! the files' steps at that value are compared as `compare` compares runs (one step a
 //! side: batch means over its seconds; repeats of 3 or more a side: Welch's t over
 //! them), for tps, p99, the failed share and (TPC-C) NOPM; `--fail-if` gates are
-//! checked at every point. Values some file did not run are named, not compared.
+//! checked at every point. Values some file did not run are named, not compared, and
+//! leave a gate undecided there.
 
 use super::{Capacity, Step};
 use crate::compare::{self, CompareError, Comparison, Gate, GateFinding, Side};
@@ -54,6 +55,8 @@ pub struct SweepComparison {
     pub points: Vec<PointComparison>,
     /// Values some file did not run: the value and the labels of the files that did.
     pub unmatched: Vec<(String, Vec<String>)>,
+    /// How many steps each file has, in the files' order.
+    pub steps: Vec<usize>,
 }
 
 /// Whether any of the files has steps (then all must).
@@ -139,6 +142,7 @@ pub fn compare(files: &[(String, ResultsFile)]) -> Result<SweepComparison, Sweep
         capacity: first.clone(),
         points,
         unmatched,
+        steps: files.iter().map(|(_, d)| d.steps.len()).collect(),
     })
 }
 
@@ -210,6 +214,9 @@ pub fn render(c: &SweepComparison) -> String {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
+    for (label, _) in c.labels.iter().zip(&c.steps).filter(|(_, n)| **n == 0) {
+        let _ = writeln!(out, "not compared: {label} has no steps");
+    }
     for (v, had) in &c.unmatched {
         let _ = writeln!(
             out,
@@ -237,10 +244,14 @@ pub fn render(c: &SweepComparison) -> String {
     out
 }
 
-/// What `gate` finds at every point, each finding named by its point.
+/// What `gate` finds at every point, each finding named by its point. A point some
+/// file did not run is undecided, as a figure the files lack is: the gate cannot be
+/// checked there, and a CI job gated on the sweep must not pass blind (#43). So is a
+/// comparison with no point at all (a file with no steps).
 pub fn check(gate: &Gate, c: &SweepComparison) -> Vec<GateFinding> {
     let name = &c.capacity.parameter;
-    c.points
+    let mut found: Vec<GateFinding> = c
+        .points
         .iter()
         .flat_map(|p| {
             gate.check(&p.comparison).into_iter().map(move |f| match f {
@@ -252,5 +263,37 @@ pub fn check(gate: &Gate, c: &SweepComparison) -> Vec<GateFinding> {
                 }
             })
         })
-        .collect()
+        .collect();
+    for (v, had) in &c.unmatched {
+        let lacking: Vec<&str> = c
+            .labels
+            .iter()
+            .filter(|l| !had.contains(l))
+            .map(String::as_str)
+            .collect();
+        found.push(GateFinding::Undecided(format!(
+            "{name}={v}: not in {} (only in {}), so --fail-if '{}' cannot be checked there",
+            lacking.join(", "),
+            had.join(", "),
+            gate.text
+        )));
+    }
+    if c.points.is_empty() {
+        let empty: Vec<&str> = c
+            .labels
+            .iter()
+            .zip(&c.steps)
+            .filter(|(_, n)| **n == 0)
+            .map(|(l, _)| l.as_str())
+            .collect();
+        let why = match empty.as_slice() {
+            [] => "the files have no value of it in common".to_string(),
+            files => format!("{} has no steps", files.join(", ")),
+        };
+        found.push(GateFinding::Undecided(format!(
+            "no point of {name} compared: {why}, so --fail-if '{}' cannot be checked",
+            gate.text
+        )));
+    }
+    found
 }

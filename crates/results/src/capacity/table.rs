@@ -255,7 +255,7 @@ fn search_closing(capacity: &Capacity, steps: &[Step]) -> String {
             };
             format!(
                 "found: -R {} (p99 {} ms, failed {}{nopm}; {times})",
-                fmt_f(rate, 1),
+                rate_text(rate),
                 number(f.p99_ms, 3),
                 percent(f.failed_pct)
             )
@@ -265,7 +265,7 @@ fn search_closing(capacity: &Capacity, steps: &[Step]) -> String {
     match &found.first_miss {
         Some(m) => out.push_str(&format!(
             "; first rate that missed: -R {} ({})",
-            fmt_f(m.rate, 1),
+            rate_text(m.rate),
             m.why
         )),
         None if found.rate.is_some() => out.push_str("; no rate tried missed"),
@@ -280,6 +280,13 @@ fn search_closing(capacity: &Capacity, steps: &[Step]) -> String {
     }
     out.push('\n');
     out
+}
+
+/// A rate as `-R` ran it: every digit it was given (the search gives 4 significant
+/// ones), so the line can be run again as it reads. One decimal showed `-R 9.172` as
+/// `-R 9.2` (#43).
+pub fn rate_text(rate: f64) -> String {
+    format!("{rate}")
 }
 
 /// Everything `show` prints of the steps: the opening, the header and every step's

@@ -158,15 +158,64 @@ fn two_sweeps_compare_point_by_point_and_gates_name_the_point() {
     );
     let gate = crate::compare::Gate::parse("tps<-10%").unwrap();
     let found = compare::check(&gate, &c);
-    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found.len(), 2, "{found:?}");
     assert!(
         matches!(&found[0], crate::compare::GateFinding::Regression(m) if m.starts_with("clients=4: "))
+    );
+    // The point only b.json ran cannot be checked: undecided, not passed.
+    assert!(
+        matches!(&found[1], crate::compare::GateFinding::Undecided(m) if m.starts_with("clients=8: not in a.json (only in b.json)")),
+        "{found:?}"
     );
     let plain = ("run.json".to_string(), step_file(1, 100.0, 1, None));
     assert!(matches!(
         compare::compare(&[files[0].clone(), plain]),
         Err(compare::SweepCompareError::NotASweep { .. })
     ));
+}
+
+/// #43: a gate over sweeps passed when a point was missing from one file, or a file
+/// had no steps: every point "not compared", exit 0. Both are undecided now.
+#[test]
+fn issue_43_a_gate_is_undecided_at_a_missing_point_and_for_a_file_without_steps() {
+    use crate::compare::GateFinding;
+    let gate = crate::compare::Gate::parse("tps<-5%").unwrap();
+    let undecided = |found: &[GateFinding]| {
+        found
+            .iter()
+            .map(|f| match f {
+                GateFinding::Undecided(m) => m.clone(),
+                GateFinding::Regression(m) => panic!("no regression expected: {m}"),
+            })
+            .collect::<Vec<_>>()
+    };
+    // The same curve, one point fewer in b.json.
+    let a = sweep(&[1, 2, 4], 1, |c, _| 100.0 * c as f64);
+    let b = sweep(&[1, 2], 1, |c, _| 100.0 * c as f64);
+    let files = vec![("a.json".to_string(), a), ("b.json".to_string(), b)];
+    let c = compare::compare(&files).unwrap();
+    let found = undecided(&compare::check(&gate, &c));
+    assert_eq!(
+        found,
+        ["clients=4: not in b.json (only in a.json), so --fail-if 'tps<-5%' cannot be checked there"]
+    );
+    // b.json a sweep of no steps: no point at all is compared.
+    let mut empty = files[1].1.clone();
+    empty.steps.clear();
+    let files = vec![files[0].clone(), ("b.json".to_string(), empty)];
+    let c = compare::compare(&files).unwrap();
+    assert!(c.points.is_empty());
+    let found = undecided(&compare::check(&gate, &c));
+    assert_eq!(found.len(), 4, "{found:?}");
+    assert_eq!(
+        found[3],
+        "no point of clients compared: b.json has no steps, so --fail-if 'tps<-5%' cannot be checked"
+    );
+    assert!(
+        compare::render(&c).contains("not compared: b.json has no steps\n"),
+        "{}",
+        compare::render(&c)
+    );
 }
 
 #[test]
@@ -305,8 +354,19 @@ fn a_search_says_the_rate_found_and_the_first_that_missed() {
         "{last}"
     );
     assert!(
-        last.ends_with("first rate that missed: -R 1000.0 (p99 31.200 ms > 20 ms)"),
+        last.ends_with("first rate that missed: -R 1000 (p99 31.200 ms > 20 ms)"),
         "{last}"
+    );
+    // #43: the rates as -R ran them, every digit: `-R 9.172` was shown as `-R 9.2`.
+    let mut slow = capacity.clone();
+    let found = slow.found.as_mut().unwrap();
+    found.rate = Some(9.172);
+    found.first_miss.as_mut().unwrap().rate = 9.655;
+    let closing = table::closing(&slow, &steps);
+    assert!(closing.starts_with("found: -R 9.172 (p99 "), "{closing}");
+    assert!(
+        closing.contains("; first rate that missed: -R 9.655 ("),
+        "{closing}"
     );
     let c = curve::curve(&capacity, &steps);
     assert_eq!(

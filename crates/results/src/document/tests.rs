@@ -316,3 +316,59 @@ fn what_is_not_a_results_file_is_told_apart_from_broken_json() {
         Err(DocumentError::Invalid(_))
     ));
 }
+
+/// #43: a hand-edited file's negative tps (or count, or latency) was read as a
+/// figure, and a sweep whose `capacity.representative` named no step made `show`
+/// print half a report. Both are refused on read, naming the field.
+#[test]
+fn issue_43_impossible_figures_and_a_missing_representative_step_are_refused() {
+    let good = ResultsFile::from_run(run(&Spec::tpcb(3, 10, 500.0, 2000.0)), meta());
+    let json: serde_json::Value = serde_json::from_str(&good.to_json()).unwrap();
+    assert!(ResultsFile::from_json(&good.to_json()).is_ok());
+    let refused = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = json.clone();
+        edit(&mut v);
+        match ResultsFile::from_json(&v.to_string()) {
+            Err(e @ DocumentError::Impossible(_)) => e.to_string(),
+            other => panic!("not refused: {other:?}"),
+        }
+    };
+    assert_eq!(
+        refused(&|v| v["summary"]["tps"] = serde_json::json!(-5.0)),
+        "invalid results file: summary.tps is -5: no run measures a negative tps"
+    );
+    assert_eq!(
+        refused(&|v| v["run"]["total"]["cnt"] = serde_json::json!(-1)),
+        "invalid results file: run.total.cnt is -1: no run measures a negative count"
+    );
+    assert!(
+        refused(&|v| v["summary"]["latency_avg_ms"] = serde_json::json!(-0.5))
+            .starts_with("invalid results file: summary.latency_avg_ms is -0.5:")
+    );
+    assert!(
+        refused(&|v| v["run"]["series"][2]["latency"]["max"] = serde_json::json!(-1.0))
+            .starts_with("invalid results file: run.series[2].latency.max is -1:")
+    );
+
+    // A sweep of one step whose representative is step 7.
+    let mut sweep = json.clone();
+    sweep["capacity"] = serde_json::json!({
+        "kind": "sweep", "parameter": "clients", "values": ["4"], "repeat": 1,
+        "representative": 7
+    });
+    sweep["steps"] =
+        serde_json::json!([{"step": 1, "value": "4", "round": 1, "file": json.clone()}]);
+    let e = ResultsFile::from_json(&sweep.to_string()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid results file: capacity.representative is 7, but the file has no step 7 (its steps: 1): the file was edited or cut short"
+    );
+    sweep["capacity"]["representative"] = serde_json::json!(1);
+    assert!(ResultsFile::from_json(&sweep.to_string()).is_ok());
+    // A step's own figures are held to the same rules, named by their path.
+    sweep["steps"][0]["file"]["summary"]["transactions"] = serde_json::json!(-3);
+    assert_eq!(
+        ResultsFile::from_json(&sweep.to_string()).unwrap_err().to_string(),
+        "invalid results file: steps[0].file.summary.transactions is -3: no run measures a negative count"
+    );
+}

@@ -25,7 +25,9 @@ impl Line {
         let mut l = Line::default();
         for s in stats {
             l.mean.push(s.map(|s| s.mean));
-            l.low.push(s.and_then(|s| s.low));
+            // tps, latencies and NOPM are never below 0, but a symmetric interval
+            // about a small mean of few repeats reaches there: the band stops at 0.
+            l.low.push(s.and_then(|s| s.low).map(|v| v.max(0.0)));
             l.high.push(s.and_then(|s| s.high));
         }
         l
@@ -57,6 +59,49 @@ pub struct CurveChart {
     knee: Option<f64>,
     knee_scaling: bool,
     found: Option<f64>,
+}
+
+/// Why files' curves cannot be drawn on one page.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CurveError {
+    #[error(
+        "{a} is {what_a}, {b} {what_b}: their curves have no axis in common; draw each on a page of its own"
+    )]
+    Different {
+        a: String,
+        what_a: String,
+        b: String,
+        what_b: String,
+    },
+}
+
+/// `a sweep of clients`, `a search for the highest -R`.
+fn what(c: &crate::capacity::Capacity) -> String {
+    match c.kind {
+        Kind::Sweep => format!("a sweep of {}", c.parameter),
+        Kind::Search => "a search for the highest -R".to_string(),
+    }
+}
+
+/// Whether the files' curves share their axis: every file with steps a sweep of the
+/// same parameter, or every one a search, as `compare` requires. A clients sweep, a
+/// rate sweep and a search were drawn on one "clients (log scale)" axis (#43).
+pub fn check(files: &[(String, ResultsFile)]) -> Result<(), CurveError> {
+    let mut with = files
+        .iter()
+        .filter_map(|(label, d)| Some((label, d.capacity.as_ref()?)));
+    let Some((a, first)) = with.next() else {
+        return Ok(());
+    };
+    match with.find(|(_, c)| c.kind != first.kind || c.parameter != first.parameter) {
+        Some((b, c)) => Err(CurveError::Different {
+            a: a.clone(),
+            what_a: what(first),
+            b: b.clone(),
+            what_b: what(c),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The curves of the files that have steps.

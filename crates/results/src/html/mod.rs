@@ -8,7 +8,8 @@
 //! server panels under the client's charts (`server.rs`). The summary and
 //! per-statement tables are plain HTML, and so is the list of the files' validity
 //! warnings (a run interrupted, a cold start, ...). A sweep's or capacity search's
-//! file adds its curves over the swept value first (`capacity.rs`). The data goes into
+//! file adds its curves over the swept value first (`capacity.rs`; files whose curves
+//! would share no axis are refused, [`check_files`]). The data goes into
 //! the page as JSON; `page.js` turns it into charts.
 
 use crate::compare::spec::{FigureSpec, Format};
@@ -21,6 +22,14 @@ use std::fmt::Write;
 
 mod capacity;
 mod server;
+
+pub use capacity::CurveError;
+
+/// Refuses files whose pages would mislead: sweeps of different parameters (or a
+/// sweep and a search), whose curves would share one axis.
+pub fn check_files(files: &[(String, ResultsFile)]) -> Result<(), CurveError> {
+    capacity::check(files)
+}
 
 const UPLOT_JS: &str = include_str!("../../assets/uplot/uPlot.iife.min.js");
 const UPLOT_CSS: &str = include_str!("../../assets/uplot/uPlot.min.css");
@@ -256,12 +265,27 @@ fn summary_table(files: &[(String, ResultsFile)], out: &mut String) {
 /// Each file's validity warnings, under the summary they qualify (nothing when no
 /// file has any).
 fn warning_list(files: &[(String, ResultsFile)], out: &mut String) {
-    if files.iter().all(|(_, d)| d.warnings.is_empty()) {
+    // A sweep or search stopped early (or lacking steps) says so first: its top
+    // level, one step, has nothing to say of the steps that never ran.
+    let each: Vec<Vec<crate::warnings::Warning>> = files
+        .iter()
+        .map(|(_, d)| {
+            let whole = d
+                .capacity
+                .as_ref()
+                .and_then(|c| crate::warnings::steps::check(c, &d.steps));
+            whole
+                .into_iter()
+                .chain(d.warnings.iter().cloned())
+                .collect()
+        })
+        .collect();
+    if each.iter().all(Vec::is_empty) {
         return;
     }
     out.push_str("<ul id=\"warnings\" class=\"note\">\n");
-    for (label, doc) in files {
-        for w in &doc.warnings {
+    for ((label, _), warnings) in files.iter().zip(&each) {
+        for w in warnings {
             let _ = writeln!(
                 out,
                 "<li><b>{}</b>: {}: {}</li>",

@@ -63,6 +63,7 @@
     });
     return m;
   }
+  var LINES = ["checkpoint", "peak", "knee", "found"];
   function hooks(m) {
     var each = function (kind, f) {
       return function (u) {
@@ -84,24 +85,51 @@
           ctx.fillRect(x0, b.top, x1 - x0, b.height);
         });
       }),
-      draw: ["checkpoint", "peak", "knee", "found"].map(function (kind) {
-        return each(kind, function (ctx, b, x, _, k) {
+      // The lines (checkpoints; a sweep's peak and knee, a search's rate found), then
+      // their names: each to the right of its line (to the left where the plot ends
+      // first), on the first row where it overlaps no name already placed. Marks at
+      // values close together had their names drawn over each other.
+      draw: [function (u) {
+        var ctx = u.ctx, b = u.bbox, dpr = devicePixelRatio, gap = 4 * dpr;
+        var lines = m.filter(function (k) { return LINES.indexOf(k.kind) >= 0; });
+        lines.sort(function (p, q) { return LINES.indexOf(p.kind) - LINES.indexOf(q.kind); });
+        var placed = [];
+        var xs = lines.map(function (k) { return Math.round(u.valToPos(k.x0, "x", true)); }).sort(function (p, q) { return p - q; });
+        ctx.save();
+        ctx.font = 11 * dpr + "px sans-serif";
+        // uPlot leaves the alignment of its last axis' labels (right): a name drawn
+        // with it ran leftwards over its line and its neighbours'.
+        ctx.textAlign = "left";
+        ctx.textBaseline = "alphabetic";
+        lines.forEach(function (k) {
+          var x = Math.round(u.valToPos(k.x0, "x", true));
           ctx.strokeStyle = rgb(k.colour);
           // 2 px on whole pixels: crisp, not blended into the fills under it.
-          ctx.lineWidth = 2 * devicePixelRatio;
-          ctx.setLineDash([4 * devicePixelRatio, 3 * devicePixelRatio]);
+          ctx.lineWidth = 2 * dpr;
+          ctx.setLineDash([4 * dpr, 3 * dpr]);
           ctx.beginPath();
-          ctx.moveTo(Math.round(x), b.top);
-          ctx.lineTo(Math.round(x), b.top + b.height);
+          ctx.moveTo(x, b.top);
+          ctx.lineTo(x, b.top + b.height);
           ctx.stroke();
-          if (k.text) {
-            // Marks at one value: their names one under the other.
-            ctx.fillStyle = rgb(k.colour);
-            ctx.font = 11 * devicePixelRatio + "px sans-serif";
-            ctx.fillText(k.text, Math.round(x) + 4 * devicePixelRatio, b.top + (12 + 13 * k.row) * devicePixelRatio);
-          }
+          if (!k.text) return;
+          var w = ctx.measureText(k.text).width;
+          // Past the other lines that would cross it (marks a few pixels apart).
+          var start = x;
+          xs.forEach(function (o) { if (o > start && o - start < gap + w) start = o; });
+          var left = start + gap + w <= b.left + b.width ? start + gap : x - gap - w;
+          var row = 0;
+          var clash = function (p) { return p.row === row && left < p.right + gap && p.left < left + w + gap; };
+          while (placed.some(clash)) row++;
+          placed.push({ text: k.text, row: row, left: left, right: left + w, top: b.top + 13 * row * dpr, height: 13 * dpr });
+          ctx.fillStyle = rgb(k.colour);
+          ctx.fillText(k.text, left, b.top + (12 + 13 * row) * dpr);
         });
-      })
+        ctx.restore();
+        // Where the names went, in CSS pixels of the plot's canvas (for tests).
+        u.pgbenchLabels = placed.map(function (p) {
+          return { text: p.text, left: p.left / dpr, top: p.top / dpr, width: (p.right - p.left) / dpr, height: p.height / dpr };
+        });
+      }]
     };
   }
 
@@ -272,8 +300,7 @@
     var m = [];
     function add(kind, x, colour, tolerance, text) {
       if (x === null || x === undefined) return;
-      var row = m.filter(function (o) { return o.x0 === x; }).length;
-      m.push({ kind: kind, x0: x, x1: x, colour: colour, tolerance: tolerance, text: text, row: row });
+      m.push({ kind: kind, x0: x, x1: x, colour: colour, tolerance: tolerance, text: text });
     }
     curves.forEach(function (c) {
       var who = curves.length > 1 ? c.label + ": " : "";
@@ -344,6 +371,11 @@
         plot: { left: left, top: top, width: r.width, height: r.height },
         // Each mark's box: the warm-up's span, or 5 px about a line's (a checkpoint,
         // a sweep's peak or knee, a search's rate found).
+        // Each mark's name where it was drawn.
+        labels: (c.plot.pgbenchLabels || []).map(function (l) {
+          var cv = c.plot.ctx.canvas.getBoundingClientRect();
+          return { text: l.text, rect: { left: cv.left + window.scrollX + l.left, top: cv.top + window.scrollY + l.top, width: l.width, height: l.height } };
+        }),
         marks: c.marks.map(function (m) {
           var x0 = Math.max(0, c.plot.valToPos(m.x0, "x")), x1 = Math.min(r.width, c.plot.valToPos(m.x1, "x"));
           if (m.kind !== "warmup") { x0 -= 2; x1 += 3; }

@@ -154,3 +154,107 @@ fn issue_33_the_files_warnings_are_listed_under_the_summary() {
     quiet.warnings.clear();
     assert!(!render_page(&[("a".into(), quiet)]).contains("id=\"warnings\""));
 }
+
+/// A file of steps: `kind` over `parameter`, one step a `(value, latency median µs)`,
+/// its top level the first step's.
+fn steps_doc(kind: crate::capacity::Kind, parameter: &str, steps: &[(&str, f64)]) -> ResultsFile {
+    use crate::capacity::{Capacity, Step};
+    let steps: Vec<Step> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, (value, median_us))| Step {
+            step: i as u32 + 1,
+            value: value.to_string(),
+            round: 1,
+            role: None,
+            verdict: None,
+            file: doc(&Spec::tpcb(i as u64 + 1, 10, 400.0, *median_us)),
+        })
+        .collect();
+    let mut values: Vec<String> = steps.iter().map(|s| s.value.clone()).collect();
+    values.dedup();
+    let mut top = steps[0].file.clone();
+    top.capacity = Some(Capacity {
+        kind,
+        parameter: parameter.into(),
+        values,
+        repeat: 1,
+        search: None,
+        found: None,
+        representative: Some(1),
+        stopped: None,
+    });
+    top.steps = steps;
+    top
+}
+
+/// #43: a repeated value whose p99 varies much about a small mean had its 95% band
+/// drawn below 0 ms; it stops at 0 now.
+#[test]
+fn issue_43_an_interval_band_stops_at_0() {
+    use crate::capacity::Kind;
+    let d = steps_doc(
+        Kind::Sweep,
+        "clients",
+        &[("1", 100.0), ("1", 100.0), ("1", 8000.0), ("2", 1000.0)],
+    );
+    let k = crate::capacity::curve::curve(d.capacity.as_ref().unwrap(), &d.steps);
+    let raw = k.points[0].p99_ms.unwrap().low.unwrap();
+    assert!(raw < 0.0, "the case: an interval reaching below 0 ({raw})");
+    let curves = serde_json::to_value(capacity::curves(&[("a".into(), d)])).unwrap();
+    let low = &curves[0]["p99"]["low"];
+    assert_eq!(low[0], serde_json::json!(0.0), "{low}");
+}
+
+/// #43: a clients sweep, a rate sweep and a search were drawn on one "clients (log
+/// scale)" axis. Files whose curves share no axis are refused, as compare does.
+#[test]
+fn issue_43_curves_of_different_parameters_are_refused() {
+    use crate::capacity::Kind;
+    let clients = || steps_doc(Kind::Sweep, "clients", &[("1", 1000.0), ("4", 1000.0)]);
+    let rates = steps_doc(Kind::Sweep, "rate", &[("100", 1000.0), ("400", 1000.0)]);
+    let search = steps_doc(
+        Kind::Search,
+        "rate",
+        &[("closed loop", 1000.0), ("400", 1000.0)],
+    );
+    let plain = doc(&Spec::tpcb(1, 5, 100.0, 1000.0));
+    let files = |more: Vec<(&str, ResultsFile)>| {
+        let mut f = vec![
+            ("clients.json".to_string(), clients()),
+            ("run.json".to_string(), plain.clone()),
+        ];
+        f.extend(more.into_iter().map(|(l, d)| (l.to_string(), d)));
+        f
+    };
+    assert_eq!(check_files(&files(vec![("more.json", clients())])), Ok(()));
+    assert_eq!(
+        check_files(&files(vec![("rates.json", rates), ("search.json", search.clone())]))
+            .unwrap_err()
+            .to_string(),
+        "clients.json is a sweep of clients, rates.json a sweep of rate: their curves have no axis in common; draw each on a page of its own"
+    );
+    assert_eq!(
+        check_files(&files(vec![("search.json", search)]))
+            .unwrap_err()
+            .to_string(),
+        "clients.json is a sweep of clients, search.json a search for the highest -R: their curves have no axis in common; draw each on a page of its own"
+    );
+}
+
+/// #43: a sweep stopped early showed, in its page's warnings, only its one step's.
+#[test]
+fn issue_43_a_sweep_stopped_early_says_so_on_its_page() {
+    use crate::capacity::Kind;
+    let mut d = steps_doc(Kind::Sweep, "clients", &[("1", 1000.0)]);
+    let c = d.capacity.as_mut().unwrap();
+    c.values = vec!["1".into(), "2".into()];
+    c.stopped = Some("interrupted by SIGINT after 1 step(s) of 2".into());
+    d.warnings.clear();
+    let page = render_page(&[("cut.json".into(), d)]);
+    assert!(
+        page.contains("<li><b>cut.json</b>: interrupted: the sweep stopped early (interrupted by SIGINT after 1 step(s) of 2)"),
+        "{}",
+        &page[page.find("<ul id=\"warnings\"").unwrap_or(0)..][..300.min(page.len())]
+    );
+}

@@ -382,3 +382,205 @@ fn a_window_read_in_part_checks_no_checkpoint_or_autovacuum() {
     assert_eq!(codes, ["checkpoint_in_window", "autovacuum_in_window"]);
     assert!(skipped[0].reason.contains("end could not be read"));
 }
+
+/// #43: a `-t` run under a second got no `too_short_to_compare` (it had no whole
+/// second, so the check was skipped) while a 2 s run did; and `-T 1` steps of equal
+/// length differed by whether their one second came out whole. One rule now: the
+/// measured seconds.
+#[test]
+fn issue_43_every_short_run_is_too_short_to_compare_whatever_ended_it() {
+    let too_short = |r: &RunResult| {
+        check(r)
+            .warnings
+            .into_iter()
+            .find(|w| w.code == "too_short_to_compare")
+    };
+    // A -t run of 0.4 s: its only second is partial.
+    let mut t = steady(1);
+    t.series[0].length_s = Some(0.4);
+    t.bench_duration_us = 400_000.0;
+    t.settings.limit = crate::run::Limit::Transactions(50);
+    let w = too_short(&t).expect("a 0.4 s run is too short");
+    assert!(
+        w.message.starts_with("0.4 s make 0 batch(es) of 2 s"),
+        "{}",
+        w.message
+    );
+    assert!(!check(&t)
+        .not_checked
+        .iter()
+        .any(|n| n.code == "too_short_to_compare"));
+    // -T 1 steps: the second whole or partial, the same verdict.
+    let whole = steady(1);
+    let mut partial = steady(1);
+    partial.series[0].length_s = Some(0.98);
+    assert!(too_short(&whole).is_some());
+    assert!(too_short(&partial).is_some());
+    // A 2 s run, as before; a long one is not.
+    assert!(too_short(&steady(2)).is_some());
+    assert!(too_short(&steady(60)).is_none());
+    // Without a series, the measured length alone: 3 s is too short for 3 batches
+    // of the shortest batch; 60 s cannot be told without the series.
+    let mut bare = steady(3);
+    bare.series.clear();
+    bare.bench_duration_us = 3e6;
+    assert!(too_short(&bare).is_some());
+    bare.bench_duration_us = 60e6;
+    assert!(too_short(&bare).is_none());
+    assert!(check(&bare)
+        .not_checked
+        .iter()
+        .any(|n| n.code == "too_short_to_compare"));
+}
+
+/// A 60 s run at 1000 tps whose server went away at 30 s for 5 s and came back
+/// slowly (10 s back to 95%), with `tps(i)` outside the outage.
+fn rode_through_an_outage(tps: impl Fn(usize) -> f64) -> RunResult {
+    use crate::availability::{Availability, Outage};
+    let origin = 1_700_000_000_000_000_i64;
+    let mut r = with_tps(steady(60), |i| match i {
+        30..=34 => 0.0,
+        35..=44 => 100.0 + 85.0 * (i - 35) as f64,
+        _ => tps(i),
+    });
+    r.availability = Some(Availability {
+        reconnect_timeout_s: 60.0,
+        backoff_max_ms: 200,
+        measured_from_unix_us: origin,
+        reconnects: 8,
+        gave_up: 0,
+        failed: [("57P01".to_string(), 8)].into_iter().collect(),
+        outages: vec![Outage {
+            last_success_before_unix_us: Some(origin + 29_990_000),
+            first_failure_unix_us: origin + 30_001_000,
+            first_success_after_unix_us: Some(origin + 35_020_000),
+            all_back_unix_us: Some(origin + 35_100_000),
+            clients: 8,
+            failed_transactions: 8,
+            reconnects: 8,
+            tps_before: Some(1000.0),
+            back_to_95_unix_us: Some(origin + 45_000_000),
+        }],
+    });
+    r
+}
+
+/// #43: `check --expect-outages` left out the outages warning but still warned
+/// `tps_not_steady` for the dip the outage itself made. The seconds of the outage and
+/// its recovery are left out of that check now; an unsteadiness outside them is
+/// still told.
+#[test]
+fn issue_43_expected_outages_are_no_unsteadiness_but_one_outside_them_is() {
+    let series_codes = |w: &[Warning]| {
+        w.iter()
+            .map(|w| w.code.as_str())
+            .filter(|c| ["tps_not_steady", "cold_start", outages::CODE].contains(c))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let r = rode_through_an_outage(|_| 1000.0);
+    let mut w = check(&r).warnings;
+    assert_eq!(
+        series_codes(&w),
+        ["outages", "tps_not_steady", "cold_start"],
+        "{w:?}"
+    );
+    outages::expected(Some(&r), &mut w);
+    assert!(series_codes(&w).is_empty(), "{w:?}");
+
+    // Falling from 1400 to 600 tps across the run, outage or not: before the outage
+    // alone it falls by 31%.
+    let falling = rode_through_an_outage(|i| 1400.0 - 13.5 * i as f64);
+    let mut w = check(&falling).warnings;
+    assert_eq!(
+        series_codes(&w),
+        ["outages", "tps_not_steady", "cold_start"],
+        "{w:?}"
+    );
+    outages::expected(Some(&falling), &mut w);
+    assert_eq!(series_codes(&w), ["tps_not_steady"], "{w:?}");
+    let t = w.iter().find(|w| w.code == "tps_not_steady").unwrap();
+    assert!(
+        t.message.starts_with(
+            "from second 0 to 29, clear of the outage windows and their recoveries, tps changed by -"
+        ),
+        "{}",
+        t.message
+    );
+
+    // A level after the outage other than before it (a restarted server's) is the
+    // outage's doing, not unsteadiness.
+    let higher_after = rode_through_an_outage(|i| if i < 30 { 900.0 } else { 1200.0 });
+    let mut w = check(&higher_after).warnings;
+    assert!(
+        series_codes(&w).contains(&"tps_not_steady".to_string()),
+        "{w:?}"
+    );
+    outages::expected(Some(&higher_after), &mut w);
+    assert!(series_codes(&w).is_empty(), "{w:?}");
+
+    // Without the run's counters, only the outages warning goes.
+    let mut w = check(&r).warnings;
+    outages::expected(None, &mut w);
+    assert_eq!(series_codes(&w), ["tps_not_steady", "cold_start"]);
+}
+
+/// #43: `check --fail-if-warnings` passed a sweep stopped by SIGINT in a step's
+/// warm-up ("no warnings in 1 steps"): the step was left out, and the step kept had
+/// nothing wrong. The steps as a whole are checked now.
+#[test]
+fn issue_43_a_sweep_stopped_early_or_missing_steps_warns() {
+    use crate::document::steps::{Capacity, Kind, Step};
+    use crate::document::{ResultsFile, RunMeta};
+    let capacity = |stopped: Option<&str>| Capacity {
+        kind: Kind::Sweep,
+        parameter: "clients".into(),
+        values: vec!["1".into(), "2".into(), "4".into()],
+        repeat: 1,
+        search: None,
+        found: None,
+        representative: Some(1),
+        stopped: stopped.map(str::to_string),
+    };
+    let step = |n: u32, v: &str| Step {
+        step: n,
+        value: v.into(),
+        round: 1,
+        role: None,
+        verdict: None,
+        file: ResultsFile::from_run(steady(60), RunMeta::default()),
+    };
+    let one = [step(1, "1")];
+    let w = steps::check(
+        &capacity(Some("interrupted by SIGINT after 1 step(s) of 3")),
+        &one,
+    )
+    .expect("a sweep a signal stopped");
+    assert_eq!(w.code, "interrupted");
+    assert!(
+        w.message
+            .starts_with("the sweep stopped early (interrupted by SIGINT after 1 step(s) of 3)"),
+        "{}",
+        w.message
+    );
+    assert_eq!(w.figures["planned_steps"], 3.0);
+    // A step that could not start.
+    let w = steps::check(
+        &capacity(Some("step 2 could not run: connection refused")),
+        &one,
+    )
+    .unwrap();
+    assert_eq!(w.code, "incomplete");
+    // Steps missing without a word (an edited file).
+    let w = steps::check(&capacity(None), &one).unwrap();
+    assert_eq!(w.code, "incomplete");
+    assert!(
+        w.message
+            .starts_with("the file holds 1 of the sweep's 3 steps"),
+        "{}",
+        w.message
+    );
+    // Every step there: nothing to say.
+    let all = [step(1, "1"), step(2, "2"), step(3, "4")];
+    assert_eq!(steps::check(&capacity(None), &all), None);
+}

@@ -13,6 +13,8 @@
 //   marktop ID KIND series=N
 //       saturated (series) pixels in the upper half of the mark's box
 //       in its box on the chart
+//   label ID {"text":...,"left":...,"top":...,"width":...,"height":...}
+//       where a mark's name (a sweep's peak or knee, ...) was drawn on the page
 //   drawn N                   charts the page says it drew
 //   data ID [[x...],[y...]...] the values a chart plots (uPlot's aligned data)
 //   legend ID ["x", "label"...] the names of its series, the x axis's first
@@ -197,6 +199,7 @@ function count(img, rect, test) {
       const top = { left: m.rect.left, top: m.rect.top, width: m.rect.width, height: m.rect.height / 2 };
       say("marktop " + c.id + " " + m.kind + " series=" + count(img, top, saturated));
     }
+    for (const l of c.labels || []) say("label " + c.id + " " + JSON.stringify(Object.assign({ text: l.text }, l.rect)));
   }
   say("drawn " + (await evaluate("document.body.getAttribute('data-charts-drawn')")));
   const data = JSON.parse((await evaluate("JSON.stringify((window.pgbenchCharts || []).map(function (c) { return [c.id, c.plot.data]; }))")) || "[]");
