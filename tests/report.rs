@@ -673,7 +673,7 @@ fn sweep_file(steps: &[(u32, f64, f64)]) -> ResultsFile {
 /// were drawn over each other; a repeated value's p99 band went below 0 ms; and a
 /// clients sweep, a rate sweep and a search were drawn on one "clients" axis.
 #[test]
-fn issue_43_a_sweep_page_keeps_its_marks_names_apart_and_its_bands_above_0() {
+fn a_sweep_page_keeps_its_marks_names_apart_and_its_bands_above_0() {
     let dir = scratch("sweep-page");
     // Linear axis (100 to 399 clients); the knee at 300 (80.3% efficiency), the peak
     // at 303 (79.9%), a few pixels apart; 100 clients three times, their p99s far
@@ -753,7 +753,7 @@ fn issue_43_a_sweep_page_keeps_its_marks_names_apart_and_its_bands_above_0() {
 /// signal stopped after its first step; `show` of a file whose representative step is
 /// not there, or whose tps is negative, is an error (status 1), not half a report.
 #[test]
-fn issue_43_gates_checks_and_show_of_sweeps_need_their_data() {
+fn gates_checks_and_show_of_sweeps_need_their_data() {
     let dir = scratch("sweep-gates");
     let arg = |p: &Path| p.to_str().unwrap().to_string();
     let write = |name: &str, doc: &ResultsFile| {

@@ -137,7 +137,7 @@ mod tests {
 
     /// #43: a last step of under a second was announced "about 0 s left".
     #[test]
-    fn issue_43_time_left_is_rounded_up_and_under_a_second_said_so() {
+    fn time_left_is_rounded_up_and_under_a_second_said_so() {
         let line = |left_s: f64| {
             StepStart {
                 step: 3,

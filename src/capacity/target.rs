@@ -265,7 +265,7 @@ mod tests {
     /// #43: `p99<=1e308ms` was "a latency limit is above 0" and `p99<=` "a latency
     /// takes a unit": each now says what is wrong.
     #[test]
-    fn issue_43_a_limit_too_large_or_missing_is_told_as_such() {
+    fn a_limit_too_large_or_missing_is_told_as_such() {
         let why = |t: &str| {
             let e = Target::parse(t).unwrap_err().to_string();
             let prefix = format!("invalid --find-max-rate target \"{t}\": ");

@@ -177,7 +177,7 @@ fn two_sweeps_compare_point_by_point_and_gates_name_the_point() {
 /// #43: a gate over sweeps passed when a point was missing from one file, or a file
 /// had no steps: every point "not compared", exit 0. Both are undecided now.
 #[test]
-fn issue_43_a_gate_is_undecided_at_a_missing_point_and_for_a_file_without_steps() {
+fn a_gate_is_undecided_at_a_missing_point_and_for_a_file_without_steps() {
     use crate::compare::GateFinding;
     let gate = crate::compare::Gate::parse("tps<-5%").unwrap();
     let undecided = |found: &[GateFinding]| {

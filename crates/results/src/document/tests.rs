@@ -321,7 +321,7 @@ fn what_is_not_a_results_file_is_told_apart_from_broken_json() {
 /// figure, and a sweep whose `capacity.representative` named no step made `show`
 /// print half a report. Both are refused on read, naming the field.
 #[test]
-fn issue_43_impossible_figures_and_a_missing_representative_step_are_refused() {
+fn impossible_figures_and_a_missing_representative_step_are_refused() {
     let good = ResultsFile::from_run(run(&Spec::tpcb(3, 10, 500.0, 2000.0)), meta());
     let json: serde_json::Value = serde_json::from_str(&good.to_json()).unwrap();
     assert!(ResultsFile::from_json(&good.to_json()).is_ok());

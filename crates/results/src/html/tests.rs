@@ -191,7 +191,7 @@ fn steps_doc(kind: crate::capacity::Kind, parameter: &str, steps: &[(&str, f64)]
 /// #43: a repeated value whose p99 varies much about a small mean had its 95% band
 /// drawn below 0 ms; it stops at 0 now.
 #[test]
-fn issue_43_an_interval_band_stops_at_0() {
+fn an_interval_band_stops_at_0() {
     use crate::capacity::Kind;
     let d = steps_doc(
         Kind::Sweep,
@@ -209,7 +209,7 @@ fn issue_43_an_interval_band_stops_at_0() {
 /// #43: a clients sweep, a rate sweep and a search were drawn on one "clients (log
 /// scale)" axis. Files whose curves share no axis are refused, as compare does.
 #[test]
-fn issue_43_curves_of_different_parameters_are_refused() {
+fn curves_of_different_parameters_are_refused() {
     use crate::capacity::Kind;
     let clients = || steps_doc(Kind::Sweep, "clients", &[("1", 1000.0), ("4", 1000.0)]);
     let rates = steps_doc(Kind::Sweep, "rate", &[("100", 1000.0), ("400", 1000.0)]);
@@ -244,7 +244,7 @@ fn issue_43_curves_of_different_parameters_are_refused() {
 
 /// #43: a sweep stopped early showed, in its page's warnings, only its one step's.
 #[test]
-fn issue_43_a_sweep_stopped_early_says_so_on_its_page() {
+fn a_sweep_stopped_early_says_so_on_its_page() {
     use crate::capacity::Kind;
     let mut d = steps_doc(Kind::Sweep, "clients", &[("1", 1000.0)]);
     let c = d.capacity.as_mut().unwrap();

@@ -388,7 +388,7 @@ fn a_window_read_in_part_checks_no_checkpoint_or_autovacuum() {
 /// length differed by whether their one second came out whole. One rule now: the
 /// measured seconds.
 #[test]
-fn issue_43_every_short_run_is_too_short_to_compare_whatever_ended_it() {
+fn every_short_run_is_too_short_to_compare_whatever_ended_it() {
     let too_short = |r: &RunResult| {
         check(r)
             .warnings
@@ -449,6 +449,7 @@ fn rode_through_an_outage(tps: impl Fn(usize) -> f64) -> RunResult {
         measured_from_unix_us: origin,
         reconnects: 8,
         gave_up: 0,
+        in_doubt: 0,
         failed: [("57P01".to_string(), 8)].into_iter().collect(),
         outages: vec![Outage {
             last_success_before_unix_us: Some(origin + 29_990_000),
@@ -457,7 +458,10 @@ fn rode_through_an_outage(tps: impl Fn(usize) -> f64) -> RunResult {
             all_back_unix_us: Some(origin + 35_100_000),
             clients: 8,
             failed_transactions: 8,
+            in_doubt: 0,
             reconnects: 8,
+            gave_up: 0,
+            seen_until_unix_us: None,
             tps_before: Some(1000.0),
             back_to_95_unix_us: Some(origin + 45_000_000),
         }],
@@ -470,7 +474,7 @@ fn rode_through_an_outage(tps: impl Fn(usize) -> f64) -> RunResult {
 /// its recovery are left out of that check now; an unsteadiness outside them is
 /// still told.
 #[test]
-fn issue_43_expected_outages_are_no_unsteadiness_but_one_outside_them_is() {
+fn expected_outages_are_no_unsteadiness_but_one_outside_them_is() {
     let series_codes = |w: &[Warning]| {
         w.iter()
             .map(|w| w.code.as_str())
@@ -529,7 +533,7 @@ fn issue_43_expected_outages_are_no_unsteadiness_but_one_outside_them_is() {
 /// warm-up ("no warnings in 1 steps"): the step was left out, and the step kept had
 /// nothing wrong. The steps as a whole are checked now.
 #[test]
-fn issue_43_a_sweep_stopped_early_or_missing_steps_warns() {
+fn a_sweep_stopped_early_or_missing_steps_warns() {
     use crate::document::steps::{Capacity, Kind, Step};
     use crate::document::{ResultsFile, RunMeta};
     let capacity = |stopped: Option<&str>| Capacity {
