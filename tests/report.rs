@@ -825,6 +825,7 @@ fn gates_checks_and_show_of_sweeps_need_their_data() {
         measured_from_unix_us: origin,
         reconnects: 4,
         gave_up: 0,
+        in_doubt: 0,
         failed: [("57P01".to_string(), 4)].into_iter().collect(),
         outages: vec![pgbench_results::availability::Outage {
             last_success_before_unix_us: Some(origin + 29_990_000),
@@ -833,7 +834,10 @@ fn gates_checks_and_show_of_sweeps_need_their_data() {
             all_back_unix_us: Some(origin + 35_100_000),
             clients: 4,
             failed_transactions: 4,
+            in_doubt: 0,
             reconnects: 4,
+            gave_up: 0,
+            seen_until_unix_us: None,
             tps_before: Some(1000.0),
             back_to_95_unix_us: Some(origin + 45_000_000),
         }],
