@@ -6,7 +6,7 @@
 //! or a thread could not be made). Every client's variables are made here too
 //! ([`client_variables`]).
 
-use super::client::BlockEffect;
+use super::client::{BlockEffect, ScriptDoubt};
 use super::clock::RunClock;
 use super::control::RunControl;
 use super::error::RunError;
@@ -42,9 +42,8 @@ pub struct RunScript {
     pub roles: Vec<super::conditional::Role>,
     /// Its `\sleep`s are pauses outside the transaction (see `WeightedScript`).
     pub untimed_sleeps: bool,
-    /// What each command does to a transaction block (meta-commands: nothing), for
-    /// the count of transactions in doubt.
-    pub block_effects: Vec<BlockEffect>,
+    /// Which commands may commit, for the count of transactions in doubt.
+    pub doubt: ScriptDoubt,
 }
 
 /// The scripts of the plan, with their statement texts and prepared names.
@@ -68,15 +67,10 @@ pub fn run_scripts(plan: &BenchPlan) -> Vec<RunScript> {
                     }
                 }
             }
-            let block_effects = ws
-                .script
-                .commands
-                .iter()
-                .map(|cmd| match &cmd.kind {
-                    CommandKind::Sql(sql) => BlockEffect::of(&sql.text),
-                    CommandKind::Meta(_) => BlockEffect::Opens,
-                })
-                .collect();
+            let doubt = ScriptDoubt::new(ws.script.commands.iter().map(|cmd| match &cmd.kind {
+                CommandKind::Sql(sql) => Some(BlockEffect::of(&sql.text)),
+                CommandKind::Meta(_) => None,
+            }));
             let compiled = ws
                 .script
                 .commands
@@ -99,7 +93,7 @@ pub fn run_scripts(plan: &BenchPlan) -> Vec<RunScript> {
                 parameterized,
                 prepared_names,
                 untimed_sleeps: ws.untimed_sleeps,
-                block_effects,
+                doubt,
             }
         })
         .collect()

@@ -134,7 +134,9 @@ fn is_zero(n: &i64) -> bool {
 impl Counts {
     /// The counting half of `accumStats`: one transaction that ended as `outcome`
     /// after `tries` tries.
-    #[inline]
+    /// Inlined always: the collector adds every transaction twice (the run's and
+    /// its script's), and out of line the calls cost more than the counting.
+    #[inline(always)]
     pub fn add(&mut self, outcome: TxOutcome, tries: u32) {
         if tries > 1 {
             self.retries += i64::from(tries - 1);
@@ -207,7 +209,7 @@ pub struct StatsData {
 
 impl StatsData {
     /// `accumStats`: one transaction with its latency and lag (µs) and tries.
-    #[inline]
+    #[inline(always)]
     pub fn accum(
         &mut self,
         outcome: TxOutcome,

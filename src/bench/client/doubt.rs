@@ -6,52 +6,13 @@
 //! committed, so it is counted apart as **in doubt**: with these, a user can check
 //! that successful ≤ rows ≤ successful + in doubt.
 //!
-//! What each SQL command does to a transaction block is read once per script
-//! ([`BlockEffect::of`]); whether its sending may commit is decided at each send
-//! from the connection's transaction status then ([`may_commit`]), and what the
-//! transaction has sent so far is kept as a [`Doubt`]. A server that answers the
-//! statement in flight with an error did not commit it; one that went away without
-//! a word may have.
-
-use pgbench_wire::TransactionStatus;
-
-/// What a transaction has sent so far that may commit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Doubt {
-    /// Nothing: a loss now leaves nothing of it committed.
-    #[default]
-    None,
-    /// The statement in flight may commit (a pipeline's statements not yet synced
-    /// count as in flight).
-    InFlight,
-    /// A statement that may commit was sent and another after it: the first
-    /// completed, so something of the transaction may be committed whatever happens
-    /// to the rest.
-    Sent,
-}
-
-impl Doubt {
-    /// The state after sending a statement; `may_commit` says whether it may commit
-    /// (asked only while nothing is known to be sent).
-    #[inline]
-    pub fn after_send(self, may_commit: impl FnOnce() -> bool) -> Doubt {
-        match self {
-            Doubt::Sent | Doubt::InFlight => Doubt::Sent,
-            Doubt::None if may_commit() => Doubt::InFlight,
-            Doubt::None => Doubt::None,
-        }
-    }
-
-    /// Whether a transaction lost now is in doubt: `refused` when the server
-    /// answered the statement in flight with an error (it did not commit it).
-    pub fn in_doubt(self, refused: bool) -> bool {
-        match self {
-            Doubt::None => false,
-            Doubt::InFlight => !refused,
-            Doubt::Sent => true,
-        }
-    }
-}
+//! Nothing of it is on the hot path: what each command of a script does to a
+//! transaction block is read once ([`BlockEffect::of`]), and the script is walked
+//! once in order, from outside any block, to mark which commands commit when sent
+//! and which have a committing command before them ([`ScriptDoubt`]). A loss then
+//! looks up the command it happened at. Commands of a `\if` branch not taken are
+//! walked like the others: they can only make a loss count as in doubt, the safe
+//! side for a count of what may have been committed.
 
 /// What an SQL command does to a transaction block, by its first keyword.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +34,7 @@ impl BlockEffect {
     pub fn of(text: &str) -> BlockEffect {
         let body = text.trim().trim_end_matches(';').trim_end();
         // A `;` inside is read as a second statement: a literal holding one errs on
-        // the side of "may commit", which is the safe side for a count of doubts.
+        // the side of "may commit".
         if body.contains(';') {
             return BlockEffect::Compound;
         }
@@ -92,81 +53,101 @@ impl BlockEffect {
     }
 }
 
-/// Whether sending a command with `effect`, on a connection whose transaction status
-/// before the send is `status`, may commit something. A status the client cannot
-/// read exactly (a pipeline under way, a broken connection) counts as "may".
-pub fn may_commit(effect: BlockEffect, status: TransactionStatus) -> bool {
-    match effect {
-        BlockEffect::Opens => false,
-        BlockEffect::Closes => status != TransactionStatus::Idle,
-        BlockEffect::Other => !matches!(
-            status,
-            TransactionStatus::InTransaction | TransactionStatus::InError
-        ),
-        BlockEffect::Compound => true,
+/// For each command of a script: whether sending it may commit, and whether a
+/// command before it in the script may have.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScriptDoubt {
+    commits_here: Vec<bool>,
+    committed_before: Vec<bool>,
+}
+
+impl ScriptDoubt {
+    /// From each command's effect (`None`: a meta-command, which sends nothing that
+    /// commits), walked in order from outside any block.
+    pub fn new(effects: impl IntoIterator<Item = Option<BlockEffect>>) -> ScriptDoubt {
+        let mut d = ScriptDoubt::default();
+        let (mut in_block, mut before) = (false, false);
+        for effect in effects {
+            let here = match effect {
+                None => false,
+                Some(BlockEffect::Opens) => {
+                    in_block = true;
+                    false
+                }
+                Some(BlockEffect::Closes) => std::mem::replace(&mut in_block, false),
+                Some(BlockEffect::Other) => !in_block,
+                Some(BlockEffect::Compound) => true,
+            };
+            d.commits_here.push(here);
+            d.committed_before.push(before);
+            before |= here;
+        }
+        d
+    }
+
+    /// Whether a transaction lost (or cut short) at command `index` may have
+    /// committed something: a command before it did, or this one did and was sent
+    /// (`in_flight`) and not refused by the server.
+    pub fn in_doubt(&self, index: usize, in_flight: bool, refused: bool) -> bool {
+        let get = |v: &[bool]| v.get(index).copied().unwrap_or(false);
+        get(&self.committed_before) || (in_flight && !refused && get(&self.commits_here))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use TransactionStatus::{Active, Idle, InError, InTransaction};
+    use BlockEffect::{Closes, Compound, Opens, Other};
 
     #[test]
     fn commands_are_read_by_their_first_keyword() {
         for (text, effect) in [
-            ("BEGIN;", BlockEffect::Opens),
-            (
-                "begin transaction isolation level serializable;",
-                BlockEffect::Opens,
-            ),
-            ("START TRANSACTION;", BlockEffect::Opens),
-            ("END;", BlockEffect::Closes),
-            ("commit", BlockEffect::Closes),
-            ("COMMIT AND CHAIN;", BlockEffect::Closes),
-            ("INSERT INTO t VALUES (1);", BlockEffect::Other),
-            ("SELECT 1", BlockEffect::Other),
-            ("ending_soon();", BlockEffect::Other),
-            (
-                "BEGIN; INSERT INTO t VALUES (1); COMMIT;",
-                BlockEffect::Compound,
-            ),
-            ("  UPDATE t SET a = 1;  ", BlockEffect::Other),
+            ("BEGIN;", Opens),
+            ("begin transaction isolation level serializable;", Opens),
+            ("START TRANSACTION;", Opens),
+            ("END;", Closes),
+            ("commit", Closes),
+            ("COMMIT AND CHAIN;", Closes),
+            ("INSERT INTO t VALUES (1);", Other),
+            ("SELECT 1", Other),
+            ("ending_soon();", Other),
+            ("BEGIN; INSERT INTO t VALUES (1); COMMIT;", Compound),
+            ("  UPDATE t SET a = 1;  ", Other),
         ] {
             assert_eq!(BlockEffect::of(text), effect, "{text}");
         }
     }
 
     #[test]
-    fn a_transaction_is_in_doubt_once_what_may_commit_was_sent_unless_refused() {
-        let begin = Doubt::None.after_send(|| false);
-        assert_eq!(begin, Doubt::None);
-        assert!(!begin.in_doubt(false));
-        let commit = begin.after_send(|| true);
-        assert_eq!(commit, Doubt::InFlight);
-        // gone without a word: may have committed; refused: did not
-        assert!(commit.in_doubt(false) && !commit.in_doubt(true));
-        // autocommit statements: the first completed before the second was sent
-        let second = commit.after_send(|| panic!("not asked once something was sent"));
-        assert_eq!(second, Doubt::Sent);
-        assert!(second.in_doubt(true));
+    fn in_a_block_only_its_commit_commits() {
+        // \set, BEGIN, UPDATE, SELECT, END
+        let d = ScriptDoubt::new([None, Some(Opens), Some(Other), Some(Other), Some(Closes)]);
+        for index in 0..4 {
+            assert!(!d.in_doubt(index, true, false), "{index}");
+        }
+        assert!(d.in_doubt(4, true, false));
+        // refused, or never sent: nothing committed
+        assert!(!d.in_doubt(4, true, true));
+        assert!(!d.in_doubt(4, false, false));
     }
 
     #[test]
-    fn what_may_commit_depends_on_the_block_it_is_sent_in() {
-        // outside a block, every statement but BEGIN commits by itself
-        assert!(may_commit(BlockEffect::Other, Idle));
-        assert!(!may_commit(BlockEffect::Opens, Idle));
-        assert!(!may_commit(BlockEffect::Closes, Idle));
-        // inside one, only its COMMIT
-        assert!(!may_commit(BlockEffect::Other, InTransaction));
-        assert!(may_commit(BlockEffect::Closes, InTransaction));
-        assert!(!may_commit(BlockEffect::Other, InError));
-        // a failed block's COMMIT rolls back, but the client cannot tell it from the
-        // reply it never got: counted
-        assert!(may_commit(BlockEffect::Closes, InError));
-        // a pipeline under way: not known exactly, counted
-        assert!(may_commit(BlockEffect::Other, Active));
-        assert!(may_commit(BlockEffect::Compound, InTransaction));
+    fn outside_a_block_each_statement_commits_and_stays_committed() {
+        let d = ScriptDoubt::new([Some(Other), Some(Other)]);
+        assert!(d.in_doubt(0, true, false));
+        assert!(!d.in_doubt(0, true, true));
+        // the first one completed before the second was sent
+        assert!(d.in_doubt(1, true, true));
+        assert!(d.in_doubt(1, false, false));
+    }
+
+    #[test]
+    fn a_compound_query_commits_wherever_it_stands() {
+        let d = ScriptDoubt::new([Some(Opens), Some(Compound), Some(Closes)]);
+        assert!(d.in_doubt(1, true, false));
+        assert!(d.in_doubt(2, false, false));
+        // a COMMIT with no block open commits nothing
+        let d = ScriptDoubt::new([Some(Closes)]);
+        assert!(!d.in_doubt(0, true, false));
     }
 }

@@ -25,9 +25,9 @@ pub(super) enum TxError {
     Retry(Retryable, usize),
     /// `--reconnect`: the connection was lost, or the server refuses work on it (this
     /// SQLSTATE), at this command index: the transaction fails, the client connects
-    /// again. `true`: the server refused the command with that error (an `ERROR`, so
-    /// it did not commit it); `false`: the connection ended under it, or with a
-    /// `FATAL` that may have come after its commit.
+    /// again. `true`: the command did not run (the server refused it with an
+    /// `ERROR`, or it was never sent); `false`: the connection ended under it, or
+    /// with a `FATAL` that may have come after its commit.
     Lost([u8; 5], usize, bool),
     /// The client stops for good.
     Abort(Box<ClientAbort>),
@@ -65,6 +65,16 @@ impl Client<'_> {
     pub(super) fn backend_died(&self, script: usize, index: usize) -> TxError {
         let abort = self.command_failed(script, index, "SQL", BACKEND_DIED);
         self.lost_or(index, abort)
+    }
+
+    /// The connection broke while the client waited for a Prepare's reply: the
+    /// command itself was not sent (under `--reconnect`, a loss that committed
+    /// nothing of it).
+    pub(super) fn lost_before_sending(&self, script: usize, index: usize) -> TxError {
+        match self.backend_died(script, index) {
+            TxError::Lost(state, index, _) => TxError::Lost(state, index, true),
+            other => other,
+        }
     }
 
     /// The command could not be sent (under `--reconnect`, a loss).

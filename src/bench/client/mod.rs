@@ -20,8 +20,7 @@
 
 mod choose;
 mod doubt;
-pub use doubt::BlockEffect;
-use doubt::Doubt;
+pub use doubt::{BlockEffect, ScriptDoubt};
 mod failure;
 mod link;
 mod meta;
@@ -105,9 +104,6 @@ struct Tx {
     command_start: Option<i64>,
     /// When the `\sleep` under way began, if it is a pause (untimed sleeps).
     paused_from: Option<i64>,
-    /// What it sent that may commit ([`doubt`]): lost or cut short from then on, the
-    /// transaction is in doubt.
-    doubt: Doubt,
 }
 
 /// One client.
@@ -181,7 +177,6 @@ impl<'a> Client<'a> {
                 index: 0,
                 command_start: None,
                 paused_from: None,
-                doubt: Doubt::None,
             },
             socket_io: SocketIo::Blocking,
             connections: 0,
@@ -227,7 +222,6 @@ impl<'a> Client<'a> {
             Ok(wait) => return wait,
             Err(abort) => Err(abort),
         };
-        self.phase = Phase::Finished;
         self.finish(outcome);
         Wait::Done
     }
@@ -237,8 +231,25 @@ impl<'a> Client<'a> {
         if self.phase == Phase::Finished {
             return;
         }
-        self.phase = Phase::Finished;
         self.finish(Err(abort));
+    }
+
+    /// Whether the transaction the client stands in, which it ends without counting
+    /// (an abort, a stop, the run's end in a `\sleep`), may have committed something
+    /// ([`doubt`]). Between transactions, none.
+    fn cut_short_in_doubt(&self) -> bool {
+        let in_flight = match self.phase {
+            // A command that failed is the one the client was at: sent, if SQL.
+            Phase::Command | Phase::AwaitResults | Phase::AwaitPipeline { .. } => true,
+            // The Prepare was sent, not the statement.
+            Phase::Sleeping | Phase::AwaitPrepare { .. } => false,
+            Phase::Choose | Phase::Throttled { .. } | Phase::Reconnecting(_) | Phase::Finished => {
+                return false
+            }
+        };
+        self.ctx.scripts[self.tx.script]
+            .doubt
+            .in_doubt(self.tx.index, in_flight, false)
     }
 
     /// Moves through the phases until one waits.
@@ -295,8 +306,14 @@ impl<'a> Client<'a> {
         }
     }
 
-    /// Tells the collector everything measured (an abort first, if it aborted).
+    /// Tells the collector everything measured (an abort first, if it aborted), and
+    /// is finished.
     fn finish(&mut self, outcome: Result<(), ClientAbort>) {
+        // A transaction left uncounted after sending what may commit.
+        if self.cut_short_in_doubt() {
+            self.record.cut_short_in_doubt();
+        }
+        self.phase = Phase::Finished;
         self.ctx.control.transaction_ended(self.local_index);
         self.record.flush();
         self.detach();
@@ -307,11 +324,6 @@ impl<'a> Client<'a> {
             Err(abort) => (Some(abort), false),
             Ok(()) => (None, false),
         };
-        // A transaction left uncounted (an abort, a stop, a loss after -T) after it
-        // sent what may commit.
-        if std::mem::take(&mut self.tx.doubt).in_doubt(false) {
-            self.record.cut_short_in_doubt();
-        }
         let events = &self.ctx.events;
         if let Some(abort) = abort {
             let _ = events.send(Event::Aborted {
@@ -333,7 +345,6 @@ impl<'a> Client<'a> {
         self.ctx
             .control
             .transaction_started(self.local_index, begin);
-        self.tx.doubt = Doubt::None;
         if self.conn.is_none() {
             if let Err(abort) = self.reconnect() {
                 return self.connect_failed(abort, script, scheduled);
@@ -424,9 +435,11 @@ impl<'a> Client<'a> {
         };
         self.record
             .transaction(script, outcome, (latency, lag), tries, now);
-        self.tx.doubt = Doubt::None;
         self.ctx.control.transaction_ended(self.local_index);
         self.end_of_transaction()?;
+        // Counted: between transactions from here (an abort in -C's disconnect or
+        // the run's end leaves nothing of it uncounted).
+        self.phase = Phase::Choose;
         if ctx.plan.settings.reconnect {
             let start = self.now();
             self.detach();
@@ -435,7 +448,6 @@ impl<'a> Client<'a> {
         if self.is_done() {
             return Ok(Some(Wait::Done));
         }
-        self.phase = Phase::Choose;
         Ok(None)
     }
 

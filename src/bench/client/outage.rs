@@ -131,7 +131,11 @@ impl Client<'_> {
         let now = self.now();
         self.ctx.control.transaction_ended(self.local_index);
         self.detach();
-        let in_doubt = std::mem::take(&mut self.tx.doubt).in_doubt(refused);
+        let in_doubt = self.ctx.scripts[self.tx.script]
+            .doubt
+            .in_doubt(command, true, refused);
+        // Between transactions now: the client's end counts nothing more of this one.
+        self.phase = Phase::Choose;
         // As pgbench does for a failure handled after -T: not counted, but in doubt
         // if it may have committed.
         if self.ctx.control.clock.timer_exceeded() {

@@ -118,7 +118,8 @@ impl Client<'_> {
                 Ok(None) => break,
                 Ok(Some(ResultStatus::Error(e))) => self.ctx.out.error(&e.to_string()),
                 Ok(Some(_)) => {}
-                Err(_) => return Err(self.backend_died(script, index)),
+                // Lost before the statement itself was sent.
+                Err(_) => return Err(self.lost_before_sending(script, index)),
             }
         }
         self.prepared[script][index] = true;
@@ -170,10 +171,6 @@ impl Client<'_> {
                 return Ok(awaiting_prepare(command));
             }
         }
-        self.tx.doubt = self
-            .tx
-            .doubt
-            .after_send(|| self.sending_may_commit(script, index));
         let sent = if mode == QueryMode::Simple {
             self.substitute(sql);
             if self.ctx.plan.debug {
@@ -197,17 +194,6 @@ impl Client<'_> {
             return Ok(Flow::Next);
         }
         Ok(Flow::Wait(Phase::AwaitResults, Wait::Replies { syncs: 1 }))
-    }
-
-    /// Whether sending command `index` now may commit something ([`super::doubt`]).
-    #[inline]
-    fn sending_may_commit(&self, script: usize, index: usize) -> bool {
-        let effect = self.ctx.scripts[script].block_effects[index];
-        let status = self
-            .conn
-            .as_ref()
-            .map_or(TransactionStatus::Unknown, |c| c.transaction_status());
-        super::doubt::may_commit(effect, status)
     }
 
     /// Simple mode: the command's text with `:name` replaced by the variables' values
