@@ -263,16 +263,9 @@ fn collector_plan(ctx: &RunShared, phases: Phases) -> CollectorPlan {
         }),
         latency_limit_us: s.latency_limit_us,
         throttled: s.throttled(),
-        // A workload's report may need them (per-transaction percentiles, its
-        // tool's percentile); a sweep's or search's step reads its figures from both.
-        histograms: s.percentiles.is_some()
-            || plan.export.any()
-            || plan.capacity.is_some()
-            || plan
-                .workload
-                .as_ref()
-                .is_some_and(|w| w.policy().keep_histograms),
-        series: plan.export.any() || plan.print_warnings || plan.capacity.is_some(),
+        // What the caller will read of the run ([`plan::Keep`]).
+        histograms: plan.keep.histograms,
+        series: plan.keep.series,
         exit_on_abort: plan.exit_on_abort,
         epoch_shift_us: ctx.control.clock.epoch_shift_us,
         phases,

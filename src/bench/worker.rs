@@ -27,6 +27,8 @@ use std::sync::Arc;
 pub fn run_id(plan: &BenchPlan) -> String {
     let mut shared = plan.clone();
     shared.export = Default::default();
+    // What a worker keeps follows from its own results files.
+    shared.keep = Default::default();
     shared.metrics = None;
     shared.debug = false;
     if let Some(log) = shared.log.as_mut() {

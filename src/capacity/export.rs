@@ -14,6 +14,7 @@ use std::io::Write;
 /// top level, with the command line's options.
 pub fn file(
     base: &BenchPlan,
+    plan: &super::plan::CapacityPlan,
     dbname: &str,
     capacity: Capacity,
     steps: Vec<Step>,
@@ -23,7 +24,11 @@ pub fn file(
         .find(|s| Some(s.step) == capacity.representative)
         .or(steps.first())?;
     let mut doc = top.file.clone();
-    doc.options = crate::cli::export::effective_options(base, dbname);
+    let planned = crate::cli::option_table::Planned {
+        plan: base,
+        capacity: Some(plan),
+    };
+    doc.options = crate::cli::export::effective_options(&planned, dbname);
     doc.capacity = Some(capacity);
     doc.steps = steps;
     Some(doc)

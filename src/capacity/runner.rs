@@ -60,18 +60,16 @@ struct Session<'a> {
     troubled: bool,
 }
 
-/// Runs the sweep or search `plan.capacity` asks for, on the server or a throwaway
+/// Runs the sweep or search `capacity` asks for of `plan`, on the server or a throwaway
 /// one; returns the exit status.
 pub fn run(
     conn: &ConnArgs,
     plan: &BenchPlan,
+    capacity: &CapacityPlan,
     temp_instance: Option<crate::temp_instance::TempInstance>,
     argv: &[String],
     signals: &crate::signals::Signals,
 ) -> i32 {
-    let Some(capacity) = &plan.capacity else {
-        return 1;
-    };
     // Before connecting: a port in use ends the sweep before it starts. Sized for
     // the most clients a step runs.
     let mut live = plan.live_plan();
@@ -298,10 +296,14 @@ impl Session<'_> {
                     self.halted_by_signal();
                     return None;
                 }
+                let planned = crate::cli::option_table::Planned {
+                    plan,
+                    capacity: Some(self.plan),
+                };
                 Some(crate::cli::export::results_file(
                     &result,
                     &meta,
-                    plan,
+                    &planned,
                     self.argv,
                     &self.dbname,
                 ))
@@ -398,7 +400,9 @@ impl Session<'_> {
         let mut status = self.halt.status;
         if base.export.any() && !self.steps.is_empty() {
             let steps = std::mem::take(&mut self.steps);
-            if let Some(file) = export::file(base, &self.dbname, self.record.clone(), steps) {
+            if let Some(file) =
+                export::file(base, self.plan, &self.dbname, self.record.clone(), steps)
+            {
                 let errors = export::write(&base.export, &file, self.stop);
                 for e in &errors {
                     logging::error(&e.to_string());

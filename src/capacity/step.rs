@@ -38,8 +38,14 @@ pub fn step_plan(
     if !capacity.seed_given {
         plan.random_seed = crate::sys::time_seed();
     }
+    // A step's figures (its line, the curve) come from both.
+    plan.keep = plan.keep.with_figures();
     if plan.worker.is_some() {
-        let digests = crate::cli::option_table::worker_digests(&plan);
+        let digests =
+            crate::cli::option_table::worker_digests(&crate::cli::option_table::Planned {
+                plan: &plan,
+                capacity: Some(capacity),
+            });
         if let Some(w) = plan.worker.as_mut() {
             w.option_digests = digests;
         }
@@ -69,17 +75,17 @@ mod tests {
         }
     }
 
-    fn plan(args: &[&str]) -> BenchPlan {
+    fn plan(args: &[&str]) -> (BenchPlan, CapacityPlan) {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         match interpret("pgbench", &args, &NoEnv).outcome.unwrap() {
-            Action::Bench { plan, .. } => *plan,
+            Action::Sweep { base, capacity, .. } => (*base, capacity),
             other => panic!("{other:?}"),
         }
     }
 
     #[test]
     fn a_clients_step_takes_j_as_given_or_its_clients_and_a_step_its_own_log_and_seed() {
-        let base = plan(&[
+        let (base, c) = plan(&[
             "-j",
             "4",
             "-l",
@@ -90,13 +96,12 @@ mod tests {
             "a.sql",
         ]);
         assert_eq!(base.settings.threads, 1, "pgbench caps -j at -c 1");
-        let c = base.capacity.clone().unwrap();
         let two = step_plan(&c, &base, Some("2"), 1);
         assert_eq!((two.settings.clients, two.settings.threads), (2, 2));
         let eight = step_plan(&c, &base, Some("8"), 2);
         assert_eq!((eight.settings.clients, eight.settings.threads), (8, 4));
         assert_eq!(eight.log.unwrap().prefix, "pgbench_log.step2");
-        let seeded = plan(&[
+        let (seeded, c) = plan(&[
             "--random-seed=5",
             "--sweep=rate=10,20",
             "-T",
@@ -104,21 +109,19 @@ mod tests {
             "-f",
             "a.sql",
         ]);
-        let c = seeded.capacity.clone().unwrap();
         let step = step_plan(&c, &seeded, Some("20"), 2);
         assert_eq!((step.random_seed, step.settings.rate), (5, Some(20.0)));
     }
 
     #[test]
     fn a_variable_step_replaces_its_definition_and_a_search_sets_or_clears_the_rate() {
-        let base = plan(&["-D", "x=1", "-D", "y=2", "--sweep=x=5,6", "-f", "a.sql"]);
-        let c = base.capacity.clone().unwrap();
+        let (base, c) = plan(&["-D", "x=1", "-D", "y=2", "--sweep=x=5,6", "-f", "a.sql"]);
         let step = step_plan(&c, &base, Some("6"), 2);
         assert_eq!(
             step.defines,
             vec![("x".into(), "6".into()), ("y".into(), "2".into())]
         );
-        let base = plan(&[
+        let (base, c) = plan(&[
             "-R",
             "50",
             "--find-max-rate=p99<=5ms",
@@ -127,7 +130,6 @@ mod tests {
             "-f",
             "a.sql",
         ]);
-        let c = base.capacity.clone().unwrap();
         assert_eq!(step_plan(&c, &base, None, 1).settings.rate, None);
         assert_eq!(
             step_plan(&c, &base, Some("948.7"), 2).settings.rate,

@@ -3,7 +3,7 @@
 //! string are masked in what the file records of the command line.
 //! `pgbench_results::destination` writes it.
 
-use crate::bench::plan::BenchPlan;
+use super::option_table::Planned;
 use pgbench_results::{ResultsFile, RunMeta, RunResult};
 use pgbench_wire::redact_secrets;
 use serde_json::{json, Value};
@@ -11,10 +11,10 @@ use std::collections::BTreeMap;
 
 /// Every effective option after defaults, keyed by its long name: what the option
 /// table records of the plan ([`super::option_table::OPTIONS`]), and the database.
-pub fn effective_options(plan: &BenchPlan, dbname: &str) -> BTreeMap<String, Value> {
+pub fn effective_options(planned: &Planned<'_>, dbname: &str) -> BTreeMap<String, Value> {
     let mut options: BTreeMap<String, Value> = super::option_table::OPTIONS
         .iter()
-        .filter_map(|o| Some((o.long.to_string(), (o.recorded?)(plan)?)))
+        .filter_map(|o| Some((o.long.to_string(), (o.recorded?)(planned)?)))
         .collect();
     options.insert("dbname".into(), json!(redact_secrets(dbname)));
     options
@@ -25,14 +25,14 @@ pub fn effective_options(plan: &BenchPlan, dbname: &str) -> BTreeMap<String, Val
 pub fn results_file(
     result: &RunResult,
     meta: &RunMeta,
-    plan: &BenchPlan,
+    planned: &Planned<'_>,
     argv: &[String],
     dbname: &str,
 ) -> ResultsFile {
     let meta = RunMeta {
         // A connection string's password must not reach a file made to be shared.
         command_line: argv.iter().map(|a| redact_secrets(a)).collect(),
-        options: effective_options(plan, dbname),
+        options: effective_options(planned, dbname),
         ..meta.clone()
     };
     ResultsFile::from_run(result.clone(), meta)

@@ -82,23 +82,36 @@ pub fn run(argv: &[String]) -> Exit {
         } => {
             check_exports(&plan.export).map_err(CliError::Export)?;
             // Before any thread: a run's signals are its own from the start.
-            let signals = crate::signals::install()
-                .map_err(|e| crate::bench::RunError::SpawnThread(crate::sys::strerror(&e)))?;
-            if plan.capacity.is_some() {
-                if temp_instance.is_some() {
-                    warn_ignored_by_temp_instance(&conn);
-                }
-                return Ok(crate::capacity::runner::run(
-                    &conn,
-                    &plan,
-                    temp_instance,
-                    argv,
-                    &signals,
-                ));
-            }
+            let signals = install_signals()?;
             run_bench(&conn, &plan, temp_instance, argv, &signals)
         }
+        Action::Sweep {
+            conn,
+            base,
+            capacity,
+            temp_instance,
+        } => {
+            check_exports(&base.export).map_err(CliError::Export)?;
+            let signals = install_signals()?;
+            if temp_instance.is_some() {
+                warn_ignored_by_temp_instance(&conn);
+            }
+            Ok(crate::capacity::runner::run(
+                &conn,
+                &base,
+                &capacity,
+                temp_instance,
+                argv,
+                &signals,
+            ))
+        }
     }
+}
+
+/// The process's signal handling for a run, installed before any thread starts.
+fn install_signals() -> Result<crate::signals::Signals, crate::bench::RunError> {
+    crate::signals::install()
+        .map_err(|e| crate::bench::RunError::SpawnThread(crate::sys::strerror(&e)))
 }
 
 /// Benchmarking mode: the metrics endpoint (bound before anything connects), the run
@@ -121,6 +134,7 @@ fn run_bench(
     let live = endpoint.as_ref().map(crate::metrics::Endpoint::live);
     // The run's, until the report is out and the results files are written.
     let stop = crate::bench::RunStop::new();
+    stop.will_write(plan.export.paths());
     let attached = signals.attach(stop.clone());
     let env = crate::bench::RunEnv::process(live, std::sync::Arc::clone(&stop));
     // A run stopped by a signal ends at once, without the linger.
@@ -247,7 +261,11 @@ pub fn finish_bench(
                 logging::warning(&note);
             }
             if plan.export.any() {
-                let file = export::results_file(result, meta, plan, argv, dbname);
+                let planned = option_table::Planned {
+                    plan,
+                    capacity: None,
+                };
+                let file = export::results_file(result, meta, &planned, argv, dbname);
                 let errors = write_exports(&plan.export, &file, stop);
                 if !errors.is_empty() {
                     return diagnostic::report(&CliError::Exports(errors));

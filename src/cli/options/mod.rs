@@ -48,6 +48,14 @@ pub enum Action {
         /// `--temp-instance` or `--temp-instance-durable`: run on a throwaway cluster.
         temp_instance: Option<crate::temp_instance::TempInstance>,
     },
+    /// `--sweep` or `--find-max-rate`: `base` run once a step, changed as `capacity`
+    /// says (`crate::capacity`).
+    Sweep {
+        conn: ConnArgs,
+        base: Box<BenchPlan>,
+        capacity: crate::capacity::plan::CapacityPlan,
+        temp_instance: Option<crate::temp_instance::TempInstance>,
+    },
 }
 
 /// What reading the command line gave: the notices pgbench prints while parsing
