@@ -211,23 +211,8 @@ fn prepare_options(bench: &BenchPlan) -> PrepareOptions {
     }
 }
 
-/// A benchmark on a throwaway cluster, initialised at scale `-s` first (or with the
-/// workload's tables prepared).
-/// `report` prints the run's outcome and picks the exit status (the caller's), before
-/// the cluster is removed.
-pub fn run_bench(
-    kind: TempInstance,
-    bench: &BenchPlan,
-    env: &crate::bench::RunEnv,
-    report: impl FnOnce(Result<crate::bench::RunOutcome, crate::bench::RunError>) -> i32,
-) -> Result<i32, TempInstanceError> {
-    on_instance(kind, bench, |args, run| {
-        report(crate::bench::run(env, args, run))
-    })
-}
-
-/// Whatever `body` does with a throwaway cluster initialised for `bench` (as
-/// [`run_bench`]'s): where it listens, and the plan to run there. Its outcome, before
+/// Whatever `body` does with a throwaway cluster initialised for `bench` (a run's,
+/// a sweep's): where it listens, and the plan to run there. Its outcome, before
 /// the cluster is removed.
 pub fn on_instance<T>(
     kind: TempInstance,

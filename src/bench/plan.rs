@@ -213,6 +213,18 @@ impl BenchPlan {
             .map_or(0, |w| w.index as usize * self.settings.threads)
     }
 
+    /// Recomputes the digests `--worker` compares between workers (`digests`: the
+    /// command line's, read from its option table) after the plan changed (a sweep's
+    /// step); a plan without `--worker` has none.
+    pub fn refresh_worker_digests(&mut self, digests: impl FnOnce(&BenchPlan) -> String) {
+        if self.worker.is_some() {
+            let digests = digests(self);
+            if let Some(w) = self.worker.as_mut() {
+                w.option_digests = digests;
+            }
+        }
+    }
+
     /// Whether `-D` set this variable (then the automatic one is not set).
     pub fn defines_variable(&self, name: &str) -> bool {
         self.defines.iter().any(|(n, _)| n == name)

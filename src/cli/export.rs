@@ -1,10 +1,9 @@
-//! `--export-json` and `--export-html`: the run's results file, with what the command
-//! line asked for (every effective option, by its long name). Passwords in a connection
-//! string are masked in what the file records of the command line.
-//! `pgbench_results::destination` writes it.
+//! What a results file records of the command line: every effective option, by its
+//! long name, read from the option table. The shell around a run
+//! ([`crate::session::finish`]) builds and writes the file; passwords in a connection
+//! string are masked there.
 
 use super::option_table::Planned;
-use pgbench_results::{ResultsFile, RunMeta, RunResult};
 use pgbench_wire::redact_secrets;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -18,22 +17,4 @@ pub fn effective_options(planned: &Planned<'_>, dbname: &str) -> BTreeMap<String
         .collect();
     options.insert("dbname".into(), json!(redact_secrets(dbname)));
     options
-}
-
-/// The results file of a finished run: the runner's `meta` with the command line and
-/// the options added.
-pub fn results_file(
-    result: &RunResult,
-    meta: &RunMeta,
-    planned: &Planned<'_>,
-    argv: &[String],
-    dbname: &str,
-) -> ResultsFile {
-    let meta = RunMeta {
-        // A connection string's password must not reach a file made to be shared.
-        command_line: argv.iter().map(|a| redact_secrets(a)).collect(),
-        options: effective_options(planned, dbname),
-        ..meta.clone()
-    };
-    ResultsFile::from_run(result.clone(), meta)
 }

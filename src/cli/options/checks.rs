@@ -448,15 +448,12 @@ fn bench_action(d: Draft, workload: Option<Arc<dyn crate::workload::Workload>>) 
         }),
         keep,
     };
-    if plan.worker.is_some() {
-        let digests = crate::cli::option_table::worker_digests(&Planned {
-            plan: &plan,
+    plan.refresh_worker_digests(|plan| {
+        crate::cli::option_table::worker_digests(&Planned {
+            plan,
             capacity: None,
-        });
-        if let Some(w) = plan.worker.as_mut() {
-            w.option_digests = digests;
-        }
-    }
+        })
+    });
     Action::Bench {
         conn: d.conn,
         plan: Box::new(plan),

@@ -181,4 +181,6 @@ fn interpret_into(
 }
 
 #[cfg(test)]
+mod sweep_tests;
+#[cfg(test)]
 mod tests;
