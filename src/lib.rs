@@ -8,6 +8,7 @@
 pub mod bench;
 pub mod capacity;
 pub mod cli;
+pub mod clock;
 pub mod connect;
 pub mod diagnostic;
 pub mod init;

@@ -212,17 +212,18 @@ fn prepare_options(bench: &BenchPlan) -> PrepareOptions {
 }
 
 /// Whatever `body` does with a throwaway cluster initialised for `bench` (a run's,
-/// a sweep's): where it listens, and the plan to run there. Its outcome, before
+/// a sweep's; its `workload`'s tables prepared): where it listens, and the plan to run there. Its outcome, before
 /// the cluster is removed.
 pub fn on_instance<T>(
     kind: TempInstance,
     bench: &BenchPlan,
+    workload: Option<&dyn Workload>,
     body: impl FnOnce(pgbench_wire::ConnectArgs, &BenchPlan) -> T,
 ) -> Result<T, TempInstanceError> {
     let cluster = start(kind)?;
     let args = connect_args(&cluster);
     let opts = pgbench_wire::ConnectOptions::from_args(&args)?;
-    match &bench.workload {
+    match workload {
         Some(workload) => {
             let main = pgbench_wire::Connection::connect(&opts)?;
             workload.prepare(main, &opts, &prepare_options(bench))?;

@@ -23,7 +23,6 @@
 pub mod availability;
 pub mod barrier;
 pub mod client;
-pub mod clock;
 pub mod collector;
 pub mod conditional;
 pub mod control;
@@ -38,6 +37,7 @@ pub mod phases;
 pub mod plan;
 pub mod progress;
 pub mod retry;
+pub mod run_workload;
 pub mod server_stats;
 pub mod setup;
 pub mod stop;
@@ -51,9 +51,10 @@ pub mod worker;
 
 pub use error::{ClientAbort, RunError};
 pub use outcome::RunOutcome;
+pub use run_workload::RunWorkload;
 
+use crate::clock::{epoch_now_us, now_us, RunClock};
 use crate::logging::Output;
-use clock::{epoch_now_us, now_us, RunClock};
 use collector::CollectorPlan;
 use launch::{RunShared, Start};
 use observer::{BeforeRun, Observers, RunEnd, RunObserver};

@@ -101,7 +101,7 @@ pub struct BenchPlan {
     /// is counted.
     pub phases: super::phases::PhasePlan,
     /// `--workload=NAME`: its tables are checked before the run.
-    pub workload: Option<std::sync::Arc<dyn crate::workload::Workload>>,
+    pub workload: Option<std::sync::Arc<dyn super::RunWorkload>>,
     /// `--metrics-listen`, `--metrics-linger`.
     pub metrics: Option<crate::metrics::MetricsPlan>,
     /// `--server-stats`; `print`: `--print-server-stats`, its block after the report.

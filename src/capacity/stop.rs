@@ -88,7 +88,7 @@ impl GuardedWrites for SweepStop {
 
 impl OnSignal for SweepStop {
     fn signal(&self, sig: i32) -> Reaction {
-        let now = crate::bench::clock::now_us();
+        let now = crate::clock::now_us();
         let mut st = self.lock();
         match st.signal {
             None if st.begun == 0 => Reaction::Exit,

@@ -1,7 +1,7 @@
 //! The command line: what `main` calls. Parses arguments as pgbench does
-//! ([`args`], [`options`]) and runs the chosen mode; a mode's failure is returned as
-//! its error's [`Diagnostic`](crate::diagnostic::Diagnostic), which `main` reports
-//! ([`crate::diagnostic`]).
+//! ([`args`], [`options`]) and runs the chosen mode, a run or a sweep in a
+//! [`crate::session`]; a mode's failure is returned as its error's
+//! [`Diagnostic`](crate::diagnostic::Diagnostic), which `main` reports.
 
 pub mod args;
 mod error;
@@ -82,17 +82,25 @@ pub fn run(argv: &[String]) -> Exit {
             conn,
             plan,
             temp_instance,
+            workload,
         } => {
             check_exports(&plan.export).map_err(CliError::Export)?;
             // Before any thread: a run's signals are its own from the start.
             let signals = install_signals()?;
-            run_bench(&conn, &plan, temp_instance, argv, &signals)
+            run_bench(
+                &conn,
+                &plan,
+                target(&conn, temp_instance, workload),
+                argv,
+                &signals,
+            )
         }
         Action::Sweep {
             conn,
             base,
             capacity,
             temp_instance,
+            workload,
         } => {
             check_exports(&base.export).map_err(CliError::Export)?;
             let signals = install_signals()?;
@@ -106,7 +114,7 @@ pub fn run(argv: &[String]) -> Exit {
                 worker_digests: &digests,
             };
             crate::capacity::runner::run(
-                target(&conn, temp_instance),
+                target(&conn, temp_instance, workload),
                 &base,
                 &capacity,
                 &command_line,
@@ -129,7 +137,7 @@ fn install_signals() -> Result<crate::signals::Signals, crate::bench::RunError> 
 fn run_bench(
     conn: &options::ConnArgs,
     plan: &BenchPlan,
-    temp_instance: Option<crate::temp_instance::TempInstance>,
+    target: Target,
     argv: &[String],
     signals: &crate::signals::Signals,
 ) -> Exit {
@@ -139,7 +147,7 @@ fn run_bench(
     let session = Session::open(signals, plan, plan.live_plan(), stop.clone())?;
     let live = session.endpoint().map(crate::metrics::Endpoint::live);
     let env = crate::bench::RunEnv::process(live, Arc::clone(&stop));
-    if temp_instance.is_some() {
+    if target.temp_instance.is_some() {
         warn_ignored_by_temp_instance(conn);
     }
     let (options, digests) = recorders(None);
@@ -151,7 +159,7 @@ fn run_bench(
     // A run stopped by a signal ends at once, without the linger.
     let mut interrupted = false;
     let status = session
-        .on_target(target(conn, temp_instance), plan, |args, run, dbname| {
+        .on_target(target, plan, |args, run, dbname| {
             let outcome = crate::bench::run(&env, args, run);
             interrupted = matches!(
                 &outcome,
@@ -175,11 +183,13 @@ fn run_bench(
 fn target(
     conn: &options::ConnArgs,
     temp_instance: Option<crate::temp_instance::TempInstance>,
+    workload: Option<Arc<dyn crate::workload::Workload>>,
 ) -> Target {
     Target {
         args: conn.connect_args(),
         dbname: conn.dbname.clone(),
         temp_instance,
+        workload,
     }
 }
 

@@ -50,6 +50,8 @@ pub struct Target {
     pub dbname: String,
     /// `--temp-instance` or `--temp-instance-durable`.
     pub temp_instance: Option<crate::temp_instance::TempInstance>,
+    /// `--workload=NAME`: what a throwaway server is prepared with.
+    pub workload: Option<Arc<dyn crate::workload::Workload>>,
 }
 
 /// A mode under way: its metrics endpoint and its signal handler.
@@ -94,9 +96,12 @@ impl<'a> Session<'a> {
         body: impl FnOnce(ConnectArgs, &BenchPlan, &str) -> T,
     ) -> Result<T, crate::temp_instance::TempInstanceError> {
         match target.temp_instance {
-            Some(kind) => crate::temp_instance::on_instance(kind, plan, |args, run| {
-                body(args, run, "postgres")
-            }),
+            Some(kind) => crate::temp_instance::on_instance(
+                kind,
+                plan,
+                target.workload.as_deref(),
+                |args, run| body(args, run, "postgres"),
+            ),
             None => Ok(body(target.args, plan, &target.dbname)),
         }
     }

@@ -39,7 +39,7 @@ pub(super) fn finish(
         return Err(ConfigError::TablesAsTablespace {
             value: value.clone(),
             workload: w.name(),
-            hint: crate::workload::tables_option_hint(value),
+            hint: crate::workload::option_hint("tables", value).unwrap_or_default(),
         });
     }
     if d.check {
@@ -98,8 +98,10 @@ pub(super) fn finish(
                     conn,
                     plan,
                     temp_instance,
+                    workload,
                 } => Action::Sweep {
                     conn,
+                    workload,
                     base: plan,
                     capacity,
                     temp_instance,
@@ -437,7 +439,11 @@ fn bench_action(d: Draft, workload: Option<Arc<dyn crate::workload::Workload>>) 
         phases: PhasePlan {
             warmup_s: positive(d.warmup),
         },
-        workload,
+        // What a run asks of it; the rest stays with the action (a throwaway
+        // instance's prepare).
+        workload: workload
+            .clone()
+            .map(|w| w as Arc<dyn crate::bench::RunWorkload>),
         metrics,
         server_stats: d.server_stats,
         print_warnings: d.print_warnings,
@@ -458,5 +464,6 @@ fn bench_action(d: Draft, workload: Option<Arc<dyn crate::workload::Workload>>) 
         conn: d.conn,
         plan: Box::new(plan),
         temp_instance: d.temp_instance,
+        workload,
     }
 }
