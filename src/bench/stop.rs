@@ -190,7 +190,7 @@ mod tests {
     /// #38: a second signal said the report and the results files were lost when
     /// both were out already. It says now what is lost at that moment.
     #[test]
-    fn issue_38_a_later_signal_says_only_what_it_loses() {
+    fn a_later_signal_says_only_what_it_loses() {
         let written = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let both = ["a.json", "b.html"];
         assert_eq!(
