@@ -30,7 +30,7 @@ pub fn file(
 
 /// The representative step's report on stdout, as its run would have printed it
 /// (banner, report, what `--print-server-stats` and `--print-warnings` add), headed
-/// by the step; why it stopped early, if it did, on stderr.
+/// by the step; on stderr, that its clients aborted and why it stopped early, if so.
 pub fn print_report(capacity: &Capacity, step: &Step, plan: &BenchPlan) {
     let Some(run) = &step.file.run else { return };
     let server = step.file.server_version.as_deref();
@@ -42,5 +42,7 @@ pub fn print_report(capacity: &Capacity, step: &Step, plan: &BenchPlan) {
         server.map_or(0, show::version_num),
     ));
     finish::print_report(&text, run, plan);
+    // As a single run prints them after its report.
+    finish::print_aborted(run);
     finish::print_ending_note(run);
 }

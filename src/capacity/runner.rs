@@ -58,6 +58,8 @@ struct Sweep<'a> {
     halt: Halt,
     /// A client aborted, or a `-l` file lost lines, in some step.
     troubled: bool,
+    /// A search whose steps ended before it did.
+    search_unfinished: bool,
 }
 
 /// Runs the sweep or search `capacity` asks for of `plan`, on the server or a
@@ -88,6 +90,7 @@ pub fn run(
         columns: None,
         halt: Halt::default(),
         troubled: false,
+        search_unfinished: false,
     };
     let status = session
         .on_target(target, plan, |args, run, dbname| {
@@ -117,8 +120,11 @@ impl Sweep<'_> {
                         }
                     }
                 }
+                // The peak's first whole step; when no step ran whole, the first (its
+                // report then says why it is incomplete).
                 self.record.representative =
-                    pgbench_results::capacity::peak_step(&self.record, &self.steps);
+                    pgbench_results::capacity::peak_step(&self.record, &self.steps)
+                        .or(self.steps.first().map(|s| s.step));
             }
             What::Search { .. } => self.search(&args, base),
         }
@@ -137,20 +143,23 @@ impl Sweep<'_> {
             return;
         };
         let Some(closed) = self.step(args, base, None, 1, Some(Role::ClosedLoop)) else {
+            self.unfinished(&[]);
             return;
         };
         let closed_loop_tps = closed.figures().tps.unwrap_or(0.0);
         let mut tried: Vec<(Tried, u32)> = Vec::new();
+        // `None`: the steps ended before the search did (a signal, a step that could
+        // not run or was cut short), and nothing is concluded.
         let outcome = loop {
             let so_far: Vec<Tried> = tried.iter().map(|t| t.0).collect();
             let (rate, role) = match search::next(closed_loop_tps, &so_far, *tolerance, *max_steps)
             {
-                Next::Done(o) => break o,
+                Next::Done(o) => break Some(o),
                 Next::Run { rate, role } => (rate, role),
             };
             let value = rate.to_string();
             let Some(step) = self.step(args, base, Some(&value), 1, Some(role)) else {
-                break search::outcome(&so_far, *tolerance);
+                break None;
             };
             let number = step.step;
             let interrupted = step.file.run.as_ref().is_some_and(|r| {
@@ -164,13 +173,32 @@ impl Sweep<'_> {
             self.print_line();
             if interrupted {
                 // A step cut short says nothing sure of its rate.
-                break search::outcome(&so_far, *tolerance);
+                break None;
             }
             tried.push((Tried { rate, met }, number));
+        };
+        let Some(outcome) = outcome else {
+            self.unfinished(&tried);
+            return;
         };
         let found = found(closed_loop_tps, &outcome, &tried, &self.steps);
         self.record.representative = found.step;
         self.record.found = Some(found);
+    }
+
+    /// A search whose steps ended before it did: nothing is found (the closing line
+    /// says it did not finish), and the step shown is the best so far (the highest
+    /// rate met below every miss, `tried`), else the first.
+    fn unfinished(&mut self, tried: &[(Tried, u32)]) {
+        self.search_unfinished = true;
+        let tolerance = match &self.plan.what {
+            What::Search { tolerance, .. } => *tolerance,
+            What::Sweep { .. } => return,
+        };
+        let rates: Vec<Tried> = tried.iter().map(|t| t.0).collect();
+        let best = search::outcome(&rates, tolerance).found;
+        let best_step = best.and_then(|r| tried.iter().rev().find(|t| t.0.rate == r).map(|t| t.1));
+        self.record.representative = best_step.or(self.steps.first().map(|s| s.step));
     }
 
     /// Runs step `n + 1` at `value` (`None`: a search's closed loop); prints its line
@@ -366,6 +394,14 @@ impl Sweep<'_> {
     /// exit status.
     fn finish(&mut self, base: &BenchPlan) -> ExitStatus {
         self.record.stopped = self.halt.why.clone();
+        if self.search_unfinished {
+            let best = self
+                .best()
+                .map_or(String::new(), |b| format!(" (best so far: {b})"));
+            let why = self.record.stopped.take();
+            let why = why.map_or(String::new(), |w| format!("{w}; "));
+            self.record.stopped = Some(format!("{why}the search did not finish{best}"));
+        }
         print(&table::closing(&self.record, &self.steps));
         if let Some(step) = self
             .steps
@@ -375,6 +411,15 @@ impl Sweep<'_> {
             export::print_report(&self.record, step, base);
         }
         let mut status = self.halt.status;
+        if base.export.any() && self.steps.is_empty() {
+            // Nothing ran to be kept (a signal in the first warm-up, a first step that
+            // could not connect): the file asked for is not there, and the user is told.
+            for path in base.export.paths() {
+                logging::error(&format!(
+                    "results file \"{path}\" not written: no step was kept"
+                ));
+            }
+        }
         if base.export.any() && !self.steps.is_empty() {
             let steps = std::mem::take(&mut self.steps);
             let options = (self.command_line.options)(base, &self.dbname);
