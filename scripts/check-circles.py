@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Import circles between the modules of every crate of the workspace.
+"""Import circles between the modules of every crate of the workspace, and folders
+that import each other.
 
 Each module file is a room; a `use` of a `crate::a::b`, `super::b` or `self::b` path,
 or of a child from its parent (`use load::rows`), and such a path written in code
@@ -13,8 +14,16 @@ or of a child from its parent (`use load::rows`), and such a path written in cod
   (`use super::X` in `init/load.rs` for a type defined in `init/mod.rs`): the parent
   is used as a drawer. Listed with `-v`, not an error.
 
-Test code is left out: `tests.rs` files and everything from a file's first
-`#[cfg(test)] mod ... {` on. Usage: scripts/check-circles.py [-v] [--use-lines]
+A third kind is a layering error: two top-level folders of a crate (`src/bench/`,
+`src/capacity/`) with arrows between them both ways, even through different files
+(`bench/plan.rs -> capacity/plan.rs` and `capacity/runner.rs -> bench/mod.rs`). A
+folder is a floor of the house: one imports the other, never both. In the crates of
+`LAYERED` there must be none (exit 1, each pair listed with the first arrow each
+way); `-v` lists the other crates' pairs too.
+
+Test code is left out: `tests.rs` files, modules declared under `#[cfg(test)]`, and
+everything from a file's first `#[cfg(test)] mod ... {` on.
+Usage: scripts/check-circles.py [-v] [--use-lines]
 """
 import os
 import re
@@ -27,6 +36,8 @@ ROOTS += sorted(
     if os.path.exists(f"crates/{c}/src/lib.rs")
 )
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+# The crates whose folders must import one way (`-v` lists the others' two-way pairs).
+LAYERED = ["src/lib.rs"]
 
 
 def child_dir(path, is_root):
@@ -81,7 +92,12 @@ class Crate:
     def walk(self, path, modpath, is_root):
         self.modules[modpath] = path
         d = child_dir(path, is_root)
-        for name in re.findall(rf"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+({IDENT})\s*;", load(path), re.M):
+        decls = re.findall(
+            rf"^(\s*#\[cfg\(test\)\]\s*)?\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+({IDENT})\s*;", load(path), re.M
+        )
+        for test_only, name in decls:
+            if test_only:
+                continue
             for cand in (os.path.join(d, name + ".rs"), os.path.join(d, name, "mod.rs")):
                 if os.path.exists(cand) and not cand.endswith("tests.rs"):
                     self.walk(cand, modpath + (name,), False)
@@ -167,6 +183,27 @@ def sccs(nodes, edges):
     return out
 
 
+def folder_pairs(crate, edges):
+    """Pairs of top-level folders of `crate` with arrows both ways: {(a, b): (why a->b, why b->a)}."""
+    folders = {
+        m[0]
+        for m, f in crate.modules.items()
+        if len(m) == 1 and os.path.basename(f) == "mod.rs"
+    }
+    first = {}  # (folder, folder) -> the first arrow, as "file -> file (path)"
+    for m in sorted(edges, key=lambda m: crate.modules[m]):
+        for t in sorted(edges[m], key=lambda t: crate.modules[t]):
+            if not m or not t or m[0] == t[0] or m[0] not in folders or t[0] not in folders:
+                continue
+            why = " ".join(crate.why[(m, t)].split())
+            first.setdefault((m[0], t[0]), f"{crate.modules[m]} -> {crate.modules[t]}  ({why})")
+    return {
+        (a, b): (first[(a, b)], first[(b, a)])
+        for (a, b) in first
+        if a < b and (b, a) in first
+    }
+
+
 def main():
     os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     verbose = "-v" in sys.argv[1:]
@@ -184,6 +221,13 @@ def main():
             for m in sorted(comp, key=name):
                 for t in sorted(forward[m] & set(comp), key=name):
                     print(f"  {name(m)} -> {name(t)}  ({' '.join(crate.why[(m, t)].split())})")
+        for (a, b), (ab, ba) in sorted(folder_pairs(crate, edges).items()):
+            if root not in LAYERED and not verbose:
+                continue
+            circles += root in LAYERED
+            print(f"folders importing each other in {root}: {a}/ <-> {b}/")
+            print(f"  {ab}")
+            print(f"  {ba}")
         n_up = sum(len(v) for v in up.values())
         n_edges = sum(len(v) for v in edges.values())
         if verbose:
@@ -191,7 +235,7 @@ def main():
                 for t in sorted(ts):
                     print(f"  arrow back up: {name(m)} -> {name(t)}")
             print(f"{root}: {len(crate.modules)} modules, {n_edges} arrows, {n_up} back up")
-    print(f"check-circles: {circles} circle(s) in {len(ROOTS)} crates")
+    print(f"check-circles: {circles} circle(s) or two-way folder pair(s) in {len(ROOTS)} crates")
     return 1 if circles else 0
 
 

@@ -9,5 +9,5 @@ fn main() {
         .collect();
     let status =
         pgbench_rs::cli::run(&argv).unwrap_or_else(|e| pgbench_rs::diagnostic::report(&*e));
-    std::process::exit(status);
+    std::process::exit(status.code());
 }

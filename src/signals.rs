@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub enum Reaction {
     /// It took care of the signal.
     Handled,
-    /// The process is to end at once, with status 128 + the signal.
+    /// The process is to end at once, with the signal's status.
     Exit,
 }
 
@@ -93,7 +93,7 @@ impl Signals {
         let current = self.lock().last().map(|(_, h)| Arc::clone(h));
         let reaction = current.map_or(Reaction::Exit, |h| h.signal(sig));
         if reaction == Reaction::Exit {
-            std::process::exit(128 + sig)
+            std::process::exit(crate::diagnostic::ExitStatus::Signal(sig).code())
         }
     }
 }

@@ -211,33 +211,19 @@ fn prepare_options(bench: &BenchPlan) -> PrepareOptions {
     }
 }
 
-/// A benchmark on a throwaway cluster, initialised at scale `-s` first (or with the
-/// workload's tables prepared).
-/// `report` prints the run's outcome and picks the exit status (the caller's), before
-/// the cluster is removed.
-pub fn run_bench(
-    kind: TempInstance,
-    bench: &BenchPlan,
-    env: &crate::bench::RunEnv,
-    report: impl FnOnce(Result<crate::bench::RunOutcome, crate::bench::RunError>) -> i32,
-) -> Result<i32, TempInstanceError> {
-    on_instance(kind, bench, |args, run| {
-        report(crate::bench::run(env, args, run))
-    })
-}
-
-/// Whatever `body` does with a throwaway cluster initialised for `bench` (as
-/// [`run_bench`]'s): where it listens, and the plan to run there. Its outcome, before
+/// Whatever `body` does with a throwaway cluster initialised for `bench` (a run's,
+/// a sweep's; its `workload`'s tables prepared): where it listens, and the plan to run there. Its outcome, before
 /// the cluster is removed.
 pub fn on_instance<T>(
     kind: TempInstance,
     bench: &BenchPlan,
+    workload: Option<&dyn Workload>,
     body: impl FnOnce(pgbench_wire::ConnectArgs, &BenchPlan) -> T,
 ) -> Result<T, TempInstanceError> {
     let cluster = start(kind)?;
     let args = connect_args(&cluster);
     let opts = pgbench_wire::ConnectOptions::from_args(&args)?;
-    match &bench.workload {
+    match workload {
         Some(workload) => {
             let main = pgbench_wire::Connection::connect(&opts)?;
             workload.prepare(main, &opts, &prepare_options(bench))?;

@@ -238,7 +238,7 @@ fn temp_instance_runs_the_headline_workload_in_one_command() {
 /// one-command try-out did not exist for sysbench and TPC-C users. The throwaway
 /// server is prepared as the workload's `-i` prepares it, at `-s` and `-D`.
 #[test]
-fn issue_33_temp_instance_runs_a_workload_in_one_command() {
+fn temp_instance_runs_a_workload_in_one_command() {
     let out = run(Command::new(env!("CARGO_BIN_EXE_pgbench-rs")).args([
         "--temp-instance",
         "--workload=oltp_read_write",
@@ -303,7 +303,7 @@ fn issue_33_temp_instance_runs_a_workload_in_one_command() {
 /// `--temp-instance-durable` runs with them on. And `-s`, used to initialise, was said
 /// to be ignored.
 #[test]
-fn issue_22_temp_instance_says_it_is_not_durable_and_durable_is_offered() {
+fn temp_instance_says_it_is_not_durable_and_durable_is_offered() {
     let dir = tempfile::tempdir().unwrap();
     for (option, value, opening) in [
         (
@@ -509,7 +509,7 @@ fn warmup_is_run_and_then_left_out_of_every_figure() {
 /// with where it was looked for, as are missing server binaries. Needs root and a
 /// mount namespace (skipped with a message otherwise, failing under CI=true).
 #[test]
-fn issue_22_temp_instance_says_which_program_it_did_not_find_and_where() {
+fn temp_instance_says_which_program_it_did_not_find_and_where() {
     let ours = env!("CARGO_BIN_EXE_pgbench-rs");
     let hidden = |dirs: &str| {
         let mounts: String = dirs

@@ -287,6 +287,17 @@ fn ctrl_c_in_a_sweep_keeps_the_steps_done_and_metrics_name_the_step() {
         stdout.contains("stopped early: interrupted by SIGINT after 2 step(s) of 3\n"),
         "{stdout}"
     );
+    // The step cut short, though it ran more clients, is not the peak: its figures
+    // cover less than its value asked for.
+    assert!(stdout.contains("\npeak: "), "{stdout}");
+    assert!(
+        stdout.contains(" at clients=1") && !stdout.contains(" at clients=2"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\nreport of step 1 (clients=1, the peak):\n"),
+        "{stdout}"
+    );
     assert!(!stderr.contains("step 3/3"), "{stderr}");
     let doc = read(&json);
     assert_eq!(doc.steps.len(), 2);
@@ -372,6 +383,77 @@ fn bad_sweeps_and_searches_are_refused_before_connecting() {
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
         assert!(stderr.contains(said), "{args:?}: {stderr}");
     }
+}
+
+/// A sweep whose steps have a client abort: no step ran whole, so there is no peak;
+/// the first step's report is printed with the line a single run prints after an
+/// abort, and the exit status is an abort's.
+#[test]
+fn a_sweep_whose_clients_abort_has_no_peak_and_its_report_says_it_is_incomplete() {
+    let _alone = alone();
+    let db = fresh_db("capacity_abort");
+    let dir = tempfile::tempdir().unwrap();
+    let script = script_file(
+        &dir,
+        "abort.sql",
+        "\\if :client_id = 1\nSELECT 1/0;\n\\endif\nSELECT 1;\n",
+    );
+    let out =
+        crate::support::run(
+            db.ours()
+                .args(["-n", "-f", &script, "--sweep=clients=2", "-t", "3"]),
+        );
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(
+            "\npeak: none (no step ran whole: each was interrupted or had clients abort)\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("\nreport of step 1 (clients=2, no step ran whole):\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr
+            .contains("error: Run was aborted; the above results are incomplete.\n"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A sweep whose first step cannot connect keeps no step: the results file asked for
+/// is not written, and stderr says so (not only why the step could not run).
+#[test]
+fn a_sweep_that_keeps_no_step_says_its_results_file_is_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("none.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_pgbench-rs"))
+        .env("PGHOST", "/nonexistent")
+        .stdin(Stdio::null())
+        .args([
+            "-n",
+            "-S",
+            "--sweep=clients=1,2",
+            "-T",
+            "1",
+            &format!("--export-json={}", arg(&json)),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "pgbench-rs: error: results file \"{}\" not written: no step was kept\n",
+            arg(&json)
+        )),
+        "{stderr}"
+    );
+    assert!(!json.exists());
 }
 
 /// The figures of a step, for the tests' messages.

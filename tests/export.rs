@@ -245,7 +245,7 @@ fn devices_and_standard_output_are_written_in_place() {
 /// Seen in headless Chromium: a `-T 3` run's tps chart has 3 seconds, ending at 3 s,
 /// the last not far below the others.
 #[test]
-fn issue_22_the_page_draws_no_partial_last_second() {
+fn the_page_draws_no_partial_last_second() {
     let db = fresh_db("export_last_second");
     let dir = tempfile::tempdir().unwrap();
     let script = script_file(&dir, "one.sql", "SELECT 1;\n");
@@ -341,7 +341,7 @@ fn interrupted_after(
 /// run ended, `show` prints the line the run printed after its report (the time it
 /// ran), `check` warns and fails it, and `compare` says what it compares.
 #[test]
-fn issue_33_an_interrupted_runs_file_says_so_and_the_report_tools_act_on_it() {
+fn an_interrupted_runs_file_says_so_and_the_report_tools_act_on_it() {
     let db = fresh_db("interrupt_export");
     let dir = tempfile::tempdir().unwrap();
     let script = script_file(&dir, "one.sql", "SELECT 1;\n");
@@ -430,7 +430,7 @@ fn issue_33_an_interrupted_runs_file_says_so_and_the_report_tools_act_on_it() {
 /// ran, left no mark of the interruption in the file, and `check --fail-if-warnings`
 /// said "no warnings" for a file of 0 measured transactions.
 #[test]
-fn issue_38_ctrl_c_in_the_warm_up_leaves_a_file_that_says_nothing_was_measured() {
+fn ctrl_c_in_the_warm_up_leaves_a_file_that_says_nothing_was_measured() {
     let db = fresh_db("interrupt_warmup");
     let dir = tempfile::tempdir().unwrap();
     let script = script_file(&dir, "one.sql", "SELECT 1;\n");
@@ -564,7 +564,7 @@ fn ended_within(mut child: std::process::Child, limit: Duration) -> std::process
 /// gets the whole file; one that comes only after the report (when pgbench-rs says it
 /// waits for one) gets it too.
 #[test]
-fn issue_38_a_fifo_export_reaches_a_reader_there_before_the_run_or_after_it() {
+fn a_fifo_export_reaches_a_reader_there_before_the_run_or_after_it() {
     let db = fresh_db("export_fifo");
     let dir = tempfile::tempdir().unwrap();
     let s = script_file(&dir, "one.sql", "SELECT 1;\n");
@@ -641,7 +641,7 @@ fn first_line_with(
 /// file is named as not written, the page of `--export-html` is still written, and the
 /// exit status is SIGTERM's.
 #[test]
-fn issue_38_sigterm_ends_a_fifo_export_no_reader_opens() {
+fn sigterm_ends_a_fifo_export_no_reader_opens() {
     let db = fresh_db("export_fifo_term");
     let dir = tempfile::tempdir().unwrap();
     let s = script_file(&dir, "one.sql", "SELECT 1;\n");

@@ -481,7 +481,7 @@ fn debug_line_names_the_host_reached_after_failover() {
 /// for rolling back the failed transaction": one sync too few was read); stock retries
 /// it. Every other call of the DO block fails with 40001, for both programs alike.
 #[test]
-fn issue_27_a_failure_inside_a_pipeline_is_retried_as_stock_retries() {
+fn a_failure_inside_a_pipeline_is_retried_as_stock_retries() {
     let db = fresh_db("golden_pipeline_retry");
     db.psql("CREATE SEQUENCE calls");
     let dir = tempfile::tempdir().unwrap();

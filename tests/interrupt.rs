@@ -343,7 +343,7 @@ fn refused(db: &crate::support::Db, workload: &[&str], why: &str) {
 /// indexes; `--check` passed and a run reported its NOPM with exit status 0. Now the
 /// load says it did not complete, and runs and `--check` refuse its tables.
 #[test]
-fn issue_38_ctrl_c_while_tpcc_builds_keys_leaves_tables_runs_refuse() {
+fn ctrl_c_while_tpcc_builds_keys_leaves_tables_runs_refuse() {
     let db = fresh_db("interrupt_tpcc_keys");
     // TPC-C by the text builds the keys after the load (HammerDB's mode, with the
     // tables).
@@ -392,7 +392,7 @@ fn issue_38_ctrl_c_while_tpcc_builds_keys_leaves_tables_runs_refuse() {
 
 /// #38: interrupted while generating, half-loaded TPC-C tables ran with exit status 0.
 #[test]
-fn issue_38_ctrl_c_while_tpcc_generates_leaves_tables_runs_refuse() {
+fn ctrl_c_while_tpcc_generates_leaves_tables_runs_refuse() {
     let db = fresh_db("interrupt_tpcc_generate");
     let mut child = spawn_ours(&db, &["-i", "--workload=tpcc", "-s", "3"]);
     let watch = crate::support::StderrWatch::new(&mut child);
@@ -420,7 +420,7 @@ fn issue_38_ctrl_c_while_tpcc_generates_leaves_tables_runs_refuse() {
 /// exit status 0. Now each table is prepared in one transaction: none is left half
 /// done, and a run says how to prepare them.
 #[test]
-fn issue_38_ctrl_c_during_a_sysbench_prepare_leaves_no_table_half_done() {
+fn ctrl_c_during_a_sysbench_prepare_leaves_no_table_half_done() {
     let db = fresh_db("interrupt_sysbench_prepare");
     let defines = ["-D", "tables=2", "-D", "table_size=1000000"];
     let mut child = db

@@ -381,7 +381,7 @@ fn the_final_values_linger_after_the_report_until_ctrl_c() {
 /// FIFO: the write gives up, and the linger, not begun yet, does not begin. It ran its
 /// whole time, the signal lost.
 #[test]
-fn issue_38_ctrl_c_between_the_report_and_the_linger_ends_the_linger() {
+fn ctrl_c_between_the_report_and_the_linger_ends_the_linger() {
     let args = ["-t", "50", "--metrics-linger=600", "--export-json=r.json"];
     let db = fresh_db("metrics_linger_race");
     let dir = tempfile::tempdir().unwrap();

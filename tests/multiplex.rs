@@ -231,7 +231,7 @@ fn most_while_running(
 /// the Prepare was sent and waited for synchronously. Client 1 must go on inserting
 /// while client 0's Prepare waits; once the lock goes, client 0 finishes too.
 #[test]
-fn issue_22_a_prepare_waiting_on_a_lock_does_not_stop_its_threads_other_clients() {
+fn a_prepare_waiting_on_a_lock_does_not_stop_its_threads_other_clients() {
     let db = fresh_db("multiplexed_prepare_waits");
     db.psql("create table locked_t (x int); create table mux_done (client int)");
     for io in ["uring", "epoll"] {

@@ -55,7 +55,7 @@ fn assert_ok(out: &Output, what: &str) {
 /// #22: a password in the connection string was written in plain text into the results
 /// file (`command_line`, `options.dbname`) and the HTML page (title, labels).
 #[test]
-fn issue_22_no_password_in_any_file_or_output() {
+fn no_password_in_any_file_or_output() {
     let cluster = Cluster::start(ClusterOptions {
         hba: Some(HBA.into()),
         ..Default::default()
@@ -169,7 +169,7 @@ fn issue_22_no_password_in_any_file_or_output() {
 /// `server:` block and written to `run.server.statements`. Only the run's own
 /// statements are kept now, with their scripts' text.
 #[test]
-fn issue_38_no_other_session_s_statement_or_password_in_server_stats() {
+fn no_other_session_s_statement_or_password_in_server_stats() {
     const SECRET: &str = "Leaky_Secret_42";
     const OTHER: &str = "another_session_s_column";
     let cluster = Cluster::start(ClusterOptions {

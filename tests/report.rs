@@ -103,7 +103,7 @@ fn import_then_show_gives_what_stock_printed() {
 /// #33: sysbench's output does not name its test (`import --test` does), and its own
 /// 95th percentile is shown as sysbench's and compared beside a pgbench-rs run's.
 #[test]
-fn issue_33_a_sysbench_import_keeps_its_test_and_its_percentile() {
+fn a_sysbench_import_keeps_its_test_and_its_percentile() {
     let dir = scratch("import-sysbench");
     let captured = dir.join("sysbench.txt");
     std::fs::write(

@@ -332,7 +332,7 @@ fn a_forwarded_second_sigint_keeps_the_report_and_a_later_one_says_what_is_lost(
 /// when the page's destination, a FIFO nobody reads, holds the run: the second
 /// SIGINT loses the page alone, and says so.
 #[test]
-fn issue_38_a_later_signal_says_only_what_is_not_yet_out() {
+fn a_later_signal_says_only_what_is_not_yet_out() {
     let db = crate::support::fresh_db("run_end_what_is_lost");
     let dir = tempfile::tempdir().unwrap();
     let quick = script_file(&dir, "one.sql", "SELECT 1;\n");

@@ -530,7 +530,7 @@ fn the_html_draws_server_panels_a_checkpoint_and_the_warmup_in_chromium() {
 /// twice the rest's share of their blocks; scale 10 read 1.8% of its blocks at
 /// 24,000 tps.)
 #[test]
-fn issue_33_the_first_run_on_a_cold_cache_is_a_cold_start_by_its_reads() {
+fn the_first_run_on_a_cold_cache_is_a_cold_start_by_its_reads() {
     static CLUSTER: std::sync::OnceLock<pgbench_cluster::Cluster> = std::sync::OnceLock::new();
     let cluster = CLUSTER.get_or_init(|| {
         pgbench_cluster::Cluster::start(pgbench_cluster::ClusterOptions {

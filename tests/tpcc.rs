@@ -297,7 +297,7 @@ fn tpcc_bad_input_is_refused_with_what_to_do() {
 /// #38: a failed COPY said `COPY into tpcc failed`, naming no table. And a load that
 /// failed is refused by a run, which says to load again at its scale.
 #[test]
-fn issue_38_a_failed_copy_names_its_table_and_the_load_is_refused() {
+fn a_failed_copy_names_its_table_and_the_load_is_refused() {
     let db = fresh_db("tpcc_copy_fails");
     // Every stock row the load writes breaks a constraint added as the table is made.
     db.psql(
@@ -337,7 +337,7 @@ fn issue_38_a_failed_copy_names_its_table_and_the_load_is_refused() {
 /// #33: `--check` said `broken for 3/4`; it names the warehouse and district. #38: it
 /// checks the keys, indexes and functions too, as HammerDB's checkschema does.
 #[test]
-fn issue_33_check_names_what_is_broken() {
+fn check_names_what_is_broken() {
     let db = fresh_db("tpcc_check_broken");
     let out = run(db.ours().args(["-i", "--workload=tpcc", "-s", "1"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -406,7 +406,7 @@ fn threads_named(pid: u32, prefix: &str) -> usize {
 /// now counts once the run's connections have closed (or says the two counts are not
 /// comparable), so a count it calls exact is the orders the run inserted.
 #[test]
-fn issue_38_new_orders_that_commit_after_a_frozen_server_resumes_are_counted() {
+fn new_orders_that_commit_after_a_frozen_server_resumes_are_counted() {
     use crate::run_end::watchers::{connected, loaded};
     use crate::run_end::{ours, private_cluster, text, Frozen};
     use std::time::Duration;
@@ -483,7 +483,7 @@ fn issue_38_new_orders_that_commit_after_a_frozen_server_resumes_are_counted() {
 /// for the end; and counts that cannot be read (here `pg_stat_database` denied during
 /// the run) are said, in the results file too, and the run exits 2.
 #[test]
-fn issue_38_a_lost_monitor_is_made_again_and_counts_it_cannot_read_fail_the_run() {
+fn a_lost_monitor_is_made_again_and_counts_it_cannot_read_fail_the_run() {
     use std::time::Duration;
     let db = fresh_db("tpcc_monitor_lost");
     let role = "issue38_tpcc";

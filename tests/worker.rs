@@ -272,7 +272,7 @@ fn a_worker_that_never_comes_stops_the_others_with_nothing_run() {
 /// #22: workers of two runs that differ in an option each said the other "did not
 /// arrive". Now each says a worker of another run is waiting, and names the option.
 #[test]
-fn issue_22_workers_of_different_runs_name_the_option_that_differs() {
+fn workers_of_different_runs_name_the_option_that_differs() {
     let db = fresh_db("worker_other_run");
     draws_table(&db);
     let dir = tempfile::tempdir().unwrap();

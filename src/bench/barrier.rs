@@ -41,7 +41,7 @@
 
 mod entry;
 
-use super::clock::now_us;
+use crate::clock::now_us;
 use crate::logging::Output;
 use entry::{all_ready, leader, missing, TAG};
 pub use entry::{Entry, State};

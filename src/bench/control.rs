@@ -13,7 +13,7 @@
 //! return. Should a client still not end (stuck in a connect), the collector stops
 //! waiting for it. Transactions cut short are not counted; the clients say how many.
 
-use super::clock::{now_us, RunClock};
+use crate::clock::{now_us, RunClock};
 use pgbench_wire::CancelToken;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicUsize, Ordering};

@@ -4,7 +4,7 @@
 //! the collector prints aborts as they arrive, `cli` reports run errors (their
 //! [`Diagnostic`]).
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, ExitStatus};
 use crate::logging::{format_line, line, Level};
 use pgbench_wire::ConnError;
 
@@ -43,13 +43,15 @@ impl RunError {
 }
 
 impl Diagnostic for RunError {
-    /// 1, as pgbench exits when a run cannot start; 128 + the signal when SIGINT or
+    /// 1, as pgbench exits when a run cannot start; the signal's status when SIGINT or
     /// SIGTERM ended the wait for the other workers, as a shell reports a process the
     /// signal ended.
-    fn exit_status(&self) -> i32 {
+    fn exit_status(&self) -> ExitStatus {
         match self {
-            RunError::Barrier(super::barrier::BarrierError::Interrupted(sig)) => 128 + sig,
-            _ => 1,
+            RunError::Barrier(super::barrier::BarrierError::Interrupted(sig)) => {
+                ExitStatus::Signal(*sig)
+            }
+            _ => ExitStatus::Error,
         }
     }
 

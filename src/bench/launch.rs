@@ -6,15 +6,15 @@
 //! or a thread could not be made). Every client's variables are made here too
 //! ([`client_variables`]).
 
-use super::client::{BlockEffect, ScriptDoubt};
-use super::clock::RunClock;
 use super::control::RunControl;
+use super::doubt::{BlockEffect, ScriptDoubt};
 use super::error::RunError;
 use super::events::Event;
 use super::plan::BenchPlan;
 use super::retry::RetryPlan;
 use super::throttle::Schedule;
 use super::txlog::ThreadLog;
+use crate::clock::RunClock;
 use crossbeam_channel::Receiver;
 use pgbench_script::ast::{CommandKind, MetaCommand, Script};
 use pgbench_script::eval::Compiled;

@@ -23,11 +23,11 @@
 pub mod availability;
 pub mod barrier;
 pub mod client;
-pub mod clock;
 pub mod collector;
 pub mod conditional;
 pub mod control;
 pub mod cpu_share;
+pub(crate) mod doubt;
 pub mod error;
 pub mod events;
 pub mod launch;
@@ -38,6 +38,7 @@ pub mod phases;
 pub mod plan;
 pub mod progress;
 pub mod retry;
+pub mod run_workload;
 pub mod server_stats;
 pub mod setup;
 pub mod stop;
@@ -51,9 +52,10 @@ pub mod worker;
 
 pub use error::{ClientAbort, RunError};
 pub use outcome::RunOutcome;
+pub use run_workload::RunWorkload;
 
+use crate::clock::{epoch_now_us, now_us, RunClock};
 use crate::logging::Output;
-use clock::{epoch_now_us, now_us, RunClock};
 use collector::CollectorPlan;
 use launch::{RunShared, Start};
 use observer::{BeforeRun, Observers, RunEnd, RunObserver};
@@ -263,16 +265,9 @@ fn collector_plan(ctx: &RunShared, phases: Phases) -> CollectorPlan {
         }),
         latency_limit_us: s.latency_limit_us,
         throttled: s.throttled(),
-        // A workload's report may need them (per-transaction percentiles, its
-        // tool's percentile); a sweep's or search's step reads its figures from both.
-        histograms: s.percentiles.is_some()
-            || plan.export.any()
-            || plan.capacity.is_some()
-            || plan
-                .workload
-                .as_ref()
-                .is_some_and(|w| w.policy().keep_histograms),
-        series: plan.export.any() || plan.print_warnings || plan.capacity.is_some(),
+        // What the caller will read of the run ([`plan::Keep`]).
+        histograms: plan.keep.histograms,
+        series: plan.keep.series,
         exit_on_abort: plan.exit_on_abort,
         epoch_shift_us: ctx.control.clock.epoch_shift_us,
         phases,

@@ -9,6 +9,7 @@ use super::phases::{PhaseKind, Phases};
 use super::plan::BenchPlan;
 use super::setup::Setup;
 use super::txlog::LogLoss;
+use crate::diagnostic::ExitStatus;
 use pgbench_results::{CommandResult, Ended, LatencyCounts, RunMeta, RunResult, ScriptResult};
 
 /// How the run ended.
@@ -34,15 +35,15 @@ pub enum RunOutcome {
 
 impl RunOutcome {
     /// 0; 2 when a client aborted, a log lost lines, transactions overdue after `-T`
-    /// were cut or TPC-C's server counts (its NOPM and TPM) could not be read; 128 +
-    /// the signal when one stopped the run (130 for SIGINT, 143 for SIGTERM), as a
+    /// were cut or TPC-C's server counts (its NOPM and TPM) could not be read; the
+    /// signal's when one stopped the run (130 for SIGINT, 143 for SIGTERM), as a
     /// shell reports a process the signal ended.
-    pub fn exit_status(&self) -> i32 {
+    pub fn exit_status(&self) -> ExitStatus {
         match self {
             RunOutcome::Completed {
                 stopped: Some(StopCause::Signal(sig)),
                 ..
-            } => 128 + sig,
+            } => ExitStatus::Signal(*sig),
             RunOutcome::Completed {
                 result,
                 log_losses,
@@ -52,9 +53,9 @@ impl RunOutcome {
                 && log_losses.is_empty()
                 && result.workload.as_ref().is_none_or(|w| w.lost().is_none()) =>
             {
-                0
+                ExitStatus::Ok
             }
-            _ => 2,
+            _ => ExitStatus::Aborted,
         }
     }
 }

@@ -42,6 +42,15 @@ impl Export {
     pub fn any(&self) -> bool {
         self.json.is_some() || self.html.is_some()
     }
+
+    /// The files asked for, JSON first.
+    pub fn paths(&self) -> Vec<String> {
+        [&self.json, &self.html]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect()
+    }
 }
 
 /// The vacuum before the run (`-n`, `-v`).
@@ -92,7 +101,7 @@ pub struct BenchPlan {
     /// is counted.
     pub phases: super::phases::PhasePlan,
     /// `--workload=NAME`: its tables are checked before the run.
-    pub workload: Option<std::sync::Arc<dyn crate::workload::Workload>>,
+    pub workload: Option<std::sync::Arc<dyn super::RunWorkload>>,
     /// `--metrics-listen`, `--metrics-linger`.
     pub metrics: Option<crate::metrics::MetricsPlan>,
     /// `--server-stats`; `print`: `--print-server-stats`, its block after the report.
@@ -101,10 +110,33 @@ pub struct BenchPlan {
     pub print_warnings: bool,
     /// `--reconnect`: clients ride through a lost connection (docs/availability.md).
     pub availability: Option<AvailabilityPlan>,
-    /// `--sweep` or `--find-max-rate`: this plan is run once a step, changed
-    /// (`crate::capacity`); its steps keep it, and their runs keep the histograms and
-    /// the per-second series every step's figures come from.
-    pub capacity: Option<crate::capacity::plan::CapacityPlan>,
+    /// What the run keeps beyond pgbench's counters: decided by its caller (what the
+    /// report, the results files or a sweep's step will read of it), not by the run.
+    pub keep: Keep,
+}
+
+/// What a run keeps beyond what pgbench's report needs: each costs memory and time in
+/// the collector, so a run keeps only what its caller will read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Keep {
+    /// The latency histograms (percentiles, a results file, a workload's report).
+    pub histograms: bool,
+    /// The per-second series (a results file, the validity warnings).
+    pub series: bool,
+    /// The server's settings, read once before the run (a results file).
+    pub server_settings: bool,
+}
+
+impl Keep {
+    /// The histograms and the series as well: a run whose figures are all read
+    /// afterwards (a sweep's step, whose line and curve come from both).
+    pub fn with_figures(self) -> Keep {
+        Keep {
+            histograms: true,
+            series: true,
+            ..self
+        }
+    }
 }
 
 /// `--reconnect`'s default `--reconnect-timeout`: a minute.
@@ -179,6 +211,18 @@ impl BenchPlan {
         self.worker
             .as_ref()
             .map_or(0, |w| w.index as usize * self.settings.threads)
+    }
+
+    /// Recomputes the digests `--worker` compares between workers (`digests`: the
+    /// command line's, read from its option table) after the plan changed (a sweep's
+    /// step); a plan without `--worker` has none.
+    pub fn refresh_worker_digests(&mut self, digests: impl FnOnce(&BenchPlan) -> String) {
+        if self.worker.is_some() {
+            let digests = digests(self);
+            if let Some(w) = self.worker.as_mut() {
+                w.option_digests = digests;
+            }
+        }
     }
 
     /// Whether `-D` set this variable (then the automatic one is not set).

@@ -45,7 +45,7 @@ pub fn prepare(
         scale: plan.scale.value,
         partitions: None,
         server_version: conn.parameter("server_version").map(str::to_string),
-        server_settings: if plan.export.any() {
+        server_settings: if plan.keep.server_settings {
             server_settings(&mut conn)
         } else {
             Default::default()

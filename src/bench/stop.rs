@@ -27,6 +27,8 @@ pub struct RunStop {
     finished: AtomicBool,
     report_printed: AtomicBool,
     files_written: Mutex<Vec<String>>,
+    /// The results files the caller will write after the run.
+    files_asked: Mutex<Vec<String>>,
     /// The run's results files, as they are written.
     writes: Writes,
 }
@@ -64,6 +66,12 @@ impl RunStop {
     /// Where the run's results files are written (a signal may tell them to give up).
     pub fn writes(&self) -> &Writes {
         &self.writes
+    }
+
+    /// The results files the caller will write after the run (what a later signal's
+    /// exit would lose).
+    pub fn will_write(&self, paths: Vec<String>) {
+        *self.files_asked.lock().unwrap_or_else(|e| e.into_inner()) = paths;
     }
 
     /// The run's report is out: a signal that exits at once no longer loses it.
@@ -122,12 +130,12 @@ impl OnSignal for RunStop {
             }
             Interrupt::Repeat => Reaction::Handled,
             Interrupt::ExitNow => {
-                let export = &ctx.plan.export;
-                let asked: Vec<&str> = [&export.json, &export.html]
-                    .into_iter()
-                    .flatten()
-                    .map(String::as_str)
-                    .collect();
+                let asked = self
+                    .files_asked
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone();
+                let asked: Vec<&str> = asked.iter().map(String::as_str).collect();
                 ctx.out.error(&format!(
                     "{} again: exiting at once; {}",
                     crate::signals::name(sig),
@@ -182,7 +190,7 @@ mod tests {
     /// #38: a second signal said the report and the results files were lost when
     /// both were out already. It says now what is lost at that moment.
     #[test]
-    fn issue_38_a_later_signal_says_only_what_it_loses() {
+    fn a_later_signal_says_only_what_it_loses() {
         let written = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let both = ["a.json", "b.html"];
         assert_eq!(

@@ -6,12 +6,12 @@
 //! and the tests of the clients on the fake server start the threads alike.
 
 use super::client;
-use super::clock::now_us;
 use super::cpu_share;
 use super::error::RunError;
 use super::events;
 use super::launch::{self, RunShared, Start, StartGate};
 use super::multiplex;
+use crate::clock::now_us;
 use pgbench_script::prng::Prng;
 use pgbench_script::variables::Variables;
 use std::sync::Arc;

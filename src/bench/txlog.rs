@@ -271,7 +271,7 @@ impl ThreadLog {
         sample_rng: Prng,
     ) -> Result<ThreadLog, RunError> {
         let path = log_file_name(&log.prefix, pid, thread);
-        let now = super::clock::epoch_now_us();
+        let now = crate::clock::epoch_now_us();
         ThreadLog::create(&path, LogFormat::of(log, plan), now, sample_rng).map_err(|e| {
             RunError::LogFile {
                 path,

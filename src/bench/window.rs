@@ -13,9 +13,9 @@
 
 pub mod watched;
 
-use super::clock::now_us;
 use super::control::{self, RunControl, StopCause};
 use super::RunError;
+use crate::clock::now_us;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;

@@ -9,11 +9,11 @@
 //! worker 0's, which it reads at the barrier before deriving its random states.
 
 use super::barrier::Barrier;
-use super::clock::now_us;
 use super::control::{RunControl, StopCause};
 use super::error::RunError;
 use super::launch::{Start, StartGate};
 use super::plan::BenchPlan;
+use crate::clock::now_us;
 use crate::logging::Output;
 use pgbench_results::document::WorkerInfo;
 use pgbench_script::prng::SeedPlan;
@@ -27,6 +27,8 @@ use std::sync::Arc;
 pub fn run_id(plan: &BenchPlan) -> String {
     let mut shared = plan.clone();
     shared.export = Default::default();
+    // What a worker keeps follows from its own results files.
+    shared.keep = Default::default();
     shared.metrics = None;
     shared.debug = false;
     if let Some(log) = shared.log.as_mut() {

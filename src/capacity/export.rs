@@ -1,20 +1,19 @@
 //! What a sweep or search leaves: the report of its representative step on stdout
 //! (after the steps' lines), and one results file holding every step's run
-//! (`--export-json`; `--export-html` draws it), whose top level is that step's.
+//! (`--export-json`; `--export-html` draws it), whose top level is that step's. The
+//! session's finishing ([`crate::session::finish`]) prints and writes them.
 
-use super::stop::SweepStop;
-use crate::bench::plan::{BenchPlan, Export};
-use crate::logging;
+use crate::bench::plan::BenchPlan;
+use crate::session::finish;
 use pgbench_results::capacity::{Capacity, Step};
-use pgbench_results::destination::WriteError;
 use pgbench_results::{show, ResultsFile};
-use std::io::Write;
+use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// The file of every step: the representative step's (or else the first's) at the
-/// top level, with the command line's options.
+/// top level, with the command line's `options`.
 pub fn file(
-    base: &BenchPlan,
-    dbname: &str,
+    options: BTreeMap<String, Value>,
     capacity: Capacity,
     steps: Vec<Step>,
 ) -> Option<ResultsFile> {
@@ -23,7 +22,7 @@ pub fn file(
         .find(|s| Some(s.step) == capacity.representative)
         .or(steps.first())?;
     let mut doc = top.file.clone();
-    doc.options = crate::cli::export::effective_options(base, dbname);
+    doc.options = options;
     doc.capacity = Some(capacity);
     doc.steps = steps;
     Some(doc)
@@ -31,7 +30,7 @@ pub fn file(
 
 /// The representative step's report on stdout, as its run would have printed it
 /// (banner, report, what `--print-server-stats` and `--print-warnings` add), headed
-/// by the step; why it stopped early, if it did, on stderr.
+/// by the step; on stderr, that its clients aborted and why it stopped early, if so.
 pub fn print_report(capacity: &Capacity, step: &Step, plan: &BenchPlan) {
     let Some(run) = &step.file.run else { return };
     let server = step.file.server_version.as_deref();
@@ -42,40 +41,8 @@ pub fn print_report(capacity: &Capacity, step: &Step, plan: &BenchPlan) {
         server,
         server.map_or(0, show::version_num),
     ));
-    text.push_str(&pgbench_results::report::render(run));
-    text.push_str(&crate::cli::after_report::render(run, plan));
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
-    drop(out);
-    if let Some(note) = run.ending_note() {
-        logging::warning(&note);
-    }
-}
-
-/// `--export-json` and `--export-html`: each written, or its error returned.
-pub fn write(export: &Export, file: &ResultsFile, stop: &SweepStop) -> Vec<WriteError> {
-    stop.writing();
-    let write = |path: &str, text: &[u8]| {
-        stop.writes().write_with_notice(path, text, &mut || {
-            logging::info(&format!(
-                "waiting for a reader of FIFO \"{path}\" to write the results file (SIGINT or SIGTERM gives up)"
-            ))
-        })
-    };
-    let mut errors = Vec::new();
-    if let Some(path) = &export.json {
-        match write(path, file.to_json().as_bytes()) {
-            Ok(()) => stop.written(),
-            Err(e) => errors.push(e),
-        }
-    }
-    if let Some(path) = &export.html {
-        let label = std::path::Path::new(path)
-            .file_stem()
-            .map_or("this sweep".into(), |s| s.to_string_lossy().into_owned());
-        let page = pgbench_results::html::render_page(&[(label, file.clone())]);
-        errors.extend(write(path, page.as_bytes()).err());
-    }
-    errors
+    finish::print_report(&text, run, plan);
+    // As a single run prints them after its report.
+    finish::print_aborted(run);
+    finish::print_ending_note(run);
 }

@@ -9,13 +9,15 @@
 //!   ([`target`]).
 //!
 //! ```text
-//! cli: options ─► plan::CapacityPlan (in the BenchPlan) ─► runner::run
-//! runner: metrics endpoint, signals (SweepStop), a throwaway server if asked;
+//! cli: options ─► Action::Sweep { base: BenchPlan, capacity: plan::CapacityPlan }
+//!      ─► runner::run
+//! runner: a crate::session::Session (metrics endpoint, signals: SweepStop, a
+//!     throwaway server if asked);
 //!     ─ for each step: its plan (step::step_plan), bench::run with an
 //!       Output of its own and a RunStop of its own, its line (pgbench_results::capacity
 //!       ::table) on stdout, what comes next on stderr (progress)
 //!     ─ report: the closing lines, the representative step's report, the results
-//!       file with every step (export)
+//!       file with every step (export; written by crate::session::finish)
 //! ```
 //!
 //! Every step is a whole run: its own connections, `--warmup`, `-T` or `-t`, vacuum,
@@ -34,7 +36,3 @@ pub mod search;
 pub mod step;
 mod stop;
 pub mod target;
-
-/// The exit status of a search whose target nothing met, or whose rate found is below
-/// `--fail-if-below`.
-pub const EXIT_BELOW_TARGET: i32 = 3;

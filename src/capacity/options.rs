@@ -281,7 +281,17 @@ fn sweep(v: &str) -> Result<(Parameter, Vec<String>), CapacityError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::option_table::Opt;
+
+    /// The options applied, as the command line's option table names them.
+    #[derive(Debug)]
+    enum Opt {
+        Sweep,
+        Repeat,
+        FindMaxRate,
+        SearchTolerance,
+        SearchSteps,
+        FailIfBelow,
+    }
 
     fn run() -> RunOptions {
         RunOptions {
@@ -304,7 +314,6 @@ mod tests {
                 Opt::SearchTolerance => d.search_tolerance(v)?,
                 Opt::SearchSteps => d.search_steps(v)?,
                 Opt::FailIfBelow => d.fail_if_below(v)?,
-                _ => unreachable!("{opt:?}"),
             }
         }
         d.finish(run)

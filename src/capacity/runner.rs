@@ -10,11 +10,11 @@ use super::plan::{CapacityPlan, What};
 use super::progress::{left, StepStart};
 use super::search::{self, Next, Tried};
 use super::stop::SweepStop;
-use super::EXIT_BELOW_TARGET;
 use crate::bench::plan::BenchPlan;
 use crate::bench::{RunEnv, RunOutcome, RunStop};
-use crate::cli::options::ConnArgs;
+use crate::diagnostic;
 use crate::logging::{self, Output};
+use crate::session::{finish, CommandLine, Exit, ExitStatus, Session, SessionError, Target};
 use pgbench_results::capacity::{table, Capacity, Found, Miss, Role, Step, Verdict, CLOSED_LOOP};
 use pgbench_results::report::fmt_f;
 use pgbench_wire::ConnectArgs;
@@ -39,15 +39,15 @@ impl Output for StepOutput {
 #[derive(Debug, Clone, Default)]
 struct Halt {
     why: Option<String>,
-    status: Option<i32>,
+    status: Option<ExitStatus>,
 }
 
 /// A sweep or search under way.
-struct Session<'a> {
+struct Sweep<'a> {
     base: &'a BenchPlan,
     plan: &'a CapacityPlan,
     record: Capacity,
-    argv: &'a [String],
+    command_line: &'a CommandLine<'a>,
     dbname: String,
     endpoint: Option<&'a crate::metrics::Endpoint>,
     stop: &'a SweepStop,
@@ -58,71 +58,54 @@ struct Session<'a> {
     halt: Halt,
     /// A client aborted, or a `-l` file lost lines, in some step.
     troubled: bool,
+    /// A search whose steps ended before it did.
+    search_unfinished: bool,
 }
 
-/// Runs the sweep or search `plan.capacity` asks for, on the server or a throwaway
-/// one; returns the exit status.
+/// Runs the sweep or search `capacity` asks for of `plan`, on the server or a
+/// throwaway one, in a [`Session`] like every mode's.
 pub fn run(
-    conn: &ConnArgs,
+    target: Target,
     plan: &BenchPlan,
-    temp_instance: Option<crate::temp_instance::TempInstance>,
-    argv: &[String],
+    capacity: &CapacityPlan,
+    command_line: &CommandLine<'_>,
     signals: &crate::signals::Signals,
-) -> i32 {
-    let Some(capacity) = &plan.capacity else {
-        return 1;
-    };
+) -> Exit {
     // Before connecting: a port in use ends the sweep before it starts. Sized for
     // the most clients a step runs.
     let mut live = plan.live_plan();
     live.clients = capacity.max_clients(live.clients);
-    let endpoint = match crate::metrics::start(plan.metrics.as_ref(), live, plan.metric_labels()) {
-        Ok(e) => e,
-        Err(message) => {
-            logging::error(&message);
-            return 1;
-        }
-    };
     let stop = SweepStop::new(plan.export.json.clone());
-    let attached = signals.attach(stop.clone());
-    let mut session = Session {
+    let session = Session::open(signals, plan, live, stop.clone())?;
+    let mut sweep = Sweep {
         base: plan,
         plan: capacity,
         record: capacity.record(),
-        argv,
-        dbname: conn.dbname.clone(),
-        endpoint: endpoint.as_ref(),
+        command_line,
+        dbname: String::new(),
+        endpoint: session.endpoint(),
         stop: &stop,
         steps: Vec::new(),
         walls: Vec::new(),
         columns: None,
         halt: Halt::default(),
         troubled: false,
+        search_unfinished: false,
     };
-    let code = match temp_instance {
-        Some(kind) => {
-            session.dbname = "postgres".into();
-            match crate::temp_instance::on_instance(kind, plan, |args, run| session.all(args, run))
-            {
-                Ok(code) => code,
-                Err(e) => crate::diagnostic::report(&e),
-            }
-        }
-        None => session.all(conn.connect_args(), plan),
-    };
-    if let Some(e) = endpoint {
-        if stop.signalled().is_none() {
-            let _lingering = signals.attach(e.linger_stop());
-            e.linger();
-        }
-    }
-    drop(attached);
-    code
+    let status = session
+        .on_target(target, plan, |args, run, dbname| {
+            sweep.dbname = dbname.to_string();
+            sweep.all(args, run)
+        })
+        .unwrap_or_else(|e| diagnostic::report(&e));
+    drop(sweep);
+    session.close(stop.signalled().is_some());
+    Ok(status)
 }
 
-impl Session<'_> {
+impl Sweep<'_> {
     /// Every step, then what they found; the exit status.
-    fn all(&mut self, args: ConnectArgs, base: &BenchPlan) -> i32 {
+    fn all(&mut self, args: ConnectArgs, base: &BenchPlan) -> ExitStatus {
         let length = table::StepLength {
             warmup_s: base.phases.warmup_s,
             limit: base.settings.limit,
@@ -137,8 +120,11 @@ impl Session<'_> {
                         }
                     }
                 }
+                // The peak's first whole step; when no step ran whole, the first (its
+                // report then says why it is incomplete).
                 self.record.representative =
-                    pgbench_results::capacity::peak_step(&self.record, &self.steps);
+                    pgbench_results::capacity::peak_step(&self.record, &self.steps)
+                        .or(self.steps.first().map(|s| s.step));
             }
             What::Search { .. } => self.search(&args, base),
         }
@@ -157,20 +143,23 @@ impl Session<'_> {
             return;
         };
         let Some(closed) = self.step(args, base, None, 1, Some(Role::ClosedLoop)) else {
+            self.unfinished(&[]);
             return;
         };
         let closed_loop_tps = closed.figures().tps.unwrap_or(0.0);
         let mut tried: Vec<(Tried, u32)> = Vec::new();
+        // `None`: the steps ended before the search did (a signal, a step that could
+        // not run or was cut short), and nothing is concluded.
         let outcome = loop {
             let so_far: Vec<Tried> = tried.iter().map(|t| t.0).collect();
             let (rate, role) = match search::next(closed_loop_tps, &so_far, *tolerance, *max_steps)
             {
-                Next::Done(o) => break o,
+                Next::Done(o) => break Some(o),
                 Next::Run { rate, role } => (rate, role),
             };
             let value = rate.to_string();
             let Some(step) = self.step(args, base, Some(&value), 1, Some(role)) else {
-                break search::outcome(&so_far, *tolerance);
+                break None;
             };
             let number = step.step;
             let interrupted = step.file.run.as_ref().is_some_and(|r| {
@@ -184,13 +173,32 @@ impl Session<'_> {
             self.print_line();
             if interrupted {
                 // A step cut short says nothing sure of its rate.
-                break search::outcome(&so_far, *tolerance);
+                break None;
             }
             tried.push((Tried { rate, met }, number));
+        };
+        let Some(outcome) = outcome else {
+            self.unfinished(&tried);
+            return;
         };
         let found = found(closed_loop_tps, &outcome, &tried, &self.steps);
         self.record.representative = found.step;
         self.record.found = Some(found);
+    }
+
+    /// A search whose steps ended before it did: nothing is found (the closing line
+    /// says it did not finish), and the step shown is the best so far (the highest
+    /// rate met below every miss, `tried`), else the first.
+    fn unfinished(&mut self, tried: &[(Tried, u32)]) {
+        self.search_unfinished = true;
+        let tolerance = match &self.plan.what {
+            What::Search { tolerance, .. } => *tolerance,
+            What::Sweep { .. } => return,
+        };
+        let rates: Vec<Tried> = tried.iter().map(|t| t.0).collect();
+        let best = search::outcome(&rates, tolerance).found;
+        let best_step = best.and_then(|r| tried.iter().rev().find(|t| t.0.rate == r).map(|t| t.1));
+        self.record.representative = best_step.or(self.steps.first().map(|s| s.step));
     }
 
     /// Runs step `n + 1` at `value` (`None`: a search's closed loop); prints its line
@@ -204,7 +212,13 @@ impl Session<'_> {
         role: Option<Role>,
     ) -> Option<&Step> {
         let number = self.steps.len() as u32 + 1;
-        let plan = super::step::step_plan(self.plan, base, value, number);
+        let plan = super::step::step_plan(
+            self.plan,
+            base,
+            value,
+            number,
+            self.command_line.worker_digests,
+        );
         let run_stop = RunStop::for_step();
         self.announce(number, value, role);
         if !self.stop.step(Some(Arc::clone(&run_stop))) {
@@ -258,7 +272,7 @@ impl Session<'_> {
     ) -> Option<pgbench_results::ResultsFile> {
         match outcome {
             Err(e) => {
-                let status = crate::diagnostic::report(&e);
+                let status = diagnostic::report(&e);
                 self.halt = Halt {
                     why: Some(format!("step {number} could not run: {e}")),
                     status: Some(status),
@@ -266,14 +280,12 @@ impl Session<'_> {
                 None
             }
             Ok(RunOutcome::StoppedOnAbort { thread }) => {
-                logging::error(&format!(
-                    "Run was aborted due to an error in thread {thread}"
-                ));
+                finish::print_stopped_on_abort(thread);
                 self.halt = Halt {
                     why: Some(format!(
                         "--exit-on-abort stopped step {number}: a client aborted"
                     )),
-                    status: Some(2),
+                    status: Some(ExitStatus::Aborted),
                 };
                 None
             }
@@ -283,12 +295,7 @@ impl Session<'_> {
                 log_losses,
                 ..
             }) => {
-                for loss in &log_losses {
-                    logging::error(&format!(
-                        "{} lines could not be written to log file \"{}\": {}",
-                        loss.lines, loss.path, loss.reason
-                    ));
-                }
+                finish::print_log_losses(&log_losses);
                 self.troubled |= result.aborted_clients > 0 || !log_losses.is_empty();
                 let measured = result.total.counts.cnt + result.total.failures() > 0;
                 if self.stop.signalled().is_some() && !measured {
@@ -298,11 +305,11 @@ impl Session<'_> {
                     self.halted_by_signal();
                     return None;
                 }
-                Some(crate::cli::export::results_file(
+                Some(finish::results_file(
                     &result,
                     &meta,
                     plan,
-                    self.argv,
+                    self.command_line,
                     &self.dbname,
                 ))
             }
@@ -321,7 +328,7 @@ impl Session<'_> {
                     crate::signals::name(sig),
                     self.steps.len()
                 )),
-                status: Some(128 + sig),
+                status: Some(ExitStatus::Signal(sig)),
             };
         }
     }
@@ -385,8 +392,16 @@ impl Session<'_> {
 
     /// The closing lines, the representative step's report, the results file; the
     /// exit status.
-    fn finish(&mut self, base: &BenchPlan) -> i32 {
+    fn finish(&mut self, base: &BenchPlan) -> ExitStatus {
         self.record.stopped = self.halt.why.clone();
+        if self.search_unfinished {
+            let best = self
+                .best()
+                .map_or(String::new(), |b| format!(" (best so far: {b})"));
+            let why = self.record.stopped.take();
+            let why = why.map_or(String::new(), |w| format!("{w}; "));
+            self.record.stopped = Some(format!("{why}the search did not finish{best}"));
+        }
         print(&table::closing(&self.record, &self.steps));
         if let Some(step) = self
             .steps
@@ -396,32 +411,39 @@ impl Session<'_> {
             export::print_report(&self.record, step, base);
         }
         let mut status = self.halt.status;
+        if base.export.any() && self.steps.is_empty() {
+            // Nothing ran to be kept (a signal in the first warm-up, a first step that
+            // could not connect): the file asked for is not there, and the user is told.
+            for path in base.export.paths() {
+                logging::error(&format!(
+                    "results file \"{path}\" not written: no step was kept"
+                ));
+            }
+        }
         if base.export.any() && !self.steps.is_empty() {
             let steps = std::mem::take(&mut self.steps);
-            if let Some(file) = export::file(base, &self.dbname, self.record.clone(), steps) {
-                let errors = export::write(&base.export, &file, self.stop);
-                for e in &errors {
-                    logging::error(&e.to_string());
-                }
-                let abandoned = errors.iter().find_map(|e| match e {
-                    pgbench_results::destination::WriteError::Abandoned { signal, .. } => {
-                        Some(128 + signal)
-                    }
-                    _ => None,
-                });
+            let options = (self.command_line.options)(base, &self.dbname);
+            if let Some(file) = export::file(options, self.record.clone(), steps) {
+                let errors = finish::write_exports(&base.export, &file, self.stop, "this sweep");
                 if !errors.is_empty() {
-                    status = status.or(Some(abandoned.unwrap_or(1)));
+                    // An earlier halt's status stands (a signal's).
+                    let failed = diagnostic::report(&SessionError::Exports(errors));
+                    status = status.or(Some(failed));
                 }
             }
         }
         status
             .or_else(|| self.search_verdict())
-            .unwrap_or(if self.troubled { 2 } else { 0 })
+            .unwrap_or(if self.troubled {
+                ExitStatus::Aborted
+            } else {
+                ExitStatus::Ok
+            })
     }
 
-    /// A search's gate: [`EXIT_BELOW_TARGET`] when no rate met the target, or the rate
-    /// found is below `--fail-if-below` (said on stderr).
-    fn search_verdict(&self) -> Option<i32> {
+    /// A search's gate: [`ExitStatus::BelowTarget`] when no rate met the target, or
+    /// the rate found is below `--fail-if-below` (said on stderr).
+    fn search_verdict(&self) -> Option<ExitStatus> {
         let What::Search {
             text,
             fail_if_below,
@@ -441,7 +463,7 @@ impl Session<'_> {
             _ => return None,
         };
         logging::error(&message);
-        Some(EXIT_BELOW_TARGET)
+        Some(ExitStatus::BelowTarget)
     }
 }
 

@@ -8,6 +8,7 @@
 
 use crate::bench::control::REPEAT_WINDOW_US;
 use crate::bench::RunStop;
+use crate::session::finish::GuardedWrites;
 use crate::signals::{OnSignal, Reaction};
 use pgbench_results::destination::Writes;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -63,19 +64,23 @@ impl SweepStop {
     pub fn signalled(&self) -> Option<i32> {
         self.lock().signal.map(|(s, _)| s)
     }
+}
 
-    /// The results file is written from now on (through [`SweepStop::writes`]).
-    pub fn writing(&self) {
-        self.lock().writing = true;
-    }
-
-    pub fn writes(&self) -> &Writes {
+/// The results files go through the sweep's handler: a first signal while they are
+/// written makes a FIFO's write give up.
+impl GuardedWrites for SweepStop {
+    fn writes(&self) -> &Writes {
         &self.writes
     }
 
-    /// The results file is written whole.
-    pub fn written(&self) {
-        if let Some(f) = self.lock().file.as_mut() {
+    fn writing(&self) {
+        self.lock().writing = true;
+    }
+
+    /// The results file (`--export-json`) is written whole: a later signal's exit
+    /// loses nothing.
+    fn written(&self, path: &str) {
+        if let Some(f) = self.lock().file.as_mut().filter(|f| f.0 == path) {
             f.1 = true;
         }
     }
@@ -83,7 +88,7 @@ impl SweepStop {
 
 impl OnSignal for SweepStop {
     fn signal(&self, sig: i32) -> Reaction {
-        let now = crate::bench::clock::now_us();
+        let now = crate::clock::now_us();
         let mut st = self.lock();
         match st.signal {
             None if st.begun == 0 => Reaction::Exit,

@@ -1,8 +1,9 @@
 //! `CliError`: what fails in the steps the command line takes itself, between the
 //! modes' own layers (whose errors, [`crate::init::InitError`],
 //! [`crate::bench::RunError`] and the others, say their own lines): `-i`'s first
-//! connection, the metrics endpoint, the results files' destinations, a workload's
-//! prepare with the note of what it left.
+//! connection, the results files' destinations before the run, a workload's prepare
+//! with the note of what it left (the shell around a run has its own:
+//! [`crate::session::SessionError`]).
 
 use crate::diagnostic::Diagnostic;
 use crate::logging::{line, Level};
@@ -15,27 +16,15 @@ pub enum CliError {
     /// `-i`'s first connection (pgbench's `doConnect` for initialization).
     #[error("{0}")]
     InitConnect(ConnError),
-    /// `--metrics-listen`'s endpoint could not start; nothing has connected yet.
-    #[error("{0}")]
-    Metrics(String),
     /// An `--export-json` or `--export-html` destination refused before the run.
     #[error("{0}")]
     Export(#[from] WriteError),
-    /// After the report: the results files that could not be written (each one's
-    /// failure costs only itself).
-    #[error("{}", lines(.0))]
-    Exports(Vec<WriteError>),
     /// `-i --workload=NAME` failed; `incomplete` says what it left.
     #[error("{error}")]
     Prepare {
         error: PrepareError,
         incomplete: String,
     },
-}
-
-fn lines(errors: &[WriteError]) -> String {
-    let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    text.join("\n")
 }
 
 impl Diagnostic for CliError {
@@ -45,27 +34,11 @@ impl Diagnostic for CliError {
             CliError::InitConnect(e) => {
                 error(&e.to_string()) + &error("could not create connection for initialization")
             }
-            CliError::Exports(errors) => errors.iter().map(|e| error(&e.to_string())).collect(),
             CliError::Prepare { error, incomplete } => {
                 error.render(progname) + &line(progname, Level::Info, incomplete)
             }
-            CliError::Metrics(_) | CliError::Export(_) => error(&self.to_string()),
+            CliError::Export(_) => error(&self.to_string()),
         }
-    }
-
-    /// 1; when a signal ended a FIFO's wait for its reader, 128 + the signal, as the
-    /// signal would have ended the program.
-    fn exit_status(&self) -> i32 {
-        let CliError::Exports(errors) = self else {
-            return 1;
-        };
-        errors
-            .iter()
-            .find_map(|e| match e {
-                WriteError::Abandoned { signal, .. } => Some(128 + signal),
-                _ => None,
-            })
-            .unwrap_or(1)
     }
 }
 
@@ -90,23 +63,7 @@ mod tests {
             e.render("p"),
             "p: error: initialization stopped by a signal\np: the tpcc load did not complete\n"
         );
-        let open = WriteError::Open {
-            path: "a.json".into(),
-            reason: "Permission denied".into(),
-        };
-        let abandoned = WriteError::Abandoned {
-            path: "fifo".into(),
-            signal: libc::SIGTERM,
-            reason: "before a reader opened it",
-        };
-        let e = CliError::Exports(vec![open.clone(), abandoned]);
-        assert_eq!(
-            e.render("pgbench"),
-            "pgbench: error: could not open results file \"a.json\": Permission denied\n\
-             pgbench: error: results file \"fifo\" not written: SIGTERM before a reader opened it\n"
-        );
-        assert_eq!(e.exit_status(), 128 + libc::SIGTERM);
-        assert_eq!(CliError::Exports(vec![open]).exit_status(), 1);
+        // The results files after the report: crate::session::SessionError's test.
     }
 
     /// `--check`: the report is printed either way; a check that failed is an error

@@ -1,8 +1,8 @@
 //! The command line: what `main` calls. Parses arguments as pgbench does
-//! ([`args`], [`options`]) and runs the chosen mode; a mode's failure is returned as
-//! its error's [`Diagnostic`], which `main` reports ([`crate::diagnostic`]).
+//! ([`args`], [`options`]) and runs the chosen mode, a run or a sweep in a
+//! [`crate::session`]; a mode's failure is returned as its error's
+//! [`Diagnostic`](crate::diagnostic::Diagnostic), which `main` reports.
 
-pub(crate) mod after_report;
 pub mod args;
 mod error;
 pub mod export;
@@ -10,17 +10,20 @@ pub mod help;
 pub mod option_table;
 pub mod options;
 
+use crate::bench::plan::BenchPlan;
 use crate::bench::RunOutcome;
-use crate::diagnostic::{self, Diagnostic};
+use crate::capacity::plan::CapacityPlan;
+use crate::diagnostic;
+pub use crate::diagnostic::{Exit, ExitStatus};
 use crate::logging;
+use crate::session::{finish, CommandLine, Session, Target};
 pub use error::CliError;
 use options::{Action, ProcessEnv};
 use pgbench_results::destination::{self, WriteError};
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::io::Write;
-
-/// What a mode ends with: its exit status, or the error that ended it (not yet
-/// printed).
-pub type Exit = Result<i32, Box<dyn Diagnostic>>;
+use std::sync::Arc;
 
 /// Runs pgbench-rs with the arguments `argv` (`argv[0]` names the program in its
 /// messages).
@@ -34,15 +37,15 @@ pub fn run(argv: &[String]) -> Exit {
     match interpretation.outcome? {
         Action::Help => {
             let _ = std::io::stdout().write_all(help::usage_text(logging::progname()).as_bytes());
-            Ok(0)
+            Ok(ExitStatus::Ok)
         }
         Action::Version => {
             let _ = std::io::stdout().write_all(help::version_text().as_bytes());
-            Ok(0)
+            Ok(ExitStatus::Ok)
         }
         Action::PrintAndExit(text) => {
             logging::raw(&text);
-            Ok(0)
+            Ok(ExitStatus::Ok)
         }
         Action::Init {
             conn,
@@ -51,7 +54,7 @@ pub fn run(argv: &[String]) -> Exit {
         } => {
             warn_ignored_by_temp_instance(&conn);
             crate::temp_instance::run_init(kind, &init)?;
-            Ok(0)
+            Ok(ExitStatus::Ok)
         }
         Action::Init {
             conn,
@@ -61,7 +64,7 @@ pub fn run(argv: &[String]) -> Exit {
             let _ctrl_c = crate::init::interrupt::attach(&signals_for_init());
             let (main, opts) = connect_for_init(&conn)?;
             crate::init::run_on(main, &opts, &init, logging::progname())?;
-            Ok(0)
+            Ok(ExitStatus::Ok)
         }
         Action::Prepare {
             conn,
@@ -73,91 +76,140 @@ pub fn run(argv: &[String]) -> Exit {
             let report = crate::workload::run_check(&*workload, &conn.connect_args())?;
             let _ = std::io::stdout().lock().write_all(report.text.as_bytes());
             report.verdict()?;
-            Ok(0)
+            Ok(ExitStatus::Ok)
         }
         Action::Bench {
             conn,
             plan,
             temp_instance,
+            workload,
         } => {
             check_exports(&plan.export).map_err(CliError::Export)?;
             // Before any thread: a run's signals are its own from the start.
-            let signals = crate::signals::install()
-                .map_err(|e| crate::bench::RunError::SpawnThread(crate::sys::strerror(&e)))?;
-            if plan.capacity.is_some() {
-                if temp_instance.is_some() {
-                    warn_ignored_by_temp_instance(&conn);
-                }
-                return Ok(crate::capacity::runner::run(
-                    &conn,
-                    &plan,
-                    temp_instance,
-                    argv,
-                    &signals,
-                ));
+            let signals = install_signals()?;
+            run_bench(
+                &conn,
+                &plan,
+                target(&conn, temp_instance, workload),
+                argv,
+                &signals,
+            )
+        }
+        Action::Sweep {
+            conn,
+            base,
+            capacity,
+            temp_instance,
+            workload,
+        } => {
+            check_exports(&base.export).map_err(CliError::Export)?;
+            let signals = install_signals()?;
+            if temp_instance.is_some() {
+                warn_ignored_by_temp_instance(&conn);
             }
-            run_bench(&conn, &plan, temp_instance, argv, &signals)
+            let (options, digests) = recorders(Some(&capacity));
+            let command_line = CommandLine {
+                argv,
+                options: &options,
+                worker_digests: &digests,
+            };
+            crate::capacity::runner::run(
+                target(&conn, temp_instance, workload),
+                &base,
+                &capacity,
+                &command_line,
+                &signals,
+            )
         }
     }
 }
 
-/// Benchmarking mode: the metrics endpoint (bound before anything connects), the run
-/// on the server or a temporary instance, the report, then the endpoint's linger. The
-/// run's error is reported before the linger, as the report is printed before it.
+/// The process's signal handling for a run, installed before any thread starts.
+fn install_signals() -> Result<crate::signals::Signals, crate::bench::RunError> {
+    crate::signals::install()
+        .map_err(|e| crate::bench::RunError::SpawnThread(crate::sys::strerror(&e)))
+}
+
+/// Benchmarking mode: the session around one run ([`crate::session`]): the metrics
+/// endpoint (bound before anything connects), the run on the server or a temporary
+/// instance, the report and results files, then the endpoint's linger. The run's
+/// error is reported before the linger, as the report is printed before it.
 fn run_bench(
     conn: &options::ConnArgs,
-    plan: &crate::bench::plan::BenchPlan,
-    temp_instance: Option<crate::temp_instance::TempInstance>,
+    plan: &BenchPlan,
+    target: Target,
     argv: &[String],
     signals: &crate::signals::Signals,
 ) -> Exit {
-    // Before connecting: a port in use ends the run before it starts.
-    let endpoint = crate::metrics::start(
-        plan.metrics.as_ref(),
-        plan.live_plan(),
-        plan.metric_labels(),
-    )
-    .map_err(CliError::Metrics)?;
-    let live = endpoint.as_ref().map(crate::metrics::Endpoint::live);
     // The run's, until the report is out and the results files are written.
     let stop = crate::bench::RunStop::new();
-    let attached = signals.attach(stop.clone());
-    let env = crate::bench::RunEnv::process(live, std::sync::Arc::clone(&stop));
+    stop.will_write(plan.export.paths());
+    let session = Session::open(signals, plan, plan.live_plan(), stop.clone())?;
+    let live = session.endpoint().map(crate::metrics::Endpoint::live);
+    let env = crate::bench::RunEnv::process(live, Arc::clone(&stop));
+    if target.temp_instance.is_some() {
+        warn_ignored_by_temp_instance(conn);
+    }
+    let (options, digests) = recorders(None);
+    let command_line = CommandLine {
+        argv,
+        options: &options,
+        worker_digests: &digests,
+    };
     // A run stopped by a signal ends at once, without the linger.
     let mut interrupted = false;
-    let mut report = |outcome: Result<RunOutcome, crate::bench::RunError>, db: &str| {
-        interrupted = matches!(
-            &outcome,
-            Ok(RunOutcome::Completed {
-                stopped: Some(crate::bench::control::StopCause::Signal(_)),
-                ..
-            })
-        );
-        finish_bench(outcome, plan, argv, db, &stop)
-    };
-    let code = match temp_instance {
-        Some(kind) => {
-            warn_ignored_by_temp_instance(conn);
-            let run = |outcome| report(outcome, "postgres");
-            crate::temp_instance::run_bench(kind, plan, &env, run)
-                .unwrap_or_else(|e| diagnostic::report(&e))
-        }
-        None => report(
-            crate::bench::run(&env, conn.connect_args(), plan),
-            &conn.dbname,
-        ),
-    };
-    match endpoint {
-        // A signal after the run, while its report and results files were written,
-        // went to the run's handler: no linger then either.
-        Some(e) if !interrupted && !stop.signalled() => {
-            let _lingering = signals.attach(e.linger_stop());
-            e.linger()
-        }
-        _ => {}
+    let status = session
+        .on_target(target, plan, |args, run, dbname| {
+            let outcome = crate::bench::run(&env, args, run);
+            interrupted = matches!(
+                &outcome,
+                Ok(RunOutcome::Completed {
+                    stopped: Some(crate::bench::control::StopCause::Signal(_)),
+                    ..
+                })
+            );
+            // The plan as the command line gave it (a throwaway instance's run only
+            // leaves out the scale's warning).
+            finish::finish_run(outcome, plan, &command_line, dbname, &stop)
+        })
+        .unwrap_or_else(|e| diagnostic::report(&e));
+    // A signal after the run, while its report and results files were written, went
+    // to the run's handler: no linger then either.
+    session.close(interrupted || stop.signalled());
+    Ok(status)
+}
+
+/// Where the runs go: the command line's server, or a throwaway one.
+fn target(
+    conn: &options::ConnArgs,
+    temp_instance: Option<crate::temp_instance::TempInstance>,
+    workload: Option<Arc<dyn crate::workload::Workload>>,
+) -> Target {
+    Target {
+        args: conn.connect_args(),
+        dbname: conn.dbname.clone(),
+        temp_instance,
+        workload,
     }
-    drop(attached);
-    Ok(code)
+}
+
+/// What the results file records of a plan, and the workers' option digests, read
+/// from [`option_table::OPTIONS`] with the sweep or search around the plan, if any.
+#[allow(clippy::type_complexity)]
+fn recorders(
+    capacity: Option<&CapacityPlan>,
+) -> (
+    impl Fn(&BenchPlan, &str) -> BTreeMap<String, Value> + '_,
+    impl Fn(&BenchPlan) -> String + '_,
+) {
+    (
+        move |plan: &BenchPlan, dbname: &str| {
+            export::effective_options(&option_table::Planned { plan, capacity }, dbname)
+        },
+        move |plan: &BenchPlan| {
+            option_table::worker_digests(&option_table::Planned { plan, capacity })
+        },
+    )
 }
 
 /// The process's signal handling for `-i`: where no thread can be made for it, Ctrl-C
@@ -188,7 +240,7 @@ fn prepare_workload(
     if let Some(kind) = temp_instance {
         warn_ignored_by_temp_instance(conn);
         crate::temp_instance::run_prepare(kind, workload, how)?;
-        return Ok(0);
+        return Ok(ExitStatus::Ok);
     }
     let _ctrl_c = crate::init::interrupt::attach(&signals_for_init());
     let (main, opts) = connect_for_init(conn)?;
@@ -198,69 +250,7 @@ fn prepare_workload(
             error,
             incomplete: workload.incomplete_note(),
         })?;
-    Ok(0)
-}
-
-/// Finishes a benchmark: prints the report, the abort line, the `-l` lines lost and
-/// the stop's warning, writes the exports, and picks the exit status: 0, or 2 when a
-/// client aborted or `--exit-on-abort` stopped the run; a run that could not start
-/// and exports that could not be written are reported here ([`RunError`]'s and
-/// [`CliError::Exports`]' status), before a throwaway cluster is removed.
-///
-/// [`RunError`]: crate::bench::RunError
-pub fn finish_bench(
-    outcome: Result<RunOutcome, crate::bench::RunError>,
-    plan: &crate::bench::plan::BenchPlan,
-    argv: &[String],
-    dbname: &str,
-    stop: &crate::bench::RunStop,
-) -> i32 {
-    let outcome = match outcome {
-        Ok(o) => o,
-        Err(e) => return diagnostic::report(&e),
-    };
-    match &outcome {
-        RunOutcome::Completed {
-            result,
-            meta,
-            log_losses,
-            ..
-        } => {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(pgbench_results::report::render(result).as_bytes());
-            let _ = out.write_all(after_report::render(result, plan).as_bytes());
-            let _ = out.flush();
-            drop(out);
-            stop.report_printed();
-            if result.aborted_clients > 0 {
-                logging::error("Run was aborted; the above results are incomplete.");
-            }
-            for loss in log_losses {
-                logging::error(&format!(
-                    "{} lines could not be written to log file \"{}\": {}",
-                    loss.lines, loss.path, loss.reason
-                ));
-            }
-            // Why the run stopped early and what the report covers (`show` prints
-            // the same line from the results file).
-            if let Some(note) = result.ending_note() {
-                logging::warning(&note);
-            }
-            if plan.export.any() {
-                let file = export::results_file(result, meta, plan, argv, dbname);
-                let errors = write_exports(&plan.export, &file, stop);
-                if !errors.is_empty() {
-                    return diagnostic::report(&CliError::Exports(errors));
-                }
-            }
-        }
-        RunOutcome::StoppedOnAbort { thread } => {
-            logging::error(&format!(
-                "Run was aborted due to an error in thread {thread}"
-            ));
-        }
-    }
-    outcome.exit_status()
+    Ok(ExitStatus::Ok)
 }
 
 /// Tries the destinations of `--export-json` and `--export-html` before the run, as
@@ -270,41 +260,6 @@ fn check_exports(export: &crate::bench::plan::Export) -> Result<(), WriteError> 
         destination::check(path)?;
     }
     Ok(())
-}
-
-/// `--export-json` and `--export-html`: each is written, or its error returned (one
-/// that cannot be written does not cost the other).
-fn write_exports(
-    export: &crate::bench::plan::Export,
-    file: &pgbench_results::ResultsFile,
-    stop: &crate::bench::RunStop,
-) -> Vec<WriteError> {
-    // A FIFO no reader has opened yet: why the program has not ended.
-    let write = |path: &str, text: &[u8]| {
-        let written = stop.writes().write_with_notice(path, text, &mut || {
-            logging::info(&format!(
-                "waiting for a reader of FIFO \"{path}\" to write the results file (SIGINT or SIGTERM gives up)"
-            ))
-        });
-        if written.is_ok() {
-            stop.file_written(path);
-        }
-        written
-    };
-    let mut errors = Vec::new();
-    if let Some(path) = &export.json {
-        errors.extend(write(path, file.to_json().as_bytes()).err());
-    }
-    if let Some(path) = &export.html {
-        // The page's own name labels its series (the command line, a label for every
-        // one of them before, is the run's row's tooltip).
-        let label = std::path::Path::new(path)
-            .file_stem()
-            .map_or("this run".into(), |s| s.to_string_lossy().into_owned());
-        let page = pgbench_results::html::render_page(&[(label, file.clone())]);
-        errors.extend(write(path, page.as_bytes()).err());
-    }
-    errors
 }
 
 /// The connection options of the command line that the throwaway cluster ignores,

@@ -7,7 +7,7 @@
 //! The `--help` text is pgbench's own, word for word, in `help.rs`.
 
 use crate::bench::plan::{BenchPlan, Vacuum};
-use crate::capacity::plan::What;
+use crate::capacity::plan::{CapacityPlan, What};
 use pgbench_results::{Limit, MaxTries};
 use serde_json::{json, Value};
 
@@ -83,16 +83,33 @@ pub enum Opt {
     FailIfBelow,
 }
 
+/// What the command line asked for, as the rows read it: the run's plan (a sweep's
+/// step's, when one runs) and the sweep or search around it, if any. Its fields are
+/// the plan's ([`Deref`](std::ops::Deref)), so a row reads `p.settings`.
+#[derive(Clone, Copy)]
+pub struct Planned<'a> {
+    pub plan: &'a BenchPlan,
+    pub capacity: Option<&'a CapacityPlan>,
+}
+
+impl std::ops::Deref for Planned<'_> {
+    type Target = BenchPlan;
+
+    fn deref(&self) -> &BenchPlan {
+        self.plan
+    }
+}
+
 /// What the results file records of an option: its value under the long name, `None`
 /// to leave the key out (an option that does not apply, such as `-t` in a `-T` run).
-pub type Recorded = fn(&BenchPlan) -> Option<Value>;
+pub type Recorded = fn(&Planned<'_>) -> Option<Value>;
 
 /// What the workers of one run must agree on: the name a mismatch is reported under
 /// (the option's spelling, or what several options make together) and the value.
 #[derive(Clone, Copy)]
 pub struct Shared {
     pub name: &'static str,
-    pub value: fn(&BenchPlan) -> String,
+    pub value: fn(&Planned<'_>) -> String,
 }
 
 /// One option.
@@ -127,7 +144,7 @@ impl OptionSpec {
         }
     }
 
-    const fn shared(self, name: &'static str, value: fn(&BenchPlan) -> String) -> OptionSpec {
+    const fn shared(self, name: &'static str, value: fn(&Planned<'_>) -> String) -> OptionSpec {
         OptionSpec {
             shared: Some(Shared { name, value }),
             ..self
@@ -334,11 +351,8 @@ pub const OPTIONS: &[OptionSpec] = &[
 ];
 
 /// What the results file records of a sweep's or search's option, if the run has one.
-fn capacity(
-    plan: &BenchPlan,
-    value: impl Fn(&crate::capacity::plan::CapacityPlan) -> Option<Value>,
-) -> Option<Value> {
-    value(plan.capacity.as_ref()?)
+fn capacity(p: &Planned<'_>, value: impl Fn(&CapacityPlan) -> Option<Value>) -> Option<Value> {
+    value(p.capacity?)
 }
 
 /// How many rows of [`OPTIONS`], from the top, are pgbench 15's own options. A prefix
@@ -351,12 +365,12 @@ pub const PGBENCH_15_OPTIONS: usize = 42;
 /// The options workers of one run must share, each with a short digest of its value,
 /// as `name=digest` words: a worker that meets a worker of another run names the
 /// options whose digests differ (`bench::barrier::differing_options`).
-pub fn worker_digests(plan: &BenchPlan) -> String {
+pub fn worker_digests(planned: &Planned<'_>) -> String {
     OPTIONS
         .iter()
         .filter_map(|o| o.shared)
         .map(|shared| {
-            let digest = openssl::sha::sha256((shared.value)(plan).as_bytes());
+            let digest = openssl::sha::sha256((shared.value)(planned).as_bytes());
             format!(
                 "{}={:02x}{:02x}",
                 shared.name.replace(' ', "_"),

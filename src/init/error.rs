@@ -71,7 +71,7 @@ impl InitError {
 
     /// The exit status pgbench uses for it.
     pub fn exit_code(&self) -> i32 {
-        1
+        crate::diagnostic::ExitStatus::Error.code()
     }
 }
 
@@ -80,8 +80,8 @@ impl crate::diagnostic::Diagnostic for InitError {
         InitError::render(self, progname)
     }
 
-    fn exit_status(&self) -> i32 {
-        self.exit_code()
+    fn exit_status(&self) -> crate::diagnostic::ExitStatus {
+        crate::diagnostic::ExitStatus::Error
     }
 }
 

@@ -14,7 +14,7 @@ use super::connection::{Connection, Progress};
 use super::encode::{render, Labels};
 use super::http::{refusal, Status};
 use super::live::Live;
-use crate::bench::clock::now_us;
+use crate::clock::now_us;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use std::io::{ErrorKind, Write};

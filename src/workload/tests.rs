@@ -2,6 +2,7 @@
 //! told them.
 
 use super::*;
+use pgbench_results::QueryMode;
 
 fn defines(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs

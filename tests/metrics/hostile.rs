@@ -169,7 +169,8 @@ fn scrape_works(port: u16) {
 }
 
 #[test]
-fn issue_38_an_endless_request_line_or_header_block_is_cut_off() {
+/// Issue #38.
+fn an_endless_request_line_or_header_block_is_cut_off() {
     let limit = Some("--as=1500000000");
     let run = Attacked::start("metrics_endless", limit, &["-T", "8", "--metrics-linger=1"]);
     let most = 256 << 20;
@@ -187,7 +188,8 @@ fn issue_38_an_endless_request_line_or_header_block_is_cut_off() {
 }
 
 #[test]
-fn issue_38_a_peer_that_pipelines_and_never_reads_holds_up_nothing() {
+/// Issue #38.
+fn a_peer_that_pipelines_and_never_reads_holds_up_nothing() {
     let run = Attacked::start(
         "metrics_pipelining",
         None,
@@ -212,7 +214,8 @@ fn issue_38_a_peer_that_pipelines_and_never_reads_holds_up_nothing() {
 }
 
 #[test]
-fn issue_38_hundreds_of_idle_connections_cost_neither_threads_nor_scrapes() {
+/// Issue #38.
+fn hundreds_of_idle_connections_cost_neither_threads_nor_scrapes() {
     let run = Attacked::start("metrics_idle", None, &["-T", "4", "--metrics-linger=600"]);
     let idle: Vec<TcpStream> = (0..500)
         .map(|_| TcpStream::connect(("127.0.0.1", run.port)).unwrap())
@@ -239,7 +242,8 @@ fn issue_38_hundreds_of_idle_connections_cost_neither_threads_nor_scrapes() {
 }
 
 #[test]
-fn issue_38_a_small_open_files_limit_leaves_the_endpoint_and_the_run_alive() {
+/// Issue #38.
+fn a_small_open_files_limit_leaves_the_endpoint_and_the_run_alive() {
     // The run's own files (its sockets, the ring, the listener) and a few more.
     let limit = Some("--nofile=40");
     let run = Attacked::start("metrics_nofile", limit, &["-T", "6", "--metrics-linger=1"]);

@@ -91,7 +91,8 @@ fn says_the_end_was_not_read(doc: &serde_json::Value, tpcc: bool) {
 }
 
 #[test]
-fn issue_38_a_frozen_server_ends_a_watched_run_in_bounds_and_ctrl_c_at_once() {
+/// Issue #38.
+fn a_frozen_server_ends_a_watched_run_in_bounds_and_ctrl_c_at_once() {
     let cluster = private_cluster(false);
     let db = loaded(&cluster, "frozen_watched");
     let dir = tempfile::tempdir().unwrap();
@@ -145,7 +146,8 @@ fn issue_38_a_frozen_server_ends_a_watched_run_in_bounds_and_ctrl_c_at_once() {
 
 /// The same under a network partition, each watcher on its own run.
 #[test]
-fn issue_38_a_partition_ends_a_watched_run_in_bounds() {
+/// Issue #38.
+fn a_partition_ends_a_watched_run_in_bounds() {
     let Some(spaces) = [11, 12]
         .map(NetNs::create)
         .into_iter()

@@ -25,7 +25,7 @@ fn owned_by_role(db: &Db, role: &str) {
 /// samples)` and no note; with every view denied the run failed its reads with
 /// `syntax error at end of input` (an empty query sent).
 #[test]
-fn issue_38_views_the_role_may_not_read_are_notes_and_n_a_not_numbers() {
+fn views_the_role_may_not_read_are_notes_and_n_a_not_numbers() {
     let db = fresh_db("server_stats_denied");
     let role = "issue38_stats";
     owned_by_role(&db, role);
@@ -108,7 +108,7 @@ fn issue_38_views_the_role_may_not_read_are_notes_and_n_a_not_numbers() {
 /// server over 8 s of the clients. Now it connects again: the second of the loss is
 /// missing (no counters), the others are whole, and so is the window.
 #[test]
-fn issue_38_a_sampler_connection_ended_mid_run_is_made_again_and_its_second_missing() {
+fn a_sampler_connection_ended_mid_run_is_made_again_and_its_second_missing() {
     let db = fresh_db("server_stats_terminated");
     db.init(1);
     let dir = tempfile::tempdir().unwrap();

@@ -53,6 +53,15 @@ impl Step {
     pub fn figures(&self) -> Figures {
         figures(&self.file)
     }
+
+    /// It ran to its end with every client: not interrupted, no client aborted. A
+    /// peak or a knee is read only from such steps (a step cut short or missing
+    /// clients measured something else than its value asked for).
+    pub fn is_whole(&self) -> bool {
+        self.file.run.as_ref().is_some_and(|r| {
+            r.aborted_clients == 0 && !matches!(r.ended, Some(crate::Ended::Interrupted { .. }))
+        })
+    }
 }
 
 /// The figures of a run's document.
@@ -90,11 +99,15 @@ impl Capacity {
     }
 }
 
-/// The step a sweep's top level holds: the first step run at its peak (the value of
-/// the highest mean tps).
+/// The step a sweep's top level holds: the first whole step run at its peak (the
+/// value of the highest mean tps of its whole steps, [`Step::is_whole`]).
 pub fn peak_step(capacity: &Capacity, steps: &[Step]) -> Option<u32> {
     let c = curve::curve(capacity, steps);
-    c.peak.and_then(|i| c.points[i].steps.first().copied())
+    let at_peak = &c.points[c.peak?].steps;
+    steps
+        .iter()
+        .find(|s| at_peak.contains(&s.step) && s.is_whole())
+        .map(|s| s.step)
 }
 
 impl ResultsFile {

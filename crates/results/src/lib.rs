@@ -33,6 +33,7 @@
 pub mod availability;
 pub mod capacity;
 pub mod compare;
+mod date;
 pub mod destination;
 pub mod document;
 pub mod histogram;

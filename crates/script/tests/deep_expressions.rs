@@ -68,14 +68,16 @@ fn evaluates_to(text: String, expected: Value) {
 // Each chain has about TERMS operators (parsing one takes seconds in a debug build).
 
 #[test]
-fn issue_15_flat_arithmetic_chain() {
+/// Issue #15.
+fn flat_arithmetic_chain() {
     // each `+3*2/2%4-2` adds 1
     let n = TERMS / 5;
     evaluates_to(chain("1", "+3*2/2%4-2", n), Value::Int(1 + n as i64));
 }
 
 #[test]
-fn issue_15_flat_bit_chain() {
+/// Issue #15.
+fn flat_bit_chain() {
     // one round takes 1 to 2, 2 to 3 and 3 to 2
     evaluates_to(
         chain("1", " | 2 & 3 # 1 << 1 >> 1", TERMS / 5),
@@ -84,7 +86,8 @@ fn issue_15_flat_bit_chain() {
 }
 
 #[test]
-fn issue_15_flat_logical_and_comparison_chain() {
+/// Issue #15.
+fn flat_logical_and_comparison_chain() {
     evaluates_to(
         chain("1 = 1", " and 1 < 2 or 2 >= 3 and null", TERMS / 5),
         Value::Bool(true),
@@ -92,12 +95,14 @@ fn issue_15_flat_logical_and_comparison_chain() {
 }
 
 #[test]
-fn issue_15_flat_postfix_chain() {
+/// Issue #15.
+fn flat_postfix_chain() {
     evaluates_to(chain("true", " is not null", TERMS), Value::Bool(true));
 }
 
 #[test]
-fn issue_15_long_chain_inside_if_0() {
+/// Issue #15.
+fn long_chain_inside_if_0() {
     on_small_stack(|| {
         let text = format!("\\if 0\n\\set x {}\n\\endif\n", chain("1", "+1", TERMS));
         let script = parse_script("c.sql", "c.sql", &text).expect("parses");
@@ -110,7 +115,8 @@ fn issue_15_long_chain_inside_if_0() {
 /// As deep as bison allows: stock pgbench 15 accepts each of these (one level more
 /// fails, see parse_ast.rs), and evaluates them to these values.
 #[test]
-fn issue_15_nesting_within_bison_limits_evaluates() {
+/// Issue #15.
+fn nesting_within_bison_limits_evaluates() {
     let cases = [
         (
             format!("{}1{}", "(".repeat(9996), ")".repeat(9996)),
@@ -144,7 +150,8 @@ fn issue_15_nesting_within_bison_limits_evaluates() {
 
 /// Beyond bison's stack: stock's "memory exhausted", not a crash, however deep.
 #[test]
-fn issue_15_nesting_beyond_bison_limits_fails_as_stock() {
+/// Issue #15.
+fn nesting_beyond_bison_limits_fails_as_stock() {
     let n = TERMS / 4;
     let cases = [
         format!("{}1{}", "(".repeat(n), ")".repeat(n)),
@@ -172,7 +179,8 @@ fn issue_15_nesting_beyond_bison_limits_fails_as_stock() {
 /// Trees built by hand, deeper than anything the recursion takes, evaluate with every
 /// rule intact: laziness, NULL propagation, `debug()`, errors.
 #[test]
-fn issue_15_deep_hand_built_trees_keep_the_rules() {
+/// Issue #15.
+fn deep_hand_built_trees_keep_the_rules() {
     use common::{call, int, var};
     use pgbench_script::ast::Func;
     on_small_stack(|| {

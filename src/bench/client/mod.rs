@@ -19,8 +19,6 @@
 //! handed over at the end with a [`ClientAbort`] if it stopped for good).
 
 mod choose;
-mod doubt;
-pub use doubt::{BlockEffect, ScriptDoubt};
 mod failure;
 mod link;
 mod meta;
@@ -236,7 +234,7 @@ impl<'a> Client<'a> {
 
     /// Whether the transaction the client stands in, which it ends without counting
     /// (an abort, a stop, the run's end in a `\sleep`), may have committed something
-    /// ([`doubt`]). Between transactions, none.
+    /// ([`crate::bench::doubt`]). Between transactions, none.
     fn cut_short_in_doubt(&self) -> bool {
         let in_flight = match self.phase {
             // A command that failed is the one the client was at: sent, if SQL.

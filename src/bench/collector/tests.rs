@@ -201,7 +201,7 @@ fn a_warm_up_is_counted_apart_and_the_measured_part_restarts_every_figure() {
 /// #38: Ctrl-C at 3.4 s of a 10 s warm-up padded its series with 6 seconds of
 /// zeros that never ran.
 #[test]
-fn issue_38_a_warm_up_cut_short_has_only_the_seconds_it_ran() {
+fn a_warm_up_cut_short_has_only_the_seconds_it_ran() {
     let mut p = plan();
     p.phases = PhasePlan { warmup_s: Some(10) }.anchored(0);
     let ok = |end| tx(0, TxOutcome::Success, 1_000.0, end);

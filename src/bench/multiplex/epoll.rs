@@ -9,7 +9,7 @@
 
 use super::{abort_all, cannot_wait, next_wake};
 use crate::bench::client::{Client, Wait};
-use crate::bench::clock::RunClock;
+use crate::clock::RunClock;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use std::os::fd::RawFd;

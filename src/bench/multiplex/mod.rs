@@ -23,8 +23,8 @@ mod epoll;
 mod uring;
 
 use super::client::{Client, SocketIo, Wait};
-use super::clock::RunClock;
 use super::error::{AbortReason, ClientAbort};
+use crate::clock::RunClock;
 
 /// How one thread waits on its clients.
 pub enum Driver {

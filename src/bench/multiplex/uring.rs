@@ -14,7 +14,7 @@
 
 use super::{abort_all, next_wake};
 use crate::bench::client::{Client, Wait};
-use crate::bench::clock::RunClock;
+use crate::clock::RunClock;
 use io_uring::{opcode, squeue, types, IoUring, Probe};
 use std::io;
 

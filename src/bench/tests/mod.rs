@@ -28,7 +28,6 @@ mod ring;
 mod seccomp;
 mod timing;
 
-use super::clock::{RunClock, TestClock};
 use super::control::RunControl;
 use super::events::{ClientDone, Event, TxRecord};
 use super::launch::{self, RunShared, Start};
@@ -36,6 +35,7 @@ use super::multiplex::Driver;
 use super::threads::{self, Drivers, Launch};
 use super::{begin, worker, RunEnv, RunStop};
 use crate::cli::options::{interpret, Action, Env};
+use crate::clock::{RunClock, TestClock};
 use pgbench_results::TxOutcome;
 use pgbench_wire::testing::{FakeServer, Reply, Request};
 use pgbench_wire::{ConnectArgs, ConnectOptions};

@@ -199,7 +199,7 @@ impl Watched {
     /// returns how many are left, or the failure of the query that asked.
     pub fn await_run_backends(&mut self, within_us: i64) -> Result<i64, QueryError> {
         let sql = run_backends_query(&run_application_name(&self.opts));
-        let deadline = crate::bench::clock::now_us() + within_us;
+        let deadline = crate::clock::now_us() + within_us;
         loop {
             let left = self
                 .query(&sql)?
@@ -207,7 +207,7 @@ impl Watched {
                 .and_then(|r| r.first().cloned().flatten())
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(0);
-            if left == 0 || crate::bench::clock::now_us() >= deadline {
+            if left == 0 || crate::clock::now_us() >= deadline {
                 return Ok(left);
             }
             std::thread::sleep(std::time::Duration::from_millis(50));

@@ -249,7 +249,7 @@ mod tests {
 
     /// #22: files of the same name in different folders got the same label.
     #[test]
-    fn issue_22_labels_tell_files_of_one_name_apart_by_their_folders() {
+    fn labels_tell_files_of_one_name_apart_by_their_folders() {
         assert_eq!(
             labels(&["x/base/run.json", "x/new/run.json", "other.json"]),
             ["base/run.json", "new/run.json", "other.json"]

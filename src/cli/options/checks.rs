@@ -7,8 +7,9 @@ use super::{Action, Env};
 use crate::bench::barrier::{WorkerPlan, DEFAULT_WORKER_TIMEOUT_S};
 use crate::bench::phases::PhasePlan;
 use crate::bench::plan::{
-    AvailabilityPlan, BenchPlan, LogPlan, Scale, Vacuum, DEFAULT_RECONNECT_TIMEOUT_US,
+    AvailabilityPlan, BenchPlan, Keep, LogPlan, Scale, Vacuum, DEFAULT_RECONNECT_TIMEOUT_US,
 };
+use crate::cli::option_table::Planned;
 use crate::init::PartitionMethod;
 use pgbench_results::{Limit, MaxTries, QueryMode, RunSettings};
 use std::sync::Arc;
@@ -38,7 +39,7 @@ pub(super) fn finish(
         return Err(ConfigError::TablesAsTablespace {
             value: value.clone(),
             workload: w.name(),
-            hint: crate::workload::tables_option_hint(value),
+            hint: crate::workload::option_hint("tables", value).unwrap_or_default(),
         });
     }
     if d.check {
@@ -88,12 +89,27 @@ pub(super) fn finish(
     if d.reconnect_timeout.is_some() && !d.reconnect_on_loss {
         return Err(ConfigError::ReconnectTimeoutWithoutReconnect);
     }
-    let capacity = capacity_plan(&mut d, jobs_given, workload.is_some(), env)?;
-    let mut action = bench_action(d, workload);
-    if let Action::Bench { plan, .. } = &mut action {
-        plan.capacity = capacity;
-    }
-    Ok(action)
+    // A sweep or search is a mode of its own around the same plan.
+    Ok(
+        match capacity_plan(&mut d, jobs_given, workload.is_some(), env)? {
+            None => bench_action(d, workload),
+            Some(capacity) => match bench_action(d, workload) {
+                Action::Bench {
+                    conn,
+                    plan,
+                    temp_instance,
+                    workload,
+                } => Action::Sweep {
+                    conn,
+                    workload,
+                    base: plan,
+                    capacity,
+                    temp_instance,
+                },
+                other => other,
+            },
+        },
+    )
 }
 
 /// `--sweep` or `--find-max-rate`, checked with the run's other options; the most
@@ -333,9 +349,24 @@ fn check_worker(d: &Draft) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// What a run keeps for what is read of it afterwards: `--latency-percentiles`, the
+/// results files, `--print-warnings`, a workload's report.
+fn keep(d: &Draft, workload: Option<&dyn crate::workload::Workload>) -> Keep {
+    Keep {
+        // A workload's report may need them (per-transaction percentiles, its tool's
+        // percentile).
+        histograms: d.percentiles.is_some()
+            || d.export.any()
+            || workload.is_some_and(|w| w.policy().keep_histograms),
+        series: d.export.any() || d.print_warnings,
+        server_settings: d.export.any(),
+    }
+}
+
 /// The validated draft as a typed plan.
 fn bench_action(d: Draft, workload: Option<Arc<dyn crate::workload::Workload>>) -> Action {
     let positive = |v: i64| (v > 0).then_some(v);
+    let keep = keep(&d, workload.as_deref());
     let settings = RunSettings {
         query_mode: d.query_mode,
         clients: d.nclients as usize,
@@ -408,7 +439,11 @@ fn bench_action(d: Draft, workload: Option<Arc<dyn crate::workload::Workload>>) 
         phases: PhasePlan {
             warmup_s: positive(d.warmup),
         },
-        workload,
+        // What a run asks of it; the rest stays with the action (a throwaway
+        // instance's prepare).
+        workload: workload
+            .clone()
+            .map(|w| w as Arc<dyn crate::bench::RunWorkload>),
         metrics,
         server_stats: d.server_stats,
         print_warnings: d.print_warnings,
@@ -417,17 +452,18 @@ fn bench_action(d: Draft, workload: Option<Arc<dyn crate::workload::Workload>>) 
                 .reconnect_timeout
                 .map_or(DEFAULT_RECONNECT_TIMEOUT_US, |s| s * 1_000_000),
         }),
-        capacity: None,
+        keep,
     };
-    if plan.worker.is_some() {
-        let digests = crate::cli::option_table::worker_digests(&plan);
-        if let Some(w) = plan.worker.as_mut() {
-            w.option_digests = digests;
-        }
-    }
+    plan.refresh_worker_digests(|plan| {
+        crate::cli::option_table::worker_digests(&Planned {
+            plan,
+            capacity: None,
+        })
+    });
     Action::Bench {
         conn: d.conn,
         plan: Box::new(plan),
         temp_instance: d.temp_instance,
+        workload,
     }
 }

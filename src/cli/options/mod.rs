@@ -47,6 +47,18 @@ pub enum Action {
         plan: Box<BenchPlan>,
         /// `--temp-instance` or `--temp-instance-durable`: run on a throwaway cluster.
         temp_instance: Option<crate::temp_instance::TempInstance>,
+        /// `--workload=NAME` in full (the plan holds what a run asks of it): what a
+        /// throwaway cluster is prepared with.
+        workload: Option<std::sync::Arc<dyn crate::workload::Workload>>,
+    },
+    /// `--sweep` or `--find-max-rate`: `base` run once a step, changed as `capacity`
+    /// says (`crate::capacity`).
+    Sweep {
+        conn: ConnArgs,
+        base: Box<BenchPlan>,
+        capacity: crate::capacity::plan::CapacityPlan,
+        temp_instance: Option<crate::temp_instance::TempInstance>,
+        workload: Option<std::sync::Arc<dyn crate::workload::Workload>>,
     },
 }
 
@@ -172,5 +184,7 @@ fn interpret_into(
     checks::finish(draft, positionals, env)
 }
 
+#[cfg(test)]
+mod sweep_tests;
 #[cfg(test)]
 mod tests;

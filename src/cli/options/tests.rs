@@ -410,7 +410,7 @@ fn a_workloads_init_refuses_pgbench_table_options_instead_of_ignoring_them() {
 /// HammerDB prepare their statements by default: forgetting `-M prepared` changed
 /// what the server saw. A workload's default is its tool's; `-M` given wins.
 #[test]
-fn issue_33_a_workload_runs_in_its_tools_query_mode_unless_m_is_given() {
+fn a_workload_runs_in_its_tools_query_mode_unless_m_is_given() {
     let mode = |args: &[&str]| match parse(args) {
         Ok(Action::Bench { plan, .. }) => plan.settings.query_mode,
         other => panic!("{args:?}: {other:?}"),
@@ -438,7 +438,7 @@ fn issue_33_a_workload_runs_in_its_tools_query_mode_unless_m_is_given() {
 /// workload, the error says so and what to write instead. Without one it is stock's
 /// `--tablespace`.
 #[test]
-fn issue_33_sysbench_tables_option_is_hinted_as_a_define() {
+fn sysbench_tables_option_is_hinted_as_a_define() {
     let hint = "pgbench: hint: sysbench's --tables=8 is -D tables=8 here (its options are -D NAME=VALUE)\n";
     assert_eq!(
         error_of(&["--workload=oltp_read_write", "--tables=8", "-T", "10"]),

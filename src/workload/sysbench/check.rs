@@ -182,6 +182,35 @@ pub fn short_tables(
         .collect())
 }
 
+/// Before a run: the tables hold `table_size` rows, the ids the run draws from. A
+/// table prepared with fewer (another `-D table_size`) would have the run select,
+/// update and delete rows that are not there, at a speed that means nothing.
+pub fn table_sizes(
+    config: &Config,
+    conn: &mut Connection,
+    target: &ConnectArgs,
+) -> Result<(), String> {
+    let all: Vec<u32> = (1..=config.tables).collect();
+    let short = short_tables(config, conn, &all)?;
+    let Some((table, max)) = short.first() else {
+        return Ok(());
+    };
+    let holds = match max {
+        Some(m) => format!("holds rows up to id {m}"),
+        None => "holds no row".to_string(),
+    };
+    Err(format!(
+        "table \"sbtest{table}\" of workload {} {holds}, but the run is told -D table_size={} \
+         ({} of {} tables are short); prepare the tables with \"{}\", or give the table_size \
+         they were prepared with",
+        config.test.name(),
+        config.table_size,
+        short.len(),
+        config.tables,
+        prepare_command(config, target)
+    ))
+}
+
 /// `sbtest3, sbtest4`, the first ten of them.
 fn names(tables: &[u32]) -> String {
     let mut shown: Vec<String> = tables

@@ -10,10 +10,10 @@ pub mod prepare;
 pub mod run;
 pub mod script;
 
-use super::{
-    PrepareError, PrepareOptions, RunPolicy, ScriptContext, Workload, WorkloadError,
-    WorkloadFamily, WorkloadScript,
+use super::api::{
+    RunPolicy, RunWorkload, ScriptContext, Workload, WorkloadError, WorkloadFamily, WorkloadScript,
 };
+use super::prepare::{PrepareError, PrepareOptions};
 use crate::bench::observer::RunObserver;
 use pgbench_results::QueryMode;
 use pgbench_wire::{ConnectArgs, ConnectOptions, Connection};
@@ -45,11 +45,15 @@ impl WorkloadFamily for Family {
         })?;
         Ok(Arc::new(Config::new(test, defines)?))
     }
-}
 
-/// What `--tables=N` meant where getopt read it as `--tablespace=N`.
-pub fn tables_option_hint(value: &str) -> String {
-    format!("sysbench's --tables={value} is -D tables={value} here (its options are -D NAME=VALUE)")
+    /// sysbench's `--tables=N`, which getopt reads as `--tablespace=N`.
+    fn option_hint(&self, option: &str, value: &str) -> Option<String> {
+        (option == "tables").then(|| {
+            format!(
+                "sysbench's --tables={value} is -D tables={value} here (its options are -D NAME=VALUE)"
+            )
+        })
+    }
 }
 
 /// One of sysbench's OLTP tests.
@@ -267,11 +271,26 @@ impl Config {
     }
 }
 
-impl Workload for Config {
+impl RunWorkload for Config {
     fn name(&self) -> &'static str {
         self.test.name()
     }
 
+    fn observers(&self) -> Vec<Box<dyn RunObserver>> {
+        vec![Box::new(run::Summary::new(self))]
+    }
+
+    fn check_tables(&self, conn: &mut Connection, target: &ConnectArgs) -> Result<(), String> {
+        prepare::check_tables(self, conn, target)?;
+        check::table_sizes(self, conn, target)
+    }
+
+    fn table_scale(&self, _: &mut Connection) -> Option<i32> {
+        None
+    }
+}
+
+impl Workload for Config {
     /// sysbench's `--db-ps-mode=auto` (its default) prepares each statement once per
     /// connection. sysbench rolls back and ignores the errors concurrency brings (a
     /// duplicate key after a concurrent delete and insert, deadlocks): they are
@@ -305,10 +324,6 @@ impl Workload for Config {
         Config::variables(self)
     }
 
-    fn observers(&self) -> Vec<Box<dyn RunObserver>> {
-        vec![Box::new(run::Summary::new(self))]
-    }
-
     fn prepare(
         &self,
         main: Connection,
@@ -324,14 +339,6 @@ impl Workload for Config {
              and a run refuses missing ones",
             self.name()
         )
-    }
-
-    fn check_tables(&self, conn: &mut Connection, target: &ConnectArgs) -> Result<(), String> {
-        prepare::check_tables(self, conn, target)
-    }
-
-    fn table_scale(&self, _: &mut Connection) -> Option<i32> {
-        None
     }
 
     fn check(&self, conn: &mut Connection, target: &ConnectArgs) -> Result<(String, bool), String> {

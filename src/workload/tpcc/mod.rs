@@ -33,10 +33,10 @@ pub mod scripts;
 pub mod spec_functions;
 pub mod vacuum;
 
-use super::{
-    PrepareError, PrepareOptions, RunPolicy, ScriptContext, Workload, WorkloadError,
-    WorkloadFamily, WorkloadScript,
+use super::api::{
+    RunPolicy, RunWorkload, ScriptContext, Workload, WorkloadError, WorkloadFamily, WorkloadScript,
 };
+use super::prepare::{PrepareError, PrepareOptions};
 use crate::bench::observer::RunObserver;
 use pgbench_results::workload::tpcc::ProfileLayout;
 use pgbench_results::QueryMode;
@@ -311,11 +311,25 @@ impl Config {
     }
 }
 
-impl Workload for Config {
+impl RunWorkload for Config {
     fn name(&self) -> &'static str {
         NAME
     }
 
+    fn observers(&self) -> Vec<Box<dyn RunObserver>> {
+        run::observers(self)
+    }
+
+    fn check_tables(&self, conn: &mut Connection, target: &ConnectArgs) -> Result<(), String> {
+        Config::check_tables(self, conn, target)
+    }
+
+    fn table_scale(&self, conn: &mut Connection) -> Option<i32> {
+        monitor::warehouses(conn).ok()
+    }
+}
+
+impl Workload for Config {
     /// HammerDB's query mode and its error handling; per-transaction percentiles in
     /// its time profile; no vacuum before a run.
     fn policy(&self) -> RunPolicy {
@@ -339,10 +353,6 @@ impl Workload for Config {
         Config::variables(self)
     }
 
-    fn observers(&self) -> Vec<Box<dyn RunObserver>> {
-        run::observers(self)
-    }
-
     fn prepare(
         &self,
         main: Connection,
@@ -356,14 +366,6 @@ impl Workload for Config {
         "the tpcc load did not complete: a run and --check refuse its tables until \
          -i --workload=tpcc completes"
             .to_string()
-    }
-
-    fn check_tables(&self, conn: &mut Connection, target: &ConnectArgs) -> Result<(), String> {
-        Config::check_tables(self, conn, target)
-    }
-
-    fn table_scale(&self, conn: &mut Connection) -> Option<i32> {
-        monitor::warehouses(conn).ok()
     }
 
     fn check(&self, conn: &mut Connection, target: &ConnectArgs) -> Result<(String, bool), String> {

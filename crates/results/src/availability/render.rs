@@ -140,7 +140,7 @@ fn outage(out: &mut String, number: usize, o: &Outage, origin: i64) {
 pub(super) fn utc_ms(unix_us: i64) -> String {
     let ms = unix_us.div_euclid(1000);
     let (days, ms_of_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
-    let (y, m, d) = civil_from_days(days);
+    let (y, m, d) = crate::date::civil_from_days(days);
     let s = ms_of_day / 1000;
     format!(
         "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{:03} UTC",
@@ -149,18 +149,4 @@ pub(super) fn utc_ms(unix_us: i64) -> String {
         s % 60,
         ms_of_day % 1000
     )
-}
-
-/// The proleptic Gregorian date of a day count from 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }

@@ -76,10 +76,15 @@ pub struct Knee {
 /// The curve of a file's steps.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Curve {
+    /// Each value's figures from all its steps (what the table and charts draw).
     pub points: Vec<Point>,
+    /// The same points with their figures from the whole steps only
+    /// ([`Step::is_whole`]; none where a value has none): what the peak and the knee
+    /// are read from.
+    pub whole: Vec<Point>,
     /// Every value is a number (the x axis is the values').
     pub numeric: bool,
-    /// The point of the highest mean tps.
+    /// The point of the highest mean tps of whole steps.
     pub peak: Option<usize>,
     pub knee: Option<Knee>,
 }
@@ -94,36 +99,59 @@ pub fn curve(capacity: &Capacity, steps: &[Step]) -> Curve {
         }
     }
     let numeric = values.iter().all(|v| v.trim().parse::<f64>().is_ok());
+    let all: Vec<&Step> = steps.iter().collect();
     let mut points: Vec<Point> = values
         .iter()
         .enumerate()
-        .map(|(i, v)| point(v, i, numeric, steps))
+        .map(|(i, v)| point(v, i, numeric, &all))
+        .collect();
+    // The peak and the knee are read from the whole steps only (a step interrupted
+    // or whose clients aborted measured less than its value): the same points, with
+    // their figures from those steps.
+    let whole: Vec<&Step> = steps.iter().filter(|s| s.is_whole()).collect();
+    let mut of_whole: Vec<Point> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| point(v, i, numeric, &whole))
         .collect();
     if numeric {
         points.sort_by(|a, b| a.x.total_cmp(&b.x));
+        of_whole.sort_by(|a, b| a.x.total_cmp(&b.x));
     }
     let tps = |p: &Point| p.tps.map(|t| t.mean);
-    let peak = (0..points.len())
-        .filter_map(|i| Some((i, tps(&points[i])?)))
+    let peak = (0..of_whole.len())
+        .filter_map(|i| Some((i, tps(&of_whole[i])?)))
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(i, _)| i);
     // Clients and rates start from 0 at 0; a variable's 0 means nothing.
     let from_origin = numeric
         && (capacity.kind == Kind::Search
             || ["clients", "rate"].contains(&capacity.parameter.as_str()));
-    let xs: Vec<f64> = points.iter().map(|p| p.x).collect();
-    let ys: Option<Vec<f64>> = points.iter().map(tps).collect();
-    let knee = ys.and_then(|ys| knee(&xs, &ys, from_origin));
+    // The values with a whole step, by their place among all the points.
+    let measured: Vec<usize> = (0..of_whole.len())
+        .filter(|&i| tps(&of_whole[i]).is_some())
+        .collect();
+    let xs: Vec<f64> = measured.iter().map(|&i| of_whole[i].x).collect();
+    let ys: Vec<f64> = measured.iter().filter_map(|&i| tps(&of_whole[i])).collect();
+    // A value that measured nothing at all leaves the curve without a knee.
+    let knee = match points.iter().all(|p| tps(p).is_some()) {
+        true => knee(&xs, &ys, from_origin).map(|k| Knee {
+            index: measured[k.index],
+            ..k
+        }),
+        false => None,
+    };
     Curve {
         points,
+        whole: of_whole,
         numeric,
         peak,
         knee,
     }
 }
 
-fn point(value: &str, place: usize, numeric: bool, steps: &[Step]) -> Point {
-    let at: Vec<&Step> = steps.iter().filter(|s| s.value == value).collect();
+fn point(value: &str, place: usize, numeric: bool, steps: &[&Step]) -> Point {
+    let at: Vec<&Step> = steps.iter().copied().filter(|s| s.value == value).collect();
     let figures: Vec<super::Figures> = at.iter().map(|s| s.figures()).collect();
     let stat = |pick: fn(&super::Figures) -> Option<f64>| {
         let v: Vec<f64> = figures.iter().filter_map(pick).collect();

@@ -213,8 +213,12 @@ pub fn closing(capacity: &Capacity, steps: &[Step]) -> String {
 
 fn sweep_closing(capacity: &Capacity, steps: &[Step]) -> String {
     let c = curve(capacity, steps);
-    let Some(peak) = c.peak.map(|i| &c.points[i]) else {
-        return "peak: none (no step measured any transaction)\n".to_string();
+    let Some(peak) = c.peak.map(|i| &c.whole[i]) else {
+        return match steps.iter().any(|s| s.figures().tps.is_some()) {
+            true => "peak: none (no step ran whole: each was interrupted or had clients abort)\n",
+            false => "peak: none (no step measured any transaction)\n",
+        }
+        .to_string();
     };
     let repeats = |p: &super::curve::Point| match p.tps.map_or(1, |t| t.n) {
         1 => String::new(),
@@ -311,13 +315,19 @@ pub fn render(capacity: &Capacity, steps: &[Step]) -> String {
 
 /// The line before the representative step's report (the run and `show` print it).
 pub fn report_heading(capacity: &Capacity, step: &Step) -> String {
+    let met = step.verdict.as_ref().is_some_and(|v| v.met);
     let what = match capacity.kind {
-        Kind::Sweep => "the peak",
-        Kind::Search => "the rate found",
+        Kind::Sweep if step.is_whole() => "the peak",
+        // No step ran whole: the first, as the file's top level holds it.
+        Kind::Sweep => "no step ran whole",
+        Kind::Search if capacity.found.is_some() => "the rate found",
+        // The steps ended before the search did: nothing was found.
+        Kind::Search if met => "the best so far; the search did not finish",
+        Kind::Search => "the search did not finish",
     };
-    format!(
-        "\nreport of step {} ({}, {what}):\n",
-        step.step,
-        at(capacity, &step.value)
-    )
+    let at = match step.value == CLOSED_LOOP {
+        true => CLOSED_LOOP.to_string(),
+        false => at(capacity, &step.value),
+    };
+    format!("\nreport of step {} ({at}, {what}):\n", step.step)
 }

@@ -1,0 +1,17 @@
+//! Calendar dates of day counts, for the timestamps the results file and the
+//! availability block print (UTC, without a time-zone database).
+
+/// Year, month, day of the day `days` after 1970-01-01 (H. Hinnant's algorithm: eras
+/// of 400 years starting in March, so leap days fall at the end of a year).
+pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
