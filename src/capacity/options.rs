@@ -41,6 +41,13 @@ pub enum CapacityError {
     Together(&'static str, &'static str),
     #[error("--sweep over :{name} would change nothing: {why}")]
     Unchanged { name: String, why: &'static str },
+    #[error("--sweep value \"{value}\" for {name} is given twice: each value is one step (--repeat=N runs each N times)")]
+    Twice { name: String, value: String },
+    #[error("{option} would be overridden: {what} sets it for each step; leave {option} out")]
+    Overridden {
+        option: &'static str,
+        what: &'static str,
+    },
 }
 
 /// What the options said so far.
@@ -69,6 +76,12 @@ pub struct RunOptions {
     /// The variables the scripts set themselves (`\set`, `\setshell`, `\setrandstr`),
     /// over whatever `-D` gave.
     pub assigned: Vec<String>,
+    /// The variables the scripts read (`:name` anywhere).
+    pub read: Vec<String>,
+    /// `-c` was given.
+    pub clients_given: bool,
+    /// `-R` was given.
+    pub rate_given: bool,
 }
 
 impl CapacityDraft {
@@ -169,8 +182,21 @@ impl CapacityDraft {
                 return Err(CapacityError::Together("--sweep", "--find-max-rate"))
             }
             (Some((parameter, values)), None) => {
-                if let Parameter::Variable(name) = &parameter {
-                    variable_sweepable(name, &run)?;
+                match &parameter {
+                    Parameter::Variable(name) => variable_sweepable(name, &run)?,
+                    Parameter::Clients if run.clients_given => {
+                        return Err(CapacityError::Overridden {
+                            option: "-c",
+                            what: "--sweep=clients",
+                        })
+                    }
+                    Parameter::Rate if run.rate_given => {
+                        return Err(CapacityError::Overridden {
+                            option: "-R",
+                            what: "--sweep=rate",
+                        })
+                    }
+                    _ => {}
                 }
                 What::Sweep {
                     parameter,
@@ -179,6 +205,12 @@ impl CapacityDraft {
                 }
             }
             (None, Some((target, text))) => {
+                if run.rate_given {
+                    return Err(CapacityError::Overridden {
+                        option: "-R",
+                        what: "--find-max-rate",
+                    });
+                }
                 if run.duration.is_none() {
                     return Err(CapacityError::Needs {
                         option: "--find-max-rate",
@@ -220,6 +252,8 @@ fn variable_sweepable(name: &str, run: &RunOptions) -> Result<(), CapacityError>
         "a --workload's script is made from its -D options once, before any step"
     } else if run.assigned.iter().any(|a| a == name) {
         "the script sets it itself, over what -D gives"
+    } else if !run.read.iter().any(|r| r == name) {
+        "no script reads it"
     } else {
         return Ok(());
     };
@@ -251,6 +285,22 @@ fn sweep(v: &str) -> Result<(Parameter, Vec<String>), CapacityError> {
     let values: Vec<String> = list.split(',').map(|s| s.trim().to_string()).collect();
     if values.iter().any(String::is_empty) {
         return Err(bad());
+    }
+    // The same value twice would be averaged as repeats of one step without a word.
+    let same = |a: &str, b: &str| match parameter {
+        Parameter::Clients => {
+            matches!((a.parse::<i64>(), b.parse::<i64>()), (Ok(x), Ok(y)) if x == y)
+        }
+        Parameter::Rate => atof(a) == atof(b),
+        Parameter::Variable(_) => a == b,
+    };
+    for (i, value) in values.iter().enumerate() {
+        if values[..i].iter().any(|earlier| same(earlier, value)) {
+            return Err(CapacityError::Twice {
+                name: parameter.name().to_string(),
+                value: value.clone(),
+            });
+        }
     }
     for value in &values {
         let why = match parameter {
@@ -293,10 +343,12 @@ mod tests {
         FailIfBelow,
     }
 
+    /// A run whose scripts read :delay, :aid and :bid.
     fn run() -> RunOptions {
         RunOptions {
             jobs: 4,
             duration: Some(10),
+            read: ["delay", "aid", "bid"].map(String::from).to_vec(),
             ..RunOptions::default()
         }
     }
@@ -403,6 +455,10 @@ mod tests {
             "--sweep over :aid would change nothing: the script sets it itself, over what -D gives"
         );
         assert!(plan(&[(Opt::Sweep, "bid=1,2")], sets).is_ok());
+        assert_eq!(
+            err(&[(Opt::Sweep, "cid=1,2")], run()),
+            "--sweep over :cid would change nothing: no script reads it"
+        );
         let workload = RunOptions {
             workload: true,
             ..run()

@@ -260,6 +260,57 @@ pub struct Script {
     pub commands: Vec<Command>,
 }
 
+impl Script {
+    /// The variables its commands read (`:name` in SQL, an expression, a `\sleep` or
+    /// a shell argument): what a `-D` or a sweep of one can change.
+    pub fn variables_read(&self) -> std::collections::BTreeSet<String> {
+        let mut read = std::collections::BTreeSet::new();
+        for c in &self.commands {
+            match &c.kind {
+                CommandKind::Sql(sql) => read.extend(sql.pieces.iter().filter_map(|p| match p {
+                    SqlPiece::Var(v) => Some(v.clone()),
+                    SqlPiece::Text(_) => None,
+                })),
+                CommandKind::Meta(m) => match m {
+                    MetaCommand::Set { expr, .. }
+                    | MetaCommand::If(expr)
+                    | MetaCommand::Elif(expr) => expr.variables_read(&mut read),
+                    MetaCommand::Sleep {
+                        duration: SleepArg::Var(v),
+                        ..
+                    } => {
+                        read.insert(v.clone());
+                    }
+                    MetaCommand::SetShell { args, .. } | MetaCommand::Shell { args, .. } => read
+                        .extend(args.iter().filter_map(|a| match a {
+                            ShellArg::Var(v) => Some(v.clone()),
+                            ShellArg::Literal(_) => None,
+                        })),
+                    _ => {}
+                },
+            }
+        }
+        read
+    }
+}
+
+impl Expr {
+    /// Adds the variables the expression reads to `read` (walked with a heap stack: a
+    /// tree can be as deep as its line is long).
+    pub fn variables_read(&self, read: &mut std::collections::BTreeSet<String>) {
+        let mut pending = vec![self];
+        while let Some(e) = pending.pop() {
+            match e {
+                Expr::Var(v) => {
+                    read.insert(v.clone());
+                }
+                Expr::Func { args, .. } => pending.extend(args.iter()),
+                Expr::Const(_) => {}
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Expression trees without recursion. A node whose children are leaves or parents of
 // leaves is handled by the ordinary (shallow) recursion; deeper ones by a heap stack.
@@ -393,6 +444,21 @@ impl fmt::Debug for Expr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_variable_is_used_where_any_command_reads_it() {
+        let script = |text: &str| crate::parser::parse_script("t", "t", text).unwrap();
+        let s = script(
+            "\\set a :b + 1\n\\sleep :c ms\n\\if :d > 0\nSELECT :e;\n\\endif\n\\shell echo :f\n",
+        );
+        // b to f read; a set, never read
+        let read: Vec<String> = s.variables_read().into_iter().collect();
+        assert_eq!(read, ["b", "c", "d", "e", "f"]);
+        // deep as its line is long, without recursing
+        let mut deep = std::collections::BTreeSet::new();
+        chain(100_000).variables_read(&mut deep);
+        assert!(deep.contains("v99999") && deep.len() == 100_000);
+    }
 
     fn chain(n: usize) -> Expr {
         let mut e = Expr::Const(Value::Int(1));

@@ -130,7 +130,11 @@ fn capacity_plan(
         ) => Some(var.clone()),
         _ => None,
     });
+    let read = d.scripts.iter().flat_map(|s| s.script.variables_read());
     let run = crate::capacity::options::RunOptions {
+        read: read.collect(),
+        clients_given: d.clients_given,
+        rate_given: d.rate.is_some(),
         jobs: jobs_given.max(1) as usize,
         duration: (d.duration > 0).then_some(d.duration),
         worker: d.worker.is_some(),

@@ -30,6 +30,8 @@ pub(super) struct Draft {
     pub scripts: Vec<WeightedScript>,
     pub builtin_used: bool,
     pub nclients: i64,
+    /// `-c` was given (a clients sweep would override it).
+    pub clients_given: bool,
     pub nthreads: i64,
     pub nxacts: i64,
     pub duration: i64,
@@ -115,6 +117,7 @@ impl Draft {
             scripts: Vec::new(),
             builtin_used: false,
             nclients: 1,
+            clients_given: false,
             nthreads: 1,
             nxacts: 0,
             duration: 0,
@@ -316,6 +319,7 @@ impl Draft {
                 let n = parse_positive(v, "-c/--client", 1)?;
                 check_open_files(n, env)?;
                 self.nclients = n;
+                self.clients_given = true;
             }
             Opt::Jobs => {
                 // pgbench-rs: with -i, -j sets the number of loading connections, so it

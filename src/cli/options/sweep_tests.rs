@@ -13,7 +13,8 @@ impl Env for NoEnv {
         None
     }
     fn read_file(&self, _: &str) -> std::io::Result<String> {
-        Ok("SELECT 1;\n".into())
+        // Reads :x, so that a sweep over it changes what runs.
+        Ok("SELECT :x;\n".into())
     }
     fn os_user(&self) -> Option<String> {
         Some("u".into())
@@ -69,15 +70,7 @@ fn a_variable_step_replaces_its_definition_and_a_search_sets_or_clears_the_rate(
         step.defines,
         vec![("x".into(), "6".into()), ("y".into(), "2".into())]
     );
-    let (base, c) = plan(&[
-        "-R",
-        "50",
-        "--find-max-rate=p99<=5ms",
-        "-T",
-        "5",
-        "-f",
-        "a.sql",
-    ]);
+    let (base, c) = plan(&["--find-max-rate=p99<=5ms", "-T", "5", "-f", "a.sql"]);
     assert_eq!(
         step_plan(&c, &base, None, 1, &no_digests).settings.rate,
         None
@@ -94,4 +87,55 @@ fn a_variable_step_replaces_its_definition_and_a_search_sets_or_clears_the_rate(
 /// A plan without `--worker` has no digests to refresh.
 fn no_digests(_: &BenchPlan) -> String {
     String::new()
+}
+
+/// What a sweep would override or could not change is refused, not run: `-c` under a
+/// clients sweep, `-R` under a rate sweep or a search, a variable no script reads, a
+/// value given twice.
+#[test]
+fn a_sweep_refuses_what_it_would_override_ignore_or_average() {
+    let refused = |args: &[&str]| {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        match interpret("pgbench", &args, &NoEnv).outcome {
+            Err(e) => e.to_string(),
+            Ok(a) => panic!("ran {a:?}"),
+        }
+    };
+    let t = ["-T", "5", "-f", "a.sql"];
+    fn with<'a>(extra: &[&'a str], t: &[&'a str]) -> Vec<&'a str> {
+        [extra, t].concat()
+    }
+    assert_eq!(
+        refused(&with(&["-c", "8", "--sweep=clients=2,4"], &t)),
+        "-c would be overridden: --sweep=clients sets it for each step; leave -c out"
+    );
+    assert_eq!(
+        refused(&with(&["-R", "50", "--sweep=rate=10,20"], &t)),
+        "-R would be overridden: --sweep=rate sets it for each step; leave -R out"
+    );
+    assert_eq!(
+        refused(&with(&["-R", "50", "--find-max-rate=p99<=5ms"], &t)),
+        "-R would be overridden: --find-max-rate sets it for each step; leave -R out"
+    );
+    assert_eq!(
+        refused(&with(&["--sweep=foo=1,2"], &t)),
+        "--sweep over :foo would change nothing: no script reads it"
+    );
+    assert_eq!(
+        refused(&with(&["--sweep=clients=4,8,04"], &t)),
+        "--sweep value \"04\" for clients is given twice: each value is one step (--repeat=N runs each N times)"
+    );
+    assert_eq!(
+        refused(&with(&["--sweep=rate=10,10.0"], &t)),
+        "--sweep value \"10.0\" for rate is given twice: each value is one step (--repeat=N runs each N times)"
+    );
+    // what no sweep overrides still goes with it
+    let args: Vec<String> = with(&["-c", "8", "--sweep=x=1,2"], &t)
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert!(matches!(
+        interpret("pgbench", &args, &NoEnv).outcome,
+        Ok(Action::Sweep { .. })
+    ));
 }
