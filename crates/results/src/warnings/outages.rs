@@ -63,8 +63,9 @@ pub fn check(run: &RunResult, c: &mut Checks) {
 /// judged again on each stretch of seconds clear of the outage windows and their
 /// recoveries, each stretch alone: the dip is what such a run measures, and so is a
 /// level that differs after a restart or a failover from before it, which a trend
-/// over all the seconds would take for unsteadiness (#43). A stretch too short for a
-/// check has no verdict. A run without its counters (an import) or without outages
+/// over all the seconds would take for unsteadiness (#43), and tps climbing after an
+/// outage as the restarted server's caches fill (a fall after it is still told). A
+/// stretch too short for a check has no verdict. A run without its counters (an import) or without outages
 /// keeps its warnings as they are.
 pub fn expected(run: Option<&RunResult>, warnings: &mut Vec<Warning>) {
     warnings.retain(|w| w.code != CODE);
@@ -74,17 +75,20 @@ pub fn expected(run: Option<&RunResult>, warnings: &mut Vec<Warning>) {
     let Some(a) = run.availability.as_ref().filter(|a| !a.outages.is_empty()) else {
         return;
     };
-    // The stretches: (its first second, its seconds' tps).
-    let mut stretches: Vec<(i64, Vec<f64>)> = Vec::new();
+    // The stretches: (its first second, whether an outage came before it, its
+    // seconds' tps).
+    let mut stretches: Vec<(i64, bool, Vec<f64>)> = Vec::new();
     let mut next = None;
+    let mut after_outage = false;
     for s in run.series.iter().filter(|s| s.length_s.is_none()) {
         if disturbed(a, s.t) {
             next = None;
+            after_outage = true;
             continue;
         }
         match stretches.last_mut() {
-            Some((_, tps)) if next == Some(s.t) => tps.push(s.counts.cnt as f64),
-            _ => stretches.push((s.t, vec![s.counts.cnt as f64])),
+            Some((_, _, tps)) if next == Some(s.t) => tps.push(s.counts.cnt as f64),
+            _ => stretches.push((s.t, after_outage, vec![s.counts.cnt as f64])),
         }
         next = Some(s.t + 1);
     }
@@ -92,9 +96,12 @@ pub fn expected(run: Option<&RunResult>, warnings: &mut Vec<Warning>) {
         stretches
             .iter()
             .take(if only_first { 1 } else { usize::MAX })
-            .find_map(|(from, tps)| {
+            .find_map(|(from, after, tps)| {
                 let mut c = Checks::default();
                 check(tps, &mut c);
+                // After a restart the server's caches fill again: tps climbing in
+                // the seconds after an outage is the outage's doing too; a fall is not.
+                c.warnings.retain(|w| !(*after && rising(w)));
                 c.warnings.pop().map(|mut w| {
                     let to = from + tps.len() as i64;
                     w.message = format!(
@@ -111,7 +118,7 @@ pub fn expected(run: Option<&RunResult>, warnings: &mut Vec<Warning>) {
         // began clear of an outage.
         "cold_start" if w.figures.contains_key("first_tps") => Some(
             again(&|tps, c| cold_start(run, tps, c), true)
-                .filter(|_| stretches.first().is_some_and(|(from, _)| *from == 0)),
+                .filter(|_| stretches.first().is_some_and(|(from, _, _)| *from == 0)),
         ),
         _ => None,
     };
@@ -119,6 +126,14 @@ pub fn expected(run: Option<&RunResult>, warnings: &mut Vec<Warning>) {
         .into_iter()
         .filter_map(|w| judged(&w).unwrap_or(Some(w)))
         .collect();
+}
+
+/// Whether a `tps_not_steady` verdict is of tps going up, as a trend and as a step.
+fn rising(w: &Warning) -> bool {
+    w.code == "tps_not_steady"
+        && ["trend", "step"]
+            .iter()
+            .all(|k| w.figures.get(*k).is_some_and(|v| *v >= 0.0))
 }
 
 /// Whether the second `[t, t + 1)` of the measured part overlaps an outage: from

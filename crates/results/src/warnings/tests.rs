@@ -523,6 +523,29 @@ fn expected_outages_are_no_unsteadiness_but_one_outside_them_is() {
     outages::expected(Some(&higher_after), &mut w);
     assert!(series_codes(&w).is_empty(), "{w:?}");
 
+    // Climbing after the outage (a restarted server warming its caches) is the
+    // outage's doing; falling after it is not.
+    let warming = rode_through_an_outage(|i| {
+        if i < 30 {
+            1000.0
+        } else {
+            600.0 + 20.0 * (i - 30) as f64
+        }
+    });
+    let mut w = check(&warming).warnings;
+    outages::expected(Some(&warming), &mut w);
+    assert!(series_codes(&w).is_empty(), "{w:?}");
+    let sinking = rode_through_an_outage(|i| {
+        if i < 30 {
+            1000.0
+        } else {
+            1400.0 - 20.0 * (i - 30) as f64
+        }
+    });
+    let mut w = check(&sinking).warnings;
+    outages::expected(Some(&sinking), &mut w);
+    assert_eq!(series_codes(&w), ["tps_not_steady"], "{w:?}");
+
     // Without the run's counters, only the outages warning goes.
     let mut w = check(&r).warnings;
     outages::expected(None, &mut w);
