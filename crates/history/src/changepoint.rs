@@ -1,10 +1,13 @@
 //! Change points in a series of runs: where its mean moved, by binary segmentation.
-//! A segment is split where Welch's t-test between the runs before and after a
-//! candidate split gives the smallest p-value (each side at least
-//! [`Options::min_segment`] runs); the split is kept when that p-value, times the
+//! A segment's candidate split is where the runs before and after it differ most
+//! (the largest pooled two-sample t: the likelihood-ratio location of one shift in
+//! the mean; each side at least [`Options::min_segment`] runs). Welch's t-test
+//! between the two sides then decides: the split is kept when its p-value, times the
 //! number of candidates tried (Bonferroni: the best of many splits of pure noise
 //! would otherwise look significant), is below [`Options::alpha`], and both halves are
-//! searched again. Each change point is then measured between its neighbours (the
+//! searched again. (Not the split of smallest Welch p-value: far in the tails that
+//! favours a split with more degrees of freedom over the right one, which moved the
+//! change point one run late on a clear step.) Each change point is then measured between its neighbours (the
 //! runs from the change point before it to the one after it). Pure numbers: no store.
 
 /// The search's settings.
@@ -185,6 +188,19 @@ impl Sums {
         (n, mean, ((sq - sum * mean) / (n - 1.0)).max(0.0))
     }
 
+    /// The pooled two-sample t of `lo..k` against `k..hi` (0 without spread).
+    fn pooled_t(&self, lo: usize, k: usize, hi: usize) -> f64 {
+        let (na, ma, va) = self.stats(lo, k);
+        let (nb, mb, vb) = self.stats(k, hi);
+        let pooled = ((na - 1.0) * va + (nb - 1.0) * vb) / (na + nb - 2.0);
+        let se = (pooled * (1.0 / na + 1.0 / nb)).sqrt();
+        match se > 0.0 {
+            true => (ma - mb).abs() / se,
+            false if ma != mb => f64::INFINITY,
+            false => 0.0,
+        }
+    }
+
     fn p(&self, lo: usize, k: usize, hi: usize) -> f64 {
         let (na, ma, va) = self.stats(lo, k);
         let (nb, mb, vb) = self.stats(k, hi);
@@ -202,10 +218,11 @@ pub fn detect(x: &[f64], opts: Options) -> Vec<ChangePoint> {
         if hi - lo < 2 * min {
             continue;
         }
-        let candidates = (lo + min..=hi - min).map(|k| (k, sums.p(lo, k, hi)));
-        let Some((k, p)) = candidates.min_by(|a, b| a.1.total_cmp(&b.1)) else {
+        let candidates = (lo + min..=hi - min).map(|k| (k, sums.pooled_t(lo, k, hi)));
+        let Some((k, _)) = candidates.max_by(|a, b| a.1.total_cmp(&b.1)) else {
             continue;
         };
+        let p = sums.p(lo, k, hi);
         let tried = (hi - min - (lo + min) + 1) as f64;
         if p * tried < opts.alpha {
             found.push(k);
@@ -282,6 +299,23 @@ mod tests {
         let r = cps[0].relative_change.unwrap();
         assert!((r + 0.2).abs() < 0.02, "{r}");
         assert!(cps[0].p_value < 1e-10);
+    }
+
+    /// Splitting at the smallest Welch p-value put this step's change point one run
+    /// late: with the first run after the step on the left, the left side's larger
+    /// variance gave more degrees of freedom and, far in the tail, a smaller p.
+    #[test]
+    fn a_step_between_unequal_sides_is_found_at_its_first_run() {
+        let x: Vec<f64> = noise(4, 40)
+            .iter()
+            .enumerate()
+            .map(|(i, e)| if i < 28 { 1000.0 } else { 820.0 } + 15.0 * e)
+            .collect();
+        let at: Vec<usize> = detect(&x, Options::default())
+            .iter()
+            .map(|c| c.index)
+            .collect();
+        assert_eq!(at, [28]);
     }
 
     #[test]

@@ -187,7 +187,11 @@ impl Diff {
                 f.metric.label(),
                 fmt_f(f.a, 3),
                 fmt_f(f.b, 3),
-                percent(f.relative)
+                if f.a == f.b {
+                    "same".to_string()
+                } else {
+                    percent(f.relative)
+                }
             ));
         }
         for (title, list) in [("settings", &self.settings), ("environment", &self.facts)] {

@@ -62,7 +62,8 @@ pub struct RunId(pub i64);
 
 impl std::fmt::Display for RunId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)
+        // Its own Display, so widths and alignment apply.
+        std::fmt::Display::fmt(&self.0, f)
     }
 }
 

@@ -69,17 +69,31 @@ const series = [{}].concat(d.groups.map((g, i) => ({
 })));
 series.push({ label: 'change point', stroke: '#000', width: 0, paths: () => null,
   points: { show: true, size: 11, width: 2, fill: 'transparent', stroke: '#000' } });
-new uPlot({
+const plot = new uPlot({
   width: Math.min(1100, window.innerWidth - 40), height: 420,
   scales: { x: { time: true } },
   axes: [{}, { label: d.metric, size: 70 }],
   series,
 }, [d.x].concat(d.columns, [d.changes]), document.getElementById('chart'));
+// What the results pages offer their browser test (crates/results/tests/browser).
+window.pgbenchCharts = [{ id: 'chart', plot: plot, marks: [] }];
+window.pgbenchChartRects = function () {
+  return window.pgbenchCharts.map(function (c) {
+    const r = c.plot.over.getBoundingClientRect();
+    return { id: c.id, plot: { left: r.left + window.scrollX, top: r.top + window.scrollY,
+      width: r.width, height: r.height }, marks: [] };
+  });
+};
+document.body.setAttribute('data-charts-drawn', '1');
 "#;
 
 /// The page of `points` (oldest first) for `metric`, split by `group`, with the
 /// change points `findings` found marked.
-pub fn page(points: &[Point], metric: Metric, group: &GroupBy, findings: &[Finding]) -> String {
+pub fn page(all: &[Point], metric: Metric, group: &GroupBy, findings: &[Finding]) -> String {
+    // A run whose start is unknown (an import of a report alone) has no place on a
+    // time axis: it is in the table, not on the chart.
+    let points: Vec<&Point> = all.iter().filter(|p| p.started_us.is_some()).collect();
+    let untimed = all.len() - points.len();
     let groups: Vec<String> = points
         .iter()
         .map(|p| group.of(p))
@@ -92,14 +106,14 @@ pub fn page(points: &[Point], metric: Metric, group: &GroupBy, findings: &[Findi
         .map(|(i, g)| (g.as_str(), i))
         .collect();
     let at = |p: &Point| p.started_us.unwrap_or(0) as f64 / 1e6;
-    let mut xs: Vec<f64> = points.iter().map(at).collect();
+    let mut xs: Vec<f64> = points.iter().map(|p| at(p)).collect();
     xs.sort_by(f64::total_cmp);
     xs.dedup();
     let slot = |x: f64| xs.partition_point(|v| *v < x);
     let mut columns = vec![vec![None; xs.len()]; groups.len()];
     let mut changes = vec![None; xs.len()];
     let firsts: BTreeSet<_> = findings.iter().map(|f| f.first_run).collect();
-    for p in points {
+    for p in &points {
         let i = slot(at(p));
         columns[index[group.of(p).as_str()]][i] = Some(p.value);
         if firsts.contains(&p.id) {
@@ -124,9 +138,13 @@ pub fn page(points: &[Point], metric: Metric, group: &GroupBy, findings: &[Findi
          <title>pgbench-rs history: {label}</title>\n<style>{UPLOT_CSS}\n{PAGE_CSS}</style>\n\
          </head><body>\n<h1>pgbench-rs history: {label}</h1>\n\
          <p class=\"note\">{n} runs in {g} {what}, by start time (UTC); circled: the first run \
-         after a change point.</p>\n<div class=\"chart\" id=\"chart\"></div>\n",
+         after a change point.{untimed}</p>\n<div class=\"chart\" id=\"chart\"></div>\n",
         label = esc(metric.label()),
         n = points.len(),
+        untimed = match untimed {
+            0 => String::new(),
+            n => format!(" {n} more without a start time (imported reports) only in the table."),
+        },
         g = groups.len(),
         what = match group {
             GroupBy::Series => "series of comparable runs".to_string(),
@@ -142,7 +160,7 @@ pub fn page(points: &[Point], metric: Metric, group: &GroupBy, findings: &[Findi
     }
     out.push_str("<h2>Runs</h2><table><thead><tr><th>run</th><th>started</th><th>group</th>");
     let _ = writeln!(out, "<th>{}</th></tr></thead><tbody>", esc(metric.label()));
-    for p in points.iter().rev() {
+    for p in all.iter().rev() {
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",

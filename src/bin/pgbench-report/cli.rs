@@ -32,6 +32,8 @@ pub enum Verb {
     Html(HtmlArgs),
     Merge(MergeArgs),
     Check(CheckArgs),
+    // Boxed: its subcommands' options would make every `Verb` as large.
+    History(Box<super::history::args::HistoryArgs>),
 }
 
 /// Prints the report of a results file.
@@ -445,7 +447,9 @@ mod tests {
     /// Every verb has its help, starting with what it does and showing its usage.
     #[test]
     fn every_verb_prints_its_help() {
-        for verb in ["show", "import", "compare", "html", "merge", "check"] {
+        for verb in [
+            "show", "import", "compare", "html", "merge", "check", "history",
+        ] {
             for flag in ["-h", "--help"] {
                 let Ok(Parsed::Print(help)) = parse(&args(&format!("{verb} {flag}"))) else {
                     panic!("{verb} {flag}: no help");

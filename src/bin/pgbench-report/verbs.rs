@@ -21,6 +21,7 @@ pub fn run(args: &[String]) -> Result<u8, VerbError> {
         Parsed::Run(Verb::Html(a)) => html_verb(a),
         Parsed::Run(Verb::Merge(a)) => merge_verb(a),
         Parsed::Run(Verb::Check(a)) => super::check::verb(a),
+        Parsed::Run(Verb::History(a)) => super::history::verb(*a),
     }
 }
 
@@ -162,7 +163,7 @@ fn compare_verb(args: CompareArgs) -> Result<u8, VerbError> {
 }
 
 /// `compare` of sweeps (or searches): point by point, the gates at every point.
-fn sweep_comparison(
+pub fn sweep_comparison(
     sides: &[Side],
     groups: bool,
     gates: &[Gate],

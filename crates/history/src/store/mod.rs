@@ -393,7 +393,8 @@ impl Store {
         Ok(tags)
     }
 
-    /// The runs `filter` selects, newest first (by start, then by id).
+    /// The runs `filter` selects, newest first (by start, then by id; runs whose
+    /// start is unknown last).
     pub fn list(&mut self, filter: &Filter) -> Result<Vec<RunRow>, HistoryError> {
         let (where_sql, params) = Store::filter_sql(filter);
         let limit = filter
@@ -402,7 +403,7 @@ impl Store {
         let rows = self.query(
             &format!(
                 "select {ROW_COLUMNS} from {{p}}runs{where_sql} \
-                 order by started_us desc, id desc{limit}"
+                 order by started_us is null, started_us desc, id desc{limit}"
             ),
             &params,
         )?;
@@ -445,7 +446,8 @@ impl Store {
         })
     }
 
-    /// `metric` of the runs `filter` selects that have it, oldest first.
+    /// `metric` of the runs `filter` selects that have it, oldest first (runs whose
+    /// start is unknown last, in the order recorded).
     pub fn series(&mut self, filter: &Filter, metric: Metric) -> Result<Vec<Point>, HistoryError> {
         let (where_sql, params) = Store::filter_sql(filter);
         let column = metric.column();
@@ -456,7 +458,7 @@ impl Store {
         };
         let sql = format!(
             "select id, started_at, started_us, {column}, series_key from {{p}}runs\
-             {where_sql}{and} {column} is not null order by started_us, id"
+             {where_sql}{and} {column} is not null order by started_us is null, started_us, id"
         );
         let rows = self.query(&sql, &params)?;
         let mut tags = self.tags_of(&where_sql, &params)?;
@@ -501,7 +503,7 @@ impl Store {
         let rows = self.query(
             &format!(
                 "select {ROW_COLUMNS}, document from {{p}}runs{where_sql} \
-                 order by started_us desc, id desc{limit}"
+                 order by started_us is null, started_us desc, id desc{limit}"
             ),
             &params,
         )?;
