@@ -132,14 +132,14 @@ impl Environment {
 }
 
 impl ServerFacts {
-    /// The release `version()` names (`15.20` of `PostgreSQL 15.20 (Debian ...) on
-    /// ...`), as `server_version` shows it.
+    /// The server's version as `server_version` shows it (`15.20 (Debian
+    /// 15.20-0+deb12u1)`), read from `version()`'s text (`PostgreSQL 15.20 (Debian
+    /// 15.20-0+deb12u1) on x86_64-pc-linux-gnu, compiled by ...`), as results files
+    /// record it.
     pub fn short_version(&self) -> Option<String> {
-        let v = self.version.as_deref()?;
-        let rest = v.strip_prefix("PostgreSQL ")?;
-        rest.split_whitespace()
-            .next()
-            .map(|w| w.trim_end_matches(',').to_string())
+        let rest = self.version.as_deref()?.strip_prefix("PostgreSQL ")?;
+        let v = rest.split(" on ").next()?.trim();
+        (!v.is_empty()).then(|| v.to_string())
     }
 }
 

@@ -455,7 +455,7 @@ fn diff_names_the_settings_and_versions_beside_the_figures_that_moved() {
     let d = diff::diff(&ra, &rb);
     assert_eq!(
         d.headline(),
-        "p50 +38%; p99 +38%; max +38%; jit off → (not set); shared_buffers 4GB → 1GB; server 15.18 → 15.20"
+        "p50 +38%; p99 +38%; max +38%; jit off → (not set); shared_buffers 4GB → 1GB; server 15.18 (Debian 15.18-1) → 15.20 (Debian 15.20-1)"
     );
     let text = d.render("run 1", "run 2");
     assert!(
@@ -463,7 +463,10 @@ fn diff_names_the_settings_and_versions_beside_the_figures_that_moved() {
         "{text}"
     );
     assert!(text.contains("  shared_buffers: 4GB → 1GB\n"), "{text}");
-    assert!(text.contains("  server: 15.18 → 15.20\n"), "{text}");
+    assert!(
+        text.contains("  server: 15.18 (Debian 15.18-1) → 15.20 (Debian 15.20-1)\n"),
+        "{text}"
+    );
     assert!(!text.contains("max_connections"), "{text}");
     assert_eq!(diff::diff(&ra, &ra).headline(), "no difference");
 }
