@@ -1,11 +1,14 @@
 //! Change points in a series of runs: where its mean moved, by binary segmentation.
 //! A segment's candidate split is where the runs before and after it differ most
 //! (the largest pooled two-sample t: the likelihood-ratio location of one shift in
-//! the mean; each side at least [`Options::min_segment`] runs). Welch's t-test
-//! between the two sides then decides: the split is kept when its p-value, times the
-//! number of candidates tried (Bonferroni: the best of many splits of pure noise
-//! would otherwise look significant), is below [`Options::alpha`], and both halves are
-//! searched again. (Not the split of smallest Welch p-value: far in the tails that
+//! the mean, any split with 2 runs a side). When that split leaves fewer than
+//! [`Options::min_segment`] runs on a side it is not decided yet (a newest step
+//! needs that many runs after it) and the rest of the segment is searched without
+//! them: forcing the split inward instead named a run before the step as the first
+//! after it. Otherwise Welch's t-test between the two sides decides: the split is
+//! kept when its p-value, times the number of candidates tried (Bonferroni: the best
+//! of many splits of pure noise would otherwise look significant), is below
+//! [`Options::alpha`], and both halves are searched again. (Not the split of smallest Welch p-value: far in the tails that
 //! favours a split with more degrees of freedom over the right one, which moved the
 //! change point one run late on a clear step.) Each change point is then measured between its neighbours (the
 //! runs from the change point before it to the one after it). Pure numbers: no store.
@@ -215,16 +218,26 @@ pub fn detect(x: &[f64], opts: Options) -> Vec<ChangePoint> {
     let mut found = Vec::new();
     let mut todo = vec![(0, x.len())];
     while let Some((lo, hi)) = todo.pop() {
-        if hi - lo < 2 * min {
+        if hi - lo < 4 {
             continue;
         }
-        let candidates = (lo + min..=hi - min).map(|k| (k, sums.pooled_t(lo, k, hi)));
-        let Some((k, _)) = candidates.max_by(|a, b| a.1.total_cmp(&b.1)) else {
+        let candidates = (lo + 2..=hi - 2).map(|k| (k, sums.pooled_t(lo, k, hi)));
+        let Some((k, t)) = candidates.max_by(|a, b| a.1.total_cmp(&b.1)) else {
             continue;
         };
-        let p = sums.p(lo, k, hi);
-        let tried = (hi - min - (lo + min) + 1) as f64;
-        if p * tried < opts.alpha {
+        if t == 0.0 {
+            continue;
+        }
+        if hi - k < min {
+            todo.push((lo, k));
+            continue;
+        }
+        if k - lo < min {
+            todo.push((k, hi));
+            continue;
+        }
+        let tried = (hi - lo - 3) as f64;
+        if sums.p(lo, k, hi) * tried < opts.alpha {
             found.push(k);
             todo.push((lo, k));
             todo.push((k, hi));
@@ -316,6 +329,25 @@ mod tests {
             .map(|c| c.index)
             .collect();
         assert_eq!(at, [28]);
+    }
+
+    /// With the minimum segment forcing the split inward, a newest step with one run
+    /// too few after it was put a run early, naming a run before the step.
+    #[test]
+    fn a_newest_step_is_not_named_until_it_has_the_minimum_segment() {
+        let series = |n: usize| -> Vec<f64> {
+            noise(5, n)
+                .iter()
+                .enumerate()
+                .map(|(i, e)| if i < 6 { 400.0 } else { 320.0 } + 10.0 * e)
+                .collect()
+        };
+        assert!(detect(&series(10), Options::default()).is_empty());
+        let at: Vec<usize> = detect(&series(11), Options::default())
+            .iter()
+            .map(|c| c.index)
+            .collect();
+        assert_eq!(at, [6]);
     }
 
     #[test]

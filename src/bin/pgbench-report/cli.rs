@@ -286,6 +286,16 @@ fn reword(e: &clap::Error, verb: Option<&str>) -> VerbError {
         ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             "no verb given".to_string()
         }
+        // A verb's own subcommand (`history frobnicate`).
+        ErrorKind::InvalidSubcommand
+            if verb.is_some_and(|v| Cli::command().find_subcommand(v).is_some()) =>
+        {
+            format!(
+                "{prefix}unknown subcommand \"{}\"{}",
+                context(ContextKind::InvalidSubcommand),
+                did_you_mean(&context(ContextKind::SuggestedSubcommand))
+            )
+        }
         ErrorKind::InvalidSubcommand => format!(
             "unknown verb \"{}\"{}",
             context(ContextKind::InvalidSubcommand),
