@@ -325,12 +325,15 @@ fn two_processes_importing_into_one_store_at_once_both_succeed() {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgbench-report"));
         cmd.args(["history", &store, "import", "--tag", tag]);
         cmd.args(&files);
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
         cmd.spawn().unwrap()
     };
-    let mut a = spawn("who=a");
-    let mut b = spawn("who=b");
-    assert!(a.wait().unwrap().success());
-    assert!(b.wait().unwrap().success());
+    let (a, b) = (spawn("who=a"), spawn("who=b"));
+    for p in [a, b] {
+        let out = p.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
     let csv = ok(&report(&["history", &store, "export", "--csv"]));
     assert_eq!(csv.lines().count(), 17);
     assert_eq!(csv.matches("who=a").count(), 8);

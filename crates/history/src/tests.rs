@@ -343,7 +343,7 @@ fn no_password_reaches_the_store() {
     };
     let id = s.record(&d, rec).unwrap();
     let all = s
-        .raw_query("select command_line || environment || document from {p}runs")
+        .raw_query("select command_line || environment || document from {p}runs join {p}documents on run_id = id")
         .unwrap();
     let text = all[0][0].clone().unwrap();
     assert!(!text.contains(SECRET), "{text}");

@@ -145,6 +145,7 @@ fn a_postgres_store_is_made_on_first_use_and_holds_no_password() {
         .psql(
             &db,
             "select r::text from pgbench_rs_history.runs r \
+             union all select d::text from pgbench_rs_history.documents d \
              union all select t::text from pgbench_rs_history.tags t \
              union all select v::text from pgbench_rs_history.schema_version v",
         )

@@ -252,15 +252,14 @@ impl Store {
             Value::Text(key),
             Value::Text(command_line.join(" ")),
             Value::Text(environment),
-            Value::Text(doc.to_json()),
         ];
         let rows = self.query(
             "insert into {p}runs (recorded_at, started_at, started_us, workload, script_digest, \
              scale, clients, threads, duration_s, tps, latency_avg_ms, p50_ms, p95_ms, p99_ms, \
              max_ms, failed_pct, nopm, tpm, qps, server_version, system_identifier, hostname, \
-             series_key, command_line, environment, document) values ($1, $2, $3, $4, $5, $6, \
-             $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, \
-             $24, $25, $26) returning id",
+             series_key, command_line, environment) values ($1, $2, $3, $4, $5, $6, $7, $8, \
+             $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, \
+             $25) returning id",
             &params,
         )?;
         let id = rows
@@ -271,6 +270,10 @@ impl Store {
                 store: self.name.clone(),
                 message: "the new run's id was not returned".into(),
             })?;
+        self.query(
+            "insert into {p}documents (run_id, document) values ($1, $2)",
+            &[Value::Int(id.0), Value::Text(doc.to_json())],
+        )?;
         for (k, v) in tags {
             self.query(
                 "insert into {p}tags (run_id, key, value) values ($1, $2, $3)",
@@ -371,17 +374,14 @@ impl Store {
         }
     }
 
-    /// The tags of the runs `where_sql` selects, by run.
+    /// The tags of the runs `selection` (a query of their ids) selects, by run.
     fn tags_of(
         &mut self,
-        where_sql: &str,
+        selection: &str,
         params: &[Value],
     ) -> Result<BTreeMap<i64, BTreeMap<String, String>>, HistoryError> {
         let rows = self.query(
-            &format!(
-                "select run_id, key, value from {{p}}tags where run_id in \
-                 (select id from {{p}}runs{where_sql})"
-            ),
+            &format!("select run_id, key, value from {{p}}tags where run_id in ({selection})"),
             params,
         )?;
         let mut tags: BTreeMap<i64, BTreeMap<String, String>> = BTreeMap::new();
@@ -393,21 +393,37 @@ impl Store {
         Ok(tags)
     }
 
-    /// The runs `filter` selects, newest first (by start, then by id; runs whose
-    /// start is unknown last).
-    pub fn list(&mut self, filter: &Filter) -> Result<Vec<RunRow>, HistoryError> {
+    /// Newest first, runs whose start is unknown last: SQLite puts NULLs last in
+    /// descending order by itself, and then walks the `runs_started` index backwards
+    /// rather than sorting; PostgreSQL puts them first unless told.
+    fn newest_first(&self) -> &'static str {
+        match self.db.dialect() {
+            Dialect::Sqlite => "order by started_us desc, id desc",
+            Dialect::Postgres => "order by started_us desc nulls last, id desc",
+        }
+    }
+
+    /// The ordered, limited selection of `filter` (`select COLUMNS from runs ...`),
+    /// and its parameters.
+    fn selection(&self, columns: &str, filter: &Filter) -> (String, Vec<Value>) {
         let (where_sql, params) = Store::filter_sql(filter);
         let limit = filter
             .limit
             .map_or(String::new(), |n| format!(" limit {n}"));
-        let rows = self.query(
-            &format!(
-                "select {ROW_COLUMNS} from {{p}}runs{where_sql} \
-                 order by started_us is null, started_us desc, id desc{limit}"
-            ),
-            &params,
-        )?;
-        let mut tags = self.tags_of(&where_sql, &params)?;
+        let order = self.newest_first();
+        (
+            format!("select {columns} from {{p}}runs{where_sql} {order}{limit}"),
+            params,
+        )
+    }
+
+    /// The runs `filter` selects, newest first (by start, then by id; runs whose
+    /// start is unknown last).
+    pub fn list(&mut self, filter: &Filter) -> Result<Vec<RunRow>, HistoryError> {
+        let (sql, params) = self.selection(ROW_COLUMNS, filter);
+        let rows = self.query(&sql, &params)?;
+        let (ids, _) = self.selection("id", filter);
+        let mut tags = self.tags_of(&ids, &params)?;
         Ok(rows
             .iter()
             .map(|r| {
@@ -421,7 +437,10 @@ impl Store {
     /// One run in full.
     pub fn get(&mut self, id: RunId) -> Result<StoredRun, HistoryError> {
         let rows = self.query(
-            &format!("select {ROW_COLUMNS}, document from {{p}}runs where id = $1"),
+            &format!(
+                "select {ROW_COLUMNS}, document from {{p}}runs \
+                 left join {{p}}documents on run_id = id where id = $1"
+            ),
             &[Value::Int(id.0)],
         )?;
         let r = rows.first().ok_or_else(|| HistoryError::NoRun {
@@ -430,7 +449,7 @@ impl Store {
         })?;
         let mut row = Store::row(r);
         row.tags = self
-            .tags_of(" where id = $1", &[Value::Int(id.0)])?
+            .tags_of("select $1", &[Value::Int(id.0)])?
             .remove(&id.0)
             .unwrap_or_default();
         let text = r.last().cloned().flatten().unwrap_or_default();
@@ -456,12 +475,13 @@ impl Store {
         } else {
             " and"
         };
+        let selected = format!("{{p}}runs{where_sql}{and} {column} is not null");
         let sql = format!(
-            "select id, started_at, started_us, {column}, series_key from {{p}}runs\
-             {where_sql}{and} {column} is not null order by started_us is null, started_us, id"
+            "select id, started_at, started_us, {column}, series_key from {selected} \
+             order by started_us asc nulls last, id"
         );
         let rows = self.query(&sql, &params)?;
-        let mut tags = self.tags_of(&where_sql, &params)?;
+        let mut tags = self.tags_of(&format!("select id from {selected}"), &params)?;
         Ok(rows
             .iter()
             .filter_map(|r| {
@@ -478,11 +498,15 @@ impl Store {
             .collect())
     }
 
-    /// Removes a run and its tags.
+    /// Removes a run, its document and its tags.
     pub fn rm(&mut self, id: RunId) -> Result<(), HistoryError> {
         let name = self.name.clone();
         self.transaction(|s| {
             s.query("delete from {p}tags where run_id = $1", &[Value::Int(id.0)])?;
+            s.query(
+                "delete from {p}documents where run_id = $1",
+                &[Value::Int(id.0)],
+            )?;
             let gone = s.query(
                 "delete from {p}runs where id = $1 returning id",
                 &[Value::Int(id.0)],
@@ -500,14 +524,16 @@ impl Store {
         let limit = filter
             .limit
             .map_or(String::new(), |n| format!(" limit {n}"));
+        let order = self.newest_first();
         let rows = self.query(
             &format!(
-                "select {ROW_COLUMNS}, document from {{p}}runs{where_sql} \
-                 order by started_us is null, started_us desc, id desc{limit}"
+                "select {ROW_COLUMNS}, document from {{p}}runs \
+                 left join {{p}}documents on run_id = id{where_sql} {order}{limit}"
             ),
             &params,
         )?;
-        let mut tags = self.tags_of(&where_sql, &params)?;
+        let (ids, _) = self.selection("id", filter);
+        let mut tags = self.tags_of(&ids, &params)?;
         Ok(rows
             .iter()
             .map(|r| {
