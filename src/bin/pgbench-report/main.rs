@@ -9,6 +9,7 @@ mod cli;
 mod error;
 mod history;
 mod io;
+mod sweeps;
 mod verbs;
 
 use std::process::ExitCode;

@@ -136,7 +136,7 @@ fn compare_verb(args: CompareArgs) -> Result<u8, VerbError> {
         .flat_map(|s| &s.runs)
         .any(|d| d.capacity.is_some())
     {
-        sweep_comparison(&sides, !groups.is_empty(), &gates)?
+        super::sweeps::comparison(&sides, !groups.is_empty(), &gates)?
     } else {
         let comparison = compare::compare(&sides)?;
         print(&compare::render_table(&comparison))?;
@@ -160,28 +160,6 @@ fn compare_verb(args: CompareArgs) -> Result<u8, VerbError> {
         (false, true) => EXIT_UNDECIDED,
         (false, false) => EXIT_OK,
     })
-}
-
-/// `compare` of sweeps (or searches): point by point, the gates at every point.
-pub fn sweep_comparison(
-    sides: &[Side],
-    groups: bool,
-    gates: &[Gate],
-) -> Result<Vec<GateFinding>, VerbError> {
-    use pgbench_results::capacity::compare as sweeps;
-    if groups {
-        return Err(sweeps::SweepCompareError::Groups.into());
-    }
-    let files: Vec<(String, pgbench_results::ResultsFile)> = sides
-        .iter()
-        .map(|s| (s.label.clone(), s.runs[0].clone()))
-        .collect();
-    let comparison = sweeps::compare(&files)?;
-    print(&sweeps::render(&comparison))?;
-    Ok(gates
-        .iter()
-        .flat_map(|g| sweeps::check(g, &comparison))
-        .collect())
 }
 
 fn html_verb(args: HtmlArgs) -> Result<u8, VerbError> {

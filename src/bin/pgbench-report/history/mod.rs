@@ -56,7 +56,7 @@ pub fn verb(args: HistoryArgs) -> Result<u8, VerbError> {
                 })
                 .collect::<Result<Vec<_>, VerbError>>()?;
             if sides.iter().any(|s| s.runs[0].capacity.is_some()) {
-                super::verbs::sweep_comparison(&sides, false, &[])?;
+                super::sweeps::comparison(&sides, false, &[])?;
             } else {
                 print(&compare::render_table(&compare::compare(&sides)?))?;
             }
