@@ -338,3 +338,64 @@ fn two_processes_importing_into_one_store_at_once_both_succeed() {
     assert_eq!(csv.lines().count(), 17);
     assert_eq!(csv.matches("who=a").count(), 8);
 }
+
+/// Other tools' output goes in through `import`'s readers: HammerDB's (its NOPM
+/// indexed) and sysbench's (its test named by --test).
+#[test]
+fn hammerdb_and_sysbench_output_are_recorded_with_their_figures() {
+    let dir = scratch("tools");
+    let store = format!("--history={}", s(&dir.join("h.sqlite")));
+    let hammerdb = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/results/tests/data/hammerdb/4.12-run.log");
+    ok(&report(&[
+        "history",
+        &store,
+        "import",
+        &s(&hammerdb),
+        "--tag",
+        "tool=hammerdb",
+    ]));
+    let sysbench = dir.join("sysbench.txt");
+    std::fs::write(
+        &sysbench,
+        "sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)\n\n\
+         Running the test with following options:\nNumber of threads: 2\n\n\
+         SQL statistics:\n    transactions:                        1799   (358.46 per sec.)\n\
+         \x20   ignored errors:                      7      (1.39 per sec.)\n\n\
+         General statistics:\n    total time:                          5.0181s\n\n\
+         Latency (ms):\n         min:                                    0.57\n\
+         \x20        avg:                                    5.56\n\
+         \x20        max:                                 1024.50\n\
+         \x20        95th percentile:                       12.98\n",
+    )
+    .unwrap();
+    ok(&report(&[
+        "history",
+        &store,
+        "import",
+        &s(&sysbench),
+        "--test",
+        "oltp_read_only",
+        "--tag",
+        "tool=sysbench",
+    ]));
+    let list: serde_json::Value =
+        serde_json::from_str(&ok(&report(&["history", &store, "list", "--json"]))).unwrap();
+    let by_tool = |t: &str| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["tags"]["tool"] == t)
+            .unwrap_or_else(|| panic!("no {t} run: {list}"))
+            .clone()
+    };
+    let h = by_tool("hammerdb");
+    assert!(h["nopm"].as_f64().unwrap() > 0.0, "{h}");
+    assert!(h["tpm"].as_f64().unwrap() > 0.0, "{h}");
+    let x = by_tool("sysbench");
+    assert_eq!(x["workload"], "oltp_read_only", "{x}");
+    assert_eq!(x["tps"], 358.46, "{x}");
+    assert_eq!(x["p95_ms"], 12.98, "{x}");
+    let out = ok(&report(&["history", &store, "trend", "--metric", "nopm"]));
+    assert!(out.contains(" nopm "), "{out}");
+}
