@@ -38,7 +38,12 @@ pub fn parse_instant(s: &str) -> Option<i64> {
         num(parts.next()?)?,
         num(parts.next()?)?,
     );
-    if parts.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+    // Four-digit years, as RFC 3339 has them (a longer one would overflow below).
+    if parts.next().is_some()
+        || !(0..=9999).contains(&y)
+        || !(1..=12).contains(&m)
+        || !(1..=31).contains(&d)
+    {
         return None;
     }
     let mut us = days_from_civil(y, m as u32, d as u32) * 86_400_000_000;
@@ -72,17 +77,19 @@ pub fn parse_instant(s: &str) -> Option<i64> {
 /// What `--since`/`--until` accept: an instant ([`parse_instant`]) or an age back
 /// from `now_us` (`90s`, `30m`, `12h`, `7d`, `2w`).
 pub fn parse_since(s: &str, now_us: i64) -> Result<i64, HistoryError> {
-    let unit = s.chars().last().unwrap_or(' ');
-    let scale = match unit {
-        's' => Some(1),
-        'm' => Some(60),
-        'h' => Some(3600),
-        'd' => Some(86_400),
-        'w' => Some(7 * 86_400),
-        _ => None,
-    };
-    if let (Some(scale), Some(n)) = (scale, num(&s[..s.len() - 1])) {
-        return Ok(now_us - n * scale * 1_000_000);
+    let age = s.char_indices().last().and_then(|(i, unit)| {
+        let scale: i64 = match unit {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86_400,
+            'w' => 7 * 86_400,
+            _ => return None,
+        };
+        num(&s[..i])?.checked_mul(scale)?.checked_mul(1_000_000)
+    });
+    if let Some(us) = age {
+        return Ok(now_us.saturating_sub(us));
     }
     parse_instant(s).ok_or_else(|| {
         HistoryError::Invalid(format!(
@@ -123,6 +130,7 @@ mod tests {
         assert_eq!(parse_instant("1970-01-01T00:00:01.5Z"), Some(1_500_000));
         for bad in [
             "",
+            "99999999999999-01-01",
             "yesterday",
             "2026-13-01",
             "2026-12-01T25:00",
@@ -139,6 +147,17 @@ mod tests {
         assert_eq!(parse_since("2d", now).unwrap(), 8 * 86_400_000_000);
         assert_eq!(parse_since("36h", now).unwrap(), now - 36 * 3_600_000_000);
         assert_eq!(parse_since("1970-01-03", now).unwrap(), 2 * 86_400_000_000);
+        // Never a panic: empty, a unit after a multibyte character, an overflow.
+        for bad in [
+            "",
+            "d",
+            "5éd",
+            "é",
+            "99999999999999999999d",
+            "9999999999999w",
+        ] {
+            assert!(parse_since(bad, now).is_err(), "{bad}");
+        }
         let e = parse_since("soon", now).unwrap_err().to_string();
         assert!(e.contains("\"soon\" is not a time"), "{e}");
     }

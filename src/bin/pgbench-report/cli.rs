@@ -283,13 +283,16 @@ fn reword(e: &clap::Error, verb: Option<&str>) -> VerbError {
     let invalid = context(ContextKind::InvalidArg);
     let prefix = verb.map(|v| format!("{v}: ")).unwrap_or_default();
     let message = match e.kind() {
+        ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            if known_verb(verb) =>
+        {
+            format!("{prefix}no subcommand given")
+        }
         ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             "no verb given".to_string()
         }
         // A verb's own subcommand (`history frobnicate`).
-        ErrorKind::InvalidSubcommand
-            if verb.is_some_and(|v| Cli::command().find_subcommand(v).is_some()) =>
-        {
+        ErrorKind::InvalidSubcommand if known_verb(verb) => {
             format!(
                 "{prefix}unknown subcommand \"{}\"{}",
                 context(ContextKind::InvalidSubcommand),
@@ -331,6 +334,12 @@ fn reword(e: &clap::Error, verb: Option<&str>) -> VerbError {
         }
     };
     usage(message)
+}
+
+/// Whether `verb` is one of the program's verbs (a word clap did not take for one
+/// is the unknown verb itself).
+fn known_verb(verb: Option<&str>) -> bool {
+    verb.is_some_and(|v| Cli::command().find_subcommand(v).is_some())
 }
 
 /// clap's suggested option, unless it is one the help does not show (`compare`'s
@@ -411,6 +420,11 @@ mod tests {
         for (words, wanted) in [
             ("", "no verb given"),
             ("frobnicate", "unknown verb \"frobnicate\""),
+            ("history", "history: no subcommand given"),
+            (
+                "history lst",
+                "history: unknown subcommand \"lst\" (did you mean \"list\"?)",
+            ),
             (
                 "comapre",
                 "unknown verb \"comapre\" (did you mean \"compare\"?)",

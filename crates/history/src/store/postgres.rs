@@ -137,7 +137,9 @@ fn first_line(s: &str) -> &str {
 impl Inspect for Postgres {
     fn tables(&mut self) -> Result<Vec<String>, HistoryError> {
         let rows = self.query(
-            "select table_name from information_schema.tables where table_schema = $1 order by 1",
+            // pg_tables, not information_schema: that shows only the tables this
+            // role has privileges on, and a store another role made would look empty.
+            "select tablename from pg_tables where schemaname = $1 order by 1",
             &[SCHEMA.into()],
         )?;
         Ok(rows
