@@ -248,3 +248,31 @@ fn environment_server_reads_settings_as_show_prints_them() {
     assert_eq!(plain.settings["work_mem"].value, "7MB");
     assert_eq!(plain.version, facts.version);
 }
+
+/// A store another role made, in tables this role may not read: an error saying so,
+/// not an attempt to make the store again over it.
+#[test]
+fn a_store_another_role_made_is_not_made_again() {
+    let db = database("hist_other");
+    let c = cluster();
+    let superuser = format!(
+        "host={} port={} user=postgres dbname={db}",
+        c.socket_dir().display(),
+        c.port()
+    );
+    drop(Store::open(&superuser).unwrap());
+    // It may make tables in the schema, but not read the store's: through
+    // information_schema the store looked empty to it, and making it again failed
+    // on "already exists".
+    c.psql(
+        &db,
+        "grant usage, create on schema pgbench_rs_history to bench",
+    )
+    .unwrap();
+    let e = Store::open(&conninfo(&db))
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("permission denied"), "{e}");
+    assert!(!e.contains("already exists"), "{e}");
+}

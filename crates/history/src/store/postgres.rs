@@ -115,7 +115,7 @@ impl Backend for Postgres {
         self.conn.query_rows(&sql).map_err(|e| {
             // The server's message only: a failed statement's text holds the values.
             let message = match e.db_error() {
-                Some(db) => format!("{}: {}", db.code(), first_line(&e.to_string())),
+                Some(_) => first_line(&e.to_string()).to_string(),
                 None => e.to_string(),
             };
             HistoryError::Store {
