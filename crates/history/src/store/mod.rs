@@ -1,13 +1,13 @@
 //! [`Store`]: a run history in SQLite or PostgreSQL. It owns opening a store (and
-//! bringing its schema up to date, [`schema`]), recording a run (the whole results
+//! bringing its schema up to date, `schema`), recording a run (the whole results
 //! document and the figures indexed beside it, tags in their own table), and the
 //! queries over it: list with filters, one run, a metric's series, removal, export.
 //! What is computed from the runs (regressions, diff, trend) lives beside it, not
 //! here.
 
-pub mod backend;
+pub(crate) mod backend;
 mod postgres;
-pub mod schema;
+pub(crate) mod schema;
 pub mod spec;
 mod sqlite;
 
@@ -132,7 +132,7 @@ impl Store {
 
     /// Opens a store with the given migrations (the tests' way to make older and
     /// newer stores).
-    pub fn open_with(
+    pub(crate) fn open_with(
         spec: &StoreSpec,
         migrations: &[schema::Migration],
     ) -> Result<Store, HistoryError> {
@@ -544,14 +544,10 @@ impl Store {
             .collect())
     }
 
-    /// Which database holds it.
-    pub fn dialect(&self) -> Dialect {
-        self.db.dialect()
-    }
-
-    /// Rows of a read-only statement over the store's tables (`{p}` before each
-    /// table's name): what the tests read the stored text with.
-    pub fn raw_query(&mut self, sql: &str) -> Result<Vec<Row>, HistoryError> {
+    /// Rows of a statement over the store's tables (`{p}` before each table's
+    /// name): what the tests read the stored text with.
+    #[cfg(test)]
+    pub(crate) fn raw_query(&mut self, sql: &str) -> Result<Vec<Row>, HistoryError> {
         self.query(sql, &[])
     }
 }

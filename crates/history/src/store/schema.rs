@@ -12,7 +12,8 @@ use crate::HistoryError;
 /// One step of the schema: statements, in order.
 pub type Migration = &'static [&'static str];
 
-/// Every migration, the first making version 1.
+/// Every migration, the first making version 1: the version this build writes is
+/// their number.
 pub static MIGRATIONS: &[Migration] = &[&[
     "create table {p}runs (
         id {id},
@@ -58,11 +59,6 @@ pub static MIGRATIONS: &[Migration] = &[&[
     )",
     "create index tags_key_value on {p}tags (key, value)",
 ]];
-
-/// The version this build writes: the number of its migrations.
-pub fn known() -> i64 {
-    MIGRATIONS.len() as i64
-}
 
 /// The prefix of the store's tables in `dialect`'s SQL.
 pub fn prefix(dialect: Dialect) -> &'static str {
