@@ -15,6 +15,7 @@ mod examples; // every examples/ script and every docs/script-language.md case r
 mod export; // --export-json / --export-html on real runs: schema, show byte for byte, series, Ctrl-C's file, FIFOs
 mod golden; // the same job with stock pgbench and pgbench-rs: outputs equal line for line
 mod hammerdb; // --workload=tpcc beside real HammerDB 4.12: schema, load values, statements per call
+mod history; // pgbench-report history: import, list, show, compare, diff, regressions, trend (in a real browser), export, rm; errors
 mod init; // -i against stock: schema, contents, statistics, messages; errors mid-load
 mod interrupt; // Ctrl-C and SIGTERM, stuck backends, interrupted loads: runs end on time, results kept
 mod merge; // pgbench-report merge on real --export-json files rewritten as workers' files

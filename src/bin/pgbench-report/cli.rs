@@ -32,6 +32,8 @@ pub enum Verb {
     Html(HtmlArgs),
     Merge(MergeArgs),
     Check(CheckArgs),
+    // Boxed: its subcommands' options would make every `Verb` as large.
+    History(Box<super::history::args::HistoryArgs>),
 }
 
 /// Prints the report of a results file.
@@ -281,8 +283,21 @@ fn reword(e: &clap::Error, verb: Option<&str>) -> VerbError {
     let invalid = context(ContextKind::InvalidArg);
     let prefix = verb.map(|v| format!("{v}: ")).unwrap_or_default();
     let message = match e.kind() {
+        ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            if known_verb(verb) =>
+        {
+            format!("{prefix}no subcommand given")
+        }
         ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             "no verb given".to_string()
+        }
+        // A verb's own subcommand (`history frobnicate`).
+        ErrorKind::InvalidSubcommand if known_verb(verb) => {
+            format!(
+                "{prefix}unknown subcommand \"{}\"{}",
+                context(ContextKind::InvalidSubcommand),
+                did_you_mean(&context(ContextKind::SuggestedSubcommand))
+            )
         }
         ErrorKind::InvalidSubcommand => format!(
             "unknown verb \"{}\"{}",
@@ -319,6 +334,12 @@ fn reword(e: &clap::Error, verb: Option<&str>) -> VerbError {
         }
     };
     usage(message)
+}
+
+/// Whether `verb` is one of the program's verbs (a word clap did not take for one
+/// is the unknown verb itself).
+fn known_verb(verb: Option<&str>) -> bool {
+    verb.is_some_and(|v| Cli::command().find_subcommand(v).is_some())
 }
 
 /// clap's suggested option, unless it is one the help does not show (`compare`'s
@@ -399,6 +420,11 @@ mod tests {
         for (words, wanted) in [
             ("", "no verb given"),
             ("frobnicate", "unknown verb \"frobnicate\""),
+            ("history", "history: no subcommand given"),
+            (
+                "history lst",
+                "history: unknown subcommand \"lst\" (did you mean \"list\"?)",
+            ),
             (
                 "comapre",
                 "unknown verb \"comapre\" (did you mean \"compare\"?)",
@@ -445,7 +471,9 @@ mod tests {
     /// Every verb has its help, starting with what it does and showing its usage.
     #[test]
     fn every_verb_prints_its_help() {
-        for verb in ["show", "import", "compare", "html", "merge", "check"] {
+        for verb in [
+            "show", "import", "compare", "html", "merge", "check", "history",
+        ] {
             for flag in ["-h", "--help"] {
                 let Ok(Parsed::Print(help)) = parse(&args(&format!("{verb} {flag}"))) else {
                     panic!("{verb} {flag}: no help");

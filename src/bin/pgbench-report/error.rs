@@ -47,6 +47,8 @@ pub enum VerbError {
     Write { file: String, message: String },
     #[error(transparent)]
     Output(#[from] pgbench_results::destination::WriteError),
+    #[error(transparent)]
+    History(#[from] pgbench_history::HistoryError),
 }
 
 pub fn usage(msg: impl Into<String>) -> VerbError {

@@ -1,13 +1,15 @@
 //! `pgbench-report`: reads the results files pgbench-rs writes (`--export-json`) and
 //! turns stock pgbench's output into them. Verbs: `show`, `import`, `compare`, `html`,
-//! `merge`, `check`.
+//! `merge`, `check`, and `history` (the run history's subcommands).
 //! This file only hands argv to the verbs (their command line: `cli`) and maps their outcome to an exit status;
 //! the work is in the `pgbench-results` crate.
 
 mod check;
 mod cli;
 mod error;
+mod history;
 mod io;
+mod sweeps;
 mod verbs;
 
 use std::process::ExitCode;

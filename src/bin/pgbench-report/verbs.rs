@@ -21,6 +21,7 @@ pub fn run(args: &[String]) -> Result<u8, VerbError> {
         Parsed::Run(Verb::Html(a)) => html_verb(a),
         Parsed::Run(Verb::Merge(a)) => merge_verb(a),
         Parsed::Run(Verb::Check(a)) => super::check::verb(a),
+        Parsed::Run(Verb::History(a)) => super::history::verb(*a),
     }
 }
 
@@ -135,7 +136,7 @@ fn compare_verb(args: CompareArgs) -> Result<u8, VerbError> {
         .flat_map(|s| &s.runs)
         .any(|d| d.capacity.is_some())
     {
-        sweep_comparison(&sides, !groups.is_empty(), &gates)?
+        super::sweeps::comparison(&sides, !groups.is_empty(), &gates)?
     } else {
         let comparison = compare::compare(&sides)?;
         print(&compare::render_table(&comparison))?;
@@ -159,28 +160,6 @@ fn compare_verb(args: CompareArgs) -> Result<u8, VerbError> {
         (false, true) => EXIT_UNDECIDED,
         (false, false) => EXIT_OK,
     })
-}
-
-/// `compare` of sweeps (or searches): point by point, the gates at every point.
-fn sweep_comparison(
-    sides: &[Side],
-    groups: bool,
-    gates: &[Gate],
-) -> Result<Vec<GateFinding>, VerbError> {
-    use pgbench_results::capacity::compare as sweeps;
-    if groups {
-        return Err(sweeps::SweepCompareError::Groups.into());
-    }
-    let files: Vec<(String, pgbench_results::ResultsFile)> = sides
-        .iter()
-        .map(|s| (s.label.clone(), s.runs[0].clone()))
-        .collect();
-    let comparison = sweeps::compare(&files)?;
-    print(&sweeps::render(&comparison))?;
-    Ok(gates
-        .iter()
-        .flat_map(|g| sweeps::check(g, &comparison))
-        .collect())
 }
 
 fn html_verb(args: HtmlArgs) -> Result<u8, VerbError> {

@@ -31,10 +31,14 @@ pub fn check_files(files: &[(String, ResultsFile)]) -> Result<(), CurveError> {
     capacity::check(files)
 }
 
-const UPLOT_JS: &str = include_str!("../../assets/uplot/uPlot.iife.min.js");
-const UPLOT_CSS: &str = include_str!("../../assets/uplot/uPlot.min.css");
+/// uPlot's script, vendored: other pages of charts (the run history's trend) inline
+/// the same copy.
+pub const UPLOT_JS: &str = include_str!("../../assets/uplot/uPlot.iife.min.js");
+/// uPlot's stylesheet.
+pub const UPLOT_CSS: &str = include_str!("../../assets/uplot/uPlot.min.css");
 const PAGE_JS: &str = include_str!("page.js");
-const PAGE_CSS: &str = include_str!("page.css");
+/// The pages' own stylesheet (fonts, tables, notes), shared with those other pages.
+pub const PAGE_CSS: &str = include_str!("page.css");
 
 /// One file's series for the charts.
 #[derive(Serialize)]

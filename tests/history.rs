@@ -1,0 +1,401 @@
+//! `pgbench-report history` as a program, on SQLite stores in scratch folders: runs
+//! imported from results files and stock pgbench's output, listed (as JSON with their
+//! tags and environment), shown as `show` shows their file, compared, diffed,
+//! searched for a regression (exit 3, naming the first run after the step), exported
+//! and removed; the trend page drawn by a real headless Chromium with nothing
+//! fetched; bad input an error with status 1, a file that is not a store left as it
+//! was; two processes importing into one store at once.
+
+use crate::support::browser::check_page;
+use pgbench_results::synthetic::{run, Spec};
+use pgbench_results::{ResultsFile, RunMeta};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn report(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pgbench-report"))
+        .args(args)
+        .env_remove("PGBENCH_RS_HISTORY")
+        .output()
+        .expect("runs pgbench-report")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn ok(out: &Output) -> String {
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("history-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &Path) -> String {
+    p.to_str().unwrap().to_string()
+}
+
+/// `n` results files of 5-second runs an hour apart, their tps stepping from 400 to
+/// 320 at run `step` (0-based).
+fn runs(dir: &Path, n: usize, step: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| {
+            let tps = if i < step { 400.0 } else { 320.0 };
+            let result = run(&Spec::tpcb(i as u64 + 1, 5, tps, 2000.0));
+            let start = 1_764_578_627_000_000 + i as i64 * 3_600_000_000;
+            let meta = RunMeta {
+                server_version: Some("15.20".into()),
+                command_line: vec!["pgbench-rs".into(), "-T".into(), "5".into()],
+                started_unix_us: start,
+                ended_unix_us: start + 5_000_000,
+                ..RunMeta::default()
+            };
+            let path = dir.join(format!("run{i:02}.json"));
+            std::fs::write(&path, ResultsFile::from_run(result, meta).to_json()).unwrap();
+            s(&path)
+        })
+        .collect()
+}
+
+#[test]
+fn import_list_show_compare_diff_regressions_export_rm() {
+    let dir = scratch("cli");
+    let store = format!("--history={}", s(&dir.join("h.sqlite")));
+    let files = runs(&dir, 24, 16);
+    let mut args = vec!["history", &store, "import", "--tag", "branch=main"];
+    args.extend(files.iter().map(String::as_str));
+    let out = ok(&report(&args));
+    assert_eq!(out.lines().count(), 24, "{out}");
+    assert!(
+        out.starts_with(&format!("{}: recorded as run 1\n", files[0])),
+        "{out}"
+    );
+    // Stock pgbench's output, through import's readers.
+    let stock = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/results/tests/data/stock/T-progress-logged");
+    let out = ok(&report(&[
+        "history",
+        &store,
+        "import",
+        &s(&stock.join("stdout")),
+        "--tag",
+        "branch=stock",
+        "--log",
+        &s(&stock.join("log.0")),
+        &s(&stock.join("log.1")),
+    ]));
+    assert!(out.ends_with("recorded as run 25\n"), "{out}");
+
+    // list --json: newest first, each with its tags and environment.
+    let list: serde_json::Value = serde_json::from_str(&ok(&report(&[
+        "history",
+        "list",
+        &store,
+        "--json",
+        "--tag",
+        "branch=main",
+    ])))
+    .unwrap();
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 24);
+    assert_eq!(list[0]["id"], 24);
+    assert_eq!(list[0]["tags"]["branch"], "main");
+    assert!(list[0]["tps"].as_f64().unwrap() > 300.0);
+    assert!(
+        list[0]["started_at"]
+            .as_str()
+            .unwrap()
+            .starts_with("2025-12-02T"),
+        "{}",
+        list[0]
+    );
+    assert!(list[0]["environment"].is_object(), "{}", list[0]);
+    let table = ok(&report(&["history", "list", &store, "--limit", "2"]));
+    assert_eq!(table.lines().count(), 3, "{table}");
+
+    // show ID prints what show prints of the file it came from.
+    assert_eq!(
+        ok(&report(&["history", &store, "show", "3"])),
+        ok(&report(&["show", &files[2]]))
+    );
+    let cmp = ok(&report(&["history", &store, "compare", "1", "24"]));
+    assert!(cmp.contains("A: run 1\nB: run 24\n"), "{cmp}");
+    assert!(cmp.contains("95% interval"), "{cmp}");
+    let diff = ok(&report(&["history", &store, "diff", "1", "24"]));
+    assert!(diff.lines().next().unwrap().contains("; tps -2"), "{diff}");
+    assert!(diff.contains("settings: the same\n"), "{diff}");
+
+    // The step at run 17 is a regression of tps: exit 3, naming it.
+    let out = report(&["history", &store, "regressions", "--metric", "tps"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let found = text(&out.stdout);
+    assert!(found.starts_with("regression: tps -"), "{found}");
+    assert!(
+        found.contains(" from run 17 (2025-12-02T00:43:47.000000Z) in "),
+        "{found}"
+    );
+    assert!(
+        found.ends_with("1 series regressed at their newest change point\n"),
+        "{found}"
+    );
+    // Before the step, nothing to report.
+    let out = report(&[
+        "history",
+        &store,
+        "regressions",
+        "--until",
+        "2025-12-01T23:00:00Z",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert_eq!(text(&out.stdout), "no change point\n");
+
+    let csv = ok(&report(&["history", &store, "export", "--csv"]));
+    assert_eq!(csv.lines().count(), 26);
+    assert!(
+        csv.lines().last().unwrap().ends_with(",branch=stock"),
+        "{csv}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&ok(&report(&[
+        "history",
+        &store,
+        "export",
+        "--tag",
+        "branch=stock",
+    ])))
+    .unwrap();
+    assert_eq!(json[0]["document"]["origin"]["kind"], "stock-import");
+
+    assert_eq!(
+        ok(&report(&["history", &store, "rm", "25"])),
+        "removed run 25\n"
+    );
+    let out = report(&["history", &store, "show", "25"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).ends_with(": no run 25\n"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn the_trend_page_draws_in_chromium_and_fetches_nothing() {
+    let dir = scratch("trend");
+    let store = format!("--history={}", s(&dir.join("h.sqlite")));
+    let files = runs(&dir, 20, 12);
+    for (i, f) in files.iter().enumerate() {
+        let tag = format!("host=db{}", i % 2);
+        ok(&report(&["history", &store, "import", f, "--tag", &tag]));
+    }
+    let page = dir.join("trend.html");
+    ok(&report(&[
+        "history",
+        &store,
+        "trend",
+        "--metric",
+        "tps",
+        "--group-by",
+        "tag:host",
+        "--html",
+        &s(&page),
+    ]));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<h1>pgbench-rs history: tps</h1>"));
+    let Some(c) = check_page(&page, &dir.join("trend.png")) else {
+        return;
+    };
+    assert_eq!(
+        c.requests,
+        vec![format!("file://{}", page.display())],
+        "only the page itself"
+    );
+    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    assert_eq!(c.drawn, 1);
+    let (_, coloured, _, _, _) = &c.charts[0];
+    assert!(*coloured > 500, "{:?}", c.charts);
+    assert_eq!(c.legends[0].1[1..], ["db0", "db1", "change point"]);
+    // x, the two hosts, the change points.
+    assert_eq!(c.data[0].1.len(), 4);
+    // The text form, group by group.
+    let out = ok(&report(&[
+        "history",
+        &store,
+        "trend",
+        "--metric",
+        "p99",
+        "--group-by",
+        "tag:host",
+    ]));
+    assert!(out.starts_with("db0:\n  run      1  "), "{out}");
+}
+
+#[test]
+fn bad_input_is_an_error_with_status_1_and_a_foreign_file_is_left_as_it_was() {
+    let dir = scratch("errors");
+    let notes = dir.join("notes.sqlite");
+    std::fs::write(&notes, "not a database, just notes\n".repeat(200)).unwrap();
+    let before = std::fs::read(&notes).unwrap();
+    let store = format!("--history={}", s(&notes));
+    let out = report(&["history", &store, "list"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "pgbench-report: error: history store {}: is not a pgbench-rs history store (not a SQLite database); left as it is\n",
+            s(&notes)
+        )
+    );
+    assert_eq!(std::fs::read(&notes).unwrap(), before);
+    let good = format!("--history={}", s(&dir.join("h.sqlite")));
+    for (args, message) in [
+        (vec!["history", &good, "show", "x"], "\"x\" is not a run id"),
+        (
+            vec!["history", &good, "show"],
+            "history show takes a run's id",
+        ),
+        (
+            vec!["history", &good, "diff", "1"],
+            "history diff takes two runs' ids",
+        ),
+        (
+            vec!["history", &good, "trend"],
+            "history trend needs --metric M",
+        ),
+        (
+            vec!["history", &good, "trend", "--metric", "speed"],
+            "unknown metric \"speed\": one of tps,",
+        ),
+        (
+            vec![
+                "history",
+                &good,
+                "trend",
+                "--metric",
+                "tps",
+                "--group-by",
+                "host",
+            ],
+            "give tag:KEY",
+        ),
+        (
+            vec!["history", &good, "list", "--since", "soon"],
+            "\"soon\" is not a time",
+        ),
+        (
+            vec!["history", &good, "list", "--tag", "nokey"],
+            "--tag \"nokey\": give KEY=VALUE",
+        ),
+        (
+            vec!["history", &good, "import"],
+            "history import needs at least one file",
+        ),
+        (
+            vec!["history", &good, "import", "/nonexistent.json"],
+            "/nonexistent.json: ",
+        ),
+        (
+            vec!["history", &good, "frobnicate"],
+            "history: unknown subcommand \"frobnicate\"",
+        ),
+    ] {
+        let out = report(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        let err = text(&out.stderr);
+        assert!(err.contains(message), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn two_processes_importing_into_one_store_at_once_both_succeed() {
+    let dir = scratch("concurrent");
+    let store = format!("--history={}", s(&dir.join("h.sqlite")));
+    let files = runs(&dir, 8, 8);
+    let spawn = |tag: &str| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgbench-report"));
+        cmd.args(["history", &store, "import", "--tag", tag]);
+        cmd.args(&files);
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        cmd.spawn().unwrap()
+    };
+    let (a, b) = (spawn("who=a"), spawn("who=b"));
+    for p in [a, b] {
+        let out = p.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let csv = ok(&report(&["history", &store, "export", "--csv"]));
+    assert_eq!(csv.lines().count(), 17);
+    assert_eq!(csv.matches("who=a").count(), 8);
+}
+
+/// Other tools' output goes in through `import`'s readers: HammerDB's (its NOPM
+/// indexed) and sysbench's (its test named by --test).
+#[test]
+fn hammerdb_and_sysbench_output_are_recorded_with_their_figures() {
+    let dir = scratch("tools");
+    let store = format!("--history={}", s(&dir.join("h.sqlite")));
+    let hammerdb = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/results/tests/data/hammerdb/4.12-run.log");
+    ok(&report(&[
+        "history",
+        &store,
+        "import",
+        &s(&hammerdb),
+        "--tag",
+        "tool=hammerdb",
+    ]));
+    let sysbench = dir.join("sysbench.txt");
+    std::fs::write(
+        &sysbench,
+        "sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)\n\n\
+         Running the test with following options:\nNumber of threads: 2\n\n\
+         SQL statistics:\n    transactions:                        1799   (358.46 per sec.)\n\
+         \x20   ignored errors:                      7      (1.39 per sec.)\n\n\
+         General statistics:\n    total time:                          5.0181s\n\n\
+         Latency (ms):\n         min:                                    0.57\n\
+         \x20        avg:                                    5.56\n\
+         \x20        max:                                 1024.50\n\
+         \x20        95th percentile:                       12.98\n",
+    )
+    .unwrap();
+    ok(&report(&[
+        "history",
+        &store,
+        "import",
+        &s(&sysbench),
+        "--test",
+        "oltp_read_only",
+        "--tag",
+        "tool=sysbench",
+    ]));
+    let list: serde_json::Value =
+        serde_json::from_str(&ok(&report(&["history", &store, "list", "--json"]))).unwrap();
+    let by_tool = |t: &str| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["tags"]["tool"] == t)
+            .unwrap_or_else(|| panic!("no {t} run: {list}"))
+            .clone()
+    };
+    let h = by_tool("hammerdb");
+    assert!(h["nopm"].as_f64().unwrap() > 0.0, "{h}");
+    assert!(h["tpm"].as_f64().unwrap() > 0.0, "{h}");
+    let x = by_tool("sysbench");
+    assert_eq!(x["workload"], "oltp_read_only", "{x}");
+    assert_eq!(x["tps"], 358.46, "{x}");
+    assert_eq!(x["p95_ms"], 12.98, "{x}");
+    let out = ok(&report(&["history", &store, "trend", "--metric", "nopm"]));
+    assert!(out.contains(" nopm "), "{out}");
+}
