@@ -399,3 +399,205 @@ fn hammerdb_and_sysbench_output_are_recorded_with_their_figures() {
     let out = ok(&report(&["history", &store, "trend", "--metric", "nopm"]));
     assert!(out.contains(" nopm "), "{out}");
 }
+
+/// `pgbench-rs` with `--history` or `PGBENCH_RS_HISTORY` against `cluster`'s
+/// `postgres` database, with `extra` options; stdout, stderr and the exit status.
+fn recorded_run(
+    cluster: &pgbench_cluster::Cluster,
+    env_store: Option<&str>,
+    extra: &[&str],
+) -> (String, String, i32) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgbench-rs"));
+    crate::support::aim(&mut cmd, cluster, "postgres");
+    cmd.env_remove("PGBENCH_RS_HISTORY");
+    if let Some(store) = env_store {
+        cmd.env("PGBENCH_RS_HISTORY", store);
+    }
+    let out = cmd.args(extra).output().expect("runs pgbench-rs");
+    (
+        text(&out.stdout),
+        text(&out.stderr),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// The report's `tps = N (without initial connection time)`.
+fn printed_tps(stdout: &str) -> f64 {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("tps = "))
+        .expect("a tps line");
+    line["tps = ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// #45's whole path on a server started with a non-default work_mem: runs recorded by
+/// `--history` and by `PGBENCH_RS_HISTORY` alone (printing what stock prints), listed
+/// with the tps each printed and the server's settings; the step from -R 400 to -R 200
+/// found as a regression (and none in the first four); two runs at once both
+/// recorded; a file that is not a store left as it was while the run reports, writes
+/// its results file and warns.
+#[test]
+fn runs_are_recorded_with_their_server_and_a_slower_rate_is_a_regression() {
+    let cluster = pgbench_cluster::Cluster::start(pgbench_cluster::ClusterOptions {
+        config: vec![("work_mem".into(), "7MB".into())],
+        ..Default::default()
+    })
+    .unwrap();
+    let mut init = Command::new(crate::support::stock_pgbench());
+    crate::support::aim(&mut init, &cluster, "postgres");
+    assert!(init
+        .args(["-i", "-q", "-s", "1"])
+        .output()
+        .unwrap()
+        .status
+        .success());
+    let dir = scratch("recorded");
+    let store = s(&dir.join("h.sqlite"));
+    let option = format!("--history={store}");
+    let mut printed = Vec::new();
+    for (i, rate) in ["400", "400", "400", "400", "200", "200", "200", "200"]
+        .iter()
+        .enumerate()
+    {
+        let args = [
+            "-S",
+            "-T",
+            "2",
+            "-R",
+            rate,
+            "-n",
+            "--tag",
+            "server=throwaway",
+        ];
+        // The third run records through the environment alone, and prints only what
+        // stock prints: nothing about the history.
+        let (stdout, stderr, code) = if i == 2 {
+            recorded_run(
+                &cluster,
+                Some(&store),
+                &[&args[..6], &["--tag", "server=throwaway"]].concat(),
+            )
+        } else {
+            recorded_run(&cluster, None, &[&args[..], &[option.as_str()]].concat())
+        };
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        assert!(!stderr.contains("history"), "{stderr}");
+        printed.push(printed_tps(&stdout));
+    }
+    let list: serde_json::Value =
+        serde_json::from_str(&ok(&report(&["history", "list", &option, "--json"]))).unwrap();
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 8, "{list:?}");
+    // newest first
+    for (run, tps) in list.iter().rev().zip(&printed) {
+        let stored = run["tps"].as_f64().unwrap();
+        assert!(
+            (stored - tps).abs() <= 1e-6 * tps,
+            "{stored} against the printed {tps}"
+        );
+        assert_eq!(run["tags"]["server"], "throwaway", "{run}");
+        assert!(
+            run["started_at"].is_string() && run["id"].is_number(),
+            "{run}"
+        );
+        let work_mem = &run["environment"]["server"]["settings"]["work_mem"];
+        assert_eq!(work_mem["value"], "7MB", "{run}");
+    }
+    let first_at_200 = list[3]["id"].as_i64().unwrap();
+    let regressions = report(&[
+        "history",
+        "regressions",
+        &option,
+        "--metric",
+        "tps",
+        "--min-segment",
+        "4",
+    ]);
+    assert_eq!(
+        regressions.status.code(),
+        Some(3),
+        "{}",
+        text(&regressions.stderr)
+    );
+    let said = text(&regressions.stdout);
+    assert!(said.contains(&format!("run {first_at_200}")), "{said}");
+    // A store holding only the first four: no regression.
+    let older = format!("--history={}", s(&dir.join("older.sqlite")));
+    let dump = dir.join("first-four");
+    std::fs::create_dir_all(&dump).unwrap();
+    let all: serde_json::Value =
+        serde_json::from_str(&ok(&report(&["history", "export", &option]))).unwrap();
+    for run in list.iter().rev().take(4) {
+        let id = &run["id"];
+        let file = dump.join(format!("{id}.json"));
+        let doc = all
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| &r["id"] == id)
+            .unwrap();
+        std::fs::write(&file, doc["document"].to_string()).unwrap();
+        ok(&report(&["history", "import", &older, &s(&file)]));
+    }
+    let none = report(&[
+        "history",
+        "regressions",
+        &older,
+        "--metric",
+        "tps",
+        "--min-segment",
+        "4",
+    ]);
+    assert_eq!(
+        none.status.code(),
+        Some(0),
+        "{}{}",
+        text(&none.stdout),
+        text(&none.stderr)
+    );
+    // Two runs at once: both recorded.
+    let both: Vec<_> = (0..2)
+        .map(|_| {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_pgbench-rs"));
+            crate::support::aim(&mut cmd, &cluster, "postgres");
+            cmd.args(["-S", "-T", "2", "-n", &option]).spawn().unwrap()
+        })
+        .collect();
+    for child in both {
+        assert!(child.wait_with_output().unwrap().status.success());
+    }
+    let list: serde_json::Value =
+        serde_json::from_str(&ok(&report(&["history", "list", &option, "--json"]))).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 10);
+    // Not a store: left byte for byte, the run reports, writes its file and warns.
+    let garbage = dir.join("garbage.bin");
+    let bytes: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&garbage, &bytes).unwrap();
+    let json = dir.join("run.json");
+    let (stdout, stderr, code) = recorded_run(
+        &cluster,
+        None,
+        &[
+            "-S",
+            "-T",
+            "1",
+            "-n",
+            &format!("--history={}", s(&garbage)),
+            &format!("--export-json={}", s(&json)),
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("\ntps = "), "{stdout}");
+    assert!(json.exists(), "the results file");
+    assert!(
+        stderr.contains("warning: the run was not recorded in the history: ")
+            && stderr.contains("garbage.bin"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&garbage).unwrap(), bytes);
+}

@@ -128,7 +128,7 @@ impl Sweep<'_> {
             }
             What::Search { .. } => self.search(&args, base),
         }
-        self.finish(base)
+        self.finish(base, &args)
     }
 
     /// The closed-loop step, then the rates [`search::next`] picks.
@@ -392,7 +392,7 @@ impl Sweep<'_> {
 
     /// The closing lines, the representative step's report, the results file; the
     /// exit status.
-    fn finish(&mut self, base: &BenchPlan) -> ExitStatus {
+    fn finish(&mut self, base: &BenchPlan, args: &ConnectArgs) -> ExitStatus {
         self.record.stopped = self.halt.why.clone();
         if self.search_unfinished {
             let best = self
@@ -420,11 +420,15 @@ impl Sweep<'_> {
                 ));
             }
         }
-        if base.export.any() && !self.steps.is_empty() {
+        let history = self.command_line.history;
+        if (base.export.any() || history.is_some()) && !self.steps.is_empty() {
             let steps = std::mem::take(&mut self.steps);
             let options = (self.command_line.options)(base, &self.dbname);
             if let Some(file) = export::file(options, self.record.clone(), steps) {
                 let errors = finish::write_exports(&base.export, &file, self.stop, "this sweep");
+                if let Some(history) = history {
+                    crate::session::history::record(history, &file, args, self.command_line.argv);
+                }
                 if !errors.is_empty() {
                     // An earlier halt's status stands (a signal's).
                     let failed = diagnostic::report(&SessionError::Exports(errors));

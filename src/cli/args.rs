@@ -60,8 +60,9 @@ fn command() -> Command {
                 .action(ArgAction::Append)
                 .num_args(1)
                 .allow_hyphen_values(true);
-            if opt == Opt::LatencyPercentiles {
-                // `--latency-percentiles` alone means the default list.
+            if opt == Opt::LatencyPercentiles || opt == Opt::History {
+                // `--latency-percentiles` alone means the default list; `--history`
+                // alone, the default store.
                 a.num_args(0..=1)
                     .require_equals(true)
                     .default_missing_value("")

@@ -94,6 +94,11 @@ const OUR_OPTIONS: &str = r#"pgbench-rs options (beyond pgbench 15):
   --find-max-rate=TARGET   find the highest -R whose measured part meets TARGET,
                            e.g. p99<=20ms,failed<=0.1% (a run without -R, then
                            -R steps of --warmup and -T each)
+  --history[=STORE]        record the run in a run history (pgbench-report
+                           history): a SQLite file or a postgresql:// store;
+                           default: $PGBENCH_RS_HISTORY, else
+                           $XDG_DATA_HOME/pgbench-rs/history.sqlite
+                           (PGBENCH_RS_HISTORY set alone records every run)
   --latency-percentiles[=LIST]
                            after the report, print latency percentiles
                            (default list: 50,90,99,99.9,99.99; max is always shown)
@@ -120,6 +125,7 @@ const OUR_OPTIONS: &str = r#"pgbench-rs options (beyond pgbench 15):
   --sweep=NAME=V1,V2,...   run once at each value of NAME: clients (-c), rate
                            (-R) or a script variable (-D NAME); a line a step,
                            then the report of the peak
+  --tag=KEY=VALUE          with --history: label the recorded run (repeatable)
   --temp-instance          run on a throwaway local PostgreSQL cluster,
                            initialized at scale -s, removed afterwards; fast
                            but not durable (fsync, synchronous_commit and

@@ -83,6 +83,7 @@ pub fn run(argv: &[String]) -> Exit {
             plan,
             temp_instance,
             workload,
+            history,
         } => {
             check_exports(&plan.export).map_err(CliError::Export)?;
             // Before any thread: a run's signals are its own from the start.
@@ -91,7 +92,7 @@ pub fn run(argv: &[String]) -> Exit {
                 &conn,
                 &plan,
                 target(&conn, temp_instance, workload),
-                argv,
+                (argv, history.as_ref()),
                 &signals,
             )
         }
@@ -101,6 +102,7 @@ pub fn run(argv: &[String]) -> Exit {
             capacity,
             temp_instance,
             workload,
+            history,
         } => {
             check_exports(&base.export).map_err(CliError::Export)?;
             let signals = install_signals()?;
@@ -112,6 +114,7 @@ pub fn run(argv: &[String]) -> Exit {
                 argv,
                 options: &options,
                 worker_digests: &digests,
+                history: history.as_ref(),
             };
             crate::capacity::runner::run(
                 target(&conn, temp_instance, workload),
@@ -138,7 +141,7 @@ fn run_bench(
     conn: &options::ConnArgs,
     plan: &BenchPlan,
     target: Target,
-    argv: &[String],
+    (argv, history): (&[String], Option<&crate::session::history::HistoryPlan>),
     signals: &crate::signals::Signals,
 ) -> Exit {
     // The run's, until the report is out and the results files are written.
@@ -155,12 +158,14 @@ fn run_bench(
         argv,
         options: &options,
         worker_digests: &digests,
+        history,
     };
     // A run stopped by a signal ends at once, without the linger.
     let mut interrupted = false;
     let status = session
         .on_target(target, plan, |args, run, dbname| {
-            let outcome = crate::bench::run(&env, args, run);
+            // Kept for the history's look at the server after the run.
+            let outcome = crate::bench::run(&env, args.clone(), run);
             interrupted = matches!(
                 &outcome,
                 Ok(RunOutcome::Completed {
@@ -170,7 +175,7 @@ fn run_bench(
             );
             // The plan as the command line gave it (a throwaway instance's run only
             // leaves out the scale's warning).
-            finish::finish_run(outcome, plan, &command_line, dbname, &stop)
+            finish::finish_run(outcome, plan, &command_line, (&args, dbname), &stop)
         })
         .unwrap_or_else(|e| diagnostic::report(&e));
     // A signal after the run, while its report and results files were written, went

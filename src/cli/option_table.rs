@@ -81,6 +81,8 @@ pub enum Opt {
     SearchTolerance,
     SearchSteps,
     FailIfBelow,
+    History,
+    Tag,
 }
 
 /// What the command line asked for, as the rows read it: the run's plan (a sweep's
@@ -348,6 +350,10 @@ pub const OPTIONS: &[OptionSpec] = &[
             What::Sweep { .. } => None,
         })
     }),
+    // Where the results go after the run, not what the run is: neither recorded nor
+    // shared.
+    opt(Opt::History, None, "history", true),
+    opt(Opt::Tag, None, "tag", true),
 ];
 
 /// What the results file records of a sweep's or search's option, if the run has one.

@@ -147,7 +147,7 @@ pub fn finish_run(
     outcome: Result<RunOutcome, crate::bench::RunError>,
     plan: &BenchPlan,
     command_line: &super::CommandLine<'_>,
-    dbname: &str,
+    (target, dbname): (&pgbench_wire::ConnectArgs, &str),
     stop: &crate::bench::RunStop,
 ) -> ExitStatus {
     let outcome = match outcome {
@@ -166,9 +166,12 @@ pub fn finish_run(
             print_aborted(result);
             print_log_losses(log_losses);
             print_ending_note(result);
-            if plan.export.any() {
+            if plan.export.any() || command_line.history.is_some() {
                 let file = results_file(result, meta, plan, command_line, dbname);
                 let errors = write_exports(&plan.export, &file, stop, "this run");
+                if let Some(history) = command_line.history {
+                    super::history::record(history, &file, target, command_line.argv);
+                }
                 if !errors.is_empty() {
                     return diagnostic::report(&super::SessionError::Exports(errors));
                 }

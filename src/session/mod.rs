@@ -21,6 +21,7 @@
 pub mod after_report;
 mod error;
 pub mod finish;
+pub mod history;
 
 pub use crate::diagnostic::{Exit, ExitStatus};
 pub use error::SessionError;
@@ -41,6 +42,9 @@ pub struct CommandLine<'a> {
     pub options: &'a dyn Fn(&BenchPlan, &str) -> BTreeMap<String, Value>,
     /// `bench::barrier`'s option digests of `plan`.
     pub worker_digests: &'a dyn Fn(&BenchPlan) -> String,
+    /// Where the mode's results file is recorded (`--history`, `PGBENCH_RS_HISTORY`),
+    /// with the run's tags.
+    pub history: Option<&'a history::HistoryPlan>,
 }
 
 /// Where the runs go: the user's server (its connection options and database name),

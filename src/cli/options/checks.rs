@@ -11,6 +11,7 @@ use crate::bench::plan::{
 };
 use crate::cli::option_table::Planned;
 use crate::init::PartitionMethod;
+use crate::session::history::{HistoryPlan, HISTORY_ENV};
 use pgbench_results::{Limit, MaxTries, QueryMode, RunSettings};
 use std::sync::Arc;
 
@@ -89,22 +90,36 @@ pub(super) fn finish(
     if d.reconnect_timeout.is_some() && !d.reconnect_on_loss {
         return Err(ConfigError::ReconnectTimeoutWithoutReconnect);
     }
+    if !d.tags.is_empty()
+        && d.history.is_none()
+        && env.var(HISTORY_ENV).is_none_or(|s| s.is_empty())
+    {
+        return Err(ConfigError::TagWithoutHistory);
+    }
+    let history = HistoryPlan::of(
+        d.history.take(),
+        std::mem::take(&mut d.tags),
+        env.var(HISTORY_ENV),
+        d.worker.is_some(),
+    );
     // A sweep or search is a mode of its own around the same plan.
     Ok(
         match capacity_plan(&mut d, jobs_given, workload.is_some(), env)? {
-            None => bench_action(d, workload),
-            Some(capacity) => match bench_action(d, workload) {
+            None => bench_action(d, workload, history),
+            Some(capacity) => match bench_action(d, workload, history) {
                 Action::Bench {
                     conn,
                     plan,
                     temp_instance,
                     workload,
+                    history,
                 } => Action::Sweep {
                     conn,
                     workload,
                     base: plan,
                     capacity,
                     temp_instance,
+                    history,
                 },
                 other => other,
             },
@@ -368,7 +383,11 @@ fn keep(d: &Draft, workload: Option<&dyn crate::workload::Workload>) -> Keep {
 }
 
 /// The validated draft as a typed plan.
-fn bench_action(d: Draft, workload: Option<Arc<dyn crate::workload::Workload>>) -> Action {
+fn bench_action(
+    d: Draft,
+    workload: Option<Arc<dyn crate::workload::Workload>>,
+    history: Option<HistoryPlan>,
+) -> Action {
     let positive = |v: i64| (v > 0).then_some(v);
     let keep = keep(&d, workload.as_deref());
     let settings = RunSettings {
@@ -469,5 +488,6 @@ fn bench_action(d: Draft, workload: Option<Arc<dyn crate::workload::Workload>>) 
         plan: Box::new(plan),
         temp_instance: d.temp_instance,
         workload,
+        history,
     }
 }

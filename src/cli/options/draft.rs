@@ -93,6 +93,10 @@ pub(super) struct Draft {
     /// `--server-stats`, `--print-server-stats` (which implies it), `--print-warnings`.
     pub server_stats: Option<crate::bench::plan::ServerStatsPlan>,
     pub print_warnings: bool,
+    /// `--history[=STORE]`: `Some(None)` for the default store.
+    pub history: Option<Option<String>>,
+    /// `--tag KEY=VALUE`, in order.
+    pub tags: Vec<(String, String)>,
     /// `--reconnect`, and `--reconnect-timeout` in seconds.
     pub reconnect_on_loss: bool,
     pub reconnect_timeout: Option<i64>,
@@ -161,6 +165,8 @@ impl Draft {
             tables_typed: false,
             server_stats: None,
             print_warnings: false,
+            history: None,
+            tags: Vec::new(),
             reconnect_on_loss: false,
             reconnect_timeout: None,
             capacity: Default::default(),
@@ -188,7 +194,7 @@ impl Draft {
             }
             Log | LogPrefix | SamplingRate | AggregateInterval | Progress | ProgressTimestamp
             | ReportPerCommand | LatencyPercentiles | ExportJson | ExportHtml | MetricsListen
-            | MetricsLinger | ServerStats | PrintServerStats | PrintWarnings => {
+            | MetricsLinger | ServerStats | PrintServerStats | PrintWarnings | History | Tag => {
                 self.output_option(opt, v)?
             }
             Initialize | InitSteps | Fillfactor | Quiet | UnloggedTables | Tablespace
@@ -446,6 +452,10 @@ impl Draft {
             }
             Opt::PrintServerStats => self.server_stats = Some(ServerStatsPlan { print: true }),
             Opt::PrintWarnings => self.print_warnings = true,
+            Opt::History => self.history = Some(Some(v.to_string()).filter(|s| !s.is_empty())),
+            Opt::Tag => self
+                .tags
+                .push(crate::session::history::parse_tag(v).map_err(ConfigError::Tag)?),
             _ => unreachable!("not an output option: {opt:?}"),
         }
         Ok(())

@@ -25,6 +25,11 @@ pub enum ConfigError {
     Capacity(#[from] crate::capacity::options::CapacityError),
     #[error("--workload cannot be combined with -b, -f, -S or -N")]
     WorkloadWithScripts,
+    /// `--tag`: not `KEY=VALUE`.
+    #[error("{0}")]
+    Tag(String),
+    #[error("--tag needs --history (or PGBENCH_RS_HISTORY set): the tags label a recorded run")]
+    TagWithoutHistory,
     #[error("--check cannot be combined with --temp-instance")]
     CheckWithTempInstance,
     /// A workload's tool's `--tables=N`, which getopt reads as a prefix of

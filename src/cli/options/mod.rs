@@ -50,6 +50,8 @@ pub enum Action {
         /// `--workload=NAME` in full (the plan holds what a run asks of it): what a
         /// throwaway cluster is prepared with.
         workload: Option<std::sync::Arc<dyn crate::workload::Workload>>,
+        /// `--history`, `PGBENCH_RS_HISTORY`: where the run is recorded.
+        history: Option<crate::session::history::HistoryPlan>,
     },
     /// `--sweep` or `--find-max-rate`: `base` run once a step, changed as `capacity`
     /// says (`crate::capacity`).
@@ -59,6 +61,7 @@ pub enum Action {
         capacity: crate::capacity::plan::CapacityPlan,
         temp_instance: Option<crate::temp_instance::TempInstance>,
         workload: Option<std::sync::Arc<dyn crate::workload::Workload>>,
+        history: Option<crate::session::history::HistoryPlan>,
     },
 }
 

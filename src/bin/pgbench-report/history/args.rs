@@ -138,8 +138,8 @@ pub struct TrendArgs {
 ///
 /// Runs are comparable when their workload, scripts, scale, clients, threads and tags
 /// are the same. Each series is split where Welch's t-test between the runs before
-/// and after says its mean moved (at least 5 runs a side, 1% over all the splits
-/// tried). A change is a regression when the figure got worse (tps, qps, NOPM down;
+/// and after says its mean moved (at least --min-segment runs a side, default 5;
+/// --alpha over all the splits tried, default 1%). A change is a regression when the figure got worse (tps, qps, NOPM down;
 /// latencies, failed share up).
 #[derive(Debug, Args)]
 #[command(
@@ -153,6 +153,12 @@ pub struct RegressionsArgs {
     /// the figure to search (default: tps, latency_avg, p99, failed, nopm, qps)
     #[arg(long, value_name = "M")]
     pub metric: Option<String>,
+    /// the fewest runs on either side of a change point (default 5, at least 2)
+    #[arg(long, value_name = "N")]
+    pub min_segment: Option<usize>,
+    /// the significance level over all the splits tried (default 0.01)
+    #[arg(long, value_name = "P")]
+    pub alpha: Option<f64>,
     #[command(flatten)]
     pub filter: FilterArgs,
 }

@@ -91,11 +91,20 @@ pub fn verb(args: HistoryArgs) -> Result<u8, VerbError> {
                 Some(m) => vec![Metric::parse(m)?],
                 None => regressions::DEFAULT_METRICS.to_vec(),
             };
+            let defaults = Options::default();
+            let min_segment = a.min_segment.unwrap_or(defaults.min_segment);
+            if min_segment < 2 {
+                return Err(usage("history regressions: --min-segment is at least 2"));
+            }
+            let alpha = a.alpha.unwrap_or(defaults.alpha);
+            if !(alpha > 0.0 && alpha < 1.0) {
+                return Err(usage("history regressions: --alpha is between 0 and 1"));
+            }
             let found = regressions::search(
                 &mut open()?,
                 &filter(&a.filter)?,
                 &metrics,
-                Options::default(),
+                Options { min_segment, alpha },
             )?;
             print(&regressions::render(&found))?;
             if found.iter().any(|f| f.gates()) {
