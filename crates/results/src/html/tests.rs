@@ -129,7 +129,7 @@ fn the_warmup_keeps_its_latencies_for_the_chart_before_the_window() {
 /// #33: a page of a run stopped by Ctrl-C drew its 12 s beside a whole run's with
 /// nothing to say so.
 #[test]
-fn issue_33_the_files_warnings_are_listed_under_the_summary() {
+fn the_files_warnings_are_listed_under_the_summary() {
     let whole = doc(&Spec::tpcb(1, 5, 100.0, 1000.0));
     let mut r = run(&Spec::tpcb(2, 5, 100.0, 1000.0));
     r.settings.limit = crate::run::Limit::Duration(60);
