@@ -199,7 +199,7 @@ fn an_interval_band_stops_at_0() {
         &[("1", 100.0), ("1", 100.0), ("1", 8000.0), ("2", 1000.0)],
     );
     let k = crate::capacity::curve::curve(d.capacity.as_ref().unwrap(), &d.steps);
-    let raw = k.points[0].p99_ms.unwrap().low.unwrap();
+    let raw = k.points[0].stat("p99").unwrap().low.unwrap();
     assert!(raw < 0.0, "the case: an interval reaching below 0 ({raw})");
     let curves = serde_json::to_value(capacity::curves(&[("a".into(), d)])).unwrap();
     let low = &curves[0]["p99"]["low"];

@@ -27,6 +27,10 @@ pub trait WorkloadKind: Sync {
     /// The figures it adds to summaries, as compare's rows (leading the table when
     /// the first run has the first of them) and the HTML page's columns.
     fn figures(&self) -> &'static [FigureSpec];
+    /// The figures a sweep or a search shows of its steps beyond pgbench's (each with
+    /// its [`FigureSpec::sweep`]): some of [`WorkloadKind::figures`], or one a sweep
+    /// reads from the step's run rather than its summary.
+    fn sweep_figures(&self) -> &'static [&'static FigureSpec];
     /// The reader of its tool's output for `pgbench-report import`, if any.
     fn importer(&self) -> Option<&'static dyn Importer>;
 }

@@ -1,7 +1,7 @@
 //! Every workload's results in one list ([`KINDS`]), and the one place the generic
 //! code goes through to reach them: the report's scale lines and sections, `show`'s
 //! figures and the tool an import came from, compare's and the HTML page's figures,
-//! the importers.
+//! a sweep's figures, the importers.
 
 use super::kind::{Importer, Tool, WorkloadKind};
 use super::WorkloadResult;
@@ -44,6 +44,11 @@ pub fn summary_lines(s: &Summary, out: &mut String) {
 /// Each workload's figures, a table per workload.
 pub fn figures() -> impl Iterator<Item = &'static [FigureSpec]> {
     KINDS.iter().map(|k| k.figures())
+}
+
+/// Each workload's figures a sweep shows, in [`KINDS`]' order.
+pub fn sweep_figures() -> impl Iterator<Item = &'static FigureSpec> {
+    KINDS.iter().flat_map(|k| k.sweep_figures().iter().copied())
 }
 
 /// The importers of the workloads' tools, in the order they are tried.

@@ -1,9 +1,10 @@
 //! sysbench's entry in the registry: the report's `tables:` and `table size:` lines,
-//! sysbench's summary after the report, and the importer of sysbench's output. It
-//! adds no figure to summaries: compare reads its runs' like any other's.
+//! sysbench's summary after the report, its queries per second as a sweep's column
+//! and chart, and the importer of sysbench's output. It adds no figure to summaries:
+//! compare reads its runs' like any other's.
 
 use super::{import, report};
-use crate::compare::spec::FigureSpec;
+use crate::compare::spec::{Better, Cell, FigureSpec, Format, Shown, SweepSpec};
 use crate::run::RunResult;
 use crate::summary::Summary;
 use crate::workload::kind::{Importer, WorkloadKind};
@@ -13,6 +14,36 @@ use crate::workload::WorkloadResult;
 pub struct Sysbench;
 
 pub static KIND: Sysbench = Sysbench;
+
+/// sysbench's queries per second: its headline in a sweep, as NOPM is TPC-C's. Not a
+/// figure of the summary (a summary keeps what every tool's import can fill), so
+/// compare has no row of it; a sweep reads it from each step's run.
+const QPS: FigureSpec = FigureSpec {
+    name: "qps",
+    label: "queries per second",
+    format: Format::Real,
+    better: Better::Higher,
+    value: |_| None,
+    per_second: None,
+    sweep: Some(SweepSpec {
+        header: "qps",
+        width: 10,
+        cell: Cell::Number(1),
+        shown: Shown::WhenMeasured,
+        of_file: Some(|d| {
+            let r = d.run.as_ref()?;
+            match r.workload.as_ref()? {
+                WorkloadResult::Sysbench(s) => s.qps(r.bench_duration_us),
+                _ => None,
+            }
+        }),
+        chart: Some("queries per second"),
+        compared: None,
+        headline: true,
+    }),
+};
+
+static SWEEP_FIGURES: &[&FigureSpec] = &[&QPS];
 
 impl WorkloadKind for Sysbench {
     fn key(&self) -> &'static str {
@@ -41,6 +72,10 @@ impl WorkloadKind for Sysbench {
 
     fn figures(&self) -> &'static [FigureSpec] {
         &[]
+    }
+
+    fn sweep_figures(&self) -> &'static [&'static FigureSpec] {
+        SWEEP_FIGURES
     }
 
     fn importer(&self) -> Option<&'static dyn Importer> {

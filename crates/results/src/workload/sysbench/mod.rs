@@ -55,3 +55,12 @@ pub struct SysbenchSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_size: Option<u32>,
 }
+
+impl SysbenchSummary {
+    /// Queries per second (reads, writes and other commands, as its summary counts
+    /// them) over a measured part of `measured_us`, as sysbench's summary prints it.
+    pub fn qps(&self, measured_us: f64) -> Option<f64> {
+        let seconds = measured_us / 1e6;
+        (seconds > 0.0).then(|| self.queries.total() as f64 / seconds)
+    }
+}

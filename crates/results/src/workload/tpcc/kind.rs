@@ -1,9 +1,10 @@
 //! TPC-C's entry in the registry: the report's `warehouses:` line and HammerDB's
 //! lines after it, the NOPM and TPM that compare sets side by side (whole numbers, as
-//! HammerDB prints them) and `show` prints, and the importer of HammerDB's output.
+//! HammerDB prints them) and `show` prints, NOPM a sweep's column and chart too, and
+//! the importer of HammerDB's output.
 
 use super::{import, report};
-use crate::compare::spec::{Better, FigureSpec, Format};
+use crate::compare::spec::{Better, Cell, FigureSpec, Format, Shown, SweepSpec};
 use crate::summary::Summary;
 use crate::workload::kind::{Importer, WorkloadKind};
 use crate::workload::WorkloadResult;
@@ -22,6 +23,17 @@ const NOPM: FigureSpec = FigureSpec {
     better: Better::Higher,
     value: |s| s.workload.tpcc.nopm.map(|v| v as f64),
     per_second: None,
+    // A TPC-C sweep's headline: its column, its chart, its row point by point.
+    sweep: Some(SweepSpec {
+        header: "NOPM",
+        width: 8,
+        cell: Cell::Number(0),
+        shown: Shown::WhenMeasured,
+        of_file: None,
+        chart: Some("NOPM"),
+        compared: Some("NOPM"),
+        headline: true,
+    }),
 };
 
 /// HammerDB's PostgreSQL transactions per minute.
@@ -32,9 +44,12 @@ const TPM: FigureSpec = FigureSpec {
     better: Better::Higher,
     value: |s| s.workload.tpcc.tpm.map(|v| v as f64),
     per_second: None,
+    sweep: None,
 };
 
 static FIGURES: &[FigureSpec] = &[NOPM, TPM];
+
+static SWEEP_FIGURES: &[&FigureSpec] = &[&FIGURES[0]];
 
 impl WorkloadKind for Tpcc {
     fn key(&self) -> &'static str {
@@ -64,6 +79,10 @@ impl WorkloadKind for Tpcc {
 
     fn figures(&self) -> &'static [FigureSpec] {
         FIGURES
+    }
+
+    fn sweep_figures(&self) -> &'static [&'static FigureSpec] {
+        SWEEP_FIGURES
     }
 
     fn importer(&self) -> Option<&'static dyn Importer> {
