@@ -40,14 +40,18 @@ impl WorkloadResult {
         }
     }
 
-    /// Another worker's part added (`pgbench-report merge`; a part of another
-    /// workload, which the merge's checks refuse before, is left out).
-    pub fn merge(&mut self, other: &WorkloadResult) {
+    /// Another worker's part added (`pgbench-report merge`): each workload adds its
+    /// counts. A part of another workload, which the merge's checks refuse before,
+    /// cannot be added: why, and this part is left as it was.
+    pub fn merge(&mut self, other: &WorkloadResult) -> Result<(), &'static str> {
         match (self, other) {
             (WorkloadResult::Tpcc(mine), WorkloadResult::Tpcc(theirs)) => mine.merge(theirs),
-            // sysbench's queries are the first worker's (they were never added up).
-            (WorkloadResult::Sysbench(_), _) | (WorkloadResult::Tpcc(_), _) => {}
+            (WorkloadResult::Sysbench(mine), WorkloadResult::Sysbench(theirs)) => {
+                mine.merge(theirs)
+            }
+            _ => return Err("the workers ran different workloads"),
         }
+        Ok(())
     }
 
     /// Why a figure the workload's result needs could not be read (TPC-C's server
