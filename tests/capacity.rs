@@ -100,7 +100,7 @@ fn a_clients_sweep_of_4_ms_transactions_scales_linearly_and_its_page_marks_the_k
         doc.steps
             .iter()
             .filter(|s| s.value == c.to_string())
-            .filter_map(|s| s.figures().tps)
+            .filter_map(|s| s.figures().tps())
             .fold(0.0, f64::max)
     };
     let l1_ms = {
@@ -200,7 +200,7 @@ fn a_select_only_sweep_over_clients_runs_end_to_end_and_is_drawn() {
         let run = s.file.run.as_ref().unwrap();
         assert_eq!(run.settings.clients, clients);
         assert_eq!(run.settings.threads, clients.min(4), "-j as given, or -c");
-        assert!(s.figures().tps.unwrap() > 0.0);
+        assert!(s.figures().tps().unwrap() > 0.0);
         assert_eq!(s.file.options["client"], clients);
     }
     // The top level is the peak's step, its options the command line's.
@@ -464,7 +464,10 @@ pub fn described(doc: &ResultsFile) -> String {
             let f = figures(&s.file);
             format!(
                 "{} {}: tps {:?} p99 {:?}\n",
-                s.step, s.value, f.tps, f.p99_ms
+                s.step,
+                s.value,
+                f.tps(),
+                f.get("p99")
             )
         })
         .collect()

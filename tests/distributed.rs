@@ -296,3 +296,67 @@ fn a_worker_killed_mid_run_is_named_missing_and_the_others_are_merged() {
     assert_eq!(doc["merge"]["missing"], serde_json::json!([1]));
     assert_eq!(doc["merge"]["incomplete"], true);
 }
+
+/// Two `--reconnect` workers merge with their availability block kept, its counts
+/// the sum of theirs; and what the merge cannot combine it names on stderr: a
+/// worker's file without its histogram leaves the merged run none, and says so.
+#[test]
+fn reconnect_workers_merge_with_their_availability_and_the_merge_names_what_it_dropped() {
+    let db = fresh_db("distributed_reconnect");
+    inserted_table(&db);
+    let tmp = tempfile::tempdir().unwrap();
+    let script = script_file(&tmp, "insert.sql", INSERTS);
+    let workers: Vec<Worker> = (0..2)
+        .map(|i| {
+            let dir = tmp.path().join(format!("w{i}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let child = db
+                .ours()
+                .current_dir(&dir)
+                .args(["-n", "--random-seed=42", "--worker-timeout=30"])
+                .args(["--export-json=worker.json", "--reconnect"])
+                .args(["-c", "2", "-j", "2", "-T", "2", "-f", &script])
+                .arg(format!("--worker={i}/2"))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("start pgbench-rs");
+            Worker { dir, child }
+        })
+        .collect();
+    let files: Vec<PathBuf> = workers.iter().map(Worker::file).collect();
+    for (i, r) in workers.into_iter().map(Worker::finish).enumerate() {
+        assert_eq!(r.code, 0, "worker {i}: {}", r.stderr);
+    }
+    let merged = tmp.path().join("merged.json");
+    let out = merge(&files, &merged);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    support::assert_merge_complete(&out.stderr);
+    let doc = json(&merged);
+    let block = &doc["run"]["availability"];
+    assert!(block.is_object(), "the merged run keeps its block: {block}");
+    for key in ["reconnects", "gave_up", "in_doubt"] {
+        let sum: i64 = files
+            .iter()
+            .map(|f| json(f)["run"]["availability"][key].as_i64().unwrap())
+            .sum();
+        assert_eq!(block[key].as_i64(), Some(sum), "{key}");
+    }
+
+    let mut stripped = json(&files[1]);
+    stripped["run"]["histogram"] = Value::Null;
+    let stripped_file = tmp.path().join("w1-no-histogram.json");
+    std::fs::write(&stripped_file, stripped.to_string()).unwrap();
+    let out = merge(
+        &[files[0].clone(), stripped_file],
+        &tmp.path().join("m2.json"),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "pgbench-report: warning: merged histogram: dropped: a worker's file has none"
+        ),
+        "{}",
+        out.stderr
+    );
+}

@@ -35,7 +35,7 @@ pub enum RunOutcome {
 
 impl RunOutcome {
     /// 0; 2 when a client aborted, a log lost lines, transactions overdue after `-T`
-    /// were cut or TPC-C's server counts (its NOPM and TPM) could not be read; the
+    /// were cut or a workload's result could not be read (its server counts, say); the
     /// signal's when one stopped the run (130 for SIGINT, 143 for SIGTERM), as a
     /// shell reports a process the signal ended.
     pub fn exit_status(&self) -> ExitStatus {

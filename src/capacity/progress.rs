@@ -80,7 +80,7 @@ pub fn best(capacity: &Capacity, steps: &[Step], tolerance: Option<f64>) -> Opti
     let Some(tolerance) = tolerance else {
         let (tps, step) = steps
             .iter()
-            .filter_map(|s| Some((s.figures().tps?, s)))
+            .filter_map(|s| Some((s.figures().tps()?, s)))
             .max_by(|a, b| a.0.total_cmp(&b.0))?;
         let at = table::at(capacity, &step.value);
         return Some(format!("{} tps at {at}", fmt_f(tps, 1)));

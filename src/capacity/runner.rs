@@ -146,7 +146,7 @@ impl Sweep<'_> {
             self.unfinished(&[]);
             return;
         };
-        let closed_loop_tps = closed.figures().tps.unwrap_or(0.0);
+        let closed_loop_tps = closed.figures().tps().unwrap_or(0.0);
         let mut tried: Vec<(Tried, u32)> = Vec::new();
         // `None`: the steps ended before the search did (a signal, a step that could
         // not run or was cut short), and nothing is concluded.
@@ -381,9 +381,9 @@ impl Sweep<'_> {
             return;
         };
         let mut text = String::new();
-        let columns = *self.columns.get_or_insert_with(|| {
+        let columns = self.columns.get_or_insert_with(|| {
             let c = table::Columns::new(&self.record, &step.figures());
-            text.push_str(&table::header(&self.record, c));
+            text.push_str(&table::header(&self.record, &c));
             c
         });
         text.push_str(&table::step_line(&self.record, columns, step));

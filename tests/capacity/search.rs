@@ -119,7 +119,7 @@ fn find_max_rate_finds_the_rate_an_exhaustive_ladder_shows_within_5_percent() {
         .map(|s| {
             (
                 s.x().unwrap(),
-                s.figures().p99_ms.is_some_and(|p| p <= 20.0),
+                s.figures().get("p99").is_some_and(|p| p <= 20.0),
             )
         })
         .collect();

@@ -59,6 +59,28 @@ pub struct Availability {
     pub outages: Vec<Outage>,
 }
 
+impl Availability {
+    /// Another worker's block added (`pgbench-report merge`): the counts summed (the
+    /// reconnections, the clients that gave up, the transactions in doubt, the failed
+    /// ones by SQLSTATE), the measured part from the earliest start, and its outages
+    /// kept as its own windows, in order of their first failure. Windows of different
+    /// workers that overlap are kept apart, not joined: each one's clients, throughput
+    /// before it and recovery to 95% of it are its worker's clients' own, and joining
+    /// them would need the clients' spells, which a results file does not keep.
+    pub fn merge(&mut self, other: &Availability) {
+        self.measured_from_unix_us = self.measured_from_unix_us.min(other.measured_from_unix_us);
+        self.reconnects += other.reconnects;
+        self.gave_up += other.gave_up;
+        self.in_doubt += other.in_doubt;
+        for (state, n) in &other.failed {
+            *self.failed.entry(state.clone()).or_default() += n;
+        }
+        self.outages.extend(other.outages.iter().cloned());
+        // Stable: the first worker's window first where two began at one instant.
+        self.outages.sort_by_key(|o| o.first_failure_unix_us);
+    }
+}
+
 /// One outage window as the application saw it: the union of the clients' spells
 /// out of service that overlap.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

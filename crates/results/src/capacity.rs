@@ -19,25 +19,48 @@ pub mod table;
 #[cfg(test)]
 mod tests;
 
+use crate::compare::{figures::SWEEP_FIGURES, spec::SweepSpec, FigureSpec};
 pub use crate::document::steps::{
     Capacity, Found, Kind, Miss, Role, SearchSpec, Step, Verdict, CLOSED_LOOP,
 };
 use crate::document::ResultsFile;
 
-/// A step's figures as its line and the charts show them.
+/// A step's figures as its line, the curves and the charts show them: every figure
+/// a sweep shows ([`sweep_figures`]) with the step's value of it, in the columns'
+/// order.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Figures {
-    pub tps: Option<f64>,
-    pub p50_ms: Option<f64>,
-    pub p99_ms: Option<f64>,
-    /// Failed transactions, % of all (failed, successful and skipped).
-    pub failed_pct: Option<f64>,
-    /// `-L`: successful transactions above it and those skipped, % of all.
-    pub late_pct: Option<f64>,
-    /// `--workload=tpcc`.
-    pub nopm: Option<f64>,
+    pub values: Vec<(&'static FigureSpec, Option<f64>)>,
     /// The codes of its validity warnings.
     pub warnings: Vec<String>,
+}
+
+impl Figures {
+    /// The value of the figure named `name` (`tps`, `p99`, a workload's), if the
+    /// step has it.
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.values
+            .iter()
+            .find(|(f, _)| f.name == name)
+            .and_then(|(_, v)| *v)
+    }
+
+    /// Throughput: what the peak, the knee and a search's closed-loop rate are read
+    /// from.
+    pub fn tps(&self) -> Option<f64> {
+        self.get("tps")
+    }
+}
+
+/// Every figure a sweep shows, in its columns' order: the summary's
+/// ([`SWEEP_FIGURES`]), then each workload's
+/// (`crate::workload::registry::sweep_figures`).
+pub fn sweep_figures() -> impl Iterator<Item = (&'static FigureSpec, &'static SweepSpec)> {
+    SWEEP_FIGURES
+        .iter()
+        .copied()
+        .chain(crate::workload::registry::sweep_figures())
+        .filter_map(|f| Some((f, f.sweep.as_ref()?)))
 }
 
 impl Step {
@@ -66,24 +89,16 @@ impl Step {
 
 /// The figures of a run's document.
 pub fn figures(doc: &ResultsFile) -> Figures {
-    let s = &doc.summary;
-    let percentile = |p: f64| {
-        s.percentiles.as_ref().and_then(|ps| ps.at(p)).or_else(|| {
-            let h = doc.histogram().filter(|h| !h.is_empty())?;
-            Some(h.value_at_quantile(p / 100.0) as f64 / 1000.0)
-        })
-    };
-    let failed = s.failures.map_or(0, |f| f.total);
-    let skipped = s.skipped.unwrap_or(0);
-    let all = s.transactions.map(|t| (t + failed + skipped) as f64);
-    let share = |n: i64| all.filter(|a| *a > 0.0).map(|a| 100.0 * n as f64 / a);
     Figures {
-        tps: s.tps,
-        p50_ms: percentile(50.0),
-        p99_ms: percentile(99.0),
-        failed_pct: s.failures.and_then(|f| share(f.total)),
-        late_pct: s.late.and_then(|late| share(late + skipped)),
-        nopm: s.workload.tpcc.nopm.map(|n| n as f64),
+        values: sweep_figures()
+            .map(|(f, sweep)| {
+                let v = match sweep.of_file {
+                    Some(of_file) => of_file(doc),
+                    None => (f.value)(&doc.summary),
+                };
+                (f, v)
+            })
+            .collect(),
         warnings: doc.warnings.iter().map(|w| w.code.clone()).collect(),
     }
 }

@@ -339,7 +339,7 @@ mod tests {
 
     /// #22: the partial last second was drawn and counted as a whole one.
     #[test]
-    fn issue_22_a_partial_last_second_has_its_length_and_a_t_runs_drain_its_last_second() {
+    fn a_partial_last_second_has_its_length_and_a_t_runs_drain_its_last_second() {
         let ok = TxOutcome::Success;
         // -t: the run ends 0.25 s into its second second, which says so.
         let mut r = SeriesRecorder::new(0);

@@ -462,7 +462,7 @@ mod tests {
     /// #33: a run stopped by Ctrl-C at 12 s of `-T 60` showed `duration: 60 s` and
     /// nothing else; the run itself had said it covered 12 s.
     #[test]
-    fn issue_33_an_interrupted_run_shows_the_time_it_ran_after_its_report() {
+    fn an_interrupted_run_shows_the_time_it_ran_after_its_report() {
         let mut result = run(&Spec::tpcb(1, 12, 100.0, 1000.0));
         result.settings.limit = crate::run::Limit::Duration(60);
         result.bench_duration_us = 12_034_567.0;

@@ -124,7 +124,7 @@ pub struct Summary {
     pub aborted_clients: Option<i64>,
     pub percentiles: Option<PercentileSummary>,
     pub scripts: Vec<ScriptSummary>,
-    /// The figures a workload adds (TPC-C's NOPM and TPM), under their own names.
+    /// The figures a workload adds (its rates, say), under their own names.
     #[serde(flatten)]
     pub workload: crate::workload::SummaryFigures,
 }

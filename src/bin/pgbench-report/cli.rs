@@ -138,20 +138,39 @@ pub struct CompareArgs {
     #[arg(long = "f", value_name = "FILE", num_args = 1.., hide = true)]
     pub f: Vec<String>,
     // The help as an attribute: rustdoc would read `<PCT` as an HTML tag.
-    #[arg(
-        long,
-        value_name = "GATE",
-        help = "\
-FIGURE<PCT or FIGURE>PCT: exit with status 2 when a later side's change of
-FIGURE is below (<) or above (>) PCT percent and not within noise, e.g.
-'tps<-5%' or 'p99>10%'; may be repeated. FIGURE is one of: tps, latency_avg,
-latency_stddev, p50, p90, p99, p99.9, p99.99, max, failed, retries, lag_avg,
-nopm, tpm; with --server-stats files also wal_bytes_per_transaction, fpi_share,
-blks_read_per_transaction, hit_ratio, checkpoints, wait:TYPE:EVENT
-(e.g. wait:LWLock:WALWrite)"
-    )]
+    #[arg(long, value_name = "GATE", help = fail_if_help())]
     pub fail_if: Vec<String>,
 }
+
+/// `--fail-if`'s help: the figures a gate can name, as the figures' tables list
+/// them (a workload's among them), wrapped as the rest of the help is.
+fn fail_if_help() -> String {
+    let summary = pgbench_results::compare::figures::gate_names().join(", ");
+    let server = pgbench_results::compare::server::gate_names().join(", ");
+    let text = format!(
+        "FIGURE<PCT or FIGURE>PCT: exit with status 2 when a later side's change of \
+         FIGURE is below (<) or above (>) PCT percent and not within noise, e.g. \
+         'tps<-5%' or 'p99>10%'; may be repeated. FIGURE is one of: {summary}; with \
+         --server-stats files also {server}, wait:TYPE:EVENT"
+    );
+    let mut lines = vec![String::new()];
+    for word in text.split(' ') {
+        let line = lines.last_mut().expect("a line to start with");
+        if !line.is_empty() && line.len() + 1 + word.len() > HELP_WIDTH {
+            lines.push(word.to_string());
+        } else {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    lines.push("(e.g. wait:LWLock:WALWrite)".to_string());
+    lines.join("\n")
+}
+
+/// The width the hand-written helps keep to.
+const HELP_WIDTH: usize = 79;
 
 impl CompareArgs {
     /// The groups given (`--a` to `--f`), in their letters' order.
@@ -466,6 +485,22 @@ mod tests {
             assert!(words.contains(&name.as_str()), "{name} missing: {help}");
         }
         assert!(help.contains("wait:TYPE:EVENT"), "{help}");
+    }
+
+    /// The gate help, written from the figures' tables, reads as it did by hand.
+    #[test]
+    fn the_gate_help_lists_the_tables_figures_wrapped_as_before() {
+        assert_eq!(
+            fail_if_help(),
+            "\
+FIGURE<PCT or FIGURE>PCT: exit with status 2 when a later side's change of
+FIGURE is below (<) or above (>) PCT percent and not within noise, e.g.
+'tps<-5%' or 'p99>10%'; may be repeated. FIGURE is one of: tps, latency_avg,
+latency_stddev, p50, p90, p99, p99.9, p99.99, max, failed, retries, lag_avg,
+nopm, tpm; with --server-stats files also wal_bytes_per_transaction, fpi_share,
+blks_read_per_transaction, hit_ratio, checkpoints, wait:TYPE:EVENT
+(e.g. wait:LWLock:WALWrite)"
+        );
     }
 
     /// Every verb has its help, starting with what it does and showing its usage.

@@ -193,9 +193,9 @@ fn merge_verb(args: MergeArgs) -> Result<u8, VerbError> {
         .iter()
         .map(|f| Ok((f.to_string(), read_doc(f)?)))
         .collect::<Result<Vec<_>, VerbError>>()?;
-    let merged = match pgbench_results::capacity::merge::is_sweep(&docs) {
-        true => pgbench_results::capacity::merge::merge(&docs)?,
-        false => merge::merge(&docs)?,
+    let (merged, notes) = match pgbench_results::capacity::merge::is_sweep(&docs) {
+        true => pgbench_results::capacity::merge::merge_noting(&docs)?,
+        false => merge::merge_noting(&docs)?,
     };
     // The report as `show` prints it (the merged `run`), then the table.
     let mut text = show::render(&merged);
@@ -211,6 +211,10 @@ fn merge_verb(args: MergeArgs) -> Result<u8, VerbError> {
     }
     for w in record.iter().flat_map(|r| r.warnings()) {
         eprintln!("pgbench-report: warning: {w}");
+    }
+    // What the merged file does not hold combined, and why.
+    for n in &notes {
+        eprintln!("pgbench-report: warning: {n}");
     }
     if let Some(path) = &output {
         write_out(path, &merged.to_json())?;

@@ -1,7 +1,8 @@
 //! `pgbench-report compare` of sweeps: point by point. At each value every file ran,
 //! the files' steps at that value are compared as `compare` compares runs (one step a
 //! side: batch means over its seconds; repeats of 3 or more a side: Welch's t over
-//! them), for tps, p99, the failed share and (TPC-C) NOPM; `--fail-if` gates are
+//! them), for the figures a sweep compares (tps, p99, the failed share, a workload's
+//! headline figure: [`super::sweep_figures`]); `--fail-if` gates are
 //! checked at every point. Values some file did not run are named, not compared, and
 //! leave a gate undecided there.
 
@@ -10,14 +11,6 @@ use crate::compare::{self, CompareError, Comparison, Gate, GateFinding, Side};
 use crate::document::ResultsFile;
 use crate::report::fmt_f;
 use std::fmt::Write;
-
-/// The figures a sweep comparison shows, by the row labels of [`compare`]'s table.
-const FIGURES: [(&str, &str); 4] = [
-    ("tps", "tps"),
-    ("latency p99 (ms)", "p99 ms"),
-    ("failed transactions (%)", "failed %"),
-    ("NOPM", "NOPM"),
-];
 
 /// Why sweeps cannot be compared.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -179,8 +172,16 @@ pub fn render(c: &SweepComparison) -> String {
         h
     }];
     for p in &c.points {
-        for (label, short) in FIGURES {
-            let Some(row) = p.comparison.rows.iter().find(|r| r.figure.label() == label) else {
+        // The figures a sweep compares, as the rows of `compare`'s table of the same
+        // name (p99 is its percentile's row).
+        let compared = super::sweep_figures().filter_map(|(f, s)| Some((f.name, s.compared?)));
+        for (name, short) in compared {
+            let Some(row) = p
+                .comparison
+                .rows
+                .iter()
+                .find(|r| r.figure.gate_name().as_deref() == Some(name))
+            else {
                 continue;
             };
             let mut cells = vec![p.value.clone(), short.to_string()];

@@ -1,5 +1,6 @@
 //! The steps of a sweep or a search as a curve over the swept value: one point per
-//! value (a search's closed-loop step left out), each figure's mean over the value's
+//! value (a search's closed-loop step left out), each figure's (every one a sweep
+//! shows, [`super::sweep_figures`]) mean over the value's
 //! repeats with a 95 % interval where it repeats (Student's t over the repeats), the
 //! peak and the knee. Pure.
 //!
@@ -16,6 +17,7 @@
 
 use super::{Capacity, Kind, Step, CLOSED_LOOP};
 use crate::compare::interval::t975;
+use crate::compare::FigureSpec;
 
 /// The scaling efficiency (see the module's header) below which the curve is past
 /// its knee.
@@ -60,10 +62,20 @@ pub struct Point {
     pub x: f64,
     /// The steps run at it.
     pub steps: Vec<u32>,
+    /// Throughput: what the peak and the knee are read from.
     pub tps: Option<Stat>,
-    pub p50_ms: Option<Stat>,
-    pub p99_ms: Option<Stat>,
-    pub nopm: Option<Stat>,
+    /// Every figure a sweep shows ([`super::sweep_figures`]), in its order.
+    pub figures: Vec<(&'static FigureSpec, Option<Stat>)>,
+}
+
+impl Point {
+    /// The figure named `name` at this value.
+    pub fn stat(&self, name: &str) -> Option<Stat> {
+        self.figures
+            .iter()
+            .find(|(f, _)| f.name == name)
+            .and_then(|(_, s)| *s)
+    }
 }
 
 /// The knee, and whether the curve still scaled at it (it is then the last value).
@@ -153,8 +165,8 @@ pub fn curve(capacity: &Capacity, steps: &[Step]) -> Curve {
 fn point(value: &str, place: usize, numeric: bool, steps: &[&Step]) -> Point {
     let at: Vec<&Step> = steps.iter().copied().filter(|s| s.value == value).collect();
     let figures: Vec<super::Figures> = at.iter().map(|s| s.figures()).collect();
-    let stat = |pick: fn(&super::Figures) -> Option<f64>| {
-        let v: Vec<f64> = figures.iter().filter_map(pick).collect();
+    let stat = |name: &str| {
+        let v: Vec<f64> = figures.iter().filter_map(|f| f.get(name)).collect();
         Stat::of(&v)
     };
     Point {
@@ -165,10 +177,10 @@ fn point(value: &str, place: usize, numeric: bool, steps: &[&Step]) -> Point {
             (place + 1) as f64
         },
         steps: at.iter().map(|s| s.step).collect(),
-        tps: stat(|f| f.tps),
-        p50_ms: stat(|f| f.p50_ms),
-        p99_ms: stat(|f| f.p99_ms),
-        nopm: stat(|f| f.nopm),
+        tps: stat("tps"),
+        figures: super::sweep_figures()
+            .map(|(f, _)| (f, stat(f.name)))
+            .collect(),
     }
 }
 

@@ -8,7 +8,7 @@
 
 use super::{Kind, Step};
 use crate::document::ResultsFile;
-use crate::merge::{self, MergeError};
+use crate::merge::{self, MergeError, Merged, Note};
 
 /// Whether `files` are sweeps (any has steps: then all must).
 pub fn is_sweep(files: &[(String, ResultsFile)]) -> bool {
@@ -27,6 +27,15 @@ fn differs(first: &str, file: &str, field: &str, ours: String, theirs: String) -
 
 /// Merges the workers' sweep files (named as given).
 pub fn merge(files: &[(String, ResultsFile)]) -> Result<ResultsFile, MergeError> {
+    merge_noting(files).map(|(doc, _)| doc)
+}
+
+/// [`merge()`], and a note of each section not combined: its steps' (once for all
+/// the steps), and a clients sweep's values, which stay the first worker's `-c`.
+pub fn merge_noting(
+    files: &[(String, ResultsFile)],
+) -> Result<(ResultsFile, Vec<Note>), MergeError> {
+    let mut notes = Vec::new();
     let (first_name, first) = files.first().ok_or(MergeError::NoFiles)?;
     let Some(capacity) = first.capacity.clone() else {
         let (name, other) = files
@@ -87,10 +96,25 @@ pub fn merge(files: &[(String, ResultsFile)]) -> Result<ResultsFile, MergeError>
             .iter()
             .map(|(name, s)| (format!("{name} (step {})", s.step), s.file.clone()))
             .collect();
+        let (file, step_notes) = merge::merge_noting(&named)?;
+        for n in step_notes {
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
         steps.push(Step {
-            file: merge::merge(&named)?,
+            file,
             ..(*lead).clone()
         });
+    }
+    if capacity.parameter == "clients" {
+        // The value labels the step as the workers were given it; the step's merged
+        // file counts all their clients.
+        let label: Merged<()> = Merged::FirstWorker(
+            (),
+            "a clients sweep's value is each worker's -c; each merged step ran all the workers' clients, as its options say",
+        );
+        label.note("steps' values", &mut notes);
     }
     let mut capacity = capacity;
     capacity.representative = super::peak_step(&capacity, &steps);
@@ -114,5 +138,5 @@ pub fn merge(files: &[(String, ResultsFile)]) -> Result<ResultsFile, MergeError>
         .collect();
     doc.capacity = Some(capacity);
     doc.steps = steps;
-    Ok(doc)
+    Ok((doc, notes))
 }

@@ -1,11 +1,13 @@
 //! The text of a sweep or a search: the opening line (what varies and how), a header,
-//! one line per step as it ends (step, value, tps, p50, p99, failed share, warnings or
-//! the verdict), and the closing lines (the peak and the knee, or the rate found and
+//! one line per step as it ends (step, value, a column per figure a sweep shows,
+//! [`super::sweep_figures`]: tps, p50, p99, failed share, ...; then warnings or the
+//! verdict), and the closing lines (the peak and the knee, or the rate found and
 //! the first that missed). pgbench-rs prints them as the steps run and
 //! `pgbench-report show` prints them again from the file. Pure.
 
 use super::curve::curve;
-use super::{Capacity, Figures, Kind, Role, Step, CLOSED_LOOP};
+use super::{sweep_figures, Capacity, Figures, Kind, Role, Step, CLOSED_LOOP};
+use crate::compare::spec::{Cell, FigureSpec, Shown};
 use crate::report::fmt_f;
 use crate::run::Limit;
 
@@ -38,14 +40,14 @@ impl StepLength {
     }
 }
 
-/// The columns of the step lines, decided by the first step (`-L` gives a late
-/// column, TPC-C a NOPM column).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The columns of the step lines, decided by the first step: every figure a sweep
+/// shows always, and those shown when measured that the first step has (`-L`'s late
+/// share, a workload's headline figure).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Columns {
     step: usize,
     value: usize,
-    late: bool,
-    nopm: bool,
+    figures: Vec<&'static FigureSpec>,
 }
 
 impl Columns {
@@ -67,8 +69,10 @@ impl Columns {
         Columns {
             step: step.max(4),
             value,
-            late: first.late_pct.is_some(),
-            nopm: first.nopm.is_some(),
+            figures: sweep_figures()
+                .filter(|(f, s)| s.shown == Shown::Always || first.get(f.name).is_some())
+                .map(|(f, _)| f)
+                .collect(),
         }
     }
 }
@@ -113,31 +117,20 @@ pub fn opening(capacity: &Capacity, length: StepLength) -> String {
 }
 
 fn number(v: Option<f64>, prec: usize) -> String {
-    v.map_or("-".to_string(), |v| fmt_f(v, prec))
-}
-
-fn percent(v: Option<f64>) -> String {
-    v.map_or("-".to_string(), |v| format!("{}%", fmt_f(v, 3)))
+    Cell::Number(prec).show(v)
 }
 
 /// The header over the step lines.
-pub fn header(capacity: &Capacity, c: Columns) -> String {
+pub fn header(capacity: &Capacity, c: &Columns) -> String {
     let mut line = format!(
-        "{:>w$}  {:>v$}  {:>10}  {:>9}  {:>9}  {:>8}",
+        "{:>w$}  {:>v$}",
         "step",
         capacity.value_label(),
-        "tps",
-        "p50 ms",
-        "p99 ms",
-        "failed",
         w = c.step,
         v = c.value
     );
-    if c.late {
-        line.push_str(&format!("  {:>8}", "late"));
-    }
-    if c.nopm {
-        line.push_str(&format!("  {:>8}", "NOPM"));
+    for sweep in c.figures.iter().filter_map(|f| f.sweep.as_ref()) {
+        line.push_str(&format!("  {:>w$}", sweep.header, w = sweep.width));
     }
     line.push_str(match capacity.kind {
         Kind::Sweep => "  warnings",
@@ -148,28 +141,26 @@ pub fn header(capacity: &Capacity, c: Columns) -> String {
 }
 
 /// A step's line.
-pub fn step_line(capacity: &Capacity, c: Columns, step: &Step) -> String {
+pub fn step_line(capacity: &Capacity, c: &Columns, step: &Step) -> String {
     let f = step.figures();
     let number_of = match capacity.kind {
         Kind::Sweep => format!("{}/{}", step.step, total_steps(capacity)),
         Kind::Search => step.step.to_string(),
     };
     let mut line = format!(
-        "{:>w$}  {:>v$}  {:>10}  {:>9}  {:>9}  {:>8}",
+        "{:>w$}  {:>v$}",
         number_of,
         step.value,
-        number(f.tps, 1),
-        number(f.p50_ms, 3),
-        number(f.p99_ms, 3),
-        percent(f.failed_pct),
         w = c.step,
         v = c.value
     );
-    if c.late {
-        line.push_str(&format!("  {:>8}", percent(f.late_pct)));
-    }
-    if c.nopm {
-        line.push_str(&format!("  {:>8}", number(f.nopm, 0)));
+    for (figure, sweep) in c
+        .figures
+        .iter()
+        .filter_map(|f| Some((f, f.sweep.as_ref()?)))
+    {
+        let cell = sweep.cell.show(f.get(figure.name));
+        line.push_str(&format!("  {:>w$}", cell, w = sweep.width));
     }
     let warnings = f.warnings.join(", ");
     let again = match step.role == Some(Role::Confirmation) {
@@ -214,7 +205,7 @@ pub fn closing(capacity: &Capacity, steps: &[Step]) -> String {
 fn sweep_closing(capacity: &Capacity, steps: &[Step]) -> String {
     let c = curve(capacity, steps);
     let Some(peak) = c.peak.map(|i| &c.whole[i]) else {
-        return match steps.iter().any(|s| s.figures().tps.is_some()) {
+        return match steps.iter().any(|s| s.figures().tps().is_some()) {
             true => "peak: none (no step ran whole: each was interrupted or had clients abort)\n",
             false => "peak: none (no step measured any transaction)\n",
         }
@@ -250,18 +241,23 @@ fn search_closing(capacity: &Capacity, steps: &[Step]) -> String {
     let mut out = match (found.rate, step_of(found.step)) {
         (Some(rate), Some(step)) => {
             let f = step.figures();
-            let nopm = f
-                .nopm
-                .map_or(String::new(), |n| format!(", NOPM {}", fmt_f(n, 0)));
+            // A workload's headline figure after the target's, where the step has it.
+            let headline: String = sweep_figures()
+                .filter(|(_, s)| s.headline)
+                .filter_map(|(fig, s)| {
+                    let v = f.get(fig.name)?;
+                    Some(format!(", {} {}", s.header, s.cell.show(Some(v))))
+                })
+                .collect();
             let times = match found.confirmed {
                 true => "met twice",
                 false => "met once, not confirmed",
             };
             format!(
-                "found: -R {} (p99 {} ms, failed {}{nopm}; {times})",
+                "found: -R {} (p99 {} ms, failed {}{headline}; {times})",
                 rate_text(rate),
-                number(f.p99_ms, 3),
-                percent(f.failed_pct)
+                number(f.get("p99"), 3),
+                Cell::Percent.show(f.get("failed"))
             )
         }
         _ => format!("found: no rate met {target}"),
@@ -305,9 +301,9 @@ pub fn render(capacity: &Capacity, steps: &[Step]) -> String {
     });
     let columns = Columns::new(capacity, &first.figures());
     let mut out = opening(capacity, length);
-    out.push_str(&header(capacity, columns));
+    out.push_str(&header(capacity, &columns));
     for s in steps {
-        out.push_str(&step_line(capacity, columns, s));
+        out.push_str(&step_line(capacity, &columns, s));
     }
     out.push_str(&closing(capacity, steps));
     out

@@ -405,3 +405,51 @@ fn a_sweeps_page_has_its_curves_with_the_peak_and_the_knee_and_its_steps_lines()
         page.contains("<pre class=\"steps\">sweep of clients over 1, 2, 4, 8, each value 2 times")
     );
 }
+
+/// A workload's headline figure is a sweep's column and chart from the workload's own
+/// table: a sysbench sweep shows its queries per second, a TPC-C one its NOPM, and
+/// neither the other's.
+#[test]
+fn a_workloads_headline_figure_is_a_column_and_a_chart_of_its_sweep() {
+    use crate::workload::sysbench::{QueryCounts, SysbenchSummary};
+    use crate::workload::WorkloadResult;
+    let mut sb = sweep(&[1, 2], 1, |c, _| 100.0 * c as f64);
+    for s in &mut sb.steps {
+        let run = s.file.run.as_mut().unwrap();
+        let queries = (run.bench_duration_us / 1e6 * 1800.0 * s.step as f64) as i64;
+        run.workload = Some(WorkloadResult::Sysbench(SysbenchSummary {
+            percentile: 95,
+            queries: QueryCounts {
+                read: queries,
+                ..QueryCounts::default()
+            },
+            tables: None,
+            table_size: None,
+        }));
+    }
+    let text = table::render(sb.capacity.as_ref().unwrap(), &sb.steps);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[1].ends_with("failed         qps  warnings"), "{text}");
+    assert!(lines[2].contains("      1800.0"), "{text}");
+    assert!(lines[3].contains("      3600.0"), "{text}");
+    assert!(!text.contains("NOPM"), "{text}");
+    let page = crate::html::render_page(&[("sb".to_string(), sb)]);
+    assert!(
+        page.contains("id=\"chart-sweep-qps\" data-y=\"queries per second\""),
+        "the page charts qps"
+    );
+    assert!(!page.contains("id=\"chart-sweep-nopm\""));
+
+    let mut tpcc = sweep(&[1, 2], 1, |c, _| 100.0 * c as f64);
+    for s in &mut tpcc.steps {
+        s.file.summary.workload.tpcc.nopm = Some(1000 * i64::from(s.step));
+    }
+    let text = table::render(tpcc.capacity.as_ref().unwrap(), &tpcc.steps);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[1].ends_with("failed      NOPM  warnings"), "{text}");
+    assert!(lines[3].contains("      2000"), "{text}");
+    assert!(!text.contains("qps"), "{text}");
+    let page = crate::html::render_page(&[("tpcc".to_string(), tpcc)]);
+    assert!(page.contains("id=\"chart-sweep-nopm\" data-y=\"NOPM\""));
+    assert!(!page.contains("id=\"chart-sweep-qps\""));
+}

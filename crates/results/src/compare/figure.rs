@@ -50,7 +50,7 @@ impl Figure {
     }
 
     /// The name `--fail-if` uses.
-    pub(super) fn gate_name(&self) -> Option<String> {
+    pub(crate) fn gate_name(&self) -> Option<String> {
         Some(match self {
             Figure::Summary(f) => f.name.into(),
             Figure::Percentile(p) => percentile_gate(*p),

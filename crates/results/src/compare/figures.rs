@@ -1,15 +1,15 @@
 //! The figures `compare` knows and which of them a comparison sets side by side, in
-//! the table's order: a workload's own first (NOPM and TPM for TPC-C), tps, latency,
+//! the table's order: a workload's own first (its headline rates), tps, latency,
 //! the percentiles, failures, retries and lag, each script's and statement's, and the
 //! server's. The summary's figures are rows of tables ([`FIGURES`], and each
 //! workload's, from `crate::workload::registry`); `--fail-if`'s names and its error
 //! text are read from the same tables.
 
 use super::figure::{percentile_gate, Figure};
-use super::spec::{second_weight, Better, FigureSpec};
+use super::spec::{second_weight, Better, Cell, FigureSpec, Shown, SweepSpec};
 use super::{server, Format, Side};
 use crate::document::ResultsFile;
-use crate::summary::SUMMARY_PERCENTILES;
+use crate::summary::{Summary, SUMMARY_PERCENTILES};
 
 pub(super) const TPS: FigureSpec = FigureSpec {
     name: "tps",
@@ -18,6 +18,16 @@ pub(super) const TPS: FigureSpec = FigureSpec {
     better: Better::Higher,
     value: |s| s.tps,
     per_second: Some(|p| Some((p.tps, 1.0))),
+    sweep: Some(SweepSpec {
+        header: "tps",
+        width: 10,
+        cell: Cell::Number(1),
+        shown: Shown::Always,
+        of_file: None,
+        chart: Some("transactions per second"),
+        compared: Some("tps"),
+        headline: false,
+    }),
 };
 
 pub(super) const LATENCY_AVG: FigureSpec = FigureSpec {
@@ -27,6 +37,7 @@ pub(super) const LATENCY_AVG: FigureSpec = FigureSpec {
     better: Better::Lower,
     value: |s| s.latency_avg_ms,
     per_second: Some(|p| Some((p.latency_avg_ms?, second_weight(p)))),
+    sweep: None,
 };
 
 pub(super) const LATENCY_STDDEV: FigureSpec = FigureSpec {
@@ -36,6 +47,7 @@ pub(super) const LATENCY_STDDEV: FigureSpec = FigureSpec {
     better: Better::Lower,
     value: |s| s.latency_stddev_ms,
     per_second: None,
+    sweep: None,
 };
 
 pub(super) const LATENCY_MAX: FigureSpec = FigureSpec {
@@ -45,18 +57,33 @@ pub(super) const LATENCY_MAX: FigureSpec = FigureSpec {
     better: Better::Lower,
     value: |s| Some(s.percentiles.as_ref()?.max_ms),
     per_second: None,
+    sweep: None,
 };
+
+/// Failed transactions, % of all (failed, successful and skipped).
+fn failed_share(s: &Summary) -> Option<f64> {
+    let f = s.failures?.total as f64;
+    Some(100.0 * f / (s.transactions? as f64 + f + s.skipped.unwrap_or(0) as f64))
+}
 
 pub(super) const FAILED_PCT: FigureSpec = FigureSpec {
     name: "failed",
     label: "failed transactions (%)",
     format: Format::Real,
     better: Better::Lower,
-    value: |s| {
-        let f = s.failures?.total as f64;
-        Some(100.0 * f / (s.transactions? as f64 + f + s.skipped.unwrap_or(0) as f64))
-    },
+    value: failed_share,
     per_second: None,
+    sweep: Some(SweepSpec {
+        header: "failed",
+        width: 8,
+        cell: Cell::Percent,
+        shown: Shown::Always,
+        // A share of no transactions is none in a step's line, not `NaN%`.
+        of_file: Some(|d| failed_share(&d.summary).filter(|v| v.is_finite())),
+        chart: None,
+        compared: Some("failed %"),
+        headline: false,
+    }),
 };
 
 pub(super) const RETRIES: FigureSpec = FigureSpec {
@@ -66,6 +93,7 @@ pub(super) const RETRIES: FigureSpec = FigureSpec {
     better: Better::Lower,
     value: |s| s.retries.map(|r| r as f64),
     per_second: None,
+    sweep: None,
 };
 
 pub(super) const LAG_AVG: FigureSpec = FigureSpec {
@@ -75,7 +103,90 @@ pub(super) const LAG_AVG: FigureSpec = FigureSpec {
     better: Better::Lower,
     value: |s| s.lag_avg_ms,
     per_second: Some(|p| Some((p.lag_avg_ms?, second_weight(p)))),
+    sweep: None,
 };
+
+/// A latency percentile of a sweep's step: its summary's, else its histogram's (a
+/// step's file written without the summary's percentiles).
+fn step_percentile(doc: &ResultsFile, p: f64) -> Option<f64> {
+    let s = &doc.summary;
+    s.percentiles.as_ref().and_then(|ps| ps.at(p)).or_else(|| {
+        let h = doc.histogram().filter(|h| !h.is_empty())?;
+        Some(h.value_at_quantile(p / 100.0) as f64 / 1000.0)
+    })
+}
+
+/// The median latency, as a sweep's column: compare has every percentile as
+/// [`Figure::Percentile`], so this row is the sweep's only.
+const P50: FigureSpec = FigureSpec {
+    name: "p50",
+    label: "latency p50 (ms)",
+    format: Format::Real,
+    better: Better::Lower,
+    value: |s| s.percentiles.as_ref()?.at(50.0),
+    per_second: None,
+    sweep: Some(SweepSpec {
+        header: "p50 ms",
+        width: 9,
+        cell: Cell::Number(3),
+        shown: Shown::Always,
+        of_file: Some(|d| step_percentile(d, 50.0)),
+        chart: None,
+        compared: None,
+        headline: false,
+    }),
+};
+
+/// The 99th percentile latency, as a sweep's column and chart; compared point by
+/// point as compare's [`Figure::Percentile`] of the same name.
+const P99: FigureSpec = FigureSpec {
+    name: "p99",
+    label: "latency p99 (ms)",
+    format: Format::Real,
+    better: Better::Lower,
+    value: |s| s.percentiles.as_ref()?.at(99.0),
+    per_second: None,
+    sweep: Some(SweepSpec {
+        header: "p99 ms",
+        width: 9,
+        cell: Cell::Number(3),
+        shown: Shown::Always,
+        of_file: Some(|d| step_percentile(d, 99.0)),
+        chart: Some("p99 latency (ms)"),
+        compared: Some("p99 ms"),
+        headline: false,
+    }),
+};
+
+/// `-L`: successful transactions above it and those skipped, % of all (failed,
+/// successful and skipped). A sweep's column only: compare has no such row.
+const LATE_PCT: FigureSpec = FigureSpec {
+    name: "late",
+    label: "late transactions (%)",
+    format: Format::Real,
+    better: Better::Lower,
+    value: |s| {
+        let failed = s.failures.map_or(0, |f| f.total);
+        let skipped = s.skipped.unwrap_or(0);
+        let (late, all) = (s.late?, s.transactions? + failed + skipped);
+        (all > 0).then(|| 100.0 * (late + skipped) as f64 / all as f64)
+    },
+    per_second: None,
+    sweep: Some(SweepSpec {
+        header: "late",
+        width: 8,
+        cell: Cell::Percent,
+        shown: Shown::WhenMeasured,
+        of_file: None,
+        chart: None,
+        compared: None,
+        headline: false,
+    }),
+};
+
+/// The summary's figures a sweep shows, in its columns' order, before the
+/// workloads' (`crate::capacity::sweep_figures`).
+pub static SWEEP_FIGURES: &[&FigureSpec] = &[&TPS, &P50, &P99, &FAILED_PCT, &LATE_PCT];
 
 /// Every run's summary figures, in the table's order; the latency percentiles
 /// (`PERCENTILES_AFTER`) go between the latency's stddev and its max.

@@ -344,8 +344,8 @@ impl Gate {
     }
 
     /// What this gate finds for each later side whose change passes its threshold;
-    /// a figure the files do not have (server figures without `--server-stats`, NOPM
-    /// of a run that is not TPC-C) cannot pass: that is undecided.
+    /// a figure the files do not have (server figures without `--server-stats`, a
+    /// workload's figure of a run of another workload) cannot pass: that is undecided.
     pub fn check(&self, c: &Comparison) -> Vec<GateFinding> {
         let Some(row) = c
             .rows

@@ -151,7 +151,7 @@ fn gates_trip_on_regressions_beyond_noise_only() {
 
 /// #22: a change past the threshold that is too short to tell tripped the gate.
 #[test]
-fn issue_22_a_gate_on_runs_too_short_to_tell_is_undecided_not_tripped() {
+fn a_gate_on_runs_too_short_to_tell_is_undecided_not_tripped() {
     let short = compare(&[
         side("a", &[Spec::tpcb(1, 4, 500.0, 2000.0)]),
         side("b", &[Spec::tpcb(2, 4, 400.0, 2500.0)]),
@@ -344,7 +344,7 @@ fn counts_print_whole_and_rates_keep_their_decimals() {
 
 /// #22: two values that both show as 0.000 printed a change of +inf%.
 #[test]
-fn issue_22_values_equal_as_shown_are_the_same_and_a_change_from_0_has_no_percentage() {
+fn values_equal_as_shown_are_the_same_and_a_change_from_0_has_no_percentage() {
     let sides = [
         side("a", &[Spec::tpcb(1, 30, 500.0, 2000.0)]),
         side("b", &[Spec::tpcb(2, 30, 500.0, 2000.0)]),
@@ -384,7 +384,7 @@ fn one(label: &str, r: crate::run::RunResult) -> Side {
 /// #33: compare set a run stopped by Ctrl-C at 12 s of `-T 60` beside a 60 s one
 /// without a word (and called its difference beyond noise).
 #[test]
-fn issue_33_compare_names_an_interrupted_run_and_runs_of_unlike_lengths() {
+fn compare_names_an_interrupted_run_and_runs_of_unlike_lengths() {
     let full = sized(1, 60, Limit::Duration(60));
     let mut cut = sized(2, 12, Limit::Duration(60));
     cut.ended = Some(crate::run::ended::Ended::Interrupted {

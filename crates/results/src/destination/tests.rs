@@ -173,7 +173,7 @@ fn a_fifo_is_written_for_its_reader_and_checked_without_one() {
 /// check now neither opens it nor tells the reader anything; the reader gets the
 /// whole file.
 #[test]
-fn issue_38_a_fifo_reader_waiting_before_the_check_gets_the_file() {
+fn a_fifo_reader_waiting_before_the_check_gets_the_file() {
     let d = dir();
     let fifo = mkfifo(d.path());
     let mut reader = reader(&fifo);
@@ -203,7 +203,7 @@ fn issue_38_a_fifo_reader_waiting_before_the_check_gets_the_file() {
 /// #38: a write waiting for a FIFO's reader, or for its reader to read, gives up
 /// when told to (the signal thread does so for SIGINT and SIGTERM after the report).
 #[test]
-fn issue_38_a_fifo_write_waiting_gives_up_when_told() {
+fn a_fifo_write_waiting_gives_up_when_told() {
     let d = dir();
     let fifo = mkfifo(d.path());
     // No reader ever: the write says it waits, then gives up when told.
@@ -312,7 +312,7 @@ fn strerror_drops_the_rust_suffix() {
 /// write then waited for a reader until a second signal. Giving up holds for the
 /// writes still to come.
 #[test]
-fn issue_38_a_fifo_write_begun_after_the_signal_gives_up_at_once() {
+fn a_fifo_write_begun_after_the_signal_gives_up_at_once() {
     let d = dir();
     let fifo = mkfifo(d.path());
     let writes = Writes::new();

@@ -1,5 +1,6 @@
-//! The page's part for sweeps and capacity searches: throughput and p99 (and NOPM
-//! for TPC-C) against the swept value, one line a file, with the 95 % interval shaded
+//! The page's part for sweeps and capacity searches: a chart of each figure a sweep
+//! draws ([`crate::capacity::sweep_figures`] with a chart: throughput, p99, a
+//! workload's headline figure) against the swept value, one line a file, with the 95 % interval shaded
 //! where a value repeats, and vertical marks: a sweep's peak and knee, a search's rate
 //! found (its knee and peak are the curve's, [`crate::capacity::curve`]); under the
 //! charts, every step's line as the run printed it. The charts over time further down
@@ -7,8 +8,10 @@
 
 use super::esc;
 use crate::capacity::curve::{curve, Stat};
-use crate::capacity::{table, Kind};
+use crate::capacity::{sweep_figures, table, Kind};
+use crate::compare::spec::{FigureSpec, Shown, SweepSpec};
 use crate::document::ResultsFile;
+use serde::ser::SerializeMap;
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -25,7 +28,7 @@ impl Line {
         let mut l = Line::default();
         for s in stats {
             l.mean.push(s.map(|s| s.mean));
-            // tps, latencies and NOPM are never below 0, but a symmetric interval
+            // tps, latencies and workloads' rates are never below 0, but a symmetric interval
             // about a small mean of few repeats reaches there: the band stops at 0.
             l.low.push(s.and_then(|s| s.low).map(|v| v.max(0.0)));
             l.high.push(s.and_then(|s| s.high));
@@ -51,14 +54,34 @@ pub struct CurveChart {
     /// The values as given (the tick labels when some value is not a number).
     values: Vec<String>,
     numeric: bool,
-    tps: Line,
-    p99: Line,
-    nopm: Option<Line>,
+    /// Each drawn figure's line under its name (`tps`, `p99`, ...), in the charts'
+    /// order: always those shown always, a figure shown when measured where the
+    /// file has it.
+    #[serde(flatten)]
+    lines: Lines,
     /// Where the marks go, on the x axis.
     peak: Option<f64>,
     knee: Option<f64>,
     knee_scaling: bool,
     found: Option<f64>,
+}
+
+/// A file's lines by figure name, as a map in the charts' order.
+struct Lines(Vec<(&'static str, Line)>);
+
+impl Serialize for Lines {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (name, line) in &self.0 {
+            map.serialize_entry(name, line)?;
+        }
+        map.end()
+    }
+}
+
+/// The figures drawn against the swept value, in the charts' order.
+fn charted() -> impl Iterator<Item = (&'static FigureSpec, &'static SweepSpec, &'static str)> {
+    sweep_figures().filter_map(|(f, s)| Some((f, s, s.chart?)))
 }
 
 /// Why files' curves cannot be drawn on one page.
@@ -113,7 +136,11 @@ pub fn curves(files: &[(String, ResultsFile)]) -> Vec<CurveChart> {
             let c = doc.capacity.as_ref()?;
             let k = curve(c, &doc.steps);
             let at = |i: Option<usize>| i.map(|i| k.points[i].x);
-            let nopm = Line::of(k.points.iter().map(|p| p.nopm));
+            let lines = charted()
+                .map(|(f, sweep, _)| (f, sweep, Line::of(k.points.iter().map(|p| p.stat(f.name)))))
+                .filter(|(_, sweep, line)| sweep.shown == Shown::Always || line.present())
+                .map(|(f, _, line)| (f.name, line))
+                .collect();
             let found = c.found.as_ref().and_then(|f| f.rate);
             Some(CurveChart {
                 label: label.clone(),
@@ -123,9 +150,7 @@ pub fn curves(files: &[(String, ResultsFile)]) -> Vec<CurveChart> {
                 x: k.points.iter().map(|p| p.x).collect(),
                 values: k.points.iter().map(|p| p.label.clone()).collect(),
                 numeric: k.numeric,
-                tps: Line::of(k.points.iter().map(|p| p.tps)),
-                p99: Line::of(k.points.iter().map(|p| p.p99_ms)),
-                nopm: nopm.present().then_some(nopm),
+                lines: Lines(lines),
                 peak: if c.kind == Kind::Sweep {
                     at(k.peak)
                 } else {
@@ -153,11 +178,11 @@ pub fn section(files: &[(String, ResultsFile)], out: &mut String) {
     let search = with
         .iter()
         .all(|(_, d)| d.capacity.as_ref().is_some_and(|c| c.kind == Kind::Search));
-    let nopm = with.iter().any(|(_, d)| {
-        d.steps
-            .iter()
-            .any(|s| s.file.summary.workload.tpcc.nopm.is_some())
-    });
+    // A chart of a figure shown when measured only where some step has it.
+    let measured = |name: &str| {
+        with.iter()
+            .any(|(_, d)| d.steps.iter().any(|s| s.figures().get(name).is_some()))
+    };
     out.push_str(if search {
         "<h2>Capacity search</h2><p class=\"note\">Each step's throughput and 99th percentile \
          latency (from the schedule) against its -R; the marked line is the rate found, the \
@@ -169,9 +194,17 @@ pub fn section(files: &[(String, ResultsFile)], out: &mut String) {
          least 80% of the first value's (at the last value when the curve is still scaling \
          there).</p>"
     });
-    out.push_str("<div class=\"chart\" id=\"chart-sweep-tps\"></div>\n<div class=\"chart\" id=\"chart-sweep-p99\"></div>\n");
-    if nopm {
-        out.push_str("<div class=\"chart\" id=\"chart-sweep-nopm\"></div>\n");
+    // page.js draws a chart in each such place: the id names the figure (its key in
+    // the curves' data), `data-y` its axis.
+    for (f, sweep, axis) in charted() {
+        if sweep.shown == Shown::Always || measured(f.name) {
+            let _ = writeln!(
+                out,
+                "<div class=\"chart\" id=\"chart-sweep-{}\" data-y=\"{}\"></div>",
+                f.name,
+                esc(axis)
+            );
+        }
     }
     for (label, doc) in with {
         let Some(c) = &doc.capacity else { continue };

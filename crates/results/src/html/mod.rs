@@ -195,7 +195,7 @@ fn num(v: Option<f64>, prec: usize) -> String {
 fn summary_table(files: &[(String, ResultsFile)], out: &mut String) {
     let lag = files.iter().any(|(_, d)| d.summary.lag_avg_ms.is_some());
     let started = files.iter().any(|(_, d)| d.started_at.is_some());
-    // A workload's figures (TPC-C's NOPM and TPM), when some file has the first.
+    // A workload's figures (its own table's), when some file has the first.
     let workload: Vec<&FigureSpec> = crate::workload::registry::figures()
         .filter(|w| {
             w.first()

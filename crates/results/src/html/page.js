@@ -291,7 +291,7 @@
         "No backends sampled in this run.", null, marks([r], [17, 17, 17]));
     });
   }
-  // Sweeps and searches: each file's tps, p99 (and NOPM) against the swept value, the
+  // Sweeps and searches: each file's tps, p99 (and a workload's figure) against the swept value, the
   // 95% interval of a repeated value shaded between its bounds; marked: the peak and
   // the knee of a sweep, the rate a search found (lines behind the series' names).
   var curves = data.curves || [];
@@ -355,9 +355,13 @@
     window.pgbenchCharts.push({ id: id, plot: u, series: series.length, marks: m });
   }
   if (curves.length > 0) {
-    drawCurves("chart-sweep-tps", function (c) { return c.tps; }, "transactions per second");
-    drawCurves("chart-sweep-p99", function (c) { return c.p99; }, "p99 latency (ms)");
-    drawCurves("chart-sweep-nopm", function (c) { return c.nopm; }, "NOPM");
+    // A chart in each place the page made for one: its id names the figure (its key
+    // in each curve), its data-y the axis; in the page's order.
+    var places = document.querySelectorAll("div.chart[id^='chart-sweep-']");
+    Array.prototype.forEach.call(places, function (el) {
+      var key = el.id.slice("chart-sweep-".length);
+      drawCurves(el.id, function (c) { return c[key]; }, el.getAttribute("data-y"));
+    });
   }
 
   // Where each chart's plot area is on the page (for tests that look at pixels).

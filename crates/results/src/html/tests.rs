@@ -129,7 +129,7 @@ fn the_warmup_keeps_its_latencies_for_the_chart_before_the_window() {
 /// #33: a page of a run stopped by Ctrl-C drew its 12 s beside a whole run's with
 /// nothing to say so.
 #[test]
-fn issue_33_the_files_warnings_are_listed_under_the_summary() {
+fn the_files_warnings_are_listed_under_the_summary() {
     let whole = doc(&Spec::tpcb(1, 5, 100.0, 1000.0));
     let mut r = run(&Spec::tpcb(2, 5, 100.0, 1000.0));
     r.settings.limit = crate::run::Limit::Duration(60);
@@ -199,7 +199,7 @@ fn an_interval_band_stops_at_0() {
         &[("1", 100.0), ("1", 100.0), ("1", 8000.0), ("2", 1000.0)],
     );
     let k = crate::capacity::curve::curve(d.capacity.as_ref().unwrap(), &d.steps);
-    let raw = k.points[0].p99_ms.unwrap().low.unwrap();
+    let raw = k.points[0].stat("p99").unwrap().low.unwrap();
     assert!(raw < 0.0, "the case: an interval reaching below 0 ({raw})");
     let curves = serde_json::to_value(capacity::curves(&[("a".into(), d)])).unwrap();
     let low = &curves[0]["p99"]["low"];

@@ -399,7 +399,7 @@ fn inputs_edited(case: &str, name: &str, edit: impl Fn(&str) -> String) -> Input
 /// the report describes is refused with its line number, and so is a latency that
 /// would start the run that far back, or a script the report does not have.
 #[test]
-fn issue_38_a_log_line_outside_the_run_is_refused_with_its_line() {
+fn a_log_line_outside_the_run_is_refused_with_its_line() {
     let case = "T-progress-logged";
     let shift = |text: &str, line: usize, by_s: i64| -> String {
         let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
@@ -443,7 +443,7 @@ fn issue_38_a_log_line_outside_the_run_is_refused_with_its_line() {
 /// count of the report, the progress lines and the aggregate logs is now whole and
 /// not negative, every figure finite and not negative, a duration within `-T`'s.
 #[test]
-fn issue_38_implausible_figures_of_stock_output_are_refused() {
+fn implausible_figures_of_stock_output_are_refused() {
     let report = |from: &str, to: &str| {
         let e = import(&inputs_edited("max-tries", "stdout", |t| {
             assert!(t.contains(from), "{from}");
@@ -561,7 +561,7 @@ fn issue_38_implausible_figures_of_stock_output_are_refused() {
 /// statement columns): it now prints stock's report as stock printed it, less the
 /// banner, then the percentiles of its -l logs.
 #[test]
-fn issue_33_show_of_a_stock_import_prints_stocks_report() {
+fn show_of_a_stock_import_prints_stocks_report() {
     for case in CASES {
         let doc = import_files(&paths(case)).unwrap();
         let shown = crate::show::render(&doc);

@@ -24,30 +24,68 @@
 //!   exactly; a second keeps four percentiles and no histogram, so a merged second's
 //!   percentiles are the highest of the workers' (an upper bound of the true value,
 //!   exact when one worker had all of that second's transactions).
+//!
+//! The sections that may not combine say so ([`Merged`]), and the merge passes on
+//! why ([`Note`]):
+//!
+//! - the histograms: added; one a worker's file lacks leaves none for the whole
+//!   (dropped: percentiles of some of the clients would pass for the run's);
+//! - a workload's part (`--workload`): added as the workload adds its counts (TPC-C's
+//!   new orders and server counts, sysbench's queries); parts of different workloads
+//!   (which the checks refuse before) leave the first worker's;
+//! - the server's figures (`--server-stats`): worker 0 reads them for the whole
+//!   server, the others none, so the one read is the run's; were several read, the
+//!   first worker's is kept;
+//! - `--reconnect`'s availability block: the counts summed, each worker's outage
+//!   windows kept as its own, in order of their first failure
+//!   ([`crate::availability::Availability::merge`]).
 
+use super::{Merged, Note};
 use crate::histogram::LatencyHistogram;
 use crate::run::RunResult;
 use crate::series::Second;
 
 /// The result of one process with every client of `runs` (which the checks found to
-/// be of one run).
-pub fn combine(runs: &[&RunResult]) -> Option<RunResult> {
+/// be of one run), and what of it could not be combined.
+pub fn combine(runs: &[&RunResult]) -> Option<(RunResult, Vec<Note>)> {
     let (first, rest) = runs.split_first()?;
     let mut out = (*first).clone();
+    let mut unlike_workloads = None;
     for r in rest {
-        add(&mut out, r);
+        unlike_workloads = unlike_workloads.or(add(&mut out, r));
     }
+    let mut notes = Vec::new();
+    let histograms = match runs.iter().all(|r| r.histogram.is_some()) {
+        true => Merged::Combined(()),
+        false if first.histogram.is_some() => Merged::Dropped(
+            "a worker's file has none, so the percentiles of the others' clients would pass for the whole run's",
+        ),
+        false => Merged::Combined(()),
+    };
+    histograms.note("histogram", &mut notes);
+    let workload = match unlike_workloads {
+        Some(why) => Merged::FirstWorker((), why),
+        None => Merged::Combined(()),
+    };
+    workload.note("workload", &mut notes);
+    let servers = runs.iter().filter(|r| r.server.is_some()).count();
+    let server = match servers > 1 {
+        true => Merged::FirstWorker(
+            (),
+            "several workers read the server's figures; the first's are the run's",
+        ),
+        false => Merged::Combined(()),
+    };
+    server.note("server", &mut notes);
     // Worker 0's server figures are the whole run's: per transaction of all clients.
     if let Some(s) = out.server.as_mut() {
         s.derived = s.derive(out.total.counts.cnt);
     }
-    // --reconnect's outages are each worker's clients' own: not the merged run's
-    // (docs/availability.md), so left out rather than passed off as all of it.
-    out.availability = None;
-    Some(out)
+    Some((out, notes))
 }
 
-fn add(into: &mut RunResult, r: &RunResult) {
+/// Adds `r` into `into`; why its workload part could not be added, if it could not.
+fn add(into: &mut RunResult, r: &RunResult) -> Option<&'static str> {
     into.settings.clients += r.settings.clients;
     into.settings.threads += r.settings.threads;
     into.settings.rate = into.settings.rate.zip(r.settings.rate).map(|(a, b)| a + b);
@@ -68,8 +106,14 @@ fn add(into: &mut RunResult, r: &RunResult) {
     into.aborted_clients += r.aborted_clients;
     add_histogram(&mut into.histogram, &r.histogram);
     add_series(&mut into.series, &r.series);
-    if let (Some(w), Some(theirs)) = (into.workload.as_mut(), &r.workload) {
-        w.merge(theirs);
+    let unlike = match (into.workload.as_mut(), &r.workload) {
+        (Some(w), Some(theirs)) => w.merge(theirs).err(),
+        _ => None,
+    };
+    match (into.availability.as_mut(), &r.availability) {
+        (Some(a), Some(theirs)) => a.merge(theirs),
+        (None, Some(theirs)) => into.availability = Some(theirs.clone()),
+        _ => {}
     }
     if into.server.is_none() {
         into.server.clone_from(&r.server);
@@ -87,6 +131,7 @@ fn add(into: &mut RunResult, r: &RunResult) {
         w.total.merge(&theirs.total);
         add_series(&mut w.series, &theirs.series);
     }
+    unlike
 }
 
 /// A histogram that one side lacks is unknown for the whole.

@@ -5,6 +5,11 @@
 //! for every figure), [`table`] makes the per-worker table and flags outliers. A
 //! missing worker or one whose run was cut short does not stop the merge: what
 //! arrived is merged and the file's `merge` record says it is incomplete.
+//!
+//! Every section of a results file merges by one of three rules ([`Merged`]):
+//! combined (the whole run's, as one process would have it), the first worker's, or
+//! dropped; the last two with their reason, which [`merge_noting`] returns and
+//! `pgbench-report merge` prints as warnings ([`Note`]).
 
 pub mod check;
 pub mod combine;
@@ -60,12 +65,83 @@ pub enum MergeError {
     ClientsOverlap { first: String, second: String },
 }
 
+/// How one section of the workers' files comes into the merged file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Merged<T> {
+    /// The whole run's, from every worker's.
+    Combined(T),
+    /// The first worker's, for the reason given.
+    FirstWorker(T, &'static str),
+    /// None, for the reason given.
+    Dropped(&'static str),
+}
+
+impl<T> Merged<T> {
+    /// The section as the merged file holds it; a note of why to `notes` unless it
+    /// is combined.
+    pub fn note(self, section: &'static str, notes: &mut Vec<Note>) -> Option<T> {
+        match self {
+            Merged::Combined(t) => Some(t),
+            Merged::FirstWorker(t, why) => {
+                notes.push(Note {
+                    section,
+                    kept: Kept::FirstWorker,
+                    why,
+                });
+                Some(t)
+            }
+            Merged::Dropped(why) => {
+                notes.push(Note {
+                    section,
+                    kept: Kept::Dropped,
+                    why,
+                });
+                None
+            }
+        }
+    }
+}
+
+/// A section the merged file does not hold combined, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// The section: `histogram`, `workload`, `server`, ...
+    pub section: &'static str,
+    pub kept: Kept,
+    pub why: &'static str,
+}
+
+/// What of a section not combined the merged file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    FirstWorker,
+    Dropped,
+}
+
+impl std::fmt::Display for Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kept = match self.kept {
+            Kept::FirstWorker => "the first worker's only",
+            Kept::Dropped => "dropped",
+        };
+        write!(f, "merged {}: {kept}: {}", self.section, self.why)
+    }
+}
+
 /// Merges the workers' files (named as given): the merged document, with its
 /// `merge` record. Files of different runs are refused; missing workers are not.
+/// What could not be combined is left out of the answer: [`merge_noting`] gives it.
 pub fn merge(files: &[(String, ResultsFile)]) -> Result<ResultsFile, MergeError> {
+    merge_noting(files).map(|(doc, _)| doc)
+}
+
+/// [`merge()`], and a note of each section not combined.
+pub fn merge_noting(
+    files: &[(String, ResultsFile)],
+) -> Result<(ResultsFile, Vec<Note>), MergeError> {
     let workers = check::workers(files)?;
     let runs: Vec<&RunResult> = workers.iter().map(|w| w.run).collect();
-    let run = combine::combine(&runs).ok_or(MergeError::NoFiles)?;
+    let (run, notes) = combine::combine(&runs).ok_or(MergeError::NoFiles)?;
     let first = &workers[0];
     let present: BTreeSet<u32> = workers.iter().map(|w| w.worker.index).collect();
     let missing: Vec<u32> = (0..first.worker.count)
@@ -82,7 +158,8 @@ pub fn merge(files: &[(String, ResultsFile)]) -> Result<ResultsFile, MergeError>
     };
     let ended_at = workers.iter().filter_map(|w| w.doc.ended_at.clone()).max();
     let names = files.iter().map(|(f, _)| f.clone());
-    Ok(document(first.doc, run, record, ended_at, names.collect()))
+    let doc = document(first.doc, run, record, ended_at, names.collect());
+    Ok((doc, notes))
 }
 
 /// The merged file: the first worker's description of the run (versions, server

@@ -565,3 +565,141 @@ fn implausible_numbers_are_refused_naming_the_file_and_the_field() {
         assert!(e.contains(message), "{e}");
     }
 }
+
+/// One worker's outage window beginning at `first_failure_unix_us`.
+fn outage(first_failure_unix_us: i64, clients: usize) -> crate::availability::Outage {
+    crate::availability::Outage {
+        last_success_before_unix_us: Some(first_failure_unix_us - 1_000),
+        first_failure_unix_us,
+        first_success_after_unix_us: Some(first_failure_unix_us + 2_000_000),
+        all_back_unix_us: Some(first_failure_unix_us + 2_500_000),
+        clients,
+        failed_transactions: 3,
+        in_doubt: 1,
+        reconnects: clients as i64,
+        gave_up: 0,
+        seen_until_unix_us: None,
+        tps_before: Some(100.0),
+        back_to_95_unix_us: Some(first_failure_unix_us + 3_000_000),
+    }
+}
+
+fn availability(
+    from: i64,
+    failed: &[(&str, i64)],
+    outages: Vec<crate::availability::Outage>,
+) -> crate::availability::Availability {
+    crate::availability::Availability {
+        reconnect_timeout_s: 30.0,
+        backoff_max_ms: 200,
+        measured_from_unix_us: from,
+        reconnects: outages.iter().map(|o| o.reconnects).sum(),
+        gave_up: 1,
+        in_doubt: outages.iter().map(|o| o.in_doubt).sum(),
+        failed: failed.iter().map(|(s, n)| (s.to_string(), *n)).collect(),
+        outages,
+    }
+}
+
+/// Two `--reconnect` workers' availability blocks merge: their counts summed, each
+/// worker's outage windows kept (overlapping ones too), in order of first failure;
+/// nothing is noted as not combined.
+#[test]
+fn workers_availability_blocks_merge_with_every_workers_outages() {
+    let mut files = three();
+    files.truncate(2);
+    let (w0, w1) = (1_000_000_000, 1_000_000_500);
+    files[0].1.run.as_mut().unwrap().availability = Some(availability(
+        w0,
+        &[("08006", 4), ("57P01", 2)],
+        vec![outage(w0 + 5_000_000, 2), outage(w0 + 20_000_000, 1)],
+    ));
+    files[1].1.run.as_mut().unwrap().availability = Some(availability(
+        w1,
+        &[("08006", 3)],
+        vec![outage(w0 + 4_000_000, 2)],
+    ));
+    let (merged, notes) = merge_noting(&files).unwrap();
+    assert_eq!(notes, []);
+    let a = merged
+        .run
+        .clone()
+        .unwrap()
+        .availability
+        .expect("the block is kept");
+    assert_eq!(a.measured_from_unix_us, w0);
+    assert_eq!((a.reconnects, a.gave_up, a.in_doubt), (5, 2, 3));
+    let failed: Vec<(&str, i64)> = a.failed.iter().map(|(s, n)| (s.as_str(), *n)).collect();
+    assert_eq!(failed, [("08006", 7), ("57P01", 2)]);
+    let starts: Vec<i64> = a
+        .outages
+        .iter()
+        .map(|o| o.first_failure_unix_us - w0)
+        .collect();
+    assert_eq!(starts, [4_000_000, 5_000_000, 20_000_000]);
+    // The merged file's report prints the block.
+    assert!(
+        crate::show::render(&merged).contains("outage"),
+        "the merged report shows the outages"
+    );
+}
+
+/// What the merge cannot combine it says: a worker's file without its histogram
+/// leaves the merged run none, and the note says why.
+#[test]
+fn a_section_the_merge_cannot_combine_is_noted_with_why() {
+    let mut files = three();
+    files[2].1.run.as_mut().unwrap().histogram = None;
+    let (merged, notes) = merge_noting(&files).unwrap();
+    assert_eq!(merged.run.unwrap().histogram, None);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(
+        (notes[0].section, notes[0].kept),
+        ("histogram", Kept::Dropped)
+    );
+    assert!(
+        notes[0]
+            .to_string()
+            .starts_with("merged histogram: dropped: a worker's file has none"),
+        "{}",
+        notes[0]
+    );
+}
+
+/// sysbench's parts merge: the queries of every worker counted.
+#[test]
+fn workers_sysbench_parts_merge_with_their_queries_added() {
+    use crate::workload::sysbench::{QueryCounts, SysbenchSummary};
+    use crate::workload::WorkloadResult;
+    let mut files = three();
+    for (i, (_, d)) in files.iter_mut().enumerate() {
+        let n = 10 * (i as i64 + 1);
+        d.run.as_mut().unwrap().workload = Some(WorkloadResult::Sysbench(SysbenchSummary {
+            percentile: 95,
+            queries: QueryCounts {
+                read: n,
+                write: 2 * n,
+                other: 3,
+                errors: 1,
+                reconnects: 0,
+            },
+            tables: Some(2),
+            table_size: Some(1000),
+        }));
+    }
+    let (merged, notes) = merge_noting(&files).unwrap();
+    assert_eq!(notes, []);
+    let Some(WorkloadResult::Sysbench(s)) = merged.run.unwrap().workload else {
+        panic!("no sysbench part");
+    };
+    assert_eq!(
+        s.queries,
+        QueryCounts {
+            read: 60,
+            write: 120,
+            other: 9,
+            errors: 3,
+            reconnects: 0
+        }
+    );
+}

@@ -246,7 +246,7 @@ fn special_values_print_like_postgres_snprintf() {
 /// TPC-C run counts warehouses, a sysbench one tables of a size; pgbench's own
 /// scripts keep pgbench's line.
 #[test]
-fn issue_33_a_workload_shows_its_own_scale_in_place_of_the_scaling_factor() {
+fn a_workload_shows_its_own_scale_in_place_of_the_scaling_factor() {
     let header = |r: &RunResult| render(r).lines().take(4).collect::<Vec<_>>().join("\n");
     let mut r = base();
     assert!(header(&r).contains("\nscaling factor: 2\nquery mode: simple"));

@@ -138,7 +138,7 @@ fn interrupted(during_warmup: bool) -> crate::run::ended::Ended {
 /// #33: a run stopped by Ctrl-C at 12 s of `-T 60` had no warning, so `check
 /// --fail-if-warnings` passed it and nothing told a reader its figures were of 12 s.
 #[test]
-fn issue_33_an_interrupted_run_is_warned_about_with_what_it_did_of_what_was_asked() {
+fn an_interrupted_run_is_warned_about_with_what_it_did_of_what_was_asked() {
     let mut r = steady(12);
     r.settings.limit = crate::run::Limit::Duration(60);
     r.bench_duration_us = 12_034_000.0;
@@ -187,7 +187,7 @@ fn issue_33_an_interrupted_run_is_warned_about_with_what_it_did_of_what_was_aske
 /// #38: Ctrl-C in the warm-up left a file with 0 measured transactions, and `check
 /// --fail-if-warnings` said "no warnings" for it.
 #[test]
-fn issue_38_a_warm_up_cut_short_measured_nothing_and_says_so() {
+fn a_warm_up_cut_short_measured_nothing_and_says_so() {
     let mut r = steady(0);
     r.scale = 100;
     r.series.clear();
@@ -286,7 +286,7 @@ fn with_blocks(mut r: RunResult, f: impl Fn(usize) -> (i64, i64)) -> RunResult {
 /// 512MB, -S -c 2 -T 10): 24% of the first second's blocks read, 9% of the second's,
 /// then under 2%, while tps was 18% lower in the first 2 s.
 #[test]
-fn issue_33_a_cold_cache_is_a_cold_start_by_its_reads_warm_up_or_not() {
+fn a_cold_cache_is_a_cold_start_by_its_reads_warm_up_or_not() {
     let measured = [
         (21630, 68644),
         (8489, 86023),

@@ -1,9 +1,8 @@
-//! What every workload's results offer the generic code: a [`WorkloadKind`] (the
-//! report's lines, `show`'s, compare's figures) and, for a workload whose tool's
-//! output can be imported, an [`Importer`]. Each workload implements them in its
+//! What every workload's results offer the generic code: its part of a run's result
+//! as a [`PartReport`] (the report's lines), a [`WorkloadKind`] (`show`'s lines, compare's and a sweep's figures) and, for a
+//! workload whose tool's output can be imported, an [`Importer`]. Each workload implements them in its
 //! folder's `kind.rs`; [`super::registry`] lists them.
 
-use super::WorkloadResult;
 use crate::compare::spec::FigureSpec;
 use crate::import::error::ImportError;
 use crate::import::report_text::Banner;
@@ -11,22 +10,30 @@ use crate::run::RunResult;
 use crate::summary::Summary;
 use std::collections::BTreeMap;
 
-/// One workload's results: how its part of a run's result is shown, and what it adds
-/// to a results file's summary.
-pub trait WorkloadKind: Sync {
-    /// The key of its section in a results file's `run` ([`WorkloadResult::key`]).
-    fn key(&self) -> &'static str;
+/// How a workload's part of a run's result is reported ([`super::registry::report_of`]):
+/// each workload's part answers for its own lines. What the data itself answers (its
+/// key, what was lost, its summary's figures) is [`super::WorkloadPart`].
+pub trait PartReport {
     /// The lines the report prints in place of pgbench's `scaling factor: N` for
-    /// `r`, whose part is `w` (`None`: pgbench's line).
-    fn scale_lines(&self, r: &RunResult, w: &WorkloadResult) -> Option<String>;
+    /// `r`, whose part it is (`None`: pgbench's line).
+    fn scale_lines(&self, r: &RunResult) -> Option<String>;
     /// What the report prints after pgbench's report and its percentiles.
-    fn render(&self, r: &RunResult, w: &WorkloadResult, out: &mut String);
+    fn render(&self, r: &RunResult, out: &mut String);
+}
+
+/// One workload's results as a whole: what it adds to summaries, compare, sweeps and
+/// `show`, and the reader of its tool's output.
+pub trait WorkloadKind: Sync {
     /// What `show` prints of a summary's own figures after its tps line (an imported
     /// run's, which has no result to render).
     fn summary_lines(&self, s: &Summary, out: &mut String);
     /// The figures it adds to summaries, as compare's rows (leading the table when
     /// the first run has the first of them) and the HTML page's columns.
     fn figures(&self) -> &'static [FigureSpec];
+    /// The figures a sweep or a search shows of its steps beyond pgbench's (each with
+    /// its [`FigureSpec::sweep`]): some of [`WorkloadKind::figures`], or one a sweep
+    /// reads from the step's run rather than its summary.
+    fn sweep_figures(&self) -> &'static [&'static FigureSpec];
     /// The reader of its tool's output for `pgbench-report import`, if any.
     fn importer(&self) -> Option<&'static dyn Importer>;
 }

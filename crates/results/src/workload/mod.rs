@@ -8,11 +8,17 @@
 //!   [`WorkloadResult`], which a results file stores under its workload's key in
 //!   `run` (`run.tpcc`, `run.sysbench`: `section`), and a summary holds the
 //!   figures a workload adds to it ([`SummaryFigures`], flattened into `summary`);
-//! - [`registry`] is what the generic code (the report, `show`, compare, the HTML
-//!   page, import) calls: every workload's [`kind::WorkloadKind`] in one list.
+//!   Its part answers for itself as data ([`WorkloadResult::part`], a
+//!   [`WorkloadPart`]: its key, what was lost, its summary's figures), and adds
+//!   another worker's of the same workload ([`WorkloadResult::merge`]);
+//! - [`registry`] is what the generic code (the report, `show`, compare, a sweep, the
+//!   HTML page, import) calls: every workload's [`kind::WorkloadKind`] in one list,
+//!   and a part's report ([`registry::report_of`], a [`kind::PartReport`]).
 //!
 //! Adding a workload's results is a folder here, its variant of [`WorkloadResult`]
-//! (with its key in `section`) and its line in [`registry::KINDS`].
+//! (its arms in `part`, `merge`, `section` and `registry::report_of`), its
+//! `WorkloadPart`, `PartReport` and `WorkloadKind` in its `kind.rs`, and its line in
+//! [`registry::KINDS`].
 
 pub mod kind;
 pub mod registry;
@@ -32,43 +38,59 @@ pub enum WorkloadResult {
 }
 
 impl WorkloadResult {
+    /// Its part, which answers for itself: the one place the variants are told
+    /// apart, but for the pairs [`WorkloadResult::merge`] adds and the section's keys.
+    pub fn part(&self) -> &dyn WorkloadPart {
+        match self {
+            WorkloadResult::Tpcc(t) => t,
+            WorkloadResult::Sysbench(s) => s,
+        }
+    }
+
     /// The key of its section in a results file's `run`.
     pub fn key(&self) -> &'static str {
-        match self {
-            WorkloadResult::Tpcc(_) => tpcc::KEY,
-            WorkloadResult::Sysbench(_) => sysbench::KEY,
-        }
+        self.part().key()
     }
 
-    /// Another worker's part added (`pgbench-report merge`; a part of another
-    /// workload, which the merge's checks refuse before, is left out).
-    pub fn merge(&mut self, other: &WorkloadResult) {
+    /// Another worker's part added (`pgbench-report merge`): each workload adds its
+    /// counts. A part of another workload, which the merge's checks refuse before,
+    /// cannot be added: why, and this part is left as it was.
+    pub fn merge(&mut self, other: &WorkloadResult) -> Result<(), &'static str> {
         match (self, other) {
             (WorkloadResult::Tpcc(mine), WorkloadResult::Tpcc(theirs)) => mine.merge(theirs),
-            // sysbench's queries are the first worker's (they were never added up).
-            (WorkloadResult::Sysbench(_), _) | (WorkloadResult::Tpcc(_), _) => {}
+            (WorkloadResult::Sysbench(mine), WorkloadResult::Sysbench(theirs)) => {
+                mine.merge(theirs)
+            }
+            _ => return Err("the workers ran different workloads"),
         }
+        Ok(())
     }
 
-    /// Why a figure the workload's result needs could not be read (TPC-C's server
-    /// counts): the run then has no result of its own and does not end as a success.
+    /// Why a figure the workload's result needs could not be read
+    /// ([`WorkloadPart::lost`]).
     pub fn lost(&self) -> Option<&str> {
-        match self {
-            WorkloadResult::Tpcc(t) => t.server_lost.as_deref(),
-            WorkloadResult::Sysbench(_) => None,
-        }
+        self.part().lost()
     }
 
     /// The figures it adds to the run's summary, over a measured part of
     /// `measured_us`.
     pub fn summary(&self, measured_us: f64) -> SummaryFigures {
-        match self {
-            WorkloadResult::Tpcc(t) => SummaryFigures {
-                tpcc: t.summary(measured_us),
-            },
-            WorkloadResult::Sysbench(_) => SummaryFigures::default(),
-        }
+        self.part().summary(measured_us)
     }
+}
+
+/// What a workload's part of a run's result answers of itself, as data
+/// ([`WorkloadResult::part`]; each workload implements it in its `kind.rs`). How it
+/// is reported is `kind::PartReport`, a level up, which may read the run.
+pub trait WorkloadPart {
+    /// The key of its section in a results file's `run`.
+    fn key(&self) -> &'static str;
+    /// Why a figure the workload's result needs could not be read (TPC-C's server
+    /// counts): the run then has no result of its own and does not end as a success.
+    fn lost(&self) -> Option<&str>;
+    /// The figures it adds to the run's summary, over a measured part of
+    /// `measured_us`.
+    fn summary(&self, measured_us: f64) -> SummaryFigures;
 }
 
 /// The figures workloads add to a results file's `summary`, each workload's under

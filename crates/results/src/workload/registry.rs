@@ -1,9 +1,9 @@
 //! Every workload's results in one list ([`KINDS`]), and the one place the generic
 //! code goes through to reach them: the report's scale lines and sections, `show`'s
 //! figures and the tool an import came from, compare's and the HTML page's figures,
-//! the importers.
+//! a sweep's figures, the importers.
 
-use super::kind::{Importer, Tool, WorkloadKind};
+use super::kind::{Importer, PartReport, Tool, WorkloadKind};
 use super::WorkloadResult;
 use crate::compare::spec::FigureSpec;
 use crate::run::RunResult;
@@ -13,24 +13,24 @@ use crate::summary::Summary;
 /// importers tried.
 pub static KINDS: &[&dyn WorkloadKind] = &[&super::sysbench::kind::KIND, &super::tpcc::kind::KIND];
 
-/// The kind of a run's part.
-fn kind_of(w: &WorkloadResult) -> Option<&'static dyn WorkloadKind> {
-    KINDS.iter().copied().find(|k| k.key() == w.key())
+/// How a run's part is reported: the part itself, which answers for its lines.
+pub fn report_of(w: &WorkloadResult) -> &dyn PartReport {
+    match w {
+        WorkloadResult::Tpcc(t) => t,
+        WorkloadResult::Sysbench(s) => s,
+    }
 }
 
 /// The report's lines in place of pgbench's `scaling factor` for `r` (`None`:
 /// pgbench's).
 pub fn scale_lines(r: &RunResult) -> Option<String> {
-    let w = r.workload.as_ref()?;
-    kind_of(w)?.scale_lines(r, w)
+    report_of(r.workload.as_ref()?).scale_lines(r)
 }
 
 /// What the report prints after pgbench's report and its percentiles for `r`.
 pub fn render(r: &RunResult, out: &mut String) {
     if let Some(w) = &r.workload {
-        if let Some(kind) = kind_of(w) {
-            kind.render(r, w, out);
-        }
+        report_of(w).render(r, out);
     }
 }
 
@@ -44,6 +44,11 @@ pub fn summary_lines(s: &Summary, out: &mut String) {
 /// Each workload's figures, a table per workload.
 pub fn figures() -> impl Iterator<Item = &'static [FigureSpec]> {
     KINDS.iter().map(|k| k.figures())
+}
+
+/// Each workload's figures a sweep shows, in [`KINDS`]' order.
+pub fn sweep_figures() -> impl Iterator<Item = &'static FigureSpec> {
+    KINDS.iter().flat_map(|k| k.sweep_figures().iter().copied())
 }
 
 /// The importers of the workloads' tools, in the order they are tried.

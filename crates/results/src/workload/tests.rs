@@ -112,7 +112,8 @@ fn the_summary_holds_nopm_and_tpm_where_they_were_for_tpcc_only() {
 }
 
 /// The merge's rule: TPC-C's counts add up (worker 0's server counts are the whole
-/// run's), sysbench's are the first worker's; a lost count makes the run's lost.
+/// run's), so do sysbench's queries; a lost count makes the run's lost; parts of
+/// different workloads do not add, and say so.
 #[test]
 fn parts_merge_and_say_what_was_lost() {
     let mut a = tpcc();
@@ -121,7 +122,7 @@ fn parts_merge_and_say_what_was_lost() {
     };
     lost.server = None;
     lost.server_lost = Some("gone".into());
-    a.merge(&WorkloadResult::Tpcc(lost));
+    a.merge(&WorkloadResult::Tpcc(lost)).unwrap();
     let WorkloadResult::Tpcc(t) = &a else {
         unreachable!()
     };
@@ -129,7 +130,13 @@ fn parts_merge_and_say_what_was_lost() {
     assert_eq!(t.server.map(|s| s.new_orders), Some(1_002));
     assert_eq!(a.lost(), Some("gone"));
     let mut s = sysbench();
-    s.merge(&sysbench());
-    assert_eq!(s, sysbench());
+    s.merge(&sysbench()).unwrap();
+    let (WorkloadResult::Sysbench(twice), WorkloadResult::Sysbench(once)) = (&s, sysbench()) else {
+        unreachable!()
+    };
+    let mut doubled = once.queries;
+    doubled.add(&once.queries);
+    assert_eq!(twice.queries, doubled);
     assert_eq!(s.lost(), None);
+    assert_eq!(s.merge(&tpcc()), Err("the workers ran different workloads"));
 }

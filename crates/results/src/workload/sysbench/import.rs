@@ -219,7 +219,7 @@ Threads fairness:
     /// #38: a capture with `transactions: -1799` was imported as -1799 transactions;
     /// every count is whole and not negative, every figure finite.
     #[test]
-    fn issue_38_implausible_figures_are_refused_with_their_line() {
+    fn implausible_figures_are_refused_with_their_line() {
         for (from, to, want) in [
             (
                 "1799   (358.46",
@@ -267,7 +267,7 @@ Threads fairness:
 
     /// #33: sysbench does not print its test's name; `import --test` keeps it.
     #[test]
-    fn issue_33_the_test_given_names_the_transaction_type() {
+    fn the_test_given_names_the_transaction_type() {
         let (s, _) = parse("sb.txt", RUN, Some("oltp_read_only")).unwrap();
         assert_eq!(
             s.transaction_type.as_deref(),
@@ -281,7 +281,7 @@ Threads fairness:
     /// #33: the import lost the test's name, `show` called sysbench's own 95th
     /// percentile one "from the -l logs", and `compare` dropped its row.
     #[test]
-    fn issue_33_show_and_compare_keep_what_sysbench_printed() {
+    fn show_and_compare_keep_what_sysbench_printed() {
         use crate::compare::{compare, Figure, Side};
         use crate::document::{ResultsFile, RunMeta};
         use crate::import::{import, Inputs};

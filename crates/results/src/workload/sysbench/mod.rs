@@ -55,3 +55,19 @@ pub struct SysbenchSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_size: Option<u32>,
 }
+
+impl SysbenchSummary {
+    /// Another worker's part added (`pgbench-report merge`): its queries counted with
+    /// these. Its `--percentile` and its tables are the run's options, the same in
+    /// every worker (the merge's checks compare the options).
+    pub fn merge(&mut self, other: &SysbenchSummary) {
+        self.queries.add(&other.queries);
+    }
+
+    /// Queries per second (reads, writes and other commands, as its summary counts
+    /// them) over a measured part of `measured_us`, as sysbench's summary prints it.
+    pub fn qps(&self, measured_us: f64) -> Option<f64> {
+        let seconds = measured_us / 1e6;
+        (seconds > 0.0).then(|| self.queries.total() as f64 / seconds)
+    }
+}

@@ -1,12 +1,16 @@
-//! TPC-C's entry in the registry: the report's `warehouses:` line and HammerDB's
+//! TPC-C's entry in the registry, and its part's answers (`WorkloadPart`,
+//! `PartReport`): the report's `warehouses:` line and HammerDB's
 //! lines after it, the NOPM and TPM that compare sets side by side (whole numbers, as
-//! HammerDB prints them) and `show` prints, and the importer of HammerDB's output.
+//! HammerDB prints them) and `show` prints, NOPM a sweep's column and chart too, and
+//! the importer of HammerDB's output.
 
+use super::TpccResult;
 use super::{import, report};
-use crate::compare::spec::{Better, FigureSpec, Format};
+use crate::compare::spec::{Better, Cell, FigureSpec, Format, Shown, SweepSpec};
+use crate::run::RunResult;
 use crate::summary::Summary;
-use crate::workload::kind::{Importer, WorkloadKind};
-use crate::workload::WorkloadResult;
+use crate::workload::kind::{Importer, PartReport, WorkloadKind};
+use crate::workload::WorkloadPart;
 use std::fmt::Write;
 
 /// TPC-C's results.
@@ -22,6 +26,17 @@ const NOPM: FigureSpec = FigureSpec {
     better: Better::Higher,
     value: |s| s.workload.tpcc.nopm.map(|v| v as f64),
     per_second: None,
+    // A TPC-C sweep's headline: its column, its chart, its row point by point.
+    sweep: Some(SweepSpec {
+        header: "NOPM",
+        width: 8,
+        cell: Cell::Number(0),
+        shown: Shown::WhenMeasured,
+        of_file: None,
+        chart: Some("NOPM"),
+        compared: Some("NOPM"),
+        headline: true,
+    }),
 };
 
 /// HammerDB's PostgreSQL transactions per minute.
@@ -32,26 +47,41 @@ const TPM: FigureSpec = FigureSpec {
     better: Better::Higher,
     value: |s| s.workload.tpcc.tpm.map(|v| v as f64),
     per_second: None,
+    sweep: None,
 };
 
 static FIGURES: &[FigureSpec] = &[NOPM, TPM];
 
-impl WorkloadKind for Tpcc {
+static SWEEP_FIGURES: &[&FigureSpec] = &[&FIGURES[0]];
+
+impl WorkloadPart for TpccResult {
     fn key(&self) -> &'static str {
         super::KEY
     }
 
+    fn lost(&self) -> Option<&str> {
+        self.server_lost.as_deref()
+    }
+
+    fn summary(&self, measured_us: f64) -> crate::workload::SummaryFigures {
+        crate::workload::SummaryFigures {
+            tpcc: TpccResult::summary(self, measured_us),
+        }
+    }
+}
+
+impl PartReport for TpccResult {
     /// Its scale is its warehouses.
-    fn scale_lines(&self, r: &crate::run::RunResult, _: &WorkloadResult) -> Option<String> {
+    fn scale_lines(&self, r: &RunResult) -> Option<String> {
         Some(format!("warehouses: {}\n", r.scale))
     }
 
-    fn render(&self, r: &crate::run::RunResult, w: &WorkloadResult, out: &mut String) {
-        if let WorkloadResult::Tpcc(t) = w {
-            report::render(r, t, out);
-        }
+    fn render(&self, r: &RunResult, out: &mut String) {
+        report::render(r, self, out);
     }
+}
 
+impl WorkloadKind for Tpcc {
     /// HammerDB's result line, when the summary has both figures.
     fn summary_lines(&self, s: &Summary, out: &mut String) {
         if let (Some(nopm), Some(tpm)) = (s.workload.tpcc.nopm, s.workload.tpcc.tpm) {
@@ -64,6 +94,10 @@ impl WorkloadKind for Tpcc {
 
     fn figures(&self) -> &'static [FigureSpec] {
         FIGURES
+    }
+
+    fn sweep_figures(&self) -> &'static [&'static FigureSpec] {
+        SWEEP_FIGURES
     }
 
     fn importer(&self) -> Option<&'static dyn Importer> {

@@ -183,7 +183,7 @@ fn a_hammerdb_import_compares_with_a_tpcc_run_on_nopm_and_tpm() {
 /// #38: negative NOPM (which `compare` then called -200%), 4,294,967,295 virtual
 /// users and a 999,999,999,999-minute test were imported as they stood.
 #[test]
-fn issue_38_implausible_figures_are_refused_with_their_line() {
+fn implausible_figures_are_refused_with_their_line() {
     for (from, to, want) in [
         (
             "26275 NOPM from",
