@@ -1,7 +1,7 @@
 //! The command line: what `main` calls. Parses arguments as pgbench does
 //! ([`args`], [`options`]) and runs the chosen mode, a run or a sweep in a
 //! [`crate::session`]; a mode's failure is returned as its error's
-//! [`Diagnostic`](crate::diagnostic::Diagnostic), which `main` reports.
+//! [`crate::diagnostic::Diagnostic`], which `main` reports.
 
 pub mod args;
 mod error;

@@ -87,7 +87,7 @@ pub enum Opt {
 
 /// What the command line asked for, as the rows read it: the run's plan (a sweep's
 /// step's, when one runs) and the sweep or search around it, if any. Its fields are
-/// the plan's ([`Deref`](std::ops::Deref)), so a row reads `p.settings`.
+/// the plan's ([`std::ops::Deref`]), so a row reads `p.settings`.
 #[derive(Clone, Copy)]
 pub struct Planned<'a> {
     pub plan: &'a BenchPlan,
