@@ -306,6 +306,7 @@ fn reconnect_workers_merge_with_their_availability_and_the_merge_names_what_it_d
     inserted_table(&db);
     let tmp = tempfile::tempdir().unwrap();
     let script = script_file(&tmp, "insert.sql", INSERTS);
+    let store = tmp.path().join("history.sqlite");
     let workers: Vec<Worker> = (0..2)
         .map(|i| {
             let dir = tmp.path().join(format!("w{i}"));
@@ -317,6 +318,8 @@ fn reconnect_workers_merge_with_their_availability_and_the_merge_names_what_it_d
                 .args(["--export-json=worker.json", "--reconnect"])
                 .args(["-c", "2", "-j", "2", "-T", "2", "-f", &script])
                 .arg(format!("--worker={i}/2"))
+                // A worker's share is not recorded: the merged run is, once.
+                .arg(format!("--history={}", store.display()))
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -329,10 +332,24 @@ fn reconnect_workers_merge_with_their_availability_and_the_merge_names_what_it_d
         assert_eq!(r.code, 0, "worker {i}: {}", r.stderr);
     }
     let merged = tmp.path().join("merged.json");
-    let out = merge(&files, &merged);
+    let out = run(Command::new(env!("CARGO_BIN_EXE_pgbench-report"))
+        .arg("merge")
+        .args(&files)
+        .arg("-o")
+        .arg(&merged)
+        .arg(format!("--history={}", store.display()))
+        .args(["--tag", "topology=two-workers"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     support::assert_merge_complete(&out.stderr);
+    let listed = run(Command::new(env!("CARGO_BIN_EXE_pgbench-report"))
+        .args(["history", "list", "--json"])
+        .arg(format!("--history={}", store.display())));
+    let listed: Value = serde_json::from_str(&listed.stdout).unwrap();
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 1, "recorded once, merged: {listed:?}");
+    assert_eq!(listed[0]["tags"]["topology"], "two-workers");
     let doc = json(&merged);
+    assert_eq!(listed[0]["tps"].as_f64(), doc["summary"]["tps"].as_f64());
     let block = &doc["run"]["availability"];
     assert!(block.is_object(), "the merged run keeps its block: {block}");
     for key in ["reconnects", "gave_up", "in_doubt"] {

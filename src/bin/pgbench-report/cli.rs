@@ -218,7 +218,7 @@ pub struct HtmlArgs {
 /// docs/distributed.md.
 #[derive(Debug, Args)]
 #[command(
-    override_usage = "pgbench-report merge FILE... [-o MERGED.json] [--report-only]",
+    override_usage = "pgbench-report merge FILE... [-o MERGED.json] [--report-only] [--history[=STORE]] [--tag K=V]...",
     after_help = "\
 Exit status: 0 merged, 1 error (files refused), 3 merged but incomplete (a worker
 missing or cut short).",
@@ -235,6 +235,13 @@ pub struct MergeArgs {
     /// print the report alone, without the per-worker table
     #[arg(long)]
     pub report_only: bool,
+    /// record the merged run in the run history (the workers record nothing
+    /// themselves); default store: $PGBENCH_RS_HISTORY, which set alone records too
+    #[arg(long, value_name = "STORE", num_args = 0..=1, require_equals = true, default_missing_value = "", verbatim_doc_comment)]
+    pub history: Option<String>,
+    /// a label for the recorded run (repeatable)
+    #[arg(long, value_name = "K=V")]
+    pub tag: Vec<String>,
 }
 
 /// Prints the validity warnings of each results file.

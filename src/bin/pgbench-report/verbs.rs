@@ -185,6 +185,8 @@ fn merge_verb(args: MergeArgs) -> Result<u8, VerbError> {
         files,
         output,
         report_only,
+        history,
+        tag,
     } = args;
     if files.is_empty() {
         return Err(usage("merge needs the workers' results files"));
@@ -218,6 +220,19 @@ fn merge_verb(args: MergeArgs) -> Result<u8, VerbError> {
     }
     if let Some(path) = &output {
         write_out(path, &merged.to_json())?;
+    }
+    // The merged run is what the history keeps of a --worker run (each worker left
+    // its share out); a store that fails is a warning, as after a run.
+    let env_store = std::env::var("PGBENCH_RS_HISTORY")
+        .ok()
+        .filter(|s| !s.is_empty());
+    if history.is_some() || env_store.is_some() {
+        let store = history.filter(|s| !s.is_empty()).or(env_store);
+        super::history::record_merged(&merged, store.as_deref(), &tag)?;
+    } else if !tag.is_empty() {
+        return Err(usage(
+            "merge: --tag needs --history (or PGBENCH_RS_HISTORY)",
+        ));
     }
     Ok(if record.is_some_and(|r| r.incomplete) {
         EXIT_INCOMPLETE

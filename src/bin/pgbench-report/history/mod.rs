@@ -163,6 +163,37 @@ pub fn verb(args: HistoryArgs) -> Result<u8, VerbError> {
 }
 
 /// `K=V` words as pairs.
+/// `merge --history`: the merged file recorded once, with the first worker's host; a
+/// store that cannot be written is a warning (the merge itself went through).
+pub fn record_merged(
+    merged: &ResultsFile,
+    store: Option<&str>,
+    tag_words: &[String],
+) -> Result<(), VerbError> {
+    let tags = tags(tag_words)?;
+    let opened = match store {
+        Some(spec) => Store::open(spec),
+        None => Store::open_default(),
+    };
+    let recorded = opened.and_then(|mut store| {
+        store.record(
+            merged,
+            RecordInput {
+                tags,
+                command_line: merged.command_line.clone(),
+                environment: Environment {
+                    client: merged.client_host.as_ref().map(ClientFacts::from_host),
+                    server: None,
+                },
+            },
+        )
+    });
+    if let Err(e) = recorded {
+        eprintln!("pgbench-report: warning: the merged run was not recorded in the history: {e}");
+    }
+    Ok(())
+}
+
 fn tags(words: &[String]) -> Result<Vec<(String, String)>, VerbError> {
     words
         .iter()
