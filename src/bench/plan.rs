@@ -29,30 +29,6 @@ pub struct LogPlan {
     pub aggregate_interval_s: Option<i64>,
 }
 
-/// pgbench-rs's results files (`--export-json`, `--export-html`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Export {
-    pub json: Option<String>,
-    pub html: Option<String>,
-}
-
-impl Export {
-    /// Whether any is written: the run then keeps histograms, the per-second series
-    /// and the server's settings.
-    pub fn any(&self) -> bool {
-        self.json.is_some() || self.html.is_some()
-    }
-
-    /// The files asked for, JSON first.
-    pub fn paths(&self) -> Vec<String> {
-        [&self.json, &self.html]
-            .into_iter()
-            .flatten()
-            .cloned()
-            .collect()
-    }
-}
-
 /// The vacuum before the run (`-n`, `-v`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Vacuum {
@@ -87,7 +63,6 @@ pub struct BenchPlan {
     pub exit_on_abort: bool,
     /// `-D` definitions in command-line order (name, value).
     pub defines: Vec<(String, String)>,
-    pub export: Export,
     pub scale: Scale,
     pub vacuum: Vacuum,
     /// `-d`.

@@ -38,7 +38,7 @@ impl RunStop {
         Arc::default()
     }
 
-    /// The handler of a sweep's or search's step (`crate::capacity`): a signal before
+    /// The handler of one step of a mode that runs several (a sweep): a signal before
     /// its clients exist stops the run as soon as they do, rather than ending the
     /// process.
     pub fn for_step() -> Arc<RunStop> {

@@ -26,7 +26,6 @@ use std::sync::Arc;
 /// option, script, variable or numbered seed get different ids and never meet.
 pub fn run_id(plan: &BenchPlan) -> String {
     let mut shared = plan.clone();
-    shared.export = Default::default();
     // What a worker keeps follows from its own results files.
     shared.keep = Default::default();
     shared.metrics = None;

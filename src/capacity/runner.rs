@@ -75,7 +75,7 @@ pub fn run(
     // the most clients a step runs.
     let mut live = plan.live_plan();
     live.clients = capacity.max_clients(live.clients);
-    let stop = SweepStop::new(plan.export.json.clone());
+    let stop = SweepStop::new(command_line.export.json.clone());
     let session = Session::open(signals, plan, live, stop.clone())?;
     let mut sweep = Sweep {
         base: plan,
@@ -411,21 +411,22 @@ impl Sweep<'_> {
             export::print_report(&self.record, step, base);
         }
         let mut status = self.halt.status;
-        if base.export.any() && self.steps.is_empty() {
+        let export = self.command_line.export;
+        if export.any() && self.steps.is_empty() {
             // Nothing ran to be kept (a signal in the first warm-up, a first step that
             // could not connect): the file asked for is not there, and the user is told.
-            for path in base.export.paths() {
+            for path in export.paths() {
                 logging::error(&format!(
                     "results file \"{path}\" not written: no step was kept"
                 ));
             }
         }
         let history = self.command_line.history;
-        if (base.export.any() || history.is_some()) && !self.steps.is_empty() {
+        if (export.any() || history.is_some()) && !self.steps.is_empty() {
             let steps = std::mem::take(&mut self.steps);
             let options = (self.command_line.options)(base, &self.dbname);
             if let Some(file) = export::file(options, self.record.clone(), steps) {
-                let errors = finish::write_exports(&base.export, &file, self.stop, "this sweep");
+                let errors = finish::write_exports(export, &file, self.stop, "this sweep");
                 if let Some(history) = history {
                     crate::session::history::record(history, &file, args, self.command_line.argv);
                 }

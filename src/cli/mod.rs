@@ -84,15 +84,16 @@ pub fn run(argv: &[String]) -> Exit {
             temp_instance,
             workload,
             history,
+            export,
         } => {
-            check_exports(&plan.export).map_err(CliError::Export)?;
+            check_exports(&export).map_err(CliError::Export)?;
             // Before any thread: a run's signals are its own from the start.
             let signals = install_signals()?;
             run_bench(
                 &conn,
                 &plan,
                 target(&conn, temp_instance, workload),
-                (argv, history.as_ref()),
+                (argv, history.as_ref(), &export),
                 &signals,
             )
         }
@@ -103,8 +104,9 @@ pub fn run(argv: &[String]) -> Exit {
             temp_instance,
             workload,
             history,
+            export,
         } => {
-            check_exports(&base.export).map_err(CliError::Export)?;
+            check_exports(&export).map_err(CliError::Export)?;
             let signals = install_signals()?;
             if temp_instance.is_some() {
                 warn_ignored_by_temp_instance(&conn);
@@ -115,6 +117,7 @@ pub fn run(argv: &[String]) -> Exit {
                 options: &options,
                 worker_digests: &digests,
                 history: history.as_ref(),
+                export: &export,
             };
             crate::capacity::runner::run(
                 target(&conn, temp_instance, workload),
@@ -141,12 +144,16 @@ fn run_bench(
     conn: &options::ConnArgs,
     plan: &BenchPlan,
     target: Target,
-    (argv, history): (&[String], Option<&crate::session::history::HistoryPlan>),
+    (argv, history, export): (
+        &[String],
+        Option<&crate::session::history::HistoryPlan>,
+        &crate::session::Export,
+    ),
     signals: &crate::signals::Signals,
 ) -> Exit {
     // The run's, until the report is out and the results files are written.
     let stop = crate::bench::RunStop::new();
-    stop.will_write(plan.export.paths());
+    stop.will_write(export.paths());
     let session = Session::open(signals, plan, plan.live_plan(), stop.clone())?;
     let live = session.endpoint().map(crate::metrics::Endpoint::live);
     let env = crate::bench::RunEnv::process(live, Arc::clone(&stop));
@@ -159,6 +166,7 @@ fn run_bench(
         options: &options,
         worker_digests: &digests,
         history,
+        export,
     };
     // A run stopped by a signal ends at once, without the linger.
     let mut interrupted = false;
@@ -260,7 +268,7 @@ fn prepare_workload(
 
 /// Tries the destinations of `--export-json` and `--export-html` before the run, as
 /// pgbench opens its `-l` files before the clients start.
-fn check_exports(export: &crate::bench::plan::Export) -> Result<(), WriteError> {
+fn check_exports(export: &crate::session::Export) -> Result<(), WriteError> {
     for path in [&export.json, &export.html].into_iter().flatten() {
         destination::check(path)?;
     }

@@ -3,7 +3,7 @@
 //! file, and writing the results files asked for (`--export-json`, `--export-html`),
 //! each guarded by the mode's signal handler.
 
-use crate::bench::plan::{BenchPlan, Export};
+use crate::bench::plan::BenchPlan;
 use crate::bench::txlog::LogLoss;
 use crate::bench::RunOutcome;
 use crate::diagnostic::{self, ExitStatus};
@@ -12,6 +12,31 @@ use pgbench_results::destination::{WriteError, Writes};
 use pgbench_results::{ResultsFile, RunMeta, RunResult};
 use pgbench_wire::redact_secrets;
 use std::io::Write;
+
+/// pgbench-rs's results files (`--export-json`, `--export-html`): what the session
+/// writes after a mode, not what the run does (it keeps what `BenchPlan.keep` says).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Export {
+    pub json: Option<String>,
+    pub html: Option<String>,
+}
+
+impl Export {
+    /// Whether any is written: the run then keeps histograms, the per-second series
+    /// and the server's settings.
+    pub fn any(&self) -> bool {
+        self.json.is_some() || self.html.is_some()
+    }
+
+    /// The files asked for, JSON first.
+    pub fn paths(&self) -> Vec<String> {
+        [&self.json, &self.html]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect()
+    }
+}
 
 /// `heading` (a sweep's step line, a banner), the run's report and what its options
 /// add after it, on stdout, flushed (stderr's lines come after it).
@@ -166,9 +191,9 @@ pub fn finish_run(
             print_aborted(result);
             print_log_losses(log_losses);
             print_ending_note(result);
-            if plan.export.any() || command_line.history.is_some() {
+            if command_line.export.any() || command_line.history.is_some() {
                 let file = results_file(result, meta, plan, command_line, dbname);
-                let errors = write_exports(&plan.export, &file, stop, "this run");
+                let errors = write_exports(command_line.export, &file, stop, "this run");
                 if let Some(history) = command_line.history {
                     super::history::record(history, &file, target, command_line.argv);
                 }

@@ -25,6 +25,7 @@ pub mod history;
 
 pub use crate::diagnostic::{Exit, ExitStatus};
 pub use error::SessionError;
+pub use finish::Export;
 
 use crate::bench::plan::BenchPlan;
 use crate::signals::{Attached, OnSignal, Signals};
@@ -45,6 +46,8 @@ pub struct CommandLine<'a> {
     /// Where the mode's results file is recorded (`--history`, `PGBENCH_RS_HISTORY`),
     /// with the run's tags.
     pub history: Option<&'a history::HistoryPlan>,
+    /// The results files to write (`--export-json`, `--export-html`).
+    pub export: &'a finish::Export,
 }
 
 /// Where the runs go: the user's server (its connection options and database name),

@@ -113,6 +113,7 @@ pub(super) fn finish(
                     temp_instance,
                     workload,
                     history,
+                    export,
                 } => Action::Sweep {
                     conn,
                     workload,
@@ -120,6 +121,7 @@ pub(super) fn finish(
                     capacity,
                     temp_instance,
                     history,
+                    export,
                 },
                 other => other,
             },
@@ -450,7 +452,6 @@ fn bench_action(
         verbose_errors: d.verbose_errors,
         exit_on_abort: d.exit_on_abort,
         defines: d.defines,
-        export: d.export,
         scale: Scale {
             value: d.scale,
             given: d.scale_given,
@@ -489,5 +490,6 @@ fn bench_action(
         temp_instance: d.temp_instance,
         workload,
         history,
+        export: d.export,
     }
 }

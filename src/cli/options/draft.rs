@@ -63,7 +63,7 @@ pub(super) struct Draft {
     pub no_vacuum: bool,
     pub vacuum_all: bool,
     pub percentiles: Option<Vec<f64>>,
-    pub export: crate::bench::plan::Export,
+    pub export: crate::session::Export,
     pub debug: bool,
     pub random_seed: u64,
     /// The seed is a number (not the clock, `time` or `rand`).

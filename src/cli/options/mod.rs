@@ -52,6 +52,8 @@ pub enum Action {
         workload: Option<std::sync::Arc<dyn crate::workload::Workload>>,
         /// `--history`, `PGBENCH_RS_HISTORY`: where the run is recorded.
         history: Option<crate::session::history::HistoryPlan>,
+        /// `--export-json`, `--export-html`: the results files written after it.
+        export: crate::session::Export,
     },
     /// `--sweep` or `--find-max-rate`: `base` run once a step, changed as `capacity`
     /// says (`crate::capacity`).
@@ -62,6 +64,7 @@ pub enum Action {
         temp_instance: Option<crate::temp_instance::TempInstance>,
         workload: Option<std::sync::Arc<dyn crate::workload::Workload>>,
         history: Option<crate::session::history::HistoryPlan>,
+        export: crate::session::Export,
     },
 }
 
