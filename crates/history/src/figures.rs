@@ -119,11 +119,21 @@ pub fn figures(doc: &ResultsFile) -> Figures {
         p99_ms: percentile(99.0),
         max_ms: s.percentiles.as_ref().map(|p| p.max_ms),
         failed_pct,
-        nopm: s.workload.tpcc.nopm.map(|v| v as f64),
-        tpm: s.workload.tpcc.tpm.map(|v| v as f64),
+        nopm: workload_figure(s, "nopm"),
+        tpm: workload_figure(s, "tpm"),
         qps,
         server_version: doc.server_version.clone(),
     }
+}
+
+/// A workload's figure by the name compare and the gates know it by (NOPM and TPM
+/// are TPC-C's), read through the workloads' registry: the history names no
+/// workload's fields.
+fn workload_figure(s: &pgbench_results::summary::Summary, name: &str) -> Option<f64> {
+    pgbench_results::workload::registry::figures()
+        .flatten()
+        .find(|f| f.name == name)
+        .and_then(|f| (f.value)(s))
 }
 
 /// The key of a run's series: runs with the same workload, scripts, scale, clients,
