@@ -3,7 +3,6 @@
 //! workload's part), what makes two runs comparable ([`series_key`]), and the
 //! [`Metric`]s by name. Pure: a document in, numbers out.
 
-use pgbench_results::workload::WorkloadResult;
 use pgbench_results::ResultsFile;
 use serde::Serialize;
 use std::fmt::Write;
@@ -88,12 +87,10 @@ pub fn figures(doc: &ResultsFile) -> Figures {
         (all > 0.0).then(|| 100.0 * f / all)
     })();
     let measured_s = doc.run.as_ref().map(|r| r.bench_duration_us / 1e6);
-    let qps = doc.run.as_ref().and_then(|r| match &r.workload {
-        Some(WorkloadResult::Sysbench(x)) if r.bench_duration_us > 0.0 => {
-            Some(x.queries.total() as f64 / (r.bench_duration_us / 1e6))
-        }
-        _ => None,
-    });
+    // A workload's queries per second, as its sweeps show it (sysbench's).
+    let qps = pgbench_results::workload::registry::sweep_figures()
+        .find(|f| f.name == "qps")
+        .and_then(|f| f.sweep?.of_file?(doc));
     let workload = doc
         .options
         .get("workload")
