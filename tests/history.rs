@@ -356,19 +356,7 @@ fn hammerdb_and_sysbench_output_are_recorded_with_their_figures() {
         "tool=hammerdb",
     ]));
     let sysbench = dir.join("sysbench.txt");
-    std::fs::write(
-        &sysbench,
-        "sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)\n\n\
-         Running the test with following options:\nNumber of threads: 2\n\n\
-         SQL statistics:\n    transactions:                        1799   (358.46 per sec.)\n\
-         \x20   ignored errors:                      7      (1.39 per sec.)\n\n\
-         General statistics:\n    total time:                          5.0181s\n\n\
-         Latency (ms):\n         min:                                    0.57\n\
-         \x20        avg:                                    5.56\n\
-         \x20        max:                                 1024.50\n\
-         \x20        95th percentile:                       12.98\n",
-    )
-    .unwrap();
+    std::fs::write(&sysbench, crate::support::SYSBENCH_OUTPUT).unwrap();
     ok(&report(&[
         "history",
         &store,

@@ -106,19 +106,7 @@ fn import_then_show_gives_what_stock_printed() {
 fn a_sysbench_import_keeps_its_test_and_its_percentile() {
     let dir = scratch("import-sysbench");
     let captured = dir.join("sysbench.txt");
-    std::fs::write(
-        &captured,
-        "sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)\n\n\
-         Running the test with following options:\nNumber of threads: 2\n\n\
-         SQL statistics:\n    transactions:                        1799   (358.46 per sec.)\n\
-         \x20   ignored errors:                      7      (1.39 per sec.)\n\n\
-         General statistics:\n    total time:                          5.0181s\n\n\
-         Latency (ms):\n         min:                                    0.57\n\
-         \x20        avg:                                    5.56\n\
-         \x20        max:                                 1024.50\n\
-         \x20        95th percentile:                       12.98\n",
-    )
-    .unwrap();
+    std::fs::write(&captured, crate::support::SYSBENCH_OUTPUT).unwrap();
     let imported = dir.join("sysbench.json");
     let path = |p: &Path| p.to_str().unwrap().to_string();
     let out = report_cmd(&[

@@ -12,6 +12,18 @@ use pgbench_cluster::Cluster;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
+/// What sysbench 1.0.20 printed of a short `oltp_read_write` run (2 threads, 1,799
+/// transactions, 7 ignored errors, p95 12.98 ms): what the importers read.
+pub const SYSBENCH_OUTPUT: &str = "sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)\n\n\
+         Running the test with following options:\nNumber of threads: 2\n\n\
+         SQL statistics:\n    transactions:                        1799   (358.46 per sec.)\n\
+         \x20   ignored errors:                      7      (1.39 per sec.)\n\n\
+         General statistics:\n    total time:                          5.0181s\n\n\
+         Latency (ms):\n         min:                                    0.57\n\
+         \x20        avg:                                    5.56\n\
+         \x20        max:                                 1024.50\n\
+         \x20        95th percentile:                       12.98\n";
+
 /// A database of its own on the shared test cluster.
 pub struct Db {
     pub cluster: &'static Cluster,

@@ -422,14 +422,29 @@ impl Store {
     pub fn list(&mut self, filter: &Filter) -> Result<Vec<RunRow>, HistoryError> {
         let (sql, params) = self.selection(ROW_COLUMNS, filter);
         let rows = self.query(&sql, &params)?;
+        Ok(self
+            .tagged(&rows, filter, &params)?
+            .into_iter()
+            .map(|(row, _)| row)
+            .collect())
+    }
+
+    /// The runs of `rows` (selected by `filter`, with `params`), each with its tags,
+    /// beside its whole row (for what was selected after [`ROW_COLUMNS`]).
+    fn tagged<'r>(
+        &mut self,
+        rows: &'r [Row],
+        filter: &Filter,
+        params: &[Value],
+    ) -> Result<Vec<(RunRow, &'r Row)>, HistoryError> {
         let (ids, _) = self.selection("id", filter);
-        let mut tags = self.tags_of(&ids, &params)?;
+        let mut tags = self.tags_of(&ids, params)?;
         Ok(rows
             .iter()
             .map(|r| {
                 let mut row = Store::row(r);
                 row.tags = tags.remove(&row.id.0).unwrap_or_default();
-                row
+                (row, r)
             })
             .collect())
     }
@@ -532,15 +547,10 @@ impl Store {
             ),
             &params,
         )?;
-        let (ids, _) = self.selection("id", filter);
-        let mut tags = self.tags_of(&ids, &params)?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let mut row = Store::row(r);
-                row.tags = tags.remove(&row.id.0).unwrap_or_default();
-                (row, r.last().cloned().flatten().unwrap_or_default())
-            })
+        Ok(self
+            .tagged(&rows, filter, &params)?
+            .into_iter()
+            .map(|(row, r)| (row, r.last().cloned().flatten().unwrap_or_default()))
             .collect())
     }
 
