@@ -208,6 +208,7 @@ fn prepare_options(bench: &BenchPlan) -> PrepareOptions {
         seed: bench.random_seed,
         scale: bench.scale.value,
         quiet: false,
+        resumable: Default::default(),
     }
 }
 

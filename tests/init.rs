@@ -177,6 +177,7 @@ fn init_child() {
         tablespace: some(f[11]),
         index_tablespace: some(f[12]),
         jobs: some(f[13]).map(|j| j.parse().unwrap()),
+        resumable: Default::default(),
     };
     let conn = ConnectOptions::from_args(&ConnectArgs {
         host: some(f[0]),

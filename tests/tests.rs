@@ -23,6 +23,7 @@ mod metrics; // --metrics-listen: a real Prometheus scrapes runs (one process, t
 mod multiplex; // -j threads of several clients: seeded rows equal stock's, one OS thread per -j thread
 mod redaction; // passwords in the connection string (or another session's, via --server-stats): in no file or output
 mod report; // pgbench-report as a program: show, import, compare, html (in a real browser)
+mod resume; // #47: loads killed, restarted under, sharded and resumed: pgbench, TPC-C, sysbench
 mod run_end; // how a run ends: a frozen server, a partition (with or without watchers), signals twice, long transactions
 mod server_stats; // --server-stats and the validity warnings: server commits beside the client's, a CHECKPOINT in the window, pgbench-report check
 mod sysbench; // --workload=oltp_* beside real sysbench: prepare schema and values, statements per transaction, rows

@@ -152,6 +152,12 @@ fn table_info(
                 ));
             }
             setup.scale = scale as i32;
+            // pgbench-rs: tables of a resumable load that did not finish are refused.
+            if let Some(message) =
+                crate::init::resume::unfinished(conn, crate::init::resume::PGBENCH)
+            {
+                return Err(fail(message, None));
+            }
         }
         Err(e) => {
             let missing = e.db_error().is_some_and(|d| d.code() == "42P01");

@@ -83,6 +83,8 @@ pub enum Opt {
     FailIfBelow,
     History,
     Tag,
+    Resume,
+    Shard,
 }
 
 /// What the command line asked for, as the rows read it: the run's plan (a sweep's
@@ -354,6 +356,8 @@ pub const OPTIONS: &[OptionSpec] = &[
     // shared.
     opt(Opt::History, None, "history", true),
     opt(Opt::Tag, None, "tag", true),
+    opt(Opt::Resume, None, "resume", false),
+    opt(Opt::Shard, None, "shard", true),
 ];
 
 /// What the results file records of a sweep's or search's option, if the run has one.

@@ -43,9 +43,25 @@ pub enum InitError {
     /// when the other failure is unknown (e.g. a loading thread panicked).
     #[error("initialization aborted after a failure on another connection")]
     Aborted,
+    /// The load's tables do not add up to what the scale says (the lines naming
+    /// each table were printed before).
+    #[error("the load does not add up: {0} table(s) differ from what the scale says")]
+    Miscounted(usize),
+    /// A resumable load cannot go on (`--resume`, `--shard`).
+    #[error("{0}")]
+    Resume(String),
     /// A step letter outside `dtgGvpf ` (the command line normally rejects it first).
     #[error("unrecognized initialization step \"{0}\"")]
     UnknownStep(char),
+}
+
+impl From<super::resume::ResumeError> for InitError {
+    fn from(e: super::resume::ResumeError) -> InitError {
+        match e {
+            super::resume::ResumeError::Query { message, sql } => InitError::Query { message, sql },
+            other => InitError::Resume(other.to_string()),
+        }
+    }
 }
 
 impl InitError {

@@ -11,9 +11,11 @@ mod load;
 mod options;
 mod parallel;
 pub(crate) mod progress;
+pub mod resume;
 mod rows;
 mod sql;
 mod steps;
+mod units;
 
 use pgbench_wire::{ConnectOptions, Connection};
 

@@ -37,6 +37,8 @@ pub struct InitOptions {
     /// `-j` in init mode: connections for loading, vacuum and primary keys. `None` or 1
     /// is pgbench's one-connection behaviour (pgbench rejects `-j` with `-i`).
     pub jobs: Option<u32>,
+    /// `--resume` and `--shard=K/N`: load in recorded units ([`super::resume`]).
+    pub resumable: super::resume::Resumable,
 }
 
 impl Default for InitOptions {
@@ -53,6 +55,7 @@ impl Default for InitOptions {
             tablespace: None,
             index_tablespace: None,
             jobs: None,
+            resumable: super::resume::Resumable::default(),
         }
     }
 }

@@ -33,7 +33,7 @@ pub(crate) struct Piece {
 }
 
 /// Without FREEZE: the table was truncated by another, committed transaction.
-const COPY_ACCOUNTS: &str = "copy pgbench_accounts from stdin";
+pub(super) const COPY_ACCOUNTS: &str = "copy pgbench_accounts from stdin";
 
 /// Rows sent between two progress reports of a loading connection.
 const REPORT_ROWS: i64 = 4_096;
@@ -132,7 +132,7 @@ pub(crate) fn client_side(
 /// `synchronous_commit = off` the commit records of the pieces may still be unflushed
 /// when `v` runs, and vacuum cannot set hint bits (so not the all-visible bits) on
 /// rows whose commit is not yet durable, unlike after pgbench's `COPY ... FREEZE`.
-fn flush_commits(conn: &mut Connection) -> Result<(), InitError> {
+pub(super) fn flush_commits(conn: &mut Connection) -> Result<(), InitError> {
     let current = conn
         .query_rows("show synchronous_commit")
         .map_err(|e| InitError::Query {
@@ -294,7 +294,7 @@ fn run_queue(
     first_error(results)
 }
 
-fn join_all(
+pub(super) fn join_all(
     handles: Vec<std::thread::ScopedJoinHandle<'_, Result<(), InitError>>>,
 ) -> Vec<Result<(), InitError>> {
     handles
@@ -305,7 +305,7 @@ fn join_all(
 
 /// The error to report: the first real one, not a connection that stopped because
 /// another one failed.
-fn first_error(results: Vec<Result<(), InitError>>) -> Result<(), InitError> {
+pub(super) fn first_error(results: Vec<Result<(), InitError>>) -> Result<(), InitError> {
     let mut aborted = None;
     for result in results {
         match result {
@@ -333,6 +333,7 @@ mod tests {
             tablespace: None,
             index_tablespace: None,
             jobs: Some(2),
+            resumable: Default::default(),
         }
     }
 

@@ -14,7 +14,7 @@ use super::{load, parallel, sql};
 
 /// Where `g` and `G` generate the rows.
 #[derive(Clone, Copy)]
-enum Side {
+pub(super) enum Side {
     /// `g`: here, sent with COPY.
     Client,
     /// `G`: by the server, with `generate_series`.
@@ -33,6 +33,9 @@ pub(super) struct Init<'a> {
 
 impl Init<'_> {
     pub(super) fn run_steps(&mut self) -> Result<(), InitError> {
+        if self.opts.resumable.active() {
+            return self.run_resumable();
+        }
         let steps: Vec<char> = self.opts.steps.chars().collect();
         let mut stats = Vec::new();
         let mut run_time = 0.0;
@@ -81,12 +84,17 @@ impl Init<'_> {
         Ok(())
     }
 
-    fn drop_tables(&mut self) -> Result<(), InitError> {
+    pub(super) fn drop_tables(&mut self) -> Result<(), InitError> {
         say("dropping old tables...\n");
-        execute(&mut self.main, sql::DROP_TABLES)
+        execute(&mut self.main, sql::DROP_TABLES)?;
+        // An unfinished resumable load went with its tables.
+        Ok(super::resume::finish(
+            &mut self.main,
+            super::resume::PGBENCH,
+        )?)
     }
 
-    fn create_tables(&mut self) -> Result<(), InitError> {
+    pub(super) fn create_tables(&mut self) -> Result<(), InitError> {
         say("creating tables...\n");
         for statement in sql::create_tables(&self.opts) {
             execute(&mut self.main, &statement)?;
@@ -109,6 +117,9 @@ impl Init<'_> {
             Side::Client => "generating data (client-side)...\n",
             Side::Server => "generating data (server-side)...\n",
         });
+        // The tables are emptied and loaded again: an unfinished resumable load's
+        // record no longer describes them.
+        super::resume::finish(&mut self.main, super::resume::PGBENCH)?;
         let Some(jobs) = self.opts.parallel_jobs() else {
             return match side {
                 Side::Client => load::client_side(&mut self.main, &self.opts),
@@ -135,7 +146,7 @@ impl Init<'_> {
         loaded
     }
 
-    fn vacuum(&mut self) -> Result<(), InitError> {
+    pub(super) fn vacuum(&mut self) -> Result<(), InitError> {
         say("vacuuming...\n");
         // After a parallel load the accounts rows are not frozen as pgbench's COPY FREEZE
         // leaves them; `vacuum (freeze)` here would rewrite the table with full-page
@@ -190,7 +201,7 @@ impl Init<'_> {
 
     /// `width` connections for a parallel step: the main one and `width - 1` helpers,
     /// opened the first time they are needed and kept for later steps.
-    fn connections(
+    pub(super) fn connections(
         &mut self,
         width: usize,
     ) -> Result<(&mut Connection, &mut [Connection]), InitError> {

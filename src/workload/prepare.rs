@@ -14,6 +14,8 @@ pub struct PrepareOptions {
     pub scale: i32,
     /// `-q`: progress lines every 5 s.
     pub quiet: bool,
+    /// `--resume`, `--shard=K/N` ([`crate::init::resume`]).
+    pub resumable: crate::init::resume::Resumable,
 }
 
 /// A failure of a workload's prepare step.
@@ -31,6 +33,23 @@ pub enum PrepareError {
     /// unknown: its thread panicked).
     #[error("initialization aborted after a failure on another connection")]
     Aborted,
+    /// The load's tables do not add up (a line per table was printed before).
+    #[error("the load does not add up: {0} table(s) differ from what the options say")]
+    Miscounted(usize),
+    /// A resumable load cannot go on.
+    #[error("{0}")]
+    Resume(String),
+}
+
+impl From<crate::init::resume::ResumeError> for PrepareError {
+    fn from(e: crate::init::resume::ResumeError) -> PrepareError {
+        match e {
+            crate::init::resume::ResumeError::Query { message, sql } => {
+                PrepareError::Query { message, sql }
+            }
+            other => PrepareError::Resume(other.to_string()),
+        }
+    }
 }
 
 impl Diagnostic for PrepareError {

@@ -225,6 +225,7 @@ fn prepare_action(
             seed: d.random_seed,
             scale: d.scale,
             quiet: d.init.quiet,
+            resumable: d.init.resumable,
         },
         temp_instance: d.temp_instance,
     })

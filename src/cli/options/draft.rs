@@ -198,7 +198,7 @@ impl Draft {
                 self.output_option(opt, v)?
             }
             Initialize | InitSteps | Fillfactor | Quiet | UnloggedTables | Tablespace
-            | IndexTablespace | ForeignKeys | Partitions | PartitionMethod => {
+            | IndexTablespace | ForeignKeys | Partitions | PartitionMethod | Resume | Shard => {
                 self.init_option(opt, v)?
             }
             Host => self.conn.host = Some(v.to_string()),
@@ -476,6 +476,18 @@ impl Draft {
                 self.init.fillfactor = parse_int(v, "-F/--fillfactor", 10, 100)? as i32
             }
             Opt::Quiet => self.init.quiet = true,
+            // Ours, for every loader: not a table option.
+            Opt::Resume => {
+                self.init.resumable.resume = true;
+                self.initialization_option_set = true;
+                return Ok(());
+            }
+            Opt::Shard => {
+                let shard = crate::init::resume::Shard::parse(v).map_err(ConfigError::Shard)?;
+                self.init.resumable.shard = Some(shard);
+                self.initialization_option_set = true;
+                return Ok(());
+            }
             Opt::UnloggedTables => self.init.unlogged_tables = true,
             Opt::Tablespace => self.init.tablespace = Some(v.to_string()),
             Opt::IndexTablespace => self.init.index_tablespace = Some(v.to_string()),

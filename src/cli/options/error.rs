@@ -25,6 +25,9 @@ pub enum ConfigError {
     Capacity(#[from] crate::capacity::options::CapacityError),
     #[error("--workload cannot be combined with -b, -f, -S or -N")]
     WorkloadWithScripts,
+    /// `--shard`: not `K/N`.
+    #[error("{0}")]
+    Shard(String),
     /// `--tag`: not `KEY=VALUE`.
     #[error("{0}")]
     Tag(String),
