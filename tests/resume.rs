@@ -260,3 +260,133 @@ fn a_server_restart_mid_load_resumes() {
         .unwrap();
     assert_eq!(count.trim(), "1200000|1200000");
 }
+
+/// `--workload=tpcc --check`'s report, after asserting it passed.
+fn tpcc_check(db: &Db) -> String {
+    let mut check = db.ours();
+    check.args(["--workload=tpcc", "--check"]);
+    succeeds(check)
+}
+
+/// The `rows:` line of a check.
+fn rows_line(report: &str) -> String {
+    report
+        .lines()
+        .find(|l| l.starts_with("rows"))
+        .unwrap_or_else(|| panic!("no rows line in:\n{report}"))
+        .to_string()
+}
+
+/// TPC-C at 4 warehouses: killed half way and resumed, and loaded by two shards at
+/// once, both pass `--check` with a fresh load's row counts.
+#[test]
+fn tpcc_killed_resumed_and_sharded() {
+    let fresh = fresh_db("resume_tpcc_fresh");
+    succeeds({
+        let mut c = fresh.ours();
+        c.args(["-i", "--workload=tpcc", "-s", "4"]);
+        c
+    });
+    let want = rows_line(&tpcc_check(&fresh));
+    no_record_left(&fresh);
+
+    let killed = fresh_db("resume_tpcc_killed");
+    let mut first = killed.ours();
+    first.args(["-i", "--workload=tpcc", "-s", "4", "--resume"]);
+    // 5 units: the items, then a warehouse each.
+    kill_at(&killed, first, "tpcc", 3);
+    let loaded = units_recorded(&killed, "tpcc");
+    let refused = killed
+        .ours()
+        .args(["--workload=tpcc", "--check"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        text(&refused).contains("did not finish"),
+        "{}",
+        text(&refused)
+    );
+    let mut resume = killed.ours();
+    resume.args(["-i", "--workload=tpcc", "-s", "4", "--resume"]);
+    let out = succeeds(resume);
+    assert_eq!(resumed_from(&out), (loaded, 5), "{out}");
+    assert_eq!(rows_line(&tpcc_check(&killed)), want);
+    no_record_left(&killed);
+
+    let sharded = fresh_db("resume_tpcc_shards");
+    let shard = |k: &str| {
+        let mut c = sharded.ours();
+        c.args([
+            "-i",
+            "--workload=tpcc",
+            "-s",
+            "4",
+            &format!("--shard={k}/2"),
+        ]);
+        spawn(c)
+    };
+    let (a, b) = (shard("1"), shard("2"));
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success(), "{}", text(&a));
+    assert!(b.status.success(), "{}", text(&b));
+    let both = text(&a) + &text(&b);
+    assert_eq!(both.matches("creating tables...").count(), 1, "{both}");
+    assert_eq!(both.matches("creating indexes...").count(), 1, "{both}");
+    assert_eq!(rows_line(&tpcc_check(&sharded)), want);
+    no_record_left(&sharded);
+}
+
+/// A sysbench workload of 8 tables: two shards at once, and a prepare killed half way
+/// and resumed, pass `--check`.
+#[test]
+fn sysbench_sharded_and_resumed() {
+    let options = [
+        "--workload=oltp_read_write",
+        "-D",
+        "tables=8",
+        "-D",
+        "table_size=20000",
+    ];
+    let check = |db: &Db| {
+        let mut c = db.ours();
+        c.args(options).arg("--check");
+        let report = succeeds(c);
+        assert!(report.contains("tables: all 8"), "{report}");
+        assert!(report.contains("table size: all 8"), "{report}");
+        assert_eq!(
+            db.value("select sum(n) from (select count(*) n from sbtest1 union all select count(*) from sbtest8) t"),
+            "40000"
+        );
+    };
+    let sharded = fresh_db("resume_sysbench_shards");
+    let shard = |k: &str| {
+        let mut c = sharded.ours();
+        c.arg("-i").args(options).arg(format!("--shard={k}/2"));
+        spawn(c)
+    };
+    let (a, b) = (shard("1"), shard("2"));
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success(), "{}", text(&a));
+    assert!(b.status.success(), "{}", text(&b));
+    check(&sharded);
+    no_record_left(&sharded);
+
+    let killed = fresh_db("resume_sysbench_killed");
+    let mut first = killed.ours();
+    first.arg("-i").args(options).arg("--resume");
+    kill_at(&killed, first, "sysbench", 4);
+    let run = killed
+        .ours()
+        .args(options)
+        .args(["-t", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    let mut resume = killed.ours();
+    resume.arg("-i").args(options).arg("--resume");
+    let out = succeeds(resume);
+    assert!(out.contains("resuming the prepare"), "{out}");
+    check(&killed);
+    no_record_left(&killed);
+}

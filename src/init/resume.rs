@@ -359,19 +359,24 @@ pub fn count_tables(
     if expected.is_empty() {
         return Ok(Vec::new());
     }
-    let sql = expected
-        .iter()
-        .map(|(t, _)| format!("select count(*) from {t}"))
-        .collect::<Vec<_>>()
-        .join(" union all ");
-    let got = rows(conn, &sql)?;
+    // One row, a column per table, so the counts come back in the tables' order.
+    let sql = format!(
+        "select {}",
+        expected
+            .iter()
+            .map(|(t, _)| format!("(select count(*) from {t})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let got = rows(conn, &sql)?.into_iter().next().unwrap_or_default();
     Ok(expected
         .iter()
-        .zip(got)
-        .map(|((t, want), row)| {
-            let n = row.first().and_then(|v| v.parse().ok()).unwrap_or(-1);
-            (t.clone(), n, *want)
-        })
+        .zip(
+            got.iter()
+                .map(|v| v.parse().unwrap_or(-1))
+                .chain(std::iter::repeat(-1)),
+        )
+        .map(|((t, want), n)| (t.clone(), n, *want))
         .collect())
 }
 

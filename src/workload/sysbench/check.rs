@@ -28,6 +28,11 @@ pub fn check(
     let existing: Vec<u32> = tables.iter().filter(|t| t.exists).map(|t| t.n).collect();
     let mut out = String::new();
     let mut all = true;
+    // A resumable prepare that did not finish (its tables may all look fine).
+    if let Some(unfinished) = crate::init::resume::unfinished(conn, crate::init::resume::SYSBENCH) {
+        all = false;
+        out.push_str(&format!("prepare FAIL: {unfinished}\n"));
+    }
     // Of the tables there: a line about missing keys says nothing of missing tables.
     let mut line = |what: &str, failing: Vec<u32>, why: &str, total: usize| {
         if failing.is_empty() {

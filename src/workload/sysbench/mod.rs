@@ -330,7 +330,7 @@ impl Workload for Config {
         options: &ConnectOptions,
         how: &PrepareOptions,
     ) -> Result<(), PrepareError> {
-        prepare::run(self, main, options, how.jobs, how.seed)
+        prepare::run(self, main, options, how)
     }
 
     fn incomplete_note(&self) -> String {

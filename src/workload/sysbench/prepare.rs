@@ -22,22 +22,38 @@ use pgbench_wire::{ConnectArgs, ConnectOptions, Connection};
 
 use super::script::{C_TEMPLATE, PAD_TEMPLATE};
 use super::{Config, RandType};
+use crate::init::resume::{self, Record, Resumable, Start, SYSBENCH};
 use crate::workload::{hint, PrepareError};
 
 /// COPY data is sent in writes of about this many bytes.
 const COPY_CHUNK: usize = 64 * 1024;
 
-/// Drops and creates the tables over `jobs` connections, `main` being the first.
+/// Drops and creates the tables over `jobs` connections, `main` being the first;
+/// with `--resume` or `--shard` only this shard's tables that the record
+/// ([`crate::init::resume`]) does not have, each recorded in its own transaction.
+/// Every prepare ends by counting the rows of its tables.
 pub fn run(
     config: &Config,
     main: Connection,
     options: &ConnectOptions,
-    jobs: usize,
-    seed: u64,
+    how: &crate::workload::PrepareOptions,
 ) -> Result<(), PrepareError> {
     let start = Instant::now();
-    let jobs = jobs.clamp(1, config.tables as usize);
+    let resumable = how.resumable;
     let mut conns = vec![main];
+    let all: Vec<u32> = (1..=config.tables).collect();
+    let record = if resumable.active() {
+        Some(start_or_continue(config, &mut conns[0], resumable)?)
+    } else {
+        drop_tables(config, &mut conns[0])?;
+        None
+    };
+    let mine: Vec<u32> = all[resumable.share(all.len())]
+        .iter()
+        .copied()
+        .filter(|t| record.as_ref().is_none_or(|r| !r.units.contains(&unit(*t))))
+        .collect();
+    let jobs = how.jobs.clamp(1, mine.len().max(1));
     for _ in 1..jobs {
         let conn =
             Connection::connect(options).map_err(|e| PrepareError::Connect(e.to_string()))?;
@@ -46,25 +62,18 @@ pub fn run(
     for conn in &conns {
         crate::init::interrupt::register(conn);
     }
-    // One statement for all: a prepare cut short leaves none of an earlier prepare's
-    // tables beside those it finished (of another size, say).
-    let tables: Vec<String> = (1..=config.tables).map(|t| format!("sbtest{t}")).collect();
-    execute(
-        &mut conns[0],
-        &format!("DROP TABLE IF EXISTS {}", tables.join(", ")),
-    )?;
+    let recorded = record.is_some();
     let results: Vec<Result<(), PrepareError>> = std::thread::scope(|s| {
         let handles: Vec<_> = conns
-            .into_iter()
+            .iter_mut()
             .enumerate()
-            .map(|(j, mut conn)| {
+            .map(|(j, conn)| {
+                // Dealt as sysbench deals tables to its threads.
+                let tables: Vec<u32> = mine.iter().copied().skip(j).step_by(jobs).collect();
                 s.spawn(move || {
-                    let mut table = j as u32 + 1;
-                    while table <= config.tables {
-                        create_table(config, &mut conn, table, seed)?;
-                        table += jobs as u32;
-                    }
-                    Ok(())
+                    tables
+                        .into_iter()
+                        .try_for_each(|table| create_table(config, conn, table, how.seed, recorded))
                 })
             })
             .collect();
@@ -74,12 +83,134 @@ pub fn run(
             .collect()
     });
     results.into_iter().collect::<Result<(), _>>()?;
+    let main = &mut conns[0];
+    let whole = match record {
+        Some(_) => all_recorded(config, main, resumable)?,
+        None => true,
+    };
+    if whole {
+        self_check(config, main)?;
+        if recorded {
+            resume::finish(main, SYSBENCH)?;
+        }
+    } else {
+        let shard = resumable.shard.map(|s| s.label()).unwrap_or_default();
+        let _ = writeln!(
+            std::io::stderr(),
+            "shard {shard} prepared its tables; the others' shards prepare the rest"
+        );
+    }
     let _ = writeln!(
         std::io::stderr(),
         "done in {:.2} s.",
         start.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// A table's unit in the record.
+fn unit(table: u32) -> String {
+    format!("sbtest{table}")
+}
+
+/// One statement for all: a prepare cut short leaves none of an earlier prepare's
+/// tables beside those it finished (of another size, say).
+fn drop_tables(config: &Config, conn: &mut Connection) -> Result<(), PrepareError> {
+    let tables: Vec<String> = (1..=config.tables).map(unit).collect();
+    execute(conn, &format!("DROP TABLE IF EXISTS {}", tables.join(", ")))?;
+    Ok(resume::finish(conn, SYSBENCH)?)
+}
+
+/// What a resumed prepare must share with the one it continues (not the seed: a
+/// table of another seed is as good a table).
+fn params(config: &Config) -> String {
+    format!(
+        "{} tables of {} rows, auto_inc {}, create_secondary {}, rand_type {:?}",
+        config.tables,
+        config.prepared_rows(),
+        if config.auto_inc { "on" } else { "off" },
+        if config.create_secondary { "on" } else { "off" },
+        config.rand_type
+    )
+    .to_lowercase()
+}
+
+/// Under the advisory lock: a new prepare (tables dropped, record begun) or the one
+/// to continue; a shard says it started.
+fn start_or_continue(
+    config: &Config,
+    conn: &mut Connection,
+    how: Resumable,
+) -> Result<Record, PrepareError> {
+    let params = params(config);
+    resume::lock(conn, SYSBENCH)?;
+    let started = (|| -> Result<Record, PrepareError> {
+        let record = match resume::decide(conn, SYSBENCH, &params, how)? {
+            Start::Fresh => {
+                drop_tables(config, conn)?;
+                resume::begin(conn, SYSBENCH, &params)?;
+                Record {
+                    params: params.clone(),
+                    ..Record::default()
+                }
+            }
+            Start::Continue(record) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "resuming the prepare ({params}): {} of {} tables prepared",
+                    record.units.len(),
+                    config.tables
+                );
+                record
+            }
+        };
+        if let Some(shard) = how.shard {
+            resume::mark(conn, SYSBENCH, &format!("shard {} started", shard.label()))?;
+        }
+        Ok(record)
+    })();
+    let unlocked = resume::unlock(conn, SYSBENCH);
+    let record = started?;
+    unlocked?;
+    Ok(record)
+}
+
+/// Under the lock, after this process's tables: whether every table is in (then
+/// this process counts them and ends the record).
+fn all_recorded(
+    config: &Config,
+    conn: &mut Connection,
+    how: Resumable,
+) -> Result<bool, PrepareError> {
+    resume::lock(conn, SYSBENCH)?;
+    let whole = (|| -> Result<bool, PrepareError> {
+        if let Some(shard) = how.shard {
+            resume::mark(conn, SYSBENCH, &format!("shard {} loaded", shard.label()))?;
+        }
+        let record = resume::read(conn, SYSBENCH)?.unwrap_or_default();
+        Ok(record.units.len() == config.tables as usize)
+    })();
+    let unlocked = resume::unlock(conn, SYSBENCH);
+    let whole = whole?;
+    unlocked?;
+    Ok(whole)
+}
+
+/// Every table's rows counted against the table size; a line per table that
+/// differs, and an error when one does.
+fn self_check(config: &Config, conn: &mut Connection) -> Result<(), PrepareError> {
+    let expected: Vec<(String, i64)> = (1..=config.tables)
+        .map(|t| (unit(t), i64::from(config.prepared_rows())))
+        .collect();
+    let counted = resume::count_tables(conn, &expected)?;
+    let lines = resume::count_lines(&counted);
+    if lines.is_empty() {
+        return Ok(());
+    }
+    for line in &lines {
+        let _ = writeln!(std::io::stderr(), "{line}");
+    }
+    Err(PrepareError::Miscounted(lines.len()))
 }
 
 /// sysbench's prepare lines go to stdout, whole.
@@ -110,12 +241,15 @@ pub fn create_table_sql(config: &Config, table: u32) -> String {
     )
 }
 
-/// One table, whole or not at all: created, filled and indexed in one transaction.
+/// One table, whole or not at all: created, filled and indexed in one transaction
+/// (`recorded`: with its row of the record, so a table is recorded exactly when it
+/// is there).
 fn create_table(
     config: &Config,
     conn: &mut Connection,
     table: u32,
     seed: u64,
+    recorded: bool,
 ) -> Result<(), PrepareError> {
     execute(conn, "BEGIN")?;
     say(&format!("Creating table 'sbtest{table}'...\n"));
@@ -134,6 +268,13 @@ fn create_table(
             "Creating a secondary index on 'sbtest{table}'...\n"
         ));
         execute(conn, &format!("CREATE INDEX k_{table} ON sbtest{table}(k)"))?;
+    }
+    if recorded {
+        if crate::init::interrupt::requested() {
+            return Err(PrepareError::Interrupted);
+        }
+        let rows = config.prepared_rows().to_string();
+        execute(conn, &resume::unit_sql(SYSBENCH, &unit(table), &rows))?;
     }
     execute(conn, "COMMIT")
 }
@@ -227,6 +368,9 @@ pub fn check_tables(
     conn: &mut Connection,
     target: &ConnectArgs,
 ) -> Result<(), String> {
+    if let Some(unfinished) = resume::unfinished(conn, SYSBENCH) {
+        return Err(unfinished);
+    }
     let sql = format!(
         "select n, pg_catalog.to_regclass('sbtest' || n) is null \
          from generate_series(1, {}) n \

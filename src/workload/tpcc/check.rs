@@ -73,7 +73,8 @@ pub fn check(
         }
         Load::Incomplete(w) => {
             all = false;
-            out.push_str(&format!("load FAILS: {}\n", marker::refusal(&load, target)));
+            let why = marker::unfinished(conn).unwrap_or_else(|| marker::refusal(&load, target));
+            out.push_str(&format!("load FAILS: {why}\n"));
             w
         }
     };

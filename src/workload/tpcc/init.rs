@@ -24,6 +24,7 @@ use super::schema::{self, COPY, TABLES};
 use super::{hammerdb_routines, spec_functions, Config, Mode};
 use crate::init::interrupt;
 use crate::init::progress::Progress;
+use crate::init::resume::{self, Record, Resumable, Start, TPCC};
 use crate::workload::{PrepareError, PrepareOptions};
 
 /// Rows generated between two reports to the progress line.
@@ -43,6 +44,8 @@ pub struct TpccInit {
     pub procedures: bool,
     /// `order_line`'s partitions (0: not partitioned).
     pub partitions: i32,
+    /// `--resume`, `--shard=K/N`: load in recorded units ([`crate::init::resume`]).
+    pub resumable: Resumable,
 }
 
 /// One unit of the load.
@@ -52,15 +55,38 @@ enum Job {
     Warehouse(i32, Mode),
 }
 
+impl Job {
+    /// Its name in the record.
+    fn name(&self) -> String {
+        match self {
+            Job::Items(_) => "items".to_string(),
+            Job::Warehouse(w, _) => format!("warehouse {w}"),
+        }
+    }
+
+    /// The rows it writes.
+    fn rows(&self) -> i64 {
+        match *self {
+            Job::Items(_) => i64::from(ITEMS),
+            Job::Warehouse(w, _) => total_rows_of(w),
+        }
+    }
+}
+
 /// Every row the load writes (the line counts are drawn apart, so known first).
 pub fn total_rows(warehouses: i32) -> i64 {
+    i64::from(ITEMS) + (1..=warehouses).map(total_rows_of).sum::<i64>()
+}
+
+/// The rows of warehouse `w`'s unit.
+fn total_rows_of(w: i32) -> i64 {
     let per_district =
         i64::from(CUSTOMERS) * 2 + i64::from(ORDERS) + i64::from(ORDERS - FIRST_NEW_ORDER + 1);
     let fixed = 1 + i64::from(DISTRICTS) + i64::from(ITEMS) + i64::from(DISTRICTS) * per_district;
-    let lines: i64 = (1..=warehouses)
-        .flat_map(|w| (1..=DISTRICTS).map(move |d| rows::line_counts(w, d).iter().sum::<i64>()))
+    let lines: i64 = (1..=DISTRICTS)
+        .map(|d| rows::line_counts(w, d).iter().sum::<i64>())
         .sum();
-    i64::from(ITEMS) + i64::from(warehouses) * fixed + lines
+    fixed + lines
 }
 
 /// `-i --workload=tpcc -s W -j N`.
@@ -78,6 +104,7 @@ pub fn prepare(
         mode: config.mode,
         procedures: config.storedprocs,
         partitions: schema::order_line_partitions(config.partition, how.scale),
+        resumable: how.resumable,
     };
     if config.partition && opts.partitions == 0 {
         crate::logging::info(
@@ -108,30 +135,39 @@ pub fn run(main: Connection, conn: &ConnectOptions, opts: &TpccInit) -> Result<(
         times.push((name, t.elapsed().as_secs_f64()));
         interrupted()
     };
-    timed("drop tables", &mut || {
-        say("dropping old tables...\n");
-        let list = TABLES.join(", ");
-        execute(
-            &mut conns[0],
-            &format!("drop table if exists {list} cascade"),
-        )
-    })?;
-    timed("create tables", &mut || {
-        say("creating tables...\n");
-        schema::create_tables(opts.mode, opts.partitions)
-            .iter()
-            .try_for_each(|sql| execute(&mut conns[0], sql))?;
-        execute(&mut conns[0], &mark_sql(opts.warehouses, false))
-    })?;
+    let how = opts.resumable;
+    let record = if how.active() {
+        Some(start_or_continue(&mut conns[0], opts, &mut timed)?)
+    } else {
+        fresh_tables(&mut conns[0], opts, &mut timed)?;
+        None
+    };
     timed("client-side generate", &mut || {
         say("generating data (client-side)...\n");
-        generate(&mut conns, opts)
+        generate(&mut conns, opts, record.as_ref())
     })?;
+    // A shard that is not the last to finish leaves the steps after the load.
+    let record = match record {
+        Some(_) => match claim_build(&mut conns[0], opts)? {
+            Some(now) => Some(now),
+            None => {
+                let shard = how.shard.map(|s| s.label()).unwrap_or_default();
+                say(&format!(
+                    "shard {shard} loaded its warehouses; the last shard to finish runs the steps after the load\n"
+                ));
+                return done(start, &times);
+            }
+        },
+        None => None,
+    };
+    let keys = |conns: &mut [Connection]| {
+        keys(conns, &schema::keys_after_load(opts.mode), record.as_ref())
+    };
     match opts.mode {
         Mode::Hammerdb => {
             timed("indexes", &mut || {
                 say("creating indexes...\n");
-                statements(&mut conns, &schema::keys_after_load(opts.mode))
+                keys(&mut conns)
             })?;
             timed("functions", &mut || routines(&mut conns[0], opts))?;
             timed("analyze", &mut || {
@@ -146,13 +182,24 @@ pub fn run(main: Connection, conn: &ConnectOptions, opts: &TpccInit) -> Result<(
             })?;
             timed("primary keys", &mut || {
                 say("creating primary keys...\n");
-                statements(&mut conns, &schema::keys_after_load(opts.mode))
+                keys(&mut conns)
             })?;
             timed("functions", &mut || routines(&mut conns[0], opts))?;
         }
     }
+    if record.is_some() {
+        self_check(&mut conns[0], opts.warehouses)?;
+    }
     // Last: only now is the load whole.
     execute(&mut conns[0], &mark_sql(opts.warehouses, true))?;
+    if record.is_some() {
+        resume::finish(&mut conns[0], TPCC)?;
+    }
+    done(start, &times)
+}
+
+/// The `done in` line.
+fn done(start: Instant, times: &[(&str, f64)]) -> Result<(), PrepareError> {
     let steps: Vec<String> = times
         .iter()
         .map(|(name, secs)| format!("{name} {secs:.2} s"))
@@ -163,6 +210,180 @@ pub fn run(main: Connection, conn: &ConnectOptions, opts: &TpccInit) -> Result<(
         steps.join(", ")
     ));
     Ok(())
+}
+
+type Timed<'a> = dyn FnMut(&'static str, &mut dyn FnMut() -> Result<(), PrepareError>) -> Result<(), PrepareError>
+    + 'a;
+
+/// Drops whatever an earlier load left (its record too) and creates the tables,
+/// marked incomplete.
+fn fresh_tables(
+    conn: &mut Connection,
+    opts: &TpccInit,
+    timed: &mut Timed<'_>,
+) -> Result<(), PrepareError> {
+    timed("drop tables", &mut || {
+        say("dropping old tables...\n");
+        let list = TABLES.join(", ");
+        execute(conn, &format!("drop table if exists {list} cascade"))?;
+        Ok(resume::finish(conn, TPCC)?)
+    })?;
+    timed("create tables", &mut || {
+        say("creating tables...\n");
+        schema::create_tables(opts.mode, opts.partitions)
+            .iter()
+            .try_for_each(|sql| execute(conn, sql))?;
+        execute(conn, &mark_sql(opts.warehouses, false))
+    })
+}
+
+/// The parameters a resumed load must share with the one it continues.
+fn params(opts: &TpccInit) -> String {
+    format!(
+        "{} warehouses, mode {}, order_line partitions {}, {}",
+        opts.warehouses,
+        match opts.mode {
+            Mode::Spec => "spec",
+            Mode::Hammerdb => "hammerdb",
+        },
+        opts.partitions,
+        if opts.procedures {
+            "procedures"
+        } else {
+            "functions"
+        }
+    )
+}
+
+/// Under the advisory lock: a new load (tables made, record begun) or the one to
+/// continue.
+fn start_or_continue(
+    conn: &mut Connection,
+    opts: &TpccInit,
+    timed: &mut Timed<'_>,
+) -> Result<Record, PrepareError> {
+    let how = opts.resumable;
+    let params = params(opts);
+    resume::lock(conn, TPCC)?;
+    let started = resume::decide(conn, TPCC, &params, how)
+        .map_err(PrepareError::from)
+        .and_then(|start| match start {
+            Start::Fresh => {
+                if how.resume {
+                    say("no unfinished load to resume: loading from the start\n");
+                }
+                fresh_tables(conn, opts, timed)?;
+                resume::begin(conn, TPCC, &params)?;
+                Ok(Record {
+                    params: params.clone(),
+                    ..Record::default()
+                })
+            }
+            Start::Continue(record) => {
+                say(&format!(
+                    "resuming the load ({params}): {} of {} units loaded\n",
+                    record.units.len(),
+                    opts.warehouses + 1
+                ));
+                Ok(record)
+            }
+        })
+        .and_then(|record| {
+            if let Some(shard) = how.shard {
+                resume::mark(conn, TPCC, &format!("shard {} started", shard.label()))?;
+            }
+            Ok(record)
+        });
+    let unlocked = resume::unlock(conn, TPCC);
+    let record = started?;
+    unlocked?;
+    Ok(record)
+}
+
+/// Under the lock, after loading: this shard loaded; whether this process runs the
+/// steps after the load (every unit in, no other shard on them).
+fn claim_build(conn: &mut Connection, opts: &TpccInit) -> Result<Option<Record>, PrepareError> {
+    let how = opts.resumable;
+    resume::lock(conn, TPCC)?;
+    let claimed = (|| -> Result<Option<Record>, PrepareError> {
+        if let Some(shard) = how.shard {
+            resume::mark(conn, TPCC, &format!("shard {} loaded", shard.label()))?;
+        }
+        let record = resume::read(conn, TPCC)?.unwrap_or_default();
+        if record.units.len() < opts.warehouses as usize + 1
+            || (how.shard.is_some() && !how.resume && record.marked("build"))
+        {
+            return Ok(None);
+        }
+        resume::mark(conn, TPCC, "build")?;
+        Ok(Some(record))
+    })();
+    let unlocked = resume::unlock(conn, TPCC);
+    let claimed = claimed?;
+    unlocked?;
+    Ok(claimed)
+}
+
+/// Keys and indexes: with a record, each in a transaction with its mark, and those
+/// already marked skipped (a resume after a kill mid-build).
+fn keys(
+    conns: &mut [Connection],
+    sql: &[String],
+    record: Option<&Record>,
+) -> Result<(), PrepareError> {
+    let Some(record) = record else {
+        return statements(conns, sql);
+    };
+    let left: Vec<String> = sql
+        .iter()
+        .filter(|s| !record.marked(&format!("done {s}")))
+        .cloned()
+        .collect();
+    run_queue(conns, &left, recorded_statement, |_| {})
+}
+
+/// One statement and its mark, in one transaction.
+fn recorded_statement(
+    conn: &mut Connection,
+    sql: &String,
+    _: &mpsc::Sender<i64>,
+) -> Result<(), PrepareError> {
+    execute(conn, "begin")?;
+    execute(conn, sql)?;
+    execute(conn, &resume::unit_sql(TPCC, &format!("=done {sql}"), ""))?;
+    execute(conn, "commit")
+}
+
+/// Every table counted against what `warehouses` load; a line per table that
+/// differs, and an error when one does.
+fn self_check(conn: &mut Connection, warehouses: i32) -> Result<(), PrepareError> {
+    let w = i64::from(warehouses);
+    let per_district = i64::from(ORDERS);
+    let lines: i64 = (1..=warehouses)
+        .flat_map(|w| (1..=DISTRICTS).map(move |d| rows::line_counts(w, d).iter().sum::<i64>()))
+        .sum();
+    let districts = w * i64::from(DISTRICTS);
+    let counts = [
+        w,
+        districts,
+        districts * i64::from(CUSTOMERS),
+        districts * i64::from(CUSTOMERS),
+        districts * i64::from(ORDERS - FIRST_NEW_ORDER + 1),
+        districts * per_district,
+        lines,
+        i64::from(ITEMS),
+        w * i64::from(ITEMS),
+    ];
+    let expected: Vec<(String, i64)> = TABLES.iter().map(|t| t.to_string()).zip(counts).collect();
+    let counted = resume::count_tables(conn, &expected)?;
+    let lines = resume::count_lines(&counted);
+    if lines.is_empty() {
+        return Ok(());
+    }
+    for line in &lines {
+        say(&format!("{line}\n"));
+    }
+    Err(PrepareError::Miscounted(lines.len()))
 }
 
 /// `verb TABLE` for every table.
@@ -199,21 +420,55 @@ fn execute(conn: &mut Connection, sql: &str) -> Result<(), PrepareError> {
 }
 
 /// `g`: the units of the load over every connection, with pgbench's progress lines.
-fn generate(conns: &mut [Connection], opts: &TpccInit) -> Result<(), PrepareError> {
-    let jobs: Vec<Job> = std::iter::once(Job::Items(opts.mode))
-        .chain((1..=opts.warehouses).map(|w| Job::Warehouse(w, opts.mode)))
+/// With a record: only this shard's units not yet loaded, each in a transaction with
+/// its row of the record.
+fn generate(
+    conns: &mut [Connection],
+    opts: &TpccInit,
+    record: Option<&Record>,
+) -> Result<(), PrepareError> {
+    let how = opts.resumable;
+    let warehouses: Vec<i32> = (1..=opts.warehouses).collect();
+    let share = &warehouses[how.share(warehouses.len())];
+    let jobs: Vec<Job> = how
+        .loads_common_units()
+        .then_some(Job::Items(opts.mode))
+        .into_iter()
+        .chain(share.iter().map(|&w| Job::Warehouse(w, opts.mode)))
+        .filter(|job| record.is_none_or(|r| !r.units.contains(&job.name())))
         .collect();
-    let total = total_rows(opts.warehouses);
+    let total: i64 = jobs.iter().map(|j| j.rows()).sum();
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut progress = Progress::new(std::io::stderr(), total, opts.quiet, tty);
     let start = Instant::now();
     let mut done = 0;
-    let result = run_queue(conns, &jobs, load, |rows| {
+    let work = if record.is_some() {
+        load_recorded
+    } else {
+        load
+    };
+    let result = run_queue(conns, &jobs, work, |rows| {
         done += rows;
         progress.advance(done, start.elapsed().as_secs_f64());
     });
     progress.finish();
     result
+}
+
+/// One unit in one transaction, its row of the record before the COMMIT.
+fn load_recorded(
+    conn: &mut Connection,
+    job: &Job,
+    report: &mpsc::Sender<i64>,
+) -> Result<(), PrepareError> {
+    execute(conn, "begin")?;
+    load(conn, job, report)?;
+    interrupted()?;
+    execute(
+        conn,
+        &resume::unit_sql(TPCC, &job.name(), &job.rows().to_string()),
+    )?;
+    execute(conn, "commit")
 }
 
 /// Runs `jobs` over the connections, each taking the next unit when it is free;

@@ -74,8 +74,14 @@ fn parse(comment: Option<&str>) -> Load {
 pub fn require_complete(conn: &mut Connection, target: &ConnectArgs) -> Result<i32, String> {
     match read(conn)? {
         Load::Complete(w) => Ok(w),
-        other => Err(refusal(&other, target)),
+        other => Err(unfinished(conn).unwrap_or_else(|| refusal(&other, target))),
     }
+}
+
+/// An unfinished resumable load (`--resume`, `--shard`): what it is and how to
+/// finish it.
+pub fn unfinished(conn: &mut Connection) -> Option<String> {
+    crate::init::resume::unfinished(conn, crate::init::resume::TPCC)
 }
 
 /// Why tables that are not a complete load are refused, and what to run.
