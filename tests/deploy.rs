@@ -11,10 +11,11 @@ use pgbench_results::ResultsFile;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const MANIFESTS: [&str; 4] = [
+const MANIFESTS: [&str; 5] = [
     "run-configmap.yaml",
     "scripts-configmap.yaml",
     "init-job.yaml",
+    "load-job.yaml",
     "worker-job.yaml",
 ];
 
@@ -118,6 +119,28 @@ fn the_job_runs_n_indexed_workers_with_the_script_and_password_it_is_given() {
         "fieldPath: metadata.annotations['batch.kubernetes.io/job-completion-index']".to_string(),
     ] {
         assert!(job.contains(&line), "worker-job.yaml lacks {line}");
+    }
+}
+
+#[test]
+fn the_load_job_runs_n_indexed_shards_that_resume() {
+    let job = std::fs::read_to_string(deploy("kubernetes/load-job.yaml")).unwrap();
+    let run = std::fs::read_to_string(deploy("kubernetes/run-configmap.yaml")).unwrap();
+    let loaders = run
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("LOADERS: "))
+        .unwrap()
+        .trim_matches('"');
+    for line in [
+        "completionMode: Indexed".to_string(),
+        format!("completions: {loaders}"),
+        format!("parallelism: {loaders}"),
+        "--resume".to_string(),
+        "--shard=\"$((JOB_COMPLETION_INDEX + 1))/$LOADERS\"".to_string(),
+        "- name: PGPASSWORD".to_string(),
+        "fieldPath: metadata.annotations['batch.kubernetes.io/job-completion-index']".to_string(),
+    ] {
+        assert!(job.contains(&line), "load-job.yaml lacks {line}");
     }
 }
 

@@ -283,7 +283,7 @@ impl Init<'_> {
         if loads && record.units.len() < unit_count(&self.opts) {
             return Ok(None);
         }
-        if how.shard.is_some() && !how.resume && record.marked("build") {
+        if how.shard.is_some() && record.marked("build") {
             return Ok(None);
         }
         resume::mark(&mut self.main, PGBENCH, "build")?;

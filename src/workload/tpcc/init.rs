@@ -311,7 +311,7 @@ fn claim_build(conn: &mut Connection, opts: &TpccInit) -> Result<Option<Record>,
         }
         let record = resume::read(conn, TPCC)?.unwrap_or_default();
         if record.units.len() < opts.warehouses as usize + 1
-            || (how.shard.is_some() && !how.resume && record.marked("build"))
+            || (how.shard.is_some() && record.marked("build"))
         {
             return Ok(None);
         }
