@@ -14,7 +14,7 @@ use crate::support::{aim, fresh_db, Db};
 
 /// The units of `loader` the record holds (committed with their rows).
 fn units_recorded(db: &Db, loader: &str) -> i64 {
-    units_in(&db.cluster, &db.name, loader)
+    units_in(db.cluster, &db.name, loader)
 }
 
 /// The same on any cluster (a failed query, e.g. the table not made yet, reads 0).
