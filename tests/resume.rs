@@ -144,6 +144,17 @@ fn pgbench_killed_half_way_resumes() {
         "pgbench_accounts_pkey"
     );
     no_record_left(&db);
+    let checked = succeeds({
+        let mut c = db.ours();
+        c.arg("--check");
+        c
+    });
+    assert!(
+        checked.contains(
+            "rows: scale 20: pgbench_branches 20, pgbench_tellers 200, pgbench_accounts 2000000"
+        ),
+        "{checked}"
+    );
     // The tables are a whole load: a run goes.
     succeeds({
         let mut c = db.ours();

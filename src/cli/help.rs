@@ -116,12 +116,16 @@ const OUR_OPTIONS: &str = r#"pgbench-rs options (beyond pgbench 15):
                            with --reconnect: abort a client that cannot connect
                            again within SECONDS (default: 60)
   --repeat=N               with --sweep: run each value N times (default: 1)
+  --resume                 with -i: load in units recorded in the database, and
+                           continue an unfinished load of the same options
   --search-steps=N         with --find-max-rate: at most N steps (default: 12)
   --search-tolerance=PCT   with --find-max-rate: narrow the rate to within PCT
                            percent (default: 5)
   --server-stats           record the server's statistics over the measured
                            window (pg_stat_database, pg_stat_wal, checkpoints,
                            wait events) in the results file
+  --shard=K/N              with -i: load the K-th of N shares of the rows (N
+                           processes load one database; the last builds keys)
   --sweep=NAME=V1,V2,...   run once at each value of NAME: clients (-c), rate
                            (-R) or a script variable (-D NAME); a line a step,
                            then the report of the peak
@@ -140,7 +144,8 @@ const OUR_OPTIONS: &str = r#"pgbench-rs options (beyond pgbench 15):
                            {workloads},
                            options as -D NAME=VALUE, prepared statements
                            unless -M; --show-script=NAME prints its script
-  --check                  with --workload: check its tables (keys, indexes,
+  --check                  check the pgbench tables (rows against the scale,
+                           keys), or with --workload its tables (keys, indexes,
                            rows; TPC-C's functions and conditions 1-4), run
                            nothing
   -j, --jobs=NUM           with -i: load and index with NUM connections in parallel

@@ -72,6 +72,12 @@ pub fn run(argv: &[String]) -> Exit {
             how,
             temp_instance,
         } => prepare_workload(&conn, &*workload, &how, temp_instance),
+        Action::CheckTables { conn } => {
+            let report = crate::workload::run_table_check(&conn.connect_args())?;
+            let _ = std::io::stdout().lock().write_all(report.text.as_bytes());
+            report.verdict()?;
+            Ok(ExitStatus::Ok)
+        }
         Action::CheckWorkload { conn, workload } => {
             let report = crate::workload::run_check(&*workload, &conn.connect_args())?;
             let _ = std::io::stdout().lock().write_all(report.text.as_bytes());

@@ -4,6 +4,7 @@
 //! over several connections (`parallel`). The command line (option parsing and
 //! validation, `-n`/`--foreign-keys` folding into the steps) is not here.
 
+pub mod check;
 mod error;
 mod exec;
 pub mod interrupt;

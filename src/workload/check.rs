@@ -59,3 +59,15 @@ pub fn run_check(workload: &dyn Workload, args: &ConnectArgs) -> Result<CheckRep
         all_hold,
     })
 }
+
+/// `--check` without `--workload`: pgbench's tables ([`crate::init::check`]).
+pub fn run_table_check(args: &ConnectArgs) -> Result<CheckReport, CheckError> {
+    let mut args = args.clone();
+    let (mut conn, _) = crate::connect::connect_with_prompt(&mut args)?;
+    let (text, all_hold) = crate::init::check::check(&mut conn).map_err(CheckError::Run)?;
+    Ok(CheckReport {
+        workload: "pgbench",
+        text,
+        all_hold,
+    })
+}

@@ -19,7 +19,7 @@ pub mod tpcc;
 pub use api::{
     RunPolicy, RunWorkload, ScriptContext, Workload, WorkloadError, WorkloadFamily, WorkloadScript,
 };
-pub use check::{run_check, CheckError, CheckReport};
+pub use check::{run_check, run_table_check, CheckError, CheckReport};
 pub use prepare::{PrepareError, PrepareOptions};
 
 use std::fmt;

@@ -231,23 +231,27 @@ fn prepare_action(
     })
 }
 
-/// `--workload=NAME --check`: no run, no -i.
+/// `--check` (of a workload's tables with `--workload=NAME`, else of pgbench's): no
+/// run, no -i.
 fn check_action(
     mut d: Draft,
     workload: Option<Arc<dyn crate::workload::Workload>>,
     positionals: Vec<String>,
     env: &dyn Env,
 ) -> Result<Action, ConfigError> {
-    let Some(workload) = workload.filter(|_| !d.is_init_mode) else {
+    if d.is_init_mode {
         return Err(ConfigError::CheckWithoutWorkload);
-    };
+    }
     if d.temp_instance.is_some() {
         return Err(ConfigError::CheckWithTempInstance);
     }
     database_name(&mut d, positionals, env)?;
-    Ok(Action::CheckWorkload {
-        conn: d.conn,
-        workload,
+    Ok(match workload {
+        Some(workload) => Action::CheckWorkload {
+            conn: d.conn,
+            workload,
+        },
+        None => Action::CheckTables { conn: d.conn },
     })
 }
 

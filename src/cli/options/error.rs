@@ -139,7 +139,7 @@ pub enum ConfigError {
     ReconnectTimeoutWithoutReconnect,
     #[error("--worker cannot be used with --temp-instance: the workers of a run share one server")]
     WorkerWithTempInstance,
-    #[error("--check needs --workload (it checks a workload's tables) and no -i")]
+    #[error("--check cannot be used with -i (it checks the tables a load made)")]
     CheckWithoutWorkload,
     #[error("--worker={index}/{count} with -c {clients} makes more than {max} clients in all", max = i32::MAX)]
     WorkerClients {

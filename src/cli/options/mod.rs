@@ -37,6 +37,10 @@ pub enum Action {
         /// `--temp-instance`: prepare on a throwaway cluster (to time a load).
         temp_instance: Option<crate::temp_instance::TempInstance>,
     },
+    /// `--check` without `--workload`: pgbench's tables against their scale, no run.
+    CheckTables {
+        conn: ConnArgs,
+    },
     /// `--workload=NAME --check`: the workload's consistency checks, no run.
     CheckWorkload {
         conn: ConnArgs,
