@@ -84,7 +84,7 @@ for ((pair = 1; pair <= PAIRS; pair++)); do
     for v in $VARIANTS; do run_variant "$v"; done
 done
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+median() { tr ' ' '\n' | { grep -v '^$' || true; } | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 stock_median=$(echo "${totals[0]}" | median)
 echo "### \`-i -s $SCALE\`: wall time in seconds ($PAIRS runs each, in rotation)"

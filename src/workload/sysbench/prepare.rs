@@ -63,6 +63,7 @@ pub fn run(
         crate::init::interrupt::register(conn);
     }
     let recorded = record.is_some();
+    let finished = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<Result<(), PrepareError>> = std::thread::scope(|s| {
         let handles: Vec<_> = conns
             .iter_mut()
@@ -70,10 +71,23 @@ pub fn run(
             .map(|(j, conn)| {
                 // Dealt as sysbench deals tables to its threads.
                 let tables: Vec<u32> = mine.iter().copied().skip(j).step_by(jobs).collect();
+                let (finished, total) = (&finished, mine.len());
                 s.spawn(move || {
-                    tables
-                        .into_iter()
-                        .try_for_each(|table| create_table(config, conn, table, how.seed, recorded))
+                    tables.into_iter().try_for_each(|table| {
+                        let began = Instant::now();
+                        let bytes = create_table(config, conn, table, how.seed, recorded)?;
+                        let done = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                        let line = progress_line(
+                            table,
+                            config.prepared_rows(),
+                            bytes,
+                            began.elapsed().as_secs_f64(),
+                            (done, total),
+                            start.elapsed().as_secs_f64(),
+                        );
+                        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+                        Ok(())
+                    })
                 })
             })
             .collect();
@@ -106,6 +120,24 @@ pub fn run(
         start.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The line after each table (sysbench prints none): its rows, megabytes sent and
+/// their rate, and the time the tables left should take at the rate so far.
+fn progress_line(
+    table: u32,
+    rows: u32,
+    bytes: u64,
+    secs: f64,
+    (done, total): (usize, usize),
+    elapsed: f64,
+) -> String {
+    let mb = bytes as f64 / 1e6;
+    let left = elapsed / done.max(1) as f64 * (total - done.min(total)) as f64;
+    format!(
+        "sbtest{table}: {rows} rows, {mb:.1} MB in {secs:.2} s ({:.1} MB/s); {done} of {total} tables, {left:.1} s left\n",
+        mb / secs.max(1e-9)
+    )
 }
 
 /// A table's unit in the record.
@@ -250,14 +282,15 @@ fn create_table(
     table: u32,
     seed: u64,
     recorded: bool,
-) -> Result<(), PrepareError> {
+) -> Result<u64, PrepareError> {
     execute(conn, "BEGIN")?;
     say(&format!("Creating table 'sbtest{table}'...\n"));
     execute(conn, &create_table_sql(config, table))?;
     let rows = config.prepared_rows();
+    let mut bytes = 0;
     if rows > 0 {
         say(&format!("Inserting {rows} records into 'sbtest{table}'\n"));
-        load(config, conn, table, seed)?;
+        bytes = load(config, conn, table, seed)?;
     }
     execute(
         conn,
@@ -276,7 +309,8 @@ fn create_table(
         let rows = config.prepared_rows().to_string();
         execute(conn, &resume::unit_sql(SYSBENCH, &unit(table), &rows))?;
     }
-    execute(conn, "COMMIT")
+    execute(conn, "COMMIT")?;
+    Ok(bytes)
 }
 
 /// `k` as `sb_rand(1, table_size)`: sysbench's default distribution.
@@ -300,7 +334,13 @@ fn draw_k(config: &Config, rng: &mut Prng) -> i64 {
 }
 
 /// The rows, in COPY's text format; `id` is the server's (`SERIAL`) or `1..size`.
-fn load(config: &Config, conn: &mut Connection, table: u32, seed: u64) -> Result<(), PrepareError> {
+/// The bytes sent.
+fn load(
+    config: &Config,
+    conn: &mut Connection,
+    table: u32,
+    seed: u64,
+) -> Result<u64, PrepareError> {
     let copy_error = |e: &dyn std::fmt::Display| PrepareError::Copy {
         table: format!("sbtest{table}"),
         message: e.to_string(),
@@ -314,6 +354,7 @@ fn load(config: &Config, conn: &mut Connection, table: u32, seed: u64) -> Result
     let mut copy = conn.copy_in(&sql).map_err(|e| copy_error(&e))?;
     let mut rng = Prng::seed(seed ^ u64::from(table).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut buf = String::with_capacity(COPY_CHUNK + 512);
+    let mut sent = 0;
     for id in 1..=config.prepared_rows() {
         if !config.auto_inc {
             let _ = std::fmt::Write::write_fmt(&mut buf, format_args!("{id}\t"));
@@ -329,14 +370,16 @@ fn load(config: &Config, conn: &mut Connection, table: u32, seed: u64) -> Result
                 return Err(PrepareError::Interrupted);
             }
             copy.write(buf.as_bytes()).map_err(|e| copy_error(&e))?;
+            sent += buf.len() as u64;
             buf.clear();
         }
     }
     if !buf.is_empty() {
         copy.write(buf.as_bytes()).map_err(|e| copy_error(&e))?;
+        sent += buf.len() as u64;
     }
     copy.finish().map_err(|e| copy_error(&e))?;
-    Ok(())
+    Ok(sent)
 }
 
 /// The `-D` options a prepare of `config`'s tables needs, for the commands messages
@@ -394,4 +437,18 @@ pub fn check_tables(
         "table \"sbtest{table}\" of workload {name} {what}; prepare the tables with \"{}\"",
         prepare_command(config, target)
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_per_table_with_its_rate_and_the_time_left() {
+        assert_eq!(
+            progress_line(3, 100_000, 19_000_000, 0.5, (3, 8), 1.5),
+            "sbtest3: 100000 rows, 19.0 MB in 0.50 s (38.0 MB/s); 3 of 8 tables, 2.5 s left\n"
+        );
+        assert!(progress_line(1, 0, 0, 0.0, (1, 1), 0.0).ends_with("1 of 1 tables, 0.0 s left\n"));
+    }
 }
