@@ -323,6 +323,39 @@ pub fn mark(conn: &mut Connection, loader: Loader, name: &str) -> Result<(), Res
     run(conn, &unit_sql(loader, &format!("={name}"), ""))
 }
 
+/// Under [`lock`], after this process loaded its units: records its shard as loaded
+/// and says whether it runs the steps after the load, with the record as it is now.
+/// It does when every unit is in (`units`: how many the load has; `None` when this
+/// invocation loads nothing) and no other process claimed them: another shard's claim
+/// stands (it may still be building), while a process without `--shard` (finishing
+/// what was lost) or the claiming shard itself again with `--resume` (a retried pod)
+/// takes them over.
+pub fn claim_build(
+    conn: &mut Connection,
+    loader: Loader,
+    how: Resumable,
+    units: Option<usize>,
+) -> Result<Option<Record>, ResumeError> {
+    let claimant = how.shard.map_or("all".to_string(), |s| s.label());
+    if let Some(shard) = how.shard {
+        mark(conn, loader, &format!("shard {} loaded", shard.label()))?;
+    }
+    let record = read(conn, loader)?.unwrap_or_default();
+    if units.is_some_and(|n| record.units.len() < n) {
+        return Ok(None);
+    }
+    let mine = format!("build by {claimant}");
+    let taken = record
+        .marks
+        .iter()
+        .any(|m| m.starts_with("build by ") && *m != mine);
+    if how.shard.is_some() && taken {
+        return Ok(None);
+    }
+    mark(conn, loader, &mine)?;
+    Ok(Some(record))
+}
+
 /// The load is whole: its record goes, and the table with it when no other loader
 /// has a record there.
 pub fn finish(conn: &mut Connection, loader: Loader) -> Result<(), ResumeError> {

@@ -269,25 +269,15 @@ impl Init<'_> {
     /// this process runs the steps after the load (every unit is in, and no other
     /// shard took them), with the record as it is now.
     fn claim_build(&mut self) -> Result<Option<Record>, InitError> {
-        let how = self.opts.resumable;
-        if let Some(shard) = how.shard {
-            resume::mark(
-                &mut self.main,
-                PGBENCH,
-                &format!("shard {} loaded", shard.label()),
-            )?;
-        }
-        let record = resume::read(&mut self.main, PGBENCH)?.unwrap_or_default();
         let steps = &self.opts.steps;
         let loads = steps.contains('g') || steps.contains('G');
-        if loads && record.units.len() < unit_count(&self.opts) {
-            return Ok(None);
-        }
-        if how.shard.is_some() && record.marked("build") {
-            return Ok(None);
-        }
-        resume::mark(&mut self.main, PGBENCH, "build")?;
-        Ok(Some(record))
+        let units = loads.then(|| unit_count(&self.opts));
+        Ok(resume::claim_build(
+            &mut self.main,
+            PGBENCH,
+            self.opts.resumable,
+            units,
+        )?)
     }
 
     /// `p` or `f`: the statements and the step's mark in one transaction, so a kill

@@ -299,24 +299,12 @@ fn start_or_continue(
     Ok(record)
 }
 
-/// Under the lock, after loading: this shard loaded; whether this process runs the
-/// steps after the load (every unit in, no other shard on them).
+/// Under the lock, after loading: whether this process runs the steps after the
+/// load ([`resume::claim_build`]).
 fn claim_build(conn: &mut Connection, opts: &TpccInit) -> Result<Option<Record>, PrepareError> {
-    let how = opts.resumable;
     resume::lock(conn, TPCC)?;
-    let claimed = (|| -> Result<Option<Record>, PrepareError> {
-        if let Some(shard) = how.shard {
-            resume::mark(conn, TPCC, &format!("shard {} loaded", shard.label()))?;
-        }
-        let record = resume::read(conn, TPCC)?.unwrap_or_default();
-        if record.units.len() < opts.warehouses as usize + 1
-            || (how.shard.is_some() && record.marked("build"))
-        {
-            return Ok(None);
-        }
-        resume::mark(conn, TPCC, "build")?;
-        Ok(Some(record))
-    })();
+    let units = Some(opts.warehouses as usize + 1);
+    let claimed = resume::claim_build(conn, TPCC, opts.resumable, units);
     let unlocked = resume::unlock(conn, TPCC);
     let claimed = claimed?;
     unlocked?;
