@@ -41,6 +41,7 @@ pub mod retry;
 pub mod run_workload;
 pub mod server_stats;
 pub mod setup;
+pub mod stages;
 pub mod stop;
 #[cfg(test)]
 mod tests;
