@@ -80,6 +80,15 @@ impl Stages {
         Ok(Stages { stages })
     }
 
+    /// The list as it parses again: `6s:100,6s:500`.
+    pub fn spec(&self) -> String {
+        self.stages
+            .iter()
+            .map(|s| format!("{}s:{}", s.duration_us / 1_000_000, s.target))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
     /// The stages' whole length, µs.
     pub fn total_us(&self) -> i64 {
         self.stages.iter().map(|s| s.duration_us).sum()
@@ -328,6 +337,123 @@ impl ClientProfile {
     }
 }
 
+/// A run's stages, as the plan holds them: the rate's or the clients'.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StagePlan {
+    Rate(RateProfile),
+    Clients(ClientProfile),
+}
+
+impl StagePlan {
+    /// The stage list.
+    pub fn stages(&self) -> &Stages {
+        match self {
+            StagePlan::Rate(p) => &p.stages,
+            StagePlan::Clients(p) => &p.stages,
+        }
+    }
+
+    /// The value the first stage moves from.
+    pub fn start(&self) -> f64 {
+        match self {
+            StagePlan::Rate(p) => p.start,
+            StagePlan::Clients(p) => p.start,
+        }
+    }
+
+    /// What the stages move, as the results file names it.
+    pub fn shape(&self) -> pgbench_results::stages::StageShape {
+        match self {
+            StagePlan::Rate(_) => pgbench_results::stages::StageShape::Rate,
+            StagePlan::Clients(_) => pgbench_results::stages::StageShape::Clients,
+        }
+    }
+
+    /// The option that gave them.
+    pub fn option(&self) -> &'static str {
+        match self {
+            StagePlan::Rate(_) => "--rate-stages",
+            StagePlan::Clients(_) => "--client-stages",
+        }
+    }
+
+    /// Where the stages sit on the run clock: they end at the `-T` deadline
+    /// (`end_us`), which their total set.
+    pub fn on_clock(&self, end_us: i64) -> StageClock {
+        let origin_us = end_us - self.stages().total_us();
+        StageClock {
+            origin_us,
+            ends_us: self
+                .stages()
+                .spans()
+                .iter()
+                .map(|&(_, end)| origin_us + end)
+                .collect(),
+        }
+    }
+
+    /// Each stage's window and targets; `measured_from_us`: where the report's
+    /// seconds count from.
+    pub fn windows(
+        &self,
+        clock: &StageClock,
+        measured_from_us: i64,
+    ) -> Vec<pgbench_results::stages::StageWindow> {
+        let mut from = self.start();
+        self.stages()
+            .stages
+            .iter()
+            .zip(self.stages().spans())
+            .map(|(s, (begin, end))| {
+                let secs = |t: i64| (clock.origin_us + t - measured_from_us) as f64 / 1e6;
+                let w = pgbench_results::stages::StageWindow {
+                    from,
+                    target: s.target,
+                    start_s: secs(begin).max(0.0),
+                    end_s: secs(end),
+                };
+                from = s.target;
+                w
+            })
+            .collect()
+    }
+
+    /// The stage in force at `t_us` on the run clock and the value then, for a
+    /// progress line: `stage 2/3, rate 233.3`.
+    pub fn describe_at(&self, clock: &StageClock, t_us: i64) -> String {
+        let rel = t_us - clock.origin_us;
+        let value = self.stages().value_at(self.start(), rel);
+        let index = self.stages().index_at(rel) + 1;
+        let count = self.stages().stages.len();
+        match self {
+            StagePlan::Rate(_) => format!("stage {index}/{count}, rate {value:.1}"),
+            StagePlan::Clients(p) => {
+                let active = (value + COUNT_SLACK).floor().min(p.clients() as f64);
+                format!("stage {index}/{count}, clients {active}")
+            }
+        }
+    }
+}
+
+/// The stages placed on the run clock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StageClock {
+    /// The first stage's start.
+    pub origin_us: i64,
+    /// Each stage's end.
+    pub ends_us: Vec<i64>,
+}
+
+impl StageClock {
+    /// The stage a transaction that ended at `end_us` belongs to: the one whose
+    /// window holds it (the last one after the end, the first before the start).
+    pub fn index_of(&self, end_us: i64) -> usize {
+        self.ends_us
+            .partition_point(|&end| end <= end_us)
+            .min(self.ends_us.len() - 1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -359,6 +485,8 @@ mod tests {
             ]
         );
         assert_eq!(s.total_s(), 3_696);
+        assert_eq!(s.spec(), "6s:100,60s:500.5,3600s:0,30s:7");
+        assert_eq!(Stages::parse(&s.spec()), Ok(s.clone()));
         assert_eq!(s.max_target(), 500.5);
         assert_eq!(s.spans()[1], (6 * S, 66 * S));
         // A zero-length stage is a step.
