@@ -198,8 +198,7 @@ pub fn assemble(
     }
 }
 
-/// Each stage's figures from what its window counted; a stage cut short by a stop
-/// ends with the run.
+/// Each stage's figures from what its window counted.
 fn stage_results(
     plan: &BenchPlan,
     ctx: &RunShared,
@@ -216,6 +215,8 @@ fn stage_results(
             .windows(clock, measured_from)
             .into_iter()
             .zip(&counts)
+            // A stage a stop came before is left out; one it cut short ends with it.
+            .filter(|(w, _)| w.start_s < end_s || w.start_s == 0.0)
             .map(|(mut w, c)| {
                 w.end_s = w.end_s.min(end_s).max(w.start_s);
                 pgbench_results::stages::StageResult::of(w, c, throttled)
