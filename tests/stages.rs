@@ -108,3 +108,59 @@ fn client_stages_give_each_stages_tps() {
         "{stdout}"
     );
 }
+
+/// HammerDB's step workload: TPC-C with a step of clients a stage gives NOPM per
+/// stage, from the new orders the clients committed in it (all of them, once).
+#[test]
+fn client_stages_of_tpcc_give_nopm_per_step() {
+    let db = fresh_db("tpcc_steps");
+    let load = db
+        .ours()
+        .args(["-i", "--workload=tpcc", "-s", "1", "-j", "2"])
+        .output()
+        .unwrap();
+    assert!(
+        load.status.success(),
+        "{}",
+        String::from_utf8_lossy(&load.stderr)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let out = db
+        .ours()
+        .args(["--workload=tpcc", "-j", "2"])
+        .arg("--client-stages=0s:1,3s:1,0s:2,3s:2")
+        .arg(format!("--export-json={}", json.display()))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // The steps of no time have no figures: two stages.
+    let stages = doc["run"]["stages"]["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), 2, "{stages:?}");
+    let mut new_orders = 0;
+    for s in stages {
+        let n = s["transactions_by_script"][0].as_i64().unwrap();
+        let minutes = (s["end_s"].as_f64().unwrap() - s["start_s"].as_f64().unwrap()) / 60.0;
+        assert!(n > 0, "{s}");
+        assert!(
+            (s["nopm"].as_f64().unwrap() - n as f64 / minutes).abs() < 1e-6,
+            "{s}"
+        );
+        new_orders += n;
+    }
+    assert_eq!(
+        Some(new_orders),
+        doc["run"]["tpcc"]["new_orders_committed"].as_i64()
+    );
+    assert!(
+        stdout.contains("stage 2 (3.0-6.0 s, 2 -> 2 clients): tps = "),
+        "{stdout}"
+    );
+    assert!(stdout.contains(", NOPM = "), "{stdout}");
+}

@@ -215,8 +215,11 @@ fn stage_results(
             .windows(clock, measured_from)
             .into_iter()
             .zip(&counts)
-            // A stage a stop came before is left out; one it cut short ends with it.
-            .filter(|(w, _)| w.start_s < end_s || w.start_s == 0.0)
+            .zip(&stages.stages().stages)
+            // A step (a stage of no time) has no figures; a stage a stop came before
+            // is left out; one it cut short ends with it.
+            .filter(|((w, _), s)| s.duration_us > 0 && (w.start_s < end_s || w.start_s == 0.0))
+            .map(|(wc, _)| wc)
             .map(|(mut w, c)| {
                 w.end_s = w.end_s.min(end_s).max(w.start_s);
                 pgbench_results::stages::StageResult::of(w, c, throttled)

@@ -40,6 +40,9 @@ pub struct StageResult {
     pub end_s: f64,
     /// Successful transactions that ended in it.
     pub transactions: i64,
+    /// Those of each script, with several scripts (a workload's mix).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transactions_by_script: Vec<i64>,
     pub tps: f64,
     pub latency_avg_ms: f64,
     /// `None` when no transaction succeeded in it.
@@ -72,6 +75,8 @@ pub struct StageCounts {
     pub latencies: LatencyCounts,
     /// `-L`: successful transactions over the limit.
     pub late: i64,
+    /// Successful transactions of each script (empty with one script).
+    pub by_script: Vec<i64>,
 }
 
 /// A stage's window and targets, for [`StageResult::of`].
@@ -96,6 +101,7 @@ impl StageResult {
             start_s: window.start_s,
             end_s: window.end_s,
             transactions: t.counts.cnt,
+            transactions_by_script: counts.by_script.clone(),
             tps: if seconds > 0.0 {
                 t.counts.cnt as f64 / seconds
             } else {
@@ -141,6 +147,7 @@ pub fn render_block(stages: &Stages) -> String {
         }
         let _ = write!(out, ", late = {}, skipped = {}", s.late, s.skipped);
         if let Some(nopm) = s.nopm {
+            // HammerDB prints NOPM whole.
             let _ = write!(out, ", NOPM = {nopm:.0}");
         }
         out.push('\n');
