@@ -129,6 +129,8 @@ pub struct Comparison {
     pub caveats: Vec<String>,
     /// `--reconnect` runs: their outages side by side ([`outages`]).
     pub outages: Vec<String>,
+    /// Staged runs: their stages side by side ([`crate::stages::compare_lines`]).
+    pub stages: Vec<String>,
 }
 
 /// Both sides' latency average is pgbench's derived one (no `-P`, `-R`, `-L`).
@@ -305,6 +307,7 @@ pub fn compare(sides: &[Side]) -> Result<Comparison, CompareError> {
         rows,
         caveats: caveats::of(sides),
         outages: outages::lines(sides),
+        stages: crate::stages::compare_lines(sides),
     })
 }
 
