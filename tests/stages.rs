@@ -3,9 +3,11 @@
 
 use crate::support::fresh_db;
 use serde_json::Value;
+use tempfile::TempDir;
 
-/// The stages of a run's results file, and the run's stdout.
-fn staged_run(test: &str, script: &str, args: &[&str]) -> (Vec<Value>, String) {
+/// The stages of a run's results file, the run's stdout, and the directory of its
+/// results file (`run.json`) and page (`run.html`).
+fn staged_run(test: &str, script: &str, args: &[&str]) -> (Vec<Value>, String, TempDir) {
     let db = fresh_db(test);
     let dir = tempfile::tempdir().unwrap();
     let file = crate::support::script_file(&dir, "staged.sql", script);
@@ -15,6 +17,10 @@ fn staged_run(test: &str, script: &str, args: &[&str]) -> (Vec<Value>, String) {
         .args(["-n", "-f", &file])
         .args(args)
         .arg(format!("--export-json={}", json.display()))
+        .arg(format!(
+            "--export-html={}",
+            dir.path().join("run.html").display()
+        ))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -33,7 +39,7 @@ fn staged_run(test: &str, script: &str, args: &[&str]) -> (Vec<Value>, String) {
         .as_array()
         .unwrap_or_else(|| panic!("no stages in {doc}"))
         .clone();
-    (stages, stdout)
+    (stages, stdout, dir)
 }
 
 fn tps(stage: &Value) -> f64 {
@@ -53,7 +59,7 @@ fn assert_near(what: &str, got: f64, want: f64, margin: f64) {
 /// Poisson draw (±4% over 600 slots at 2σ), well inside 12%.
 #[test]
 fn rate_stages_give_each_stages_tps() {
-    let (stages, stdout) = staged_run(
+    let (stages, stdout, dir) = staged_run(
         "rate_stages",
         "SELECT 1;\n",
         &[
@@ -85,6 +91,49 @@ fn rate_stages_give_each_stages_tps() {
         "{block}"
     );
     assert_eq!(block.lines().count(), 3, "{block}");
+    // show prints the block again; compare sets the stages side by side.
+    let report = || std::process::Command::new(env!("CARGO_BIN_EXE_pgbench-report"));
+    let json = dir.path().join("run.json");
+    let shown = crate::support::run(report().arg("show").arg(&json));
+    assert!(shown.stdout.ends_with(block), "{}", shown.stdout);
+    let compared = crate::support::run(report().arg("compare").arg(&json).arg(&json));
+    assert!(
+        compared
+            .stdout
+            .contains("stages (rate):\n  stage 1:\n    A: "),
+        "{}",
+        compared.stdout
+    );
+    // The page names each stage where it begins on the charts over time.
+    let page = dir.path().join("run.html");
+    if let Some(c) = crate::support::browser::check_page(&page, &dir.path().join("run.png")) {
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        for id in ["chart-tps", "chart-latency"] {
+            let names: Vec<&str> = c
+                .labels
+                .iter()
+                .filter(|l| l.0 == id)
+                .map(|l| l.1.as_str())
+                .collect();
+            assert_eq!(
+                names,
+                [
+                    "stage 1: 100 tps",
+                    "stage 2: 100\u{2192}500 tps",
+                    "stage 3: 500 tps"
+                ],
+                "{id}: {:?}",
+                c.labels
+            );
+        }
+        assert!(c.overlapping_labels().is_empty(), "{:?}", c.labels);
+        let (_, _, pixels, _) = c
+            .marks
+            .iter()
+            .find(|m| m.0 == "chart-tps" && m.1 == "stage")
+            .unwrap_or_else(|| panic!("no stage line on chart-tps: {:?}", c.marks));
+        assert!(*pixels > 0, "{:?}", c.marks);
+    }
 }
 
 /// Issue 46: one client, then four, each sleeping 10 ms a transaction: about 100
@@ -92,7 +141,7 @@ fn rate_stages_give_each_stages_tps() {
 /// here), which the 15% margin holds.
 #[test]
 fn client_stages_give_each_stages_tps() {
-    let (stages, stdout) = staged_run(
+    let (stages, stdout, _dir) = staged_run(
         "client_stages",
         "SELECT pg_sleep(0.01);\n",
         &["--client-stages=5s:1,5s:4,5s:4", "-j", "2"],

@@ -155,6 +155,28 @@ pub fn render_block(stages: &Stages) -> String {
     out
 }
 
+/// Where each stage begins on the charts' axis (seconds from the measured part's
+/// start), and its name: `stage 2: 100→500 tps`, `stage 3: 4 clients`.
+pub fn chart_marks(stages: &Stages) -> Vec<(f64, String)> {
+    stages
+        .stages
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let unit = match stages.shape {
+                StageShape::Rate => "tps",
+                StageShape::Clients => "clients",
+            };
+            let value = if s.from == s.target {
+                number(s.target)
+            } else {
+                format!("{}\u{2192}{}", number(s.from), number(s.target))
+            };
+            (s.start_s, format!("stage {}: {value} {unit}", i + 1))
+        })
+        .collect()
+}
+
 /// A rate as typed: no fraction when it has none.
 fn number(v: f64) -> String {
     if v.fract() == 0.0 {
