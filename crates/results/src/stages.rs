@@ -1,6 +1,7 @@
 //! A staged run's stages (`--rate-stages`, `--client-stages`): each stage's figures as
 //! the results file keeps them (`run.stages`), the block the report prints after
-//! pgbench's lines, and the stage-by-stage comparison of two runs. A stage is a
+//! pgbench's lines, and the marks on the page's charts (`compare`'s lines are in
+//! `compare::stages`). A stage is a
 //! window of the run clock; a transaction belongs to the stage in which it ends, so a
 //! backlog left by one stage shows as late in the next.
 
@@ -186,69 +187,6 @@ fn number(v: f64) -> String {
     }
 }
 
-/// `compare`'s lines for staged runs: a line per stage with each side's tps and p99
-/// (means over the side's runs) and a later side's change on the first; empty when
-/// no side has stages. Stages are paired by position.
-pub fn compare_lines(sides: &[crate::compare::Side]) -> Vec<String> {
-    let of_side: Vec<Vec<&Stages>> = sides
-        .iter()
-        .map(|side| {
-            side.runs
-                .iter()
-                .filter_map(|d| d.run.as_ref()?.stages.as_ref())
-                .collect()
-        })
-        .collect();
-    let Some(shape) = of_side.iter().flatten().next().map(|s| s.shape) else {
-        return Vec::new();
-    };
-    let count = of_side
-        .iter()
-        .flatten()
-        .map(|s| s.stages.len())
-        .max()
-        .unwrap_or(0);
-    // A side's mean of a figure in stage `i`, over its runs that have it.
-    let mean = |runs: &[&Stages], i: usize, figure: fn(&StageResult) -> Option<f64>| {
-        let values: Vec<f64> = runs
-            .iter()
-            .filter_map(|r| r.stages.get(i).and_then(figure))
-            .collect();
-        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
-    };
-    let change = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) if a > 0.0 => format!(" ({:+.1}% on A)", (b / a - 1.0) * 100.0),
-        _ => String::new(),
-    };
-    let mut out = vec![format!("stages ({}):", shape.name())];
-    for i in 0..count {
-        out.push(format!("  stage {}:", i + 1));
-        let first = &of_side[0];
-        for (k, (side, runs)) in sides.iter().zip(&of_side).enumerate() {
-            let letter = char::from(b'A' + (k % 26) as u8);
-            let tps = mean(runs, i, |s| Some(s.tps));
-            let p99 = mean(runs, i, |s| s.latency_p99_ms);
-            let Some(tps_value) = tps else {
-                out.push(format!("    {letter}: {}: no such stage", side.label));
-                continue;
-            };
-            let (tps_change, p99_change) = match k {
-                0 => (String::new(), String::new()),
-                _ => (
-                    change(mean(first, i, |s| Some(s.tps)), tps),
-                    change(mean(first, i, |s| s.latency_p99_ms), p99),
-                ),
-            };
-            let p99_text = p99.map_or("-".to_string(), |v| format!("{v:.3} ms"));
-            out.push(format!(
-                "    {letter}: {}: tps {tps_value:.1}{tps_change}, p99 {p99_text}{p99_change}",
-                side.label
-            ));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,38 +237,5 @@ mod tests {
              latency average = 2.000 ms, p50 = 2.000 ms, p99 = 2.000 ms, failed = 0, \
              lag = 0.100 ms, late = 2, skipped = 1\n"
         );
-    }
-
-    #[test]
-    fn two_sides_compare_stage_by_stage() {
-        let a = Stages {
-            shape: StageShape::Clients,
-            stages: vec![
-                StageResult::of(window(1.0, 1.0, 0.0), &counts(600, 10_000.0), false),
-                StageResult::of(window(1.0, 4.0, 6.0), &counts(1_200, 10_000.0), false),
-            ],
-        };
-        let mut b = a.clone();
-        b.stages[0].tps = 110.0;
-        b.stages.pop();
-        let side = |label: &str, stages: Option<Stages>| {
-            let mut run = crate::synthetic::run(&crate::synthetic::Spec::tpcb(1, 5, 100.0, 500.0));
-            run.stages = stages;
-            let doc = crate::ResultsFile::from_run(run, crate::RunMeta::default());
-            crate::compare::Side {
-                label: label.to_string(),
-                runs: vec![doc],
-            }
-        };
-        let lines = compare_lines(&[side("base", Some(a)), side("new", Some(b))]);
-        assert_eq!(lines[0], "stages (clients):");
-        assert_eq!(lines[1], "  stage 1:");
-        assert_eq!(lines[2], "    A: base: tps 100.0, p99 10.007 ms");
-        assert_eq!(
-            lines[3],
-            "    B: new: tps 110.0 (+10.0% on A), p99 10.007 ms (+0.0% on A)"
-        );
-        assert_eq!(lines[6], "    B: new: no such stage");
-        assert!(compare_lines(&[side("base", None), side("new", None)]).is_empty());
     }
 }

@@ -13,6 +13,7 @@ pub mod interval;
 pub mod outages;
 pub mod server;
 pub mod spec;
+pub mod stages;
 mod table;
 
 use crate::document::ResultsFile;
@@ -129,7 +130,7 @@ pub struct Comparison {
     pub caveats: Vec<String>,
     /// `--reconnect` runs: their outages side by side ([`outages`]).
     pub outages: Vec<String>,
-    /// Staged runs: their stages side by side ([`crate::stages::compare_lines`]).
+    /// Staged runs: their stages side by side ([`stages`]).
     pub stages: Vec<String>,
 }
 
@@ -307,7 +308,7 @@ pub fn compare(sides: &[Side]) -> Result<Comparison, CompareError> {
         rows,
         caveats: caveats::of(sides),
         outages: outages::lines(sides),
-        stages: crate::stages::compare_lines(sides),
+        stages: stages::lines(sides),
     })
 }
 
