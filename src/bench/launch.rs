@@ -159,14 +159,14 @@ impl RunShared {
 
     /// The `-R` schedule, once the `-T` deadline is known.
     pub fn throttle_schedule(&self) -> Option<Schedule<'_>> {
-        let staged = match (&self.plan.stages, self.stage_clock.get()) {
-            (Some(super::stages::StagePlan::Rate(profile)), Some(clock)) => {
-                Some((profile, clock.origin_us))
-            }
-            _ => None,
-        };
         self.plan.throttle_delay_us().map(|delay_us| Schedule {
-            staged,
+            // --rate-stages: the rate over time, where the stages begin.
+            staged: match (&self.plan.stages, self.stage_clock.get()) {
+                (Some(super::stages::StagePlan::Rate(profile)), Some(clock)) => {
+                    Some((profile, clock.origin_us))
+                }
+                _ => None,
+            },
             delay_us,
             latency_limit_us: self.plan.latency_limit_us(),
             end_us: self

@@ -583,6 +583,14 @@ mod tests {
         };
         assert_eq!(falling.advance(0, 3750.0), Some(5 * S));
         assert_eq!(falling.advance(0, 5000.0), Some(10 * S));
+        // A step: a stage of no time moves the rate at once.
+        let step = RateProfile {
+            start: 0.0,
+            stages: Stages::parse("0s:1000,1s:1000").unwrap(),
+            threads: 2,
+        };
+        assert_eq!(step.advance(0, 250.0), Some(S / 2));
+        assert_eq!(step.advance(0, 500.1), None);
         // Before the stages (a warm-up), the start rate: 1000/s.
         assert_eq!(falling.advance(-S, 500.0), Some(-S / 2));
         assert_eq!(falling.advance(-S, 1000.0 + 3750.0), Some(5 * S));
