@@ -213,3 +213,24 @@ fn client_stages_of_tpcc_give_nopm_per_step() {
     );
     assert!(stdout.contains(", NOPM = "), "{stdout}");
 }
+
+/// Clients leave between transactions: a ramp down from 3 clients to 1 in the
+/// middle of 200 ms transactions fails none and cuts none short, and the last stage
+/// runs at one client's pace.
+#[test]
+fn clients_leave_after_their_transaction() {
+    let (stages, stdout, _dir) = staged_run(
+        "client_stages_down",
+        "SELECT pg_sleep(0.2);\n",
+        &["-c", "3", "--client-stages=2s:3,1s:1,2s:1", "-j", "3"],
+    );
+    assert!(
+        stdout.contains("number of failed transactions: 0 (0.000%)\n"),
+        "{stdout}"
+    );
+    assert!(stages.iter().all(|s| s["failed"] == 0), "{stages:?}");
+    // -c 3 is where the first stage starts: 3 clients, about 15 tps; 1 client: about 5 (a transaction that began before
+    // the ramp may end in it).
+    assert_near("first stage", tps(&stages[0]), 15.0, 0.25);
+    assert!((3.0..=7.5).contains(&tps(&stages[2])), "{stages:?}");
+}
