@@ -5,9 +5,19 @@ use crate::support::fresh_db;
 use serde_json::Value;
 use tempfile::TempDir;
 
+/// Held by each test here: their tps are timed, so they do not run beside each
+/// other (the TPC-C one loads and runs on both cores).
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static TIMED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TIMED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The stages of a run's results file, the run's stdout, and the directory of its
 /// results file (`run.json`) and page (`run.html`).
 fn staged_run(test: &str, script: &str, args: &[&str]) -> (Vec<Value>, String, TempDir) {
+    let _alone = one_at_a_time();
     let db = fresh_db(test);
     let dir = tempfile::tempdir().unwrap();
     let file = crate::support::script_file(&dir, "staged.sql", script);
@@ -148,8 +158,18 @@ fn client_stages_give_each_stages_tps() {
         &["--client-stages=5s:1,5s:4,5s:4", "-j", "2"],
     );
     assert_eq!(stages.len(), 3);
-    assert_near("first stage", tps(&stages[0]), 100.0, 0.15);
-    assert_near("last stage", tps(&stages[2]), 400.0, 0.15);
+    assert_near(
+        &format!("first stage {}", stages[0]),
+        tps(&stages[0]),
+        100.0,
+        0.15,
+    );
+    assert_near(
+        &format!("last stage {}", stages[2]),
+        tps(&stages[2]),
+        400.0,
+        0.15,
+    );
     // The ramp in between: more than one client's, less than four's.
     assert!((120.0..360.0).contains(&tps(&stages[1])), "{stages:?}");
     assert!(stdout.contains("number of clients: 4\n"), "{stdout}");
@@ -163,6 +183,7 @@ fn client_stages_give_each_stages_tps() {
 /// stage, from the new orders the clients committed in it (all of them, once).
 #[test]
 fn client_stages_of_tpcc_give_nopm_per_step() {
+    let _alone = one_at_a_time();
     let db = fresh_db("tpcc_steps");
     let load = db
         .ours()

@@ -47,7 +47,11 @@ impl Schedule<'_> {
             None => *trigger += rng.poisson(self.delay_us),
             Some((profile, origin_us)) => match profile.next_slot(*trigger - origin_us, rng) {
                 Some(at) => *trigger = origin_us + at,
-                None => return Slot::End,
+                None => {
+                    // Past the stages: every later draw finds no slot either.
+                    *trigger = origin_us + profile.stages.total_us();
+                    return Slot::End;
+                }
             },
         }
         if let Some(limit) = self.latency_limit_us {
