@@ -44,6 +44,7 @@ fn config(histograms: bool) -> CollectorPlan {
         phases: pgbench_rs::bench::phases::PhasePlan::default().anchored(0),
         duration_s: None,
         availability: None,
+        stages: None,
     }
 }
 
@@ -149,6 +150,7 @@ fn report() -> RunResult {
         ended: None,
         phases: Vec::new(),
         availability: None,
+        stages: None,
         in_doubt: 0,
     }
 }

@@ -88,6 +88,8 @@ pub struct BenchPlan {
     /// What the run keeps beyond pgbench's counters: decided by its caller (what the
     /// report, the results files or a sweep's step will read of it), not by the run.
     pub keep: Keep,
+    /// `--rate-stages`, `--client-stages`: the load's shape over the run.
+    pub stages: Option<super::stages::StagePlan>,
 }
 
 /// What a run keeps beyond what pgbench's report needs: each costs memory and time in

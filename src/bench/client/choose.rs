@@ -2,13 +2,20 @@
 //! CSTATE_THROTTLE): whether the client is done (`-t` counted, `-T` over), which
 //! script runs next (by weight, from the thread's random state), and under `-R` when:
 //! the schedule's next slot, or a skipped transaction when `-L` says it would start
-//! too late.
+//! too late. Under `--client-stages`, a client the count of active clients leaves
+//! out waits here, between transactions, for its next turn; under stages, a client
+//! with nothing left to run (its turns over, the rate down to 0) waits for the
+//! run's end, which the stages set.
 
 use super::{Client, Phase, Wait};
 use crate::bench::error::ClientAbort;
+use crate::bench::stages::StagePlan;
 use crate::bench::throttle::Slot;
 use pgbench_results::{Limit, TxOutcome};
 use pgbench_script::prng::choose_script;
+
+/// How long a client left out by `--client-stages` sleeps before it looks again, µs.
+const GATE_POLL_US: i64 = 50_000;
 
 /// What the client does after choosing a script.
 enum Next {
@@ -18,6 +25,8 @@ enum Next {
     },
     /// Wait for the `-R` slot at `at`, then run.
     Throttle { script: usize, at: i64 },
+    /// `--rate-stages`: no slot is left before the end; wait for it.
+    Idle,
     /// The run is over for this client.
     Finish,
 }
@@ -29,6 +38,9 @@ impl Client<'_> {
         if ctx.plan.settings.limit.duration().is_some() && ctx.control.clock.timer_exceeded() {
             return Ok(Some(Wait::Done));
         }
+        if let Some(wait) = self.stage_gate() {
+            return Ok(Some(wait));
+        }
         match self.next_transaction() {
             Next::Run { script, scheduled } => {
                 self.start_transaction(script, scheduled)?;
@@ -38,7 +50,39 @@ impl Client<'_> {
                 self.phase = Phase::Throttled { script, at };
                 Ok(Some(Wait::Until(at)))
             }
+            Next::Idle => Ok(Some(self.idle_until(None))),
             Next::Finish => Ok(Some(Wait::Done)),
+        }
+    }
+
+    /// Waits between transactions, under stages, until `at` or the run's end
+    /// (`None`: the end), looking again at least every [`GATE_POLL_US`]: a stop
+    /// brings the end forward, and a waiting client must see it.
+    fn idle_until(&mut self, at: Option<i64>) -> Wait {
+        let now = self.now();
+        let end = self.ctx.control.clock.end_us().unwrap_or(now);
+        let at = at.unwrap_or(end).min(end).min(now + GATE_POLL_US);
+        if at <= now {
+            return Wait::Done;
+        }
+        self.record.flush_before_wait(now, at);
+        Wait::Until(at)
+    }
+
+    /// `--client-stages`: `None` while the client is active; else a wait for the
+    /// time it becomes active again, or for the run's end when it never does. A
+    /// client that leaves has ended its transaction (this runs between
+    /// transactions); one that joins starts at its instant.
+    fn stage_gate(&mut self) -> Option<Wait> {
+        let Some(StagePlan::Clients(profile)) = &self.ctx.plan.stages else {
+            return None;
+        };
+        let clock = self.ctx.stage_clock.get()?;
+        let now = self.now();
+        match profile.next_active(self.local_index, now - clock.origin_us) {
+            Some(at) if clock.origin_us + at <= now => None,
+            Some(at) => Some(self.idle_until(Some(clock.origin_us + at))),
+            None => Some(self.idle_until(None)),
         }
     }
 
@@ -94,6 +138,10 @@ impl Client<'_> {
                     if limit.is_some_and(|n| self.record.counted() >= i64::from(n)) {
                         return Next::Finish;
                     }
+                }
+                // The stages last until the run's end, the client with them.
+                Slot::End if ctx.plan.stages.is_some() && !ctx.control.clock.timer_exceeded() => {
+                    return Next::Idle
                 }
                 Slot::End => return Next::Finish,
                 Slot::Run(at) => {

@@ -13,6 +13,7 @@ pub mod interval;
 pub mod outages;
 pub mod server;
 pub mod spec;
+pub mod stages;
 mod table;
 
 use crate::document::ResultsFile;
@@ -129,6 +130,8 @@ pub struct Comparison {
     pub caveats: Vec<String>,
     /// `--reconnect` runs: their outages side by side ([`outages`]).
     pub outages: Vec<String>,
+    /// Staged runs: their stages side by side ([`stages`]).
+    pub stages: Vec<String>,
 }
 
 /// Both sides' latency average is pgbench's derived one (no `-P`, `-R`, `-L`).
@@ -305,6 +308,7 @@ pub fn compare(sides: &[Side]) -> Result<Comparison, CompareError> {
         rows,
         caveats: caveats::of(sides),
         outages: outages::lines(sides),
+        stages: stages::lines(sides),
     })
 }
 
