@@ -149,6 +149,7 @@ fn report() -> RunResult {
         ended: None,
         phases: Vec::new(),
         availability: None,
+        scenarios: Vec::new(),
         in_doubt: 0,
     }
 }

@@ -24,6 +24,7 @@ mod multiplex; // -j threads of several clients: seeded rows equal stock's, one 
 mod redaction; // passwords in the connection string (or another session's, via --server-stats): in no file or output
 mod report; // pgbench-report as a program: show, import, compare, html (in a real browser)
 mod run_end; // how a run ends: a frozen server, a partition (with or without watchers), signals twice, long transactions
+mod scenarios; // --scenarios: reads on a streaming standby and writes on the primary in one run, each counted by its server; refusals
 mod server_stats; // --server-stats and the validity warnings: server commits beside the client's, a CHECKPOINT in the window, pgbench-report check
 mod sysbench; // --workload=oltp_* beside real sysbench: prepare schema and values, statements per transaction, rows
 mod tap; // port of 001_pgbench_with_server.pl, one module per topic of the upstream file

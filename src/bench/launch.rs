@@ -105,6 +105,9 @@ pub struct RunShared {
     pub scripts: Vec<RunScript>,
     pub weights: Vec<i64>,
     pub conn_opts: ConnectOptions,
+    /// Each group's scripts' weights, `-R` schedule and target: the plan's one, or
+    /// one per scenario ([`super::scenario`]); a thread's is `groups[thread.group]`.
+    pub groups: Vec<super::scenario::Group>,
     pub control: RunControl,
     pub retry: RetryPlan,
     pub events: crossbeam_channel::Sender<Event>,
@@ -120,11 +123,13 @@ pub struct RunShared {
 }
 
 impl RunShared {
-    /// What every client of a run reads, from the plan, the connection options and the
-    /// random states, on `clock`; and the channel the clients' events arrive on.
+    /// What every client of a run reads, from the plan, the connection options (the
+    /// command line's, and the options they were made of, which a scenario's conninfo
+    /// goes over) and the random states, on `clock`; and the channel the clients'
+    /// events arrive on.
     pub fn new(
         plan: &BenchPlan,
-        conn_opts: ConnectOptions,
+        (conn_args, conn_opts): (&pgbench_wire::ConnectArgs, ConnectOptions),
         seeds: &SeedPlan,
         clock: RunClock,
         env: &super::RunEnv,
@@ -136,6 +141,7 @@ impl RunShared {
         let shared = RunShared {
             weights: scripts.iter().map(|s| s.weight).collect(),
             scripts,
+            groups: super::scenario::groups(plan, conn_args, &conn_opts)?,
             conn_opts,
             control,
             retry: RetryPlan {
@@ -153,18 +159,20 @@ impl RunShared {
         Ok((shared, received))
     }
 
-    /// The `-R` schedule, once the `-T` deadline is known.
-    pub fn throttle_schedule(&self) -> Option<Schedule> {
-        self.plan.throttle_delay_us().map(|delay_us| Schedule {
-            delay_us,
-            latency_limit_us: self.plan.latency_limit_us(),
-            end_us: self
-                .plan
-                .settings
-                .limit
-                .duration()
-                .and(self.control.clock.end_us()),
-        })
+    /// The `-R` schedule of a thread of `group`, once the `-T` deadline is known.
+    pub fn throttle_schedule(&self, group: usize) -> Option<Schedule> {
+        self.groups[group]
+            .throttle_delay_us
+            .map(|delay_us| Schedule {
+                delay_us,
+                latency_limit_us: self.plan.latency_limit_us(),
+                end_us: self
+                    .plan
+                    .settings
+                    .limit
+                    .duration()
+                    .and(self.control.clock.end_us()),
+            })
     }
 }
 
@@ -204,18 +212,20 @@ pub fn client_variables(
 /// Each pgbench thread's random states and log file.
 fn thread_states(plan: &BenchPlan, seeds: &SeedPlan) -> Result<Vec<ThreadShared>, RunError> {
     let pid = std::process::id();
+    let groups = super::scenario::thread_groups(plan);
     seeds
         .threads
         .iter()
         .enumerate()
         .map(|(t, ts)| {
+            let group = groups.get(t).copied().unwrap_or(0);
             // Numbered as the whole run numbers them (--worker).
             let t = plan.first_thread() + t;
             let log = match &plan.log {
                 Some(lp) => Some(ThreadLog::open(lp, plan, pid, t, ts.sample.clone())?),
                 None => None,
             };
-            Ok(ThreadShared::new(
+            let mut shared = ThreadShared::new(
                 t,
                 ThreadState {
                     choose_rng: ts.choose.clone(),
@@ -223,7 +233,9 @@ fn thread_states(plan: &BenchPlan, seeds: &SeedPlan) -> Result<Vec<ThreadShared>
                     throttle_trigger: 0,
                     log,
                 },
-            ))
+            );
+            shared.group = group;
+            Ok(shared)
         })
         .collect()
 }
@@ -231,6 +243,8 @@ fn thread_states(plan: &BenchPlan, seeds: &SeedPlan) -> Result<Vec<ThreadShared>
 /// The state one pgbench thread shares among its clients.
 pub struct ThreadShared {
     pub id: usize,
+    /// Its clients' group in [`RunShared::groups`] (their scenario's).
+    pub group: usize,
     state: Mutex<ThreadState>,
 }
 
@@ -247,6 +261,7 @@ impl ThreadShared {
     pub fn new(id: usize, state: ThreadState) -> ThreadShared {
         ThreadShared {
             id,
+            group: 0,
             state: Mutex::new(state),
         }
     }

@@ -88,6 +88,9 @@ pub struct BenchPlan {
     /// What the run keeps beyond pgbench's counters: decided by its caller (what the
     /// report, the results files or a sweep's step will read of it), not by the run.
     pub keep: Keep,
+    /// `--scenarios`: groups of the clients, threads and scripts above, each with its
+    /// own rate and target; empty for a run of one group ([`super::scenario`]).
+    pub scenarios: Vec<super::scenario::ScenarioPlan>,
 }
 
 /// What a run keeps beyond what pgbench's report needs: each costs memory and time in

@@ -83,6 +83,7 @@ pub enum Opt {
     FailIfBelow,
     History,
     Tag,
+    Scenarios,
 }
 
 /// What the command line asked for, as the rows read it: the run's plan (a sweep's
@@ -354,6 +355,10 @@ pub const OPTIONS: &[OptionSpec] = &[
     // shared.
     opt(Opt::History, None, "history", true),
     opt(Opt::Tag, None, "tag", true),
+    opt(Opt::Scenarios, None, "scenarios", true).recorded(|p| {
+        (!p.scenarios.is_empty())
+            .then(|| json!(p.scenarios.iter().map(|s| &s.name).collect::<Vec<_>>()))
+    }),
 ];
 
 /// What the results file records of a sweep's or search's option, if the run has one.

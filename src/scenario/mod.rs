@@ -91,6 +91,18 @@ pub struct ScenarioSpec {
     /// syntax is `--rate-stages`' own.
     pub rate_stages: Option<(String, usize)>,
     pub client_stages: Option<(String, usize)>,
+    /// The line of each key given, for the errors found later.
+    pub key_lines: Vec<(String, usize)>,
+}
+
+impl ScenarioSpec {
+    /// The line of `key` (of the table, where the key is not given).
+    pub fn line_of(&self, key: &str) -> usize {
+        self.key_lines
+            .iter()
+            .find(|(k, _)| k == key)
+            .map_or(self.line, |(_, line)| *line)
+    }
 }
 
 /// Reads the scenarios of the file at `path` whose text is `text`.
@@ -193,7 +205,10 @@ impl Place<'_> {
             None => return Err(self.missing(line, index, "name")),
         };
         let place = format!(" in scenario \"{name}\"");
-        if let Some((key, _)) = table.iter().find(|(k, _)| !KEYS.contains(&k.get_ref().as_ref())) {
+        if let Some((key, _)) = table
+            .iter()
+            .find(|(k, _)| !KEYS.contains(&k.get_ref().as_ref()))
+        {
             return Err(self.unknown(key, &place, &KEYS));
         }
         let field = |name: &str| table.get_key_value(name);
@@ -237,15 +252,17 @@ impl Place<'_> {
                 Ok(n)
             })
             .transpose()?;
-        let rate = field("rate")
-            .map(|(k, v)| self.rate_of(k, v))
-            .transpose()?;
+        let rate = field("rate").map(|(k, v)| self.rate_of(k, v)).transpose()?;
         let stages = |key: &str| {
             field(key)
                 .map(|(k, v)| Ok((self.text_of(k, v)?, self.line(&k.span()))))
                 .transpose()
         };
         Ok(ScenarioSpec {
+            key_lines: table
+                .iter()
+                .map(|(k, _)| (k.get_ref().to_string(), self.line(&k.span())))
+                .collect(),
             line,
             scripts: sources
                 .into_iter()

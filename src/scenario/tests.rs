@@ -40,15 +40,23 @@ rate = 50
     assert_eq!(s[1].line, 8);
     assert_eq!(s[1].scripts[0].weight, 3);
     assert_eq!(s[1].scripts[1].source, "tpcb-like");
-    assert_eq!((s[1].clients, s[1].threads, s[1].rate), (4, Some(2), Some(50.0)));
+    assert_eq!(
+        (s[1].clients, s[1].threads, s[1].rate),
+        (4, Some(2), Some(50.0))
+    );
     // A float rate too.
-    let s = parse(FILE, "[[scenario]]\nname='a'\nscript='x'\nclients=1\nrate=2.5\n").unwrap();
+    let s = parse(
+        FILE,
+        "[[scenario]]\nname='a'\nscript='x'\nclients=1\nrate=2.5\n",
+    )
+    .unwrap();
     assert_eq!(s[0].rate, Some(2.5));
 }
 
 #[test]
 fn an_unknown_key_names_the_file_the_line_and_the_key() {
-    let text = "[[scenario]]\nname = \"reads\"\nscript = \"select-only\"\nclients = 2\nclinets = 3\n";
+    let text =
+        "[[scenario]]\nname = \"reads\"\nscript = \"select-only\"\nclients = 2\nclinets = 3\n";
     assert_eq!(
         err(text),
         "mix.toml:5: unknown key \"clinets\" in scenario \"reads\" (known keys: name, script, \

@@ -55,11 +55,13 @@ impl Client<'_> {
     /// CSTATE_CHOOSE_SCRIPT, then under `-R` CSTATE_PREPARE_THROTTLE / CSTATE_THROTTLE.
     fn next_transaction(&mut self) -> Next {
         let ctx = self.ctx;
-        let script = if ctx.scripts.len() == 1 {
-            0
-        } else {
-            let mut t = self.thread.lock();
-            choose_script(&mut t.choose_rng, &ctx.weights)
+        let group = &ctx.groups[self.thread.group];
+        let script = match group.lone_script {
+            Some(only) => only,
+            None => {
+                let mut t = self.thread.lock();
+                choose_script(&mut t.choose_rng, &group.weights)
+            }
         };
         self.debug(|| {
             format!(
@@ -67,7 +69,7 @@ impl Client<'_> {
                 self.id, ctx.scripts[script].script.desc
             )
         });
-        let Some(schedule) = ctx.throttle_schedule() else {
+        let Some(schedule) = ctx.throttle_schedule(self.thread.group) else {
             return Next::Run {
                 script,
                 scheduled: None,

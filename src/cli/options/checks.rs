@@ -32,6 +32,9 @@ pub(super) fn finish(
         let text = shown.script_text(script_context(&d));
         return Ok(Action::PrintAndExit(text));
     }
+    if let Some(path) = d.scenarios_file.take() {
+        d.scenario_plans = super::scenarios::apply(&mut d, &path, env)?;
+    }
     let workload = match d.workload {
         Some(w) => Some(w.configure(&d.defines)?),
         None => None,
@@ -171,7 +174,7 @@ fn capacity_plan(
 }
 
 /// What a workload's script depends on besides its options.
-fn script_context(d: &Draft) -> crate::workload::ScriptContext {
+pub(super) fn script_context(d: &Draft) -> crate::workload::ScriptContext {
     crate::workload::ScriptContext {
         query_mode: d.query_mode,
         clients: d.nclients as usize,
@@ -378,6 +381,8 @@ fn keep(d: &Draft, workload: Option<&dyn crate::workload::Workload>) -> Keep {
         // percentile).
         histograms: d.percentiles.is_some()
             || d.export.any()
+            // Each scenario's percentiles.
+            || !d.scenario_plans.is_empty()
             || workload.is_some_and(|w| w.policy().keep_histograms),
         series: d.export.any() || d.print_warnings,
         server_settings: d.export.any(),
@@ -477,6 +482,7 @@ fn bench_action(
                 .map_or(DEFAULT_RECONNECT_TIMEOUT_US, |s| s * 1_000_000),
         }),
         keep,
+        scenarios: d.scenario_plans,
     };
     plan.refresh_worker_digests(|plan| {
         crate::cli::option_table::worker_digests(&Planned {

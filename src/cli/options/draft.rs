@@ -102,6 +102,9 @@ pub(super) struct Draft {
     pub reconnect_timeout: Option<i64>,
     /// `--sweep`, `--find-max-rate` and their companions.
     pub capacity: crate::capacity::options::CapacityDraft,
+    /// `--scenarios=FILE`, and the scenarios read from it ([`super::scenarios`]).
+    pub scenarios_file: Option<String>,
+    pub scenario_plans: Vec<crate::bench::scenario::ScenarioPlan>,
 }
 
 impl Draft {
@@ -170,6 +173,8 @@ impl Draft {
             reconnect_on_loss: false,
             reconnect_timeout: None,
             capacity: Default::default(),
+            scenarios_file: None,
+            scenario_plans: Vec::new(),
         }
     }
 
@@ -215,6 +220,7 @@ impl Draft {
                 self.temp_instance = Some(crate::temp_instance::TempInstance::Durable)
             }
             Workload => self.workload = Some(crate::workload::find(v)?),
+            Scenarios => self.scenarios_file = Some(v.to_string()),
             Check => self.check = true,
             Sweep | Repeat | FindMaxRate | SearchTolerance | SearchSteps | FailIfBelow => {
                 self.benchmarking_option_set = true;
@@ -300,7 +306,7 @@ impl Draft {
         Ok(())
     }
 
-    fn add_script(&mut self, script: Script, weight: i64) -> Result<(), ConfigError> {
+    pub(super) fn add_script(&mut self, script: Script, weight: i64) -> Result<(), ConfigError> {
         if script.commands.is_empty() {
             return Err(ScriptError::EmptyCommandList {
                 script: script.name,
