@@ -26,6 +26,7 @@ mod report; // pgbench-report as a program: show, import, compare, html (in a re
 mod run_end; // how a run ends: a frozen server, a partition (with or without watchers), signals twice, long transactions
 mod scenarios; // --scenarios: reads on a streaming standby and writes on the primary in one run, each counted by its server; refusals
 mod server_stats; // --server-stats and the validity warnings: server commits beside the client's, a CHECKPOINT in the window, pgbench-report check
+mod stages; // --rate-stages, --client-stages: each stage's tps in the results file
 mod sysbench; // --workload=oltp_* beside real sysbench: prepare schema and values, statements per transaction, rows
 mod tap; // port of 001_pgbench_with_server.pl, one module per topic of the upstream file
 mod tpcc; // --workload=tpcc: the load's rows, a warmed-up run's NOPM, --check, a seeded rerun, the monitor's faults

@@ -120,6 +120,9 @@ pub struct RunShared {
     pub phases: std::sync::OnceLock<super::phases::Phases>,
     /// The `-j` threads' run-queue wait while they ran, ns ([`super::cpu_share`]).
     pub threads_waited_ns: AtomicU64,
+    /// `--rate-stages`, `--client-stages`: the stages on the run clock, fixed with
+    /// the `-T` deadline they end at.
+    pub stage_clock: OnceLock<super::stages::StageClock>,
 }
 
 impl RunShared {
@@ -155,15 +158,23 @@ impl RunShared {
             out: Arc::clone(&env.out),
             phases: OnceLock::new(),
             threads_waited_ns: AtomicU64::new(0),
+            stage_clock: OnceLock::new(),
         };
         Ok((shared, received))
     }
 
     /// The `-R` schedule of a thread of `group`, once the `-T` deadline is known.
-    pub fn throttle_schedule(&self, group: usize) -> Option<Schedule> {
+    pub fn throttle_schedule(&self, group: usize) -> Option<Schedule<'_>> {
+        let staged = match (&self.plan.stages, self.stage_clock.get()) {
+            (Some(super::stages::StagePlan::Rate(profile)), Some(clock)) => {
+                Some((profile, clock.origin_us))
+            }
+            _ => None,
+        };
         self.groups[group]
             .throttle_delay_us
             .map(|delay_us| Schedule {
+                staged,
                 delay_us,
                 latency_limit_us: self.plan.latency_limit_us(),
                 end_us: self

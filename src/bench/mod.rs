@@ -42,6 +42,7 @@ pub mod run_workload;
 pub mod scenario;
 pub mod server_stats;
 pub mod setup;
+pub mod stages;
 pub mod stop;
 #[cfg(test)]
 mod tests;
@@ -240,6 +241,11 @@ fn begin(ctx: &RunShared, start: i64) -> Phases {
             start
         };
         clock.set_end(from + secs * 1_000_000);
+        if let Some(stages) = &ctx.plan.stages {
+            let _ = ctx
+                .stage_clock
+                .set(stages.on_clock(from + secs * 1_000_000));
+        }
     }
     let measured_from = phases.measure_from_us;
     for t in &ctx.threads {
@@ -281,6 +287,7 @@ fn collector_plan(ctx: &RunShared, phases: Phases) -> CollectorPlan {
         phases,
         duration_s: s.limit.duration(),
         availability: plan.availability,
+        stages: plan.stages.clone().zip(ctx.stage_clock.get().cloned()),
     }
 }
 

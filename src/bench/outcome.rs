@@ -114,7 +114,7 @@ pub fn assemble(
     plan: &BenchPlan,
     setup: &Setup,
     ctx: &RunShared,
-    collected: Collected,
+    mut collected: Collected,
     timing: Timing,
 ) -> RunResult {
     let ended = ending(
@@ -152,6 +152,7 @@ pub fn assemble(
     let availability = collected
         .outages
         .map(|o| o.finish(timing.end, timing.phases.measure_from_us, shift, in_doubt));
+    let stages = stage_results(plan, ctx, collected.stages.take(), &timing);
     RunResult {
         settings: plan.settings.clone(),
         scale: setup.scale,
@@ -195,7 +196,34 @@ pub fn assemble(
         availability,
         // The caller names each scenario's target (bench::scenario::results).
         scenarios: Vec::new(),
+        stages,
     }
+}
+
+/// Each stage's figures from what its window counted; a stage cut short by a stop
+/// ends with the run.
+fn stage_results(
+    plan: &BenchPlan,
+    ctx: &RunShared,
+    counts: Option<Vec<pgbench_results::stages::StageCounts>>,
+    timing: &Timing,
+) -> Option<pgbench_results::stages::Stages> {
+    let (stages, clock, counts) = (plan.stages.as_ref()?, ctx.stage_clock.get()?, counts?);
+    let measured_from = timing.phases.measure_from_us;
+    let end_s = (timing.end - measured_from) as f64 / 1e6;
+    let throttled = plan.settings.throttled();
+    Some(pgbench_results::stages::Stages {
+        shape: stages.shape(),
+        stages: stages
+            .windows(clock, measured_from)
+            .into_iter()
+            .zip(&counts)
+            .map(|(mut w, c)| {
+                w.end_s = w.end_s.min(end_s).max(w.start_s);
+                pgbench_results::stages::StageResult::of(w, c, throttled)
+            })
+            .collect(),
+    })
 }
 
 /// What the results file records of the run besides its counters (the command line

@@ -91,6 +91,8 @@ pub struct BenchPlan {
     /// `--scenarios`: groups of the clients, threads and scripts above, each with its
     /// own rate and target; empty for a run of one group ([`super::scenario`]).
     pub scenarios: Vec<super::scenario::ScenarioPlan>,
+    /// `--rate-stages`, `--client-stages`: the load's shape over the run.
+    pub stages: Option<super::stages::StagePlan>,
 }
 
 /// What a run keeps beyond what pgbench's report needs: each costs memory and time in

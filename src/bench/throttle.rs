@@ -1,8 +1,11 @@
 //! The `-R` schedule (pgbench's CSTATE_PREPARE_THROTTLE): each pgbench thread draws
 //! Poisson-distributed gaps from its own generator, and its clients take the slots in
 //! turn; under `-L` a slot already too late is skipped, and past the `-T` deadline the
-//! client stops. Pure: the caller holds the thread's lock and reads the clock.
+//! client stops. Under `--rate-stages` the gaps follow the rate in force
+//! ([`super::stages::RateProfile`]). Pure: the caller holds the thread's lock and
+//! reads the clock.
 
+use super::stages::RateProfile;
 use pgbench_script::prng::Prng;
 
 /// What the next slot of the schedule is for the client that drew it.
@@ -18,15 +21,18 @@ pub enum Slot {
 
 /// One pgbench thread's schedule parameters.
 #[derive(Debug, Clone, Copy)]
-pub struct Schedule {
+pub struct Schedule<'a> {
     /// The thread's mean gap, µs (`throttle_delay`).
     pub delay_us: f64,
     pub latency_limit_us: Option<i64>,
     /// The `-T` deadline on the run clock.
     pub end_us: Option<i64>,
+    /// `--rate-stages`: the rate over time, and the first stage's start on the run
+    /// clock; `delay_us` is then unused.
+    pub staged: Option<(&'a RateProfile, i64)>,
 }
 
-impl Schedule {
+impl Schedule<'_> {
     /// Draws the next slot: moves the thread's `trigger` by one Poisson gap. `now` is
     /// read only under `-L`; `may_skip` is false once a `-t` client counted all its
     /// transactions (a skip would count one more).
@@ -37,7 +43,13 @@ impl Schedule {
         now: impl FnOnce() -> i64,
         may_skip: bool,
     ) -> Slot {
-        *trigger += rng.poisson(self.delay_us);
+        match self.staged {
+            None => *trigger += rng.poisson(self.delay_us),
+            Some((profile, origin_us)) => match profile.next_slot(*trigger - origin_us, rng) {
+                Some(at) => *trigger = origin_us + at,
+                None => return Slot::End,
+            },
+        }
         if let Some(limit) = self.latency_limit_us {
             if *trigger < now() - limit && may_skip {
                 return Slot::Skip;
@@ -54,11 +66,12 @@ impl Schedule {
 mod tests {
     use super::*;
 
-    fn schedule() -> Schedule {
+    fn schedule() -> Schedule<'static> {
         Schedule {
             delay_us: 1_000.0,
             latency_limit_us: None,
             end_us: None,
+            staged: None,
         }
     }
 
@@ -102,5 +115,26 @@ mod tests {
             ..schedule()
         };
         assert_eq!(s.next(&mut trigger, &mut rng, || 0, true), Slot::End);
+    }
+
+    #[test]
+    fn staged_slots_follow_the_profile_on_the_run_clock_and_end_with_it() {
+        let profile = RateProfile {
+            start: 1_000.0,
+            stages: crate::bench::stages::Stages::parse("1s:1000").unwrap(),
+            threads: 1,
+        };
+        let s = Schedule {
+            staged: Some((&profile, 50_000)),
+            ..schedule()
+        };
+        let mut rng = Prng::seed(3);
+        let mut trigger = 50_000;
+        let mut slots = 0;
+        while let Slot::Run(at) = s.next(&mut trigger, &mut rng, || 0, true) {
+            assert!((50_000..=1_050_000).contains(&at), "{at}");
+            slots += 1;
+        }
+        assert!((900..1_100).contains(&slots), "{slots}");
     }
 }

@@ -8,6 +8,7 @@
 
 use crate::bench::plan::{BenchPlan, Vacuum};
 use crate::capacity::plan::{CapacityPlan, What};
+use pgbench_results::stages::StageShape as Shape;
 use pgbench_results::{Limit, MaxTries};
 use serde_json::{json, Value};
 
@@ -84,6 +85,8 @@ pub enum Opt {
     History,
     Tag,
     Scenarios,
+    RateStages,
+    ClientStages,
 }
 
 /// What the command line asked for, as the rows read it: the run's plan (a sweep's
@@ -359,7 +362,21 @@ pub const OPTIONS: &[OptionSpec] = &[
         (!p.scenarios.is_empty())
             .then(|| json!(p.scenarios.iter().map(|s| &s.name).collect::<Vec<_>>()))
     }),
+    opt(Opt::RateStages, None, "rate-stages", true)
+        .recorded(|p| stages(p, Shape::Rate))
+        .shared("--rate-stages", |p| format!("{:?}", p.stages)),
+    opt(Opt::ClientStages, None, "client-stages", true)
+        .recorded(|p| stages(p, Shape::Clients))
+        .shared("--client-stages", |p| format!("{:?}", p.stages)),
 ];
+
+/// `--rate-stages` or `--client-stages` as the results file records it.
+fn stages(p: &Planned<'_>, shape: Shape) -> Option<Value> {
+    p.stages
+        .as_ref()
+        .filter(|s| s.shape() == shape)
+        .map(|s| json!(s.stages().spec()))
+}
 
 /// What the results file records of a sweep's or search's option, if the run has one.
 fn capacity(p: &Planned<'_>, value: impl Fn(&CapacityPlan) -> Option<Value>) -> Option<Value> {

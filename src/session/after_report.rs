@@ -1,4 +1,5 @@
-//! What pgbench-rs prints after pgbench's report on request: the availability block
+//! What pgbench-rs prints after pgbench's report on request: the stages' block
+//! (`--rate-stages`, `--client-stages`), the availability block
 //! (`--reconnect`), the `server:` block (`--print-server-stats`) and the run's
 //! validity warnings (`--print-warnings`).
 
@@ -8,6 +9,9 @@ use pgbench_results::RunResult;
 /// The text after the report (empty unless asked for).
 pub fn render(result: &RunResult, plan: &BenchPlan) -> String {
     let mut out = String::new();
+    if let Some(stages) = &result.stages {
+        out.push_str(&pgbench_results::stages::render_block(stages));
+    }
     if let Some(a) = &result.availability {
         out.push_str(&pgbench_results::availability::render_block(a));
     }

@@ -22,6 +22,8 @@
 //!   curve they make (peak, knee), their lines, compare and merge;
 //! - [`compare`]: runs side by side with confidence intervals and regression gates;
 //! - [`html`]: one self-contained page of charts (uPlot, inlined) for several files;
+//! - [`stages`]: a staged run's stages (`--rate-stages`, `--client-stages`): their
+//!   figures, their block after the report, and their comparison;
 //! - [`show`]: a results file as text (the run's report, byte for byte);
 //! - [`stock`]: the stock pgbench release whose output is reproduced;
 //! - [`workload`]: what a workload beyond pgbench's builtins adds to a result, its
@@ -47,6 +49,7 @@ pub mod scenarios;
 pub mod series;
 pub mod server;
 pub mod show;
+pub mod stages;
 pub mod stats;
 pub mod stock;
 pub mod summary;

@@ -87,7 +87,11 @@ fn render_run(doc: &ResultsFile) -> String {
             _ => String::new(),
         };
         out.push_str(&report::render(run));
-        // --reconnect's block, as the run printed it after the report.
+        // The stages' and --reconnect's blocks, as the run printed them after the
+        // report.
+        if let Some(stages) = &run.stages {
+            out.push_str(&crate::stages::render_block(stages));
+        }
         if let Some(a) = &run.availability {
             out.push_str(&crate::availability::render_block(a));
         }

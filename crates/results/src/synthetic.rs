@@ -283,6 +283,7 @@ pub fn run(spec: &Spec) -> RunResult {
         phases: Vec::new(),
         availability: None,
         scenarios: Vec::new(),
+        stages: None,
         in_doubt: 0,
     }
 }

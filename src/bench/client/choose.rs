@@ -2,10 +2,12 @@
 //! CSTATE_THROTTLE): whether the client is done (`-t` counted, `-T` over), which
 //! script runs next (by weight, from the thread's random state), and under `-R` when:
 //! the schedule's next slot, or a skipped transaction when `-L` says it would start
-//! too late.
+//! too late. Under `--client-stages`, a client the count of active clients leaves
+//! out waits here, between transactions, for its next turn (or is done).
 
 use super::{Client, Phase, Wait};
 use crate::bench::error::ClientAbort;
+use crate::bench::stages::StagePlan;
 use crate::bench::throttle::Slot;
 use pgbench_results::{Limit, TxOutcome};
 use pgbench_script::prng::choose_script;
@@ -29,6 +31,9 @@ impl Client<'_> {
         if ctx.plan.settings.limit.duration().is_some() && ctx.control.clock.timer_exceeded() {
             return Ok(Some(Wait::Done));
         }
+        if let Some(wait) = self.stage_gate() {
+            return Ok(Some(wait));
+        }
         match self.next_transaction() {
             Next::Run { script, scheduled } => {
                 self.start_transaction(script, scheduled)?;
@@ -39,6 +44,27 @@ impl Client<'_> {
                 Ok(Some(Wait::Until(at)))
             }
             Next::Finish => Ok(Some(Wait::Done)),
+        }
+    }
+
+    /// `--client-stages`: `None` while the client is active; else the time it
+    /// becomes active again, or done when it never does. A client that leaves has
+    /// ended its transaction (this runs between transactions); one that joins
+    /// starts at its instant.
+    fn stage_gate(&mut self) -> Option<Wait> {
+        let Some(StagePlan::Clients(profile)) = &self.ctx.plan.stages else {
+            return None;
+        };
+        let clock = self.ctx.stage_clock.get()?;
+        let now = self.now();
+        match profile.next_active(self.local_index, now - clock.origin_us) {
+            Some(at) if clock.origin_us + at <= now => None,
+            Some(at) => {
+                let at = clock.origin_us + at;
+                self.record.flush_before_wait(now, at);
+                Some(Wait::Until(at))
+            }
+            None => Some(Wait::Done),
         }
     }
 

@@ -13,6 +13,7 @@ use super::phases::Phases;
 use super::progress::{ProgressClock, ProgressFormat};
 use crossbeam_channel::{Receiver, TryRecvError};
 use pgbench_results::series::{Second, SeriesRecorder};
+use pgbench_results::stages::StageCounts;
 use pgbench_results::{CommandStats, LatencyCounts, StatsData, TxOutcome};
 use std::time::Duration;
 
@@ -41,6 +42,9 @@ pub struct CollectorPlan {
     pub duration_s: Option<i64>,
     /// `--reconnect`: its outages are counted ([`super::availability`]).
     pub availability: Option<super::plan::AvailabilityPlan>,
+    /// `--rate-stages`, `--client-stages`: each stage is a window of the run clock
+    /// whose transactions are counted apart too, and the `-P` lines name it.
+    pub stages: Option<(super::stages::StagePlan, super::stages::StageClock)>,
 }
 
 /// What the warm-up did: counted apart from the run, kept for the results file.
@@ -162,6 +166,8 @@ pub struct Collected {
     pub abandoned: usize,
     /// `--reconnect`: its outages.
     pub outages: Option<Box<super::availability::Outages>>,
+    /// `--rate-stages`, `--client-stages`: what each stage's window counted.
+    pub stages: Option<Vec<StageCounts>>,
 }
 
 impl Collected {
@@ -213,6 +219,10 @@ impl Collected {
             outages: plan
                 .availability
                 .map(|a| Box::new(super::availability::Outages::new(a, start_us))),
+            stages: plan
+                .stages
+                .as_ref()
+                .map(|(_, clock)| vec![StageCounts::default(); clock.ends_us.len()]),
         }
     }
 
@@ -241,6 +251,9 @@ impl Collected {
         }
         if let Some(extras) = &mut self.extras {
             extras.record_batch(batch, plan.throttled, (&before, &self.total));
+        }
+        if let (Some(counts), Some((_, clock))) = (&mut self.stages, &plan.stages) {
+            record_stages(counts, clock, plan, batch);
         }
         batch
     }
@@ -275,6 +288,40 @@ impl Collected {
                 }
             }
         }
+    }
+}
+
+/// Counts a batch in the stages' windows: each transaction in the stage it ended in.
+fn record_stages(
+    counts: &mut [StageCounts],
+    clock: &super::stages::StageClock,
+    plan: &CollectorPlan,
+    batch: &[TxRecord],
+) {
+    for r in batch {
+        let stage = &mut counts[clock.index_of(r.end_us)];
+        stage
+            .total
+            .accum(r.outcome, r.latency, r.lag, r.tries, plan.throttled);
+        if r.outcome == TxOutcome::Success {
+            stage.latencies.record(r.latency);
+            if plan.latency_limit_us.is_some_and(|l| r.latency > l as f64) {
+                stage.late += 1;
+            }
+        }
+    }
+}
+
+/// A `-P` line of a staged run names the stage in force in the middle of its
+/// interval (which ends at `t`), and the value then.
+fn with_stage(line: String, plan: &CollectorPlan, t: i64) -> String {
+    match &plan.stages {
+        Some((stages, clock)) => {
+            let body = line.strip_suffix('\n').unwrap_or(&line);
+            let middle = t - plan.progress.map_or(0, |(period, _)| period / 2);
+            format!("{body}, {}\n", stages.describe_at(clock, middle))
+        }
+        None => line,
     }
 }
 
@@ -375,7 +422,7 @@ pub fn collect(
                 match c.warmup.as_ref().filter(|_| warming_up) {
                     Some(w) => {
                         if let Some(line) = p.tick(t, &w.total, plan.epoch_shift_us) {
-                            out(&format!("warm-up {line}"));
+                            out(&format!("warm-up {}", with_stage(line, plan, t)));
                         }
                         if t >= w.until_us {
                             p.restart(w.until_us);
@@ -384,7 +431,7 @@ pub fn collect(
                     }
                     None => {
                         if let Some(line) = p.tick(t, &c.total, plan.epoch_shift_us) {
-                            out(&line);
+                            out(&with_stage(line, plan, t));
                         }
                     }
                 }

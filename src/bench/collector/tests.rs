@@ -27,6 +27,7 @@ fn plan() -> CollectorPlan {
         phases: PhasePlan::default().anchored(0),
         duration_s: None,
         availability: None,
+        stages: None,
     }
 }
 

@@ -9,6 +9,7 @@ use crate::bench::phases::PhasePlan;
 use crate::bench::plan::{
     AvailabilityPlan, BenchPlan, Keep, LogPlan, Scale, Vacuum, DEFAULT_RECONNECT_TIMEOUT_US,
 };
+use crate::bench::stages::{ClientProfile, RateProfile, StagePlan};
 use crate::cli::option_table::Planned;
 use crate::init::PartitionMethod;
 use crate::session::history::{HistoryPlan, HISTORY_ENV};
@@ -65,6 +66,7 @@ pub(super) fn finish(
     if d.scripts.iter().map(|s| s.weight).sum::<i64>() == 0 && !d.is_init_mode {
         return Err(ConfigError::ZeroTotalWeight);
     }
+    check_stages(&mut d)?;
     // A clients sweep's steps take -j as given (or -c when fewer).
     let jobs_given = d.nthreads;
     d.nthreads = d.nthreads.min(d.nclients);
@@ -316,6 +318,58 @@ fn init_action(mut d: Draft) -> Result<Action, ConfigError> {
     })
 }
 
+/// `--rate-stages`, `--client-stages`: one of them, with no other shape of run (a
+/// sweep, a search, `-t`, `--worker`); the stages' total is `-T` (a `-T` of another
+/// length is refused); under `--client-stages`, `-c` is the count the first stage
+/// starts from (1 when not given) and the run connects as many clients as the
+/// largest of it and the targets.
+fn check_stages(d: &mut Draft) -> Result<(), ConfigError> {
+    let (option, stages) = match (&d.rate_stages, &d.client_stages) {
+        (None, None) => return Ok(()),
+        (Some(_), Some(_)) => {
+            return Err(ConfigError::StagesWith {
+                option: "--rate-stages",
+                other: "--client-stages",
+            })
+        }
+        (Some(s), None) => ("--rate-stages", s),
+        (None, Some(s)) => ("--client-stages", s),
+    };
+    let with = |other| Err(ConfigError::StagesWith { option, other });
+    if d.nxacts > 0 {
+        return with("-t");
+    }
+    if d.worker.is_some() {
+        return with("--worker");
+    }
+    if d.capacity.any() {
+        return with("--sweep or --find-max-rate");
+    }
+    let total = stages.total_s();
+    if d.duration > 0 && d.duration != total {
+        return Err(ConfigError::StagesDuration {
+            option,
+            duration: d.duration,
+            total,
+        });
+    }
+    d.duration = total;
+    let start = match option {
+        "--rate-stages" => d.rate.unwrap_or(0.0),
+        _ if d.clients_given => d.nclients as f64,
+        _ => 1.0,
+    };
+    if stages.max_target().max(start) <= 0.0
+        || (option == "--client-stages" && stages.max_target() < 1.0 && start < 1.0)
+    {
+        return Err(ConfigError::StagesNoLoad { option });
+    }
+    if option == "--client-stages" {
+        d.nclients = stages.max_target().max(start) as i64;
+    }
+    Ok(())
+}
+
 /// `-t` or `-T`, not both; `-t 10` when neither.
 fn check_limits(d: &mut Draft) -> Result<(), ConfigError> {
     if d.nxacts > 0 && d.duration > 0 {
@@ -389,6 +443,27 @@ fn keep(d: &Draft, workload: Option<&dyn crate::workload::Workload>) -> Keep {
     }
 }
 
+/// The stages of the plan, from the checked draft ([`check_stages`]).
+fn stage_plan(d: &Draft) -> Option<StagePlan> {
+    if let Some(stages) = &d.rate_stages {
+        return Some(StagePlan::Rate(RateProfile {
+            start: d.rate.unwrap_or(0.0),
+            stages: stages.clone(),
+            threads: d.nthreads as usize,
+        }));
+    }
+    d.client_stages.as_ref().map(|stages| {
+        StagePlan::Clients(ClientProfile {
+            start: if d.clients_given {
+                d.nclients as f64
+            } else {
+                1.0
+            },
+            stages: stages.clone(),
+        })
+    })
+}
+
 /// The validated draft as a typed plan.
 fn bench_action(
     d: Draft,
@@ -397,6 +472,7 @@ fn bench_action(
 ) -> Action {
     let positive = |v: i64| (v > 0).then_some(v);
     let keep = keep(&d, workload.as_deref());
+    let stages = stage_plan(&d);
     let settings = RunSettings {
         query_mode: d.query_mode,
         clients: d.nclients as usize,
@@ -412,7 +488,12 @@ fn bench_action(
         },
         failures_detailed: d.failures_detailed,
         continue_on_error: d.continue_on_error,
-        rate: d.rate,
+        // A staged rate is a -R schedule: its lag is measured and reported, from 0
+        // when the first stage starts from none.
+        rate: match &stages {
+            Some(StagePlan::Rate(p)) => Some(p.start),
+            _ => d.rate,
+        },
         latency_limit_us: positive(d.latency_limit),
         progress_s: positive(d.progress),
         reconnect: d.is_connect,
@@ -483,6 +564,7 @@ fn bench_action(
         }),
         keep,
         scenarios: d.scenario_plans,
+        stages,
     };
     plan.refresh_worker_digests(|plan| {
         crate::cli::option_table::worker_digests(&Planned {

@@ -6,6 +6,7 @@ use super::error::{ConfigError, MAX_SCRIPTS};
 use super::values::{check_init_steps, parse_int, parse_positive, parse_script_weight};
 use super::{Action, ConnArgs, Env};
 use crate::bench::plan::{ServerStatsPlan, WeightedScript};
+use crate::bench::stages::{StageError, Stages};
 use crate::cli::args::Opt;
 use crate::init::{InitOptions, PartitionMethod};
 use pgbench_results::QueryMode;
@@ -105,6 +106,9 @@ pub(super) struct Draft {
     /// `--scenarios=FILE`, and the scenarios read from it ([`super::scenarios`]).
     pub scenarios_file: Option<String>,
     pub scenario_plans: Vec<crate::bench::scenario::ScenarioPlan>,
+    /// `--rate-stages`, `--client-stages`.
+    pub rate_stages: Option<crate::bench::stages::Stages>,
+    pub client_stages: Option<crate::bench::stages::Stages>,
 }
 
 impl Draft {
@@ -175,6 +179,8 @@ impl Draft {
             capacity: Default::default(),
             scenarios_file: None,
             scenario_plans: Vec::new(),
+            rate_stages: None,
+            client_stages: None,
         }
     }
 
@@ -194,9 +200,8 @@ impl Draft {
             }
             Client | Jobs | Connect | Transactions | Time | Rate | LatencyLimit | Protocol
             | MaxTries | FailuresDetailed | VerboseErrors | ExitOnAbort | ContinueOnError
-            | Define | Worker | WorkerTimeout | Warmup | Reconnect | ReconnectTimeout => {
-                self.run_option(opt, v, env)?
-            }
+            | Define | Worker | WorkerTimeout | Warmup | Reconnect | ReconnectTimeout
+            | RateStages | ClientStages => self.run_option(opt, v, env)?,
             Log | LogPrefix | SamplingRate | AggregateInterval | Progress | ProgressTimestamp
             | ReportPerCommand | LatencyPercentiles | ExportJson | ExportHtml | MetricsListen
             | MetricsLinger | ServerStats | PrintServerStats | PrintWarnings | History | Tag => {
@@ -388,6 +393,12 @@ impl Draft {
                 self.worker_timeout = Some(parse_positive(v, "--worker-timeout", 1)?);
             }
             Opt::Warmup => self.warmup = parse_positive(v, "--warmup", 0)?,
+            Opt::RateStages => {
+                self.rate_stages = Some(stage_list(v, "--rate-stages", Stages::parse)?);
+            }
+            Opt::ClientStages => {
+                self.client_stages = Some(stage_list(v, "--client-stages", Stages::parse_clients)?);
+            }
             Opt::Reconnect => self.reconnect_on_loss = true,
             Opt::ReconnectTimeout => {
                 self.reconnect_timeout = Some(parse_positive(v, "--reconnect-timeout", 1)?);
@@ -530,4 +541,17 @@ fn table_option_name(opt: Opt) -> &'static str {
         Opt::Partitions => "--partitions",
         _ => "--partition-method",
     }
+}
+
+/// `--rate-stages`, `--client-stages`: the list, or why not in a `detail:` line.
+fn stage_list(
+    v: &str,
+    option: &'static str,
+    parse: fn(&str) -> Result<Stages, StageError>,
+) -> Result<Stages, ConfigError> {
+    parse(v).map_err(|e| ConfigError::Stages {
+        option,
+        value: v.to_string(),
+        detail: e.to_string(),
+    })
 }

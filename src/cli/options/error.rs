@@ -58,6 +58,27 @@ pub enum ConfigError {
         min: i64,
         max: i64,
     },
+    /// `--rate-stages`, `--client-stages`: a list that does not parse (the detail
+    /// names the stage).
+    #[error("invalid value \"{value}\" for option {option}")]
+    Stages {
+        option: &'static str,
+        value: String,
+        detail: String,
+    },
+    #[error("{option} cannot be combined with {other}")]
+    StagesWith {
+        option: &'static str,
+        other: &'static str,
+    },
+    #[error("-T {duration} is not the length of {option} ({total} s): its stages make the run's length, so give -T of that length or none")]
+    StagesDuration {
+        option: &'static str,
+        duration: i64,
+        total: i64,
+    },
+    #[error("{option} gives no load: every target is 0")]
+    StagesNoLoad { option: &'static str },
     #[error("invalid weight specification: {0}")]
     WeightSpec(String),
     #[error("weight specification out of range (0 .. {max}): {weight}", max = i32::MAX)]
@@ -163,6 +184,7 @@ impl ConfigError {
                 Some("Allowed step characters are: \"dtgGvpf\".".to_string())
             }
             ConfigError::Seed { detail, .. } => detail.clone(),
+            ConfigError::Stages { detail, .. } => Some(detail.clone()),
             _ => None,
         }
     }

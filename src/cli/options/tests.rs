@@ -495,3 +495,56 @@ fn reconnect_rides_through_for_a_minute_unless_told_and_its_timeout_needs_it() {
     };
     assert!(plan.settings.reconnect && plan.availability.is_some());
 }
+
+#[test]
+fn stages_make_the_runs_length_and_clients_and_bad_ones_are_refused() {
+    use crate::bench::stages::StagePlan;
+    let plan = |args: &[&str]| match parse(args) {
+        Ok(Action::Bench { plan, .. }) => plan,
+        other => panic!("{args:?}: {other:?}"),
+    };
+    let p = plan(&["-R", "100", "--rate-stages=6s:100,6s:500,6s:500", "-j", "2"]);
+    assert_eq!(p.settings.limit, pgbench_results::Limit::Duration(18));
+    assert_eq!(p.settings.rate, Some(100.0));
+    assert!(matches!(&p.stages, Some(StagePlan::Rate(r)) if r.start == 100.0 && r.threads == 1));
+    // Without -R the run is still a -R schedule, from 0.
+    let p = plan(&["--rate-stages=1m:50", "-T", "60"]);
+    assert_eq!(p.settings.rate, Some(0.0));
+    // -c defaults to the largest target; given, it is where the first stage starts.
+    let p = plan(&["--client-stages=5s:1,5s:4,5s:4", "-j", "2"]);
+    assert_eq!((p.settings.clients, p.settings.threads), (4, 2));
+    assert!(matches!(&p.stages, Some(StagePlan::Clients(c)) if c.start == 1.0));
+    let p = plan(&["-c", "8", "--client-stages=5s:2"]);
+    assert_eq!(p.settings.clients, 8);
+    assert!(matches!(&p.stages, Some(StagePlan::Clients(c)) if c.start == 8.0));
+    assert_eq!(
+        error_of(&["--rate-stages=5x:100"]),
+        "pgbench: error: invalid value \"5x:100\" for option --rate-stages\n\
+         pgbench: detail: stage 1 has an invalid duration \"5x\" (a whole number of seconds, with s, m or h: 30s, 5m)\n"
+    );
+    assert_eq!(
+        error_of(&["--client-stages=5s:1,5s"]),
+        "pgbench: error: invalid value \"5s:1,5s\" for option --client-stages\n\
+         pgbench: detail: stage 2 \"5s\" is not DURATION:VALUE\n"
+    );
+    assert_eq!(
+        error_of(&["--rate-stages=5s:1", "-T", "6"]),
+        "pgbench: error: -T 6 is not the length of --rate-stages (5 s): its stages make the run's length, so give -T of that length or none\n"
+    );
+    assert_eq!(
+        error_of(&["--rate-stages=5s:1", "-t", "6"]),
+        "pgbench: error: --rate-stages cannot be combined with -t\n"
+    );
+    assert_eq!(
+        error_of(&["--rate-stages=5s:1", "--client-stages=5s:1"]),
+        "pgbench: error: --rate-stages cannot be combined with --client-stages\n"
+    );
+    assert_eq!(
+        error_of(&["--rate-stages=5s:0"]),
+        "pgbench: error: --rate-stages gives no load: every target is 0\n"
+    );
+    assert_eq!(
+        error_of(&["-i", "--rate-stages=5s:3"]),
+        "pgbench: error: some of the specified options cannot be used in initialization (-i) mode\n"
+    );
+}

@@ -162,6 +162,7 @@ fn result_of(all: &[Client], ids: &[usize], set: &RunSettings, scripts: u32) -> 
         phases: Vec::new(),
         availability: None,
         scenarios: Vec::new(),
+        stages: None,
         in_doubt: 0,
     }
 }

@@ -37,6 +37,7 @@ fn base() -> RunResult {
         phases: Vec::new(),
         availability: None,
         scenarios: Vec::new(),
+        stages: None,
         in_doubt: 0,
     }
 }
