@@ -44,6 +44,7 @@ fn config(histograms: bool) -> CollectorPlan {
         phases: pgbench_rs::bench::phases::PhasePlan::default().anchored(0),
         duration_s: None,
         availability: None,
+        stages: None,
     }
 }
 
@@ -150,6 +151,7 @@ fn report() -> RunResult {
         phases: Vec::new(),
         availability: None,
         scenarios: Vec::new(),
+        stages: None,
         in_doubt: 0,
     }
 }

@@ -169,7 +169,7 @@ impl RunShared {
             (Some(super::stages::StagePlan::Rate(profile)), Some(clock)) => {
                 Some((profile, clock.origin_us))
             }
-            _ => None,
+            _ => self.groups[group].rate_stages(),
         };
         self.groups[group]
             .throttle_delay_us

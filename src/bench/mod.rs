@@ -241,6 +241,9 @@ fn begin(ctx: &RunShared, start: i64) -> Phases {
             start
         };
         clock.set_end(from + secs * 1_000_000);
+        for group in &ctx.groups {
+            group.place_stages(from + secs * 1_000_000);
+        }
         if let Some(stages) = &ctx.plan.stages {
             let _ = ctx
                 .stage_clock

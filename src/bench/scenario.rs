@@ -10,10 +10,12 @@
 use super::error::RunError;
 use super::launch::deal_clients;
 use super::plan::BenchPlan;
+use super::stages::{StageClock, StagePlan};
 use pgbench_results::scenarios::ScenarioResult;
 use pgbench_results::{LatencyHistogram, RunResult, StatsData};
 use pgbench_wire::{ConnError, ConnectArgs, ConnectOptions};
 use std::ops::Range;
+use std::sync::OnceLock;
 
 /// One scenario as the engine runs it, from a `[[scenario]]` table.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +29,9 @@ pub struct ScenarioPlan {
     pub rate: Option<f64>,
     /// Its conninfo (a string or URI), over the command line's connection options.
     pub conninfo: Option<String>,
+    /// Its `rate_stages` or `client_stages`: its own rate or active clients over the
+    /// run, which its stages last.
+    pub stages: Option<StagePlan>,
 }
 
 /// What the clients of one group share while they run (one per scenario, or one for
@@ -40,6 +45,38 @@ pub struct Group {
     pub lone_script: Option<usize>,
     /// The mean gap between two `-R` transactions of one of its threads, µs.
     pub throttle_delay_us: Option<f64>,
+    /// A scenario's stages, and where they sit on the run clock once `-T`'s deadline
+    /// is set ([`Group::place_stages`]).
+    pub stages: Option<(StagePlan, OnceLock<StageClock>)>,
+    /// The run's index of its first client: its clients' order under `client_stages`.
+    pub first_client: usize,
+}
+
+impl Group {
+    /// Sets its stages on the run clock: they end at the `-T` deadline `end_us`.
+    pub fn place_stages(&self, end_us: i64) {
+        if let Some((stages, clock)) = &self.stages {
+            let _ = clock.set(stages.on_clock(end_us));
+        }
+    }
+
+    /// Its `rate_stages` on the run clock, once placed.
+    pub fn rate_stages(&self) -> Option<(&super::stages::RateProfile, i64)> {
+        match &self.stages {
+            Some((StagePlan::Rate(p), clock)) => clock.get().map(|c| (p, c.origin_us)),
+            _ => None,
+        }
+    }
+
+    /// Its `client_stages` on the run clock, once placed, with its first client.
+    pub fn client_stages(&self) -> Option<(&super::stages::ClientProfile, i64, usize)> {
+        match &self.stages {
+            Some((StagePlan::Clients(p), clock)) => {
+                clock.get().map(|c| (p, c.origin_us, self.first_client))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// The groups of a run: each scenario's, or the plan's one; `conn_opts` are the
@@ -56,11 +93,16 @@ pub fn groups(
             lone_script: (plan.scripts.len() == 1).then_some(0),
             weights: all_weights,
             throttle_delay_us: plan.throttle_delay_us(),
+            stages: None,
+            first_client: 0,
         }]);
     }
+    let mut first_client = 0;
     plan.scenarios
         .iter()
         .map(|s| {
+            let first = first_client;
+            first_client += s.clients;
             let conn_opts = match &s.conninfo {
                 Some(conninfo) => scenario_options(conninfo, conn_args).map_err(|source| {
                     RunError::ScenarioConnect {
@@ -78,8 +120,16 @@ pub fn groups(
                     .map(|(i, &w)| if s.scripts.contains(&i) { w } else { 0 })
                     .collect(),
                 lone_script: (s.scripts.len() == 1).then_some(s.scripts.start),
-                // pgbench's order: 1e6 / rate, then times the threads.
-                throttle_delay_us: s.rate.map(|r| 1_000_000.0 / r * s.threads as f64),
+                // pgbench's order: 1e6 / rate, then times the threads. Under
+                // rate_stages the profile draws the gaps: the schedule is on, its
+                // delay unused.
+                throttle_delay_us: match (&s.stages, s.rate) {
+                    (_, Some(r)) => Some(1_000_000.0 / r * s.threads as f64),
+                    (Some(StagePlan::Rate(_)), None) => Some(f64::INFINITY),
+                    _ => None,
+                },
+                stages: s.stages.clone().map(|st| (st, OnceLock::new())),
+                first_client: first,
             })
         })
         .collect()

@@ -80,7 +80,9 @@ pub struct ScenarioSpec {
     /// read, a conninfo that does not parse).
     pub line: usize,
     pub scripts: Vec<ScriptSpec>,
-    pub clients: usize,
+    /// Its clients, as `-c`; under `client_stages`, the count the first stage starts
+    /// from (and may be left out: 1).
+    pub clients: Option<usize>,
     /// Its own threads; 1 by default.
     pub threads: Option<usize>,
     /// Its own `-R`, transactions per second.
@@ -237,19 +239,20 @@ impl Place<'_> {
             return Err(self.bad(k, "the total weight of the scenario's scripts is zero"));
         }
         let clients = match field("clients") {
-            Some((k, v)) => self.count_of(k, v)?,
+            Some((k, v)) => Some(self.count_of(k, v)?),
+            None if field("client_stages").is_some() => None,
             None => return Err(self.missing(line, index, "clients")),
         };
         let threads = field("threads")
             .map(|(k, v)| {
                 let n = self.count_of(k, v)?;
-                if n > clients {
-                    return Err(self.bad(
+                match clients {
+                    Some(c) if n > c => Err(self.bad(
                         k,
-                        &format!("{n} threads for {clients} clients: at most one per client"),
-                    ));
+                        &format!("{n} threads for {c} clients: at most one per client"),
+                    )),
+                    _ => Ok(n),
                 }
-                Ok(n)
             })
             .transpose()?;
         let rate = field("rate").map(|(k, v)| self.rate_of(k, v)).transpose()?;

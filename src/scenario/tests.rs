@@ -42,7 +42,7 @@ rate = 50
     assert_eq!(s[1].scripts[1].source, "tpcb-like");
     assert_eq!(
         (s[1].clients, s[1].threads, s[1].rate),
-        (4, Some(2), Some(50.0))
+        (Some(4), Some(2), Some(50.0))
     );
     // A float rate too.
     let s = parse(

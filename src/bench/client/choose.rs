@@ -52,15 +52,18 @@ impl Client<'_> {
     /// ended its transaction (this runs between transactions); one that joins
     /// starts at its instant.
     fn stage_gate(&mut self) -> Option<Wait> {
-        let Some(StagePlan::Clients(profile)) = &self.ctx.plan.stages else {
-            return None;
+        // The run's, or its scenario's (its clients counted from its first).
+        let (profile, origin_us, first) = match &self.ctx.plan.stages {
+            Some(StagePlan::Clients(profile)) => {
+                (profile, self.ctx.stage_clock.get()?.origin_us, 0)
+            }
+            _ => self.ctx.groups[self.thread.group].client_stages()?,
         };
-        let clock = self.ctx.stage_clock.get()?;
         let now = self.now();
-        match profile.next_active(self.local_index, now - clock.origin_us) {
-            Some(at) if clock.origin_us + at <= now => None,
+        match profile.next_active(self.local_index - first, now - origin_us) {
+            Some(at) if origin_us + at <= now => None,
             Some(at) => {
-                let at = clock.origin_us + at;
+                let at = origin_us + at;
                 self.record.flush_before_wait(now, at);
                 Some(Wait::Until(at))
             }

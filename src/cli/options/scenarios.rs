@@ -9,6 +9,7 @@ use super::draft::Draft;
 use super::error::ConfigError;
 use super::Env;
 use crate::bench::scenario::ScenarioPlan;
+use crate::bench::stages::{ClientProfile, RateProfile, StagePlan, Stages};
 use crate::scenario::{ScenarioError, ScenarioSpec};
 use pgbench_script::{builtin, parser};
 
@@ -26,6 +27,10 @@ fn conflict(d: &Draft) -> Option<&'static str> {
             "--workload (a scenario's script may name one)",
         ),
         (d.rate.is_some(), "-R/--rate (each scenario's rate)"),
+        (
+            d.rate_stages.is_some() || d.client_stages.is_some(),
+            "--rate-stages or --client-stages (each scenario's rate_stages, client_stages)",
+        ),
         (d.worker.is_some(), "--worker"),
         (d.capacity.any(), "--sweep or --find-max-rate"),
         (d.check, "--check"),
@@ -52,17 +57,18 @@ pub(super) fn apply(
     let specs = crate::scenario::parse(path, &text)?;
     let mut plans = Vec::with_capacity(specs.len());
     for spec in &specs {
-        if let Some((_, line)) = spec.rate_stages.as_ref().or(spec.client_stages.as_ref()) {
-            let key = if spec.rate_stages.is_some() {
-                "rate_stages"
-            } else {
-                "client_stages"
-            };
+        let stages = stage_plan(d, path, spec)?;
+        let clients = match &stages {
+            Some(StagePlan::Clients(p)) => p.clients(),
+            _ => spec.clients.unwrap_or(1),
+        };
+        let threads = spec.threads.unwrap_or(1);
+        if threads > clients {
             return Err(ScenarioError::BadValue {
                 path: path.to_string(),
-                line: *line,
-                key: key.to_string(),
-                problem: "stages in a scenario are not supported by this build".to_string(),
+                line: spec.line_of("threads"),
+                key: "threads".to_string(),
+                problem: format!("{threads} threads for {clients} clients: at most one per client"),
             }
             .into());
         }
@@ -70,14 +76,14 @@ pub(super) fn apply(
         for script in &spec.scripts {
             add_script(d, (path, spec), &script.source, script.weight, env)?;
         }
-        let threads = spec.threads.unwrap_or(1);
         plans.push(ScenarioPlan {
             name: spec.name.clone(),
             scripts: first..d.scripts.len(),
-            clients: spec.clients,
+            clients,
             threads,
             rate: spec.rate,
             conninfo: spec.conninfo.clone(),
+            stages,
         });
     }
     let clients: usize = plans.iter().map(|p| p.clients).sum();
@@ -85,6 +91,76 @@ pub(super) fn apply(
     d.nthreads = plans.iter().map(|p| p.threads as i64).sum();
     d.benchmarking_option_set = true;
     Ok(plans)
+}
+
+/// A scenario's `rate_stages` or `client_stages` (`--rate-stages`' syntax and rules):
+/// not both; they last as long as `-T` (which they set when it is not given, for every
+/// scenario alike); the rate moves from its `rate` (or 0), the clients from its
+/// `clients` (or 1), and it connects as many clients as the largest count.
+fn stage_plan(
+    d: &mut Draft,
+    path: &str,
+    spec: &ScenarioSpec,
+) -> Result<Option<StagePlan>, ConfigError> {
+    let bad = |key: &str, line: usize, problem: String| ScenarioError::BadValue {
+        path: path.to_string(),
+        line,
+        key: key.to_string(),
+        problem,
+    };
+    let (key, (text, line)) = match (&spec.rate_stages, &spec.client_stages) {
+        (None, None) => return Ok(None),
+        (Some(_), Some((_, line))) => {
+            return Err(bad(
+                "client_stages",
+                *line,
+                "a scenario has rate_stages or client_stages, not both".into(),
+            )
+            .into())
+        }
+        (Some(r), None) => ("rate_stages", r),
+        (None, Some(c)) => ("client_stages", c),
+    };
+    let rate = key == "rate_stages";
+    let parsed = if rate {
+        Stages::parse(text)
+    } else {
+        Stages::parse_clients(text)
+    };
+    let stages = parsed.map_err(|e| bad(key, *line, e.to_string()))?;
+    if d.nxacts > 0 {
+        return Err(bad(key, *line, "stages last a time: give -T, not -t".into()).into());
+    }
+    let total = stages.total_s();
+    if d.duration > 0 && d.duration != total {
+        return Err(bad(
+            key,
+            *line,
+            format!(
+                "the stages last {total} s, the run (-T or another scenario's stages) {} s",
+                d.duration
+            ),
+        )
+        .into());
+    }
+    d.duration = total;
+    let plan = if rate {
+        StagePlan::Rate(RateProfile {
+            start: spec.rate.unwrap_or(0.0),
+            stages,
+            threads: spec.threads.unwrap_or(1),
+        })
+    } else {
+        StagePlan::Clients(ClientProfile {
+            start: spec.clients.map_or(1.0, |c| c as f64),
+            stages,
+        })
+    };
+    let most = plan.stages().max_target().max(plan.start());
+    if (rate && most <= 0.0) || (!rate && most < 1.0) {
+        return Err(bad(key, *line, "no stage has any load".into()).into());
+    }
+    Ok(Some(plan))
 }
 
 /// One script of a scenario: a builtin's name, a `--workload`'s, or a file's path.
