@@ -163,6 +163,11 @@ impl BenchPlan {
                 .iter()
                 .map(|w| (w.script.desc.clone(), w.weight))
                 .collect(),
+            scenarios: self
+                .scenarios
+                .iter()
+                .flat_map(|s| std::iter::repeat_n(s.name.clone(), s.scripts.len()))
+                .collect(),
         }
     }
     /// The mean delay between two `-R` transactions of one pgbench thread, µs.
