@@ -97,6 +97,7 @@ fn reads_on_the_standby_and_writes_on_the_primary_in_one_run() {
         "4",
         &format!("--scenarios={}", file.display()),
         &format!("--export-json={}", results.display()),
+        &format!("--export-html={}", dir.path().join("run.html").display()),
     ]));
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     // pgbench's lines for the whole run, then a block per scenario, then the total.
@@ -135,6 +136,44 @@ fn reads_on_the_standby_and_writes_on_the_primary_in_one_run() {
             .arg(&results),
     );
     assert_eq!(shown.stdout, run.stdout);
+    // compare sets each scenario side by side.
+    let compared = support::run(
+        Command::new(env!("CARGO_BIN_EXE_pgbench-report"))
+            .arg("compare")
+            .arg(&results)
+            .arg(&results),
+    );
+    assert!(
+        compared.stdout.contains(
+            "scenarios (--scenarios; one figure a run, no interval):\n  reads:\n    tps: A "
+        ),
+        "{}",
+        compared.stdout
+    );
+    // The page's table shows each scenario's figures, as a reader sees them.
+    let page = dir.path().join("run.html");
+    if let Some(c) = support::browser::check_page(&page, &dir.path().join("run.png")) {
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        let (_, rows) = c
+            .tables
+            .iter()
+            .find(|(id, _)| id == "scenarios")
+            .unwrap_or_else(|| panic!("no scenarios table: {:?}", c.tables));
+        let row = |name: &str| {
+            rows.iter()
+                .find(|r| r.get(1).map(String::as_str) == Some(name))
+                .unwrap_or_else(|| panic!("no row of {name}: {rows:?}"))
+        };
+        assert_eq!(rows[0][1], "scenario");
+        for (name, s) in [
+            ("reads", scenario(&doc, "reads")),
+            ("writes", scenario(&doc, "writes")),
+        ] {
+            assert_eq!(row(name)[2], s["target"].as_str().unwrap());
+            assert_eq!(row(name)[5], s["transactions"].to_string());
+        }
+        assert_eq!(row("writes")[4], "50.0");
+    }
     let (reads, writes) = (scenario(&doc, "reads"), scenario(&doc, "writes"));
     let count = |s: &Value| s["transactions"].as_i64().unwrap();
     let total = doc["run"]["total"]["cnt"].as_i64().unwrap();

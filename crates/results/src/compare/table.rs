@@ -92,10 +92,12 @@ pub fn render_table(c: &Comparison) -> String {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
-    if !c.outages.is_empty() {
-        out.push('\n');
-        for line in &c.outages {
-            let _ = writeln!(out, "{line}");
+    for block in [&c.outages, &c.scenarios] {
+        if !block.is_empty() {
+            out.push('\n');
+            for line in block {
+                let _ = writeln!(out, "{line}");
+            }
         }
     }
     if !c.caveats.is_empty() {
