@@ -223,7 +223,7 @@ pub fn client_variables(
 /// Each pgbench thread's random states and log file.
 fn thread_states(plan: &BenchPlan, seeds: &SeedPlan) -> Result<Vec<ThreadShared>, RunError> {
     let pid = std::process::id();
-    let groups = super::scenario::thread_groups(plan);
+    let groups = thread_groups(plan);
     seeds
         .threads
         .iter()
@@ -292,6 +292,30 @@ pub fn deal_clients(nclients: usize, nthreads: usize) -> Vec<usize> {
             dealt += n;
             n
         })
+        .collect()
+}
+
+/// How many clients each `-j` thread runs: pgbench's deal, or each scenario's deal of
+/// its clients to its threads, one scenario after another.
+pub fn deal(plan: &BenchPlan) -> Vec<usize> {
+    if plan.scenarios.is_empty() {
+        return deal_clients(plan.settings.clients, plan.settings.threads);
+    }
+    plan.scenarios
+        .iter()
+        .flat_map(|s| deal_clients(s.clients, s.threads))
+        .collect()
+}
+
+/// The group of each `-j` thread.
+pub fn thread_groups(plan: &BenchPlan) -> Vec<usize> {
+    if plan.scenarios.is_empty() {
+        return vec![0; plan.settings.threads];
+    }
+    plan.scenarios
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| std::iter::repeat_n(i, s.threads))
         .collect()
 }
 

@@ -1,38 +1,20 @@
 //! `--scenarios`: a run of several groups of clients, each with its own scripts, `-R`
-//! rate and connection target ([`ScenarioPlan`]), under one gate and one collector.
-//! A plan without scenarios is one group of all its clients, threads and scripts, so
-//! the engine deals, chooses, schedules and connects through [`Group`] either way.
+//! rate and connection target (the plan's [`super::plan::ScenarioPlan`]s), under one
+//! gate and one collector. A plan without scenarios is one group of all its clients,
+//! threads and scripts, so the engine chooses, schedules and connects through
+//! [`Group`] either way (`launch::deal` deals each scenario's clients to its threads).
 //!
 //! Each scenario owns a range of the plan's scripts and its clients run only those,
 //! so a transaction's script says its scenario: the per-scenario figures are the sums
 //! of its scripts' ([`results`]), as the collector already keeps them per script.
 
 use super::error::RunError;
-use super::launch::deal_clients;
 use super::plan::BenchPlan;
 use super::stages::{StageClock, StagePlan};
 use pgbench_results::scenarios::ScenarioResult;
 use pgbench_results::{LatencyHistogram, RunResult, StatsData};
 use pgbench_wire::{ConnError, ConnectArgs, ConnectOptions};
-use std::ops::Range;
 use std::sync::OnceLock;
-
-/// One scenario as the engine runs it, from a `[[scenario]]` table.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScenarioPlan {
-    pub name: String,
-    /// Its scripts: this range of the plan's.
-    pub scripts: Range<usize>,
-    pub clients: usize,
-    pub threads: usize,
-    /// Its `-R`, transactions per second over its threads.
-    pub rate: Option<f64>,
-    /// Its conninfo (a string or URI), over the command line's connection options.
-    pub conninfo: Option<String>,
-    /// Its `rate_stages` or `client_stages`: its own rate or active clients over the
-    /// run, which its stages last.
-    pub stages: Option<StagePlan>,
-}
 
 /// What the clients of one group share while they run (one per scenario, or one for
 /// the whole of a run without scenarios).
@@ -171,30 +153,6 @@ pub fn target(opts: &ConnectOptions) -> String {
         Some(attrs) => format!("{} ({attrs})", hosts.join(",")),
         None => hosts.join(","),
     }
-}
-
-/// How many clients each `-j` thread runs: pgbench's deal, or each scenario's deal of
-/// its clients to its threads, one scenario after another.
-pub fn deal(plan: &BenchPlan) -> Vec<usize> {
-    if plan.scenarios.is_empty() {
-        return deal_clients(plan.settings.clients, plan.settings.threads);
-    }
-    plan.scenarios
-        .iter()
-        .flat_map(|s| deal_clients(s.clients, s.threads))
-        .collect()
-}
-
-/// The group of each `-j` thread.
-pub fn thread_groups(plan: &BenchPlan) -> Vec<usize> {
-    if plan.scenarios.is_empty() {
-        return vec![0; plan.settings.threads];
-    }
-    plan.scenarios
-        .iter()
-        .enumerate()
-        .flat_map(|(i, s)| std::iter::repeat_n(i, s.threads))
-        .collect()
 }
 
 /// Each scenario's figures, from its scripts' in the run's result; `targets` are

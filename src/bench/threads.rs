@@ -9,7 +9,7 @@ use super::client;
 use super::cpu_share;
 use super::error::RunError;
 use super::events;
-use super::launch::{RunShared, Start, StartGate};
+use super::launch::{self, RunShared, Start, StartGate};
 use super::multiplex;
 use crate::clock::now_us;
 use pgbench_script::prng::Prng;
@@ -54,7 +54,7 @@ pub fn start(
     let gate = Arc::new(StartGate::default());
     let mut handles = Vec::with_capacity(settings.threads);
     let mut states = vars.into_iter().zip(rngs).enumerate();
-    for (thread, count) in super::scenario::deal(&ctx.plan).into_iter().enumerate() {
+    for (thread, count) in launch::deal(&ctx.plan).into_iter().enumerate() {
         let own: Vec<(usize, (Variables, Prng))> = states.by_ref().take(count).collect();
         if own.is_empty() {
             continue;

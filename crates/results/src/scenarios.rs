@@ -3,8 +3,8 @@
 //! report, after pgbench's lines for the whole run ([`render`]). Pure.
 
 use crate::histogram::LatencyHistogram;
-use crate::report::{fmt_f, pct};
 use crate::stats::StatsData;
+use pgbench_script::cnum::fmt_f;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
@@ -136,7 +136,10 @@ fn figures(out: &mut String, (done, failed, skipped): (i64, i64, i64), avg: Opti
     let _ = writeln!(
         out,
         " - number of failed transactions: {failed} ({}%)",
-        pct(failed, (done + failed + skipped).max(1))
+        fmt_f(
+            100.0 * failed as f64 / (done + failed + skipped).max(1) as f64,
+            3
+        )
     );
     if skipped > 0 {
         let _ = writeln!(out, " - number of transactions skipped: {skipped}");

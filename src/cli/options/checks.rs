@@ -30,7 +30,7 @@ pub(super) fn finish(
         if !d.query_mode_given {
             d.query_mode = shown.policy().query_mode.unwrap_or(d.query_mode);
         }
-        let text = shown.script_text(script_context(&d));
+        let text = shown.script_text(d.script_context());
         return Ok(Action::PrintAndExit(text));
     }
     if let Some(path) = d.scenarios_file.take() {
@@ -175,15 +175,6 @@ fn capacity_plan(
     Ok(plan)
 }
 
-/// What a workload's script depends on besides its options.
-pub(super) fn script_context(d: &Draft) -> crate::workload::ScriptContext {
-    crate::workload::ScriptContext {
-        query_mode: d.query_mode,
-        clients: d.nclients as usize,
-        workers: d.worker.map_or(1, |(_, count)| count as usize),
-    }
-}
-
 /// `--workload` in benchmarking mode: its script is the run's only script.
 fn add_workload_script(
     d: &mut Draft,
@@ -192,7 +183,7 @@ fn add_workload_script(
     if !d.scripts.is_empty() {
         return Err(ConfigError::WorkloadWithScripts);
     }
-    for s in w.scripts(script_context(d)) {
+    for s in w.scripts(d.script_context()) {
         let script = pgbench_script::parser::parse_script(&s.name, &s.description, &s.text)?;
         d.scripts.push(crate::bench::plan::WeightedScript {
             script,

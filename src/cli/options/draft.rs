@@ -105,7 +105,7 @@ pub(super) struct Draft {
     pub capacity: crate::capacity::options::CapacityDraft,
     /// `--scenarios=FILE`, and the scenarios read from it ([`super::scenarios`]).
     pub scenarios_file: Option<String>,
-    pub scenario_plans: Vec<crate::bench::scenario::ScenarioPlan>,
+    pub scenario_plans: Vec<crate::bench::plan::ScenarioPlan>,
     /// `--rate-stages`, `--client-stages`.
     pub rate_stages: Option<crate::bench::stages::Stages>,
     pub client_stages: Option<crate::bench::stages::Stages>,
@@ -309,6 +309,15 @@ impl Draft {
         self.add_script(builtin::find(name)?.script(), weight)?;
         self.builtin_used = true;
         Ok(())
+    }
+
+    /// What a workload's script depends on besides its options.
+    pub(super) fn script_context(&self) -> crate::workload::ScriptContext {
+        crate::workload::ScriptContext {
+            query_mode: self.query_mode,
+            clients: self.nclients as usize,
+            workers: self.worker.map_or(1, |(_, count)| count as usize),
+        }
     }
 
     pub(super) fn add_script(&mut self, script: Script, weight: i64) -> Result<(), ConfigError> {

@@ -8,7 +8,7 @@
 use super::draft::Draft;
 use super::error::ConfigError;
 use super::Env;
-use crate::bench::scenario::ScenarioPlan;
+use crate::bench::plan::ScenarioPlan;
 use crate::bench::stages::{ClientProfile, RateProfile, StagePlan, Stages};
 use crate::scenario::{ScenarioError, ScenarioSpec};
 use pgbench_script::{builtin, parser};
@@ -183,7 +183,7 @@ fn add_script(
     }
     if let Ok(chosen) = crate::workload::find(source) {
         let w = chosen.configure(&d.defines)?;
-        let context = super::checks::script_context(d);
+        let context = d.script_context();
         for s in w.scripts(context) {
             let script = parser::parse_script(&s.name, &s.description, &s.text)?;
             // The workload's own mix, scaled by the scenario's weight for it.
