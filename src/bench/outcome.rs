@@ -200,8 +200,7 @@ pub fn assemble(
     }
 }
 
-/// Each stage's figures from what its window counted; a stage cut short by a stop
-/// ends with the run.
+/// Each stage's figures from what its window counted.
 fn stage_results(
     plan: &BenchPlan,
     ctx: &RunShared,
@@ -218,6 +217,11 @@ fn stage_results(
             .windows(clock, measured_from)
             .into_iter()
             .zip(&counts)
+            .zip(&stages.stages().stages)
+            // A step (a stage of no time) has no figures; a stage a stop came before
+            // is left out; one it cut short ends with it.
+            .filter(|((w, _), s)| s.duration_us > 0 && (w.start_s < end_s || w.start_s == 0.0))
+            .map(|(wc, _)| wc)
             .map(|(mut w, c)| {
                 w.end_s = w.end_s.min(end_s).max(w.start_s);
                 pgbench_results::stages::StageResult::of(w, c, throttled)

@@ -419,12 +419,15 @@ impl StagePlan {
     }
 
     /// The stage in force at `t_us` on the run clock and the value then, for a
-    /// progress line: `stage 2/3, rate 233.3`.
+    /// progress line: `stage 2/3, rate 233.3`. Steps (stages of no time) are not
+    /// counted: the numbers are those of the report's block.
     pub fn describe_at(&self, clock: &StageClock, t_us: i64) -> String {
         let rel = t_us - clock.origin_us;
         let value = self.stages().value_at(self.start(), rel);
-        let index = self.stages().index_at(rel) + 1;
-        let count = self.stages().stages.len();
+        let all = &self.stages().stages;
+        let timed = |upto: usize| all[..upto].iter().filter(|s| s.duration_us > 0).count();
+        let index = timed(self.stages().index_at(rel) + 1);
+        let count = timed(all.len());
         match self {
             StagePlan::Rate(_) => format!("stage {index}/{count}, rate {value:.1}"),
             StagePlan::Clients(p) => {
@@ -580,6 +583,14 @@ mod tests {
         };
         assert_eq!(falling.advance(0, 3750.0), Some(5 * S));
         assert_eq!(falling.advance(0, 5000.0), Some(10 * S));
+        // A step: a stage of no time moves the rate at once.
+        let step = RateProfile {
+            start: 0.0,
+            stages: Stages::parse("0s:1000,1s:1000").unwrap(),
+            threads: 2,
+        };
+        assert_eq!(step.advance(0, 250.0), Some(S / 2));
+        assert_eq!(step.advance(0, 500.1), None);
         // Before the stages (a warm-up), the start rate: 1000/s.
         assert_eq!(falling.advance(-S, 500.0), Some(-S / 2));
         assert_eq!(falling.advance(-S, 1000.0 + 3750.0), Some(5 * S));

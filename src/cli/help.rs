@@ -85,6 +85,11 @@ Common options:
 
 /// pgbench-rs's own options, in a section of their own.
 const OUR_OPTIONS: &str = r#"pgbench-rs options (beyond pgbench 15):
+  --client-stages=DURATION:CLIENTS[,...]
+                           the number of active clients moves linearly to each
+                           stage's target over its DURATION (30s, 5m, 1h), from
+                           -c (default: 1); their sum is -T; a block per stage
+                           after the report
   --continue-on-error      continue running after an SQL error (as pgbench 19)
   --exit-on-abort          exit when any client is aborted (as pgbench 17)
   --export-html=FILE       write the run's charts as a self-contained HTML page
@@ -109,6 +114,10 @@ const OUR_OPTIONS: &str = r#"pgbench-rs options (beyond pgbench 15):
                            during the run (default host: 127.0.0.1)
   --print-server-stats     --server-stats, and its server: block after the report
   --print-warnings         after the report, print the run's validity warnings
+  --rate-stages=DURATION:RATE[,...]
+                           the -R schedule's rate moves linearly to each stage's
+                           target over its DURATION, from -R (default: 0); their
+                           sum is -T; a block per stage after the report
   --reconnect              ride through a lost connection or a server shutting
                            down: count the transaction as failed, connect again,
                            go on; an availability block after the report

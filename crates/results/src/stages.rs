@@ -1,6 +1,7 @@
 //! A staged run's stages (`--rate-stages`, `--client-stages`): each stage's figures as
 //! the results file keeps them (`run.stages`), the block the report prints after
-//! pgbench's lines, and the stage-by-stage comparison of two runs. A stage is a
+//! pgbench's lines, and the marks on the page's charts (`compare`'s lines are in
+//! `compare::stages`). A stage is a
 //! window of the run clock; a transaction belongs to the stage in which it ends, so a
 //! backlog left by one stage shows as late in the next.
 
@@ -40,6 +41,9 @@ pub struct StageResult {
     pub end_s: f64,
     /// Successful transactions that ended in it.
     pub transactions: i64,
+    /// Those of each script, with several scripts (a workload's mix).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transactions_by_script: Vec<i64>,
     pub tps: f64,
     pub latency_avg_ms: f64,
     /// `None` when no transaction succeeded in it.
@@ -72,6 +76,8 @@ pub struct StageCounts {
     pub latencies: LatencyCounts,
     /// `-L`: successful transactions over the limit.
     pub late: i64,
+    /// Successful transactions of each script (empty with one script).
+    pub by_script: Vec<i64>,
 }
 
 /// A stage's window and targets, for [`StageResult::of`].
@@ -96,6 +102,7 @@ impl StageResult {
             start_s: window.start_s,
             end_s: window.end_s,
             transactions: t.counts.cnt,
+            transactions_by_script: counts.by_script.clone(),
             tps: if seconds > 0.0 {
                 t.counts.cnt as f64 / seconds
             } else {
@@ -141,11 +148,34 @@ pub fn render_block(stages: &Stages) -> String {
         }
         let _ = write!(out, ", late = {}, skipped = {}", s.late, s.skipped);
         if let Some(nopm) = s.nopm {
+            // HammerDB prints NOPM whole.
             let _ = write!(out, ", NOPM = {nopm:.0}");
         }
         out.push('\n');
     }
     out
+}
+
+/// Where each stage begins on the charts' axis (seconds from the measured part's
+/// start), and its name: `stage 2: 100→500 tps`, `stage 3: 4 clients`.
+pub fn chart_marks(stages: &Stages) -> Vec<(f64, String)> {
+    stages
+        .stages
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let unit = match stages.shape {
+                StageShape::Rate => "tps",
+                StageShape::Clients => "clients",
+            };
+            let value = if s.from == s.target {
+                number(s.target)
+            } else {
+                format!("{}\u{2192}{}", number(s.from), number(s.target))
+            };
+            (s.start_s, format!("stage {}: {value} {unit}", i + 1))
+        })
+        .collect()
 }
 
 /// A rate as typed: no fraction when it has none.
@@ -155,56 +185,6 @@ fn number(v: f64) -> String {
     } else {
         format!("{v}")
     }
-}
-
-/// Two runs' stages side by side: a line per stage with both tps and p99 and their
-/// change; `None` when either run has no stages. Stages are paired by position; a
-/// run with more stages than the other has its extra ones named as unpaired.
-pub fn compare_block(base: Option<&Stages>, new: Option<&Stages>) -> Option<String> {
-    let (base, new) = (base?, new?);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "stages ({} / {}):",
-        base.shape.name(),
-        new.shape.name()
-    );
-    let change = |a: f64, b: f64| {
-        if a > 0.0 {
-            format!("{:+.1}%", (b / a - 1.0) * 100.0)
-        } else {
-            "n/a".to_string()
-        }
-    };
-    let p99 = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
-    for i in 0..base.stages.len().max(new.stages.len()) {
-        match (base.stages.get(i), new.stages.get(i)) {
-            (Some(a), Some(b)) => {
-                let _ = write!(
-                    out,
-                    "stage {}: tps {:.1} -> {:.1} ({}), p99 ms {} -> {}",
-                    i + 1,
-                    a.tps,
-                    b.tps,
-                    change(a.tps, b.tps),
-                    p99(a.latency_p99_ms),
-                    p99(b.latency_p99_ms),
-                );
-                if let (Some(x), Some(y)) = (a.latency_p99_ms, b.latency_p99_ms) {
-                    let _ = write!(out, " ({})", change(x, y));
-                }
-                out.push('\n');
-            }
-            (Some(_), None) => {
-                let _ = writeln!(out, "stage {}: only in the first run", i + 1);
-            }
-            (None, Some(_)) => {
-                let _ = writeln!(out, "stage {}: only in the second run", i + 1);
-            }
-            (None, None) => {}
-        }
-    }
-    Some(out)
 }
 
 #[cfg(test)]
@@ -257,26 +237,5 @@ mod tests {
              latency average = 2.000 ms, p50 = 2.000 ms, p99 = 2.000 ms, failed = 0, \
              lag = 0.100 ms, late = 2, skipped = 1\n"
         );
-    }
-
-    #[test]
-    fn two_runs_compare_stage_by_stage() {
-        let a = Stages {
-            shape: StageShape::Clients,
-            stages: vec![
-                StageResult::of(window(1.0, 1.0, 0.0), &counts(600, 10_000.0), false),
-                StageResult::of(window(1.0, 4.0, 6.0), &counts(1_200, 10_000.0), false),
-            ],
-        };
-        let mut b = a.clone();
-        b.stages[0].tps = 110.0;
-        b.stages.pop();
-        let text = compare_block(Some(&a), Some(&b)).unwrap();
-        assert!(
-            text.contains("stage 1: tps 100.0 -> 110.0 (+10.0%)"),
-            "{text}"
-        );
-        assert!(text.contains("stage 2: only in the first run"), "{text}");
-        assert_eq!(compare_block(Some(&a), None), None);
     }
 }

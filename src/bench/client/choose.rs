@@ -12,6 +12,9 @@ use crate::bench::throttle::Slot;
 use pgbench_results::{Limit, TxOutcome};
 use pgbench_script::prng::choose_script;
 
+/// How long a client left out by `--client-stages` sleeps before it looks again, µs.
+const GATE_POLL_US: i64 = 50_000;
+
 /// What the client does after choosing a script.
 enum Next {
     Run {
@@ -63,7 +66,9 @@ impl Client<'_> {
         match profile.next_active(self.local_index - first, now - origin_us) {
             Some(at) if origin_us + at <= now => None,
             Some(at) => {
-                let at = origin_us + at;
+                // Looked at again at least every GATE_POLL_US: a stop brings the run's
+                // end forward, and a client waiting for its turn must see it.
+                let at = (origin_us + at).min(now + GATE_POLL_US);
                 self.record.flush_before_wait(now, at);
                 Some(Wait::Until(at))
             }

@@ -219,10 +219,13 @@ impl Collected {
             outages: plan
                 .availability
                 .map(|a| Box::new(super::availability::Outages::new(a, start_us))),
-            stages: plan
-                .stages
-                .as_ref()
-                .map(|(_, clock)| vec![StageCounts::default(); clock.ends_us.len()]),
+            stages: plan.stages.as_ref().map(|(_, clock)| {
+                let stage = StageCounts {
+                    by_script: vec![0; if plan.scripts > 1 { plan.scripts } else { 0 }],
+                    ..StageCounts::default()
+                };
+                vec![stage; clock.ends_us.len()]
+            }),
         }
     }
 
@@ -305,6 +308,9 @@ fn record_stages(
             .accum(r.outcome, r.latency, r.lag, r.tries, plan.throttled);
         if r.outcome == TxOutcome::Success {
             stage.latencies.record(r.latency);
+            if let Some(n) = stage.by_script.get_mut(r.script as usize) {
+                *n += 1;
+            }
             if plan.latency_limit_us.is_some_and(|l| r.latency > l as f64) {
                 stage.late += 1;
             }

@@ -240,3 +240,40 @@ fn aborts_are_printed_as_they_arrive_and_exit_on_abort_stops_at_the_first() {
         "stopped before the clients' last words"
     );
 }
+
+/// Each transaction counts in the stage it ended in: a backlog of the first stage
+/// that ends in the second is late there (its `-L` lateness and skips with it), and
+/// the `-P` lines name the stage of their interval.
+#[test]
+fn stages_count_what_ended_in_them_and_progress_names_them() {
+    use crate::bench::stages::{RateProfile, StagePlan, Stages};
+    let stages = StagePlan::Rate(RateProfile {
+        start: 100.0,
+        stages: Stages::parse("1s:100,1s:300").unwrap(),
+        threads: 1,
+    });
+    let clock = stages.on_clock(2_000_000);
+    let plan = CollectorPlan {
+        stages: Some((stages, clock)),
+        ..plan()
+    };
+    let events = vec![
+        Event::Batch(vec![
+            tx(0, TxOutcome::Success, 1_000.0, 500_000),
+            // Due in the first stage, ended late in the second.
+            tx(0, TxOutcome::Success, 9_000.0, 1_005_000),
+            tx(1, TxOutcome::Skipped, 0.0, 1_006_000),
+            tx(1, TxOutcome::Success, 1_000.0, 1_900_000),
+        ]),
+        done(1_900_000, 0),
+        done(1_900_000, 0),
+    ];
+    let (c, text) = run(&plan, events);
+    let counts = c.stages.unwrap();
+    assert_eq!(counts[0].total.counts.cnt, 1);
+    assert_eq!((counts[0].late, counts[0].total.counts.skipped), (0, 0));
+    assert_eq!(counts[1].total.counts.cnt, 2);
+    assert_eq!((counts[1].late, counts[1].total.counts.skipped), (1, 1));
+    assert_eq!(counts[1].latencies.value_at_quantiles([1.0]), Some([9_007]));
+    assert!(text.contains(", stage 1/2, rate 100.0\n"), "{text}");
+}

@@ -66,7 +66,7 @@ pub(super) fn finish(
     if d.scripts.iter().map(|s| s.weight).sum::<i64>() == 0 && !d.is_init_mode {
         return Err(ConfigError::ZeroTotalWeight);
     }
-    check_stages(&mut d)?;
+    check_stages(&mut d, env)?;
     // A clients sweep's steps take -j as given (or -c when fewer).
     let jobs_given = d.nthreads;
     d.nthreads = d.nthreads.min(d.nclients);
@@ -314,7 +314,7 @@ fn init_action(mut d: Draft) -> Result<Action, ConfigError> {
 /// length is refused); under `--client-stages`, `-c` is the count the first stage
 /// starts from (1 when not given) and the run connects as many clients as the
 /// largest of it and the targets.
-fn check_stages(d: &mut Draft) -> Result<(), ConfigError> {
+fn check_stages(d: &mut Draft, env: &dyn Env) -> Result<(), ConfigError> {
     let (option, stages) = match (&d.rate_stages, &d.client_stages) {
         (None, None) => return Ok(()),
         (Some(_), Some(_)) => {
@@ -357,6 +357,8 @@ fn check_stages(d: &mut Draft) -> Result<(), ConfigError> {
     }
     if option == "--client-stages" {
         d.nclients = stages.max_target().max(start) as i64;
+        // What -c checks, for the clients the stages ask for.
+        super::draft::check_open_files(d.nclients, env)?;
     }
     Ok(())
 }

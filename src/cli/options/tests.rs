@@ -543,6 +543,8 @@ fn stages_make_the_runs_length_and_clients_and_bad_ones_are_refused() {
         error_of(&["--rate-stages=5s:0"]),
         "pgbench: error: --rate-stages gives no load: every target is 0\n"
     );
+    assert!(error_of(&["--client-stages=5s:1001"])
+        .starts_with("pgbench: error: need at least 1004 open files, but system limit is 1024\n"));
     assert_eq!(
         error_of(&["-i", "--rate-stages=5s:3"]),
         "pgbench: error: some of the specified options cannot be used in initialization (-i) mode\n"

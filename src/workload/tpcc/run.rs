@@ -46,6 +46,15 @@ impl RunObserver for ClientCounts {
     fn measure_from(&mut self, _: &Phases) {}
 
     fn finish(self: Box<Self>, _: &RunEnd, result: &mut RunResult) -> Vec<Notice> {
+        // --client-stages (HammerDB's step workloads): each stage's new orders a
+        // minute, as the clients committed them.
+        for stage in result.stages.iter_mut().flat_map(|s| s.stages.iter_mut()) {
+            let minutes = (stage.end_s - stage.start_s) / 60.0;
+            let new_orders = stage.transactions_by_script.get(NEW_ORDER_SCRIPT);
+            stage.nopm = new_orders
+                .filter(|_| minutes > 0.0)
+                .map(|&n| n as f64 / minutes);
+        }
         result.workload = Some(WorkloadResult::Tpcc(TpccResult {
             server_lost: None,
             new_orders_committed: result

@@ -14,6 +14,7 @@ pub mod outages;
 pub mod scenarios;
 pub mod server;
 pub mod spec;
+pub mod stages;
 mod table;
 
 use crate::document::ResultsFile;
@@ -132,6 +133,8 @@ pub struct Comparison {
     pub outages: Vec<String>,
     /// `--scenarios` runs: each scenario's figures side by side ([`scenarios`]).
     pub scenarios: Vec<String>,
+    /// Staged runs: their stages side by side ([`stages`]).
+    pub stages: Vec<String>,
 }
 
 /// Both sides' latency average is pgbench's derived one (no `-P`, `-R`, `-L`).
@@ -309,6 +312,7 @@ pub fn compare(sides: &[Side]) -> Result<Comparison, CompareError> {
         caveats: caveats::of(sides),
         outages: outages::lines(sides),
         scenarios: scenarios::lines(sides),
+        stages: stages::lines(sides),
     })
 }
 

@@ -69,6 +69,9 @@ struct ChartData {
     /// intervals' ends, and are drawn as steps back over their interval, so that an
     /// interval's failures fall under the outage that caused them.
     outages: Vec<(f64, Option<f64>)>,
+    /// `--rate-stages`, `--client-stages`: where each stage begins on `t`'s axis,
+    /// and its name (`stage 2: 100→500 tps`).
+    stages: Vec<(f64, String)>,
 }
 
 /// The spectrum in steps of a tenth of a decade of `1 - q`, as far as the count of
@@ -122,6 +125,12 @@ fn chart_data(label: &str, doc: &ResultsFile) -> ChartData {
         warmup: server::warmup(doc),
         server: server::server(doc),
         outages: outages(doc),
+        stages: doc
+            .run
+            .as_ref()
+            .and_then(|r| r.stages.as_ref())
+            .map(crate::stages::chart_marks)
+            .unwrap_or_default(),
     }
 }
 
@@ -405,6 +414,15 @@ pub fn render_page(files: &[(String, ResultsFile)]) -> String {
             " Shaded red on every chart over time: the outages of a --reconnect run, \
              from the first failure to the first success after it (to the run's end for \
              one not over). Each interval's figures are drawn across the interval.",
+        );
+    }
+    if files
+        .iter()
+        .any(|(_, d)| d.run.as_ref().is_some_and(|r| r.stages.is_some()))
+    {
+        out.push_str(
+            " Dashed lines named for their stage on every chart over time: where each \
+             stage of a --rate-stages or --client-stages run begins, with its target.",
         );
     }
     out.push_str("</p>");

@@ -56,6 +56,12 @@
         m.push({ kind: "outage", x0: o[0], x1: o[1] === null ? xMax : o[1], colour: OUTAGE, tolerance: 6 });
       });
     });
+    // Where each stage of a staged run begins, named, in the run's colour.
+    runs.forEach(function (r) {
+      (r.stages || []).forEach(function (s) {
+        m.push({ kind: "stage", x0: s[0], x1: s[0], colour: hex(colourOf(r)), tolerance: 40, text: s[1] });
+      });
+    });
     (withCheckpoints || []).forEach(function (r) {
       r.server.checkpoints.forEach(function (x) {
         m.push({ kind: "checkpoint", x0: x, x1: x, colour: colour || hex(colourOf(r)), tolerance: 40 });
@@ -63,7 +69,7 @@
     });
     return m;
   }
-  var LINES = ["checkpoint", "peak", "knee", "found"];
+  var LINES = ["checkpoint", "stage", "peak", "knee", "found"];
   function hooks(m) {
     var each = function (kind, f) {
       return function (u) {

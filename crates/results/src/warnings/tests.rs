@@ -611,3 +611,18 @@ fn a_sweep_stopped_early_or_missing_steps_warns() {
     let all = [step(1, "1"), step(2, "2"), step(3, "4")];
     assert_eq!(steps::check(&capacity(None), &all), None);
 }
+
+#[test]
+fn a_staged_run_is_not_judged_for_steadiness() {
+    let mut stepped = with_tps(steady(60), |i| if i < 30 { 1000.0 } else { 500.0 });
+    stepped.stages = Some(crate::stages::Stages {
+        shape: crate::stages::StageShape::Rate,
+        stages: Vec::new(),
+    });
+    let checks = check(&stepped);
+    assert!(!codes(&stepped).contains(&"tps_not_steady".to_string()));
+    assert!(checks
+        .not_checked
+        .iter()
+        .any(|n| n.code == "tps_not_steady" && n.reason.contains("--rate-stages")));
+}
