@@ -163,27 +163,31 @@ impl RunShared {
         Ok((shared, received))
     }
 
-    /// The `-R` schedule of a thread of `group`, once the `-T` deadline is known.
-    pub fn throttle_schedule(&self, group: usize) -> Option<Schedule<'_>> {
-        let staged = match (&self.plan.stages, self.stage_clock.get()) {
-            (Some(super::stages::StagePlan::Rate(profile)), Some(clock)) => {
-                Some((profile, clock.origin_us))
-            }
-            _ => self.groups[group].rate_stages(),
-        };
-        self.groups[group]
-            .throttle_delay_us
-            .map(|delay_us| Schedule {
-                staged,
-                delay_us,
-                latency_limit_us: self.plan.latency_limit_us(),
-                end_us: self
-                    .plan
-                    .settings
-                    .limit
-                    .duration()
-                    .and(self.control.clock.end_us()),
-            })
+    /// The `-R` schedule of a thread of `group` (one of [`RunShared::groups`]), once
+    /// the `-T` deadline is known.
+    pub fn throttle_schedule<'s>(
+        &'s self,
+        group: &'s super::scenario::Group,
+    ) -> Option<Schedule<'s>> {
+        let delay_us = group.throttle_delay_us?;
+        Some(Schedule {
+            // --rate-stages (or a scenario's): the rate over time, where the stages
+            // begin.
+            staged: match (&self.plan.stages, self.stage_clock.get()) {
+                (Some(super::stages::StagePlan::Rate(profile)), Some(clock)) => {
+                    Some((profile, clock.origin_us))
+                }
+                _ => group.rate_stages(),
+            },
+            delay_us,
+            latency_limit_us: self.plan.latency_limit_us(),
+            end_us: self
+                .plan
+                .settings
+                .limit
+                .duration()
+                .and(self.control.clock.end_us()),
+        })
     }
 }
 

@@ -49,16 +49,6 @@ impl Group {
             _ => None,
         }
     }
-
-    /// Its `client_stages` on the run clock, once placed, with its first client.
-    pub fn client_stages(&self) -> Option<(&super::stages::ClientProfile, i64, usize)> {
-        match &self.stages {
-            Some((StagePlan::Clients(p), clock)) => {
-                clock.get().map(|c| (p, c.origin_us, self.first_client))
-            }
-            _ => None,
-        }
-    }
 }
 
 /// The groups of a run: each scenario's, or the plan's one; `conn_opts` are the

@@ -56,11 +56,14 @@ impl Client<'_> {
     /// starts at its instant.
     fn stage_gate(&mut self) -> Option<Wait> {
         // The run's, or its scenario's (its clients counted from its first).
-        let (profile, origin_us, first) = match &self.ctx.plan.stages {
-            Some(StagePlan::Clients(profile)) => {
+        let (profile, origin_us, first) = match (&self.ctx.plan.stages, &self.group.stages) {
+            (Some(StagePlan::Clients(profile)), _) => {
                 (profile, self.ctx.stage_clock.get()?.origin_us, 0)
             }
-            _ => self.ctx.groups[self.thread.group].client_stages()?,
+            (_, Some((StagePlan::Clients(profile), clock))) => {
+                (profile, clock.get()?.origin_us, self.group.first_client)
+            }
+            _ => return None,
         };
         let now = self.now();
         match profile.next_active(self.local_index - first, now - origin_us) {
@@ -89,7 +92,7 @@ impl Client<'_> {
     /// CSTATE_CHOOSE_SCRIPT, then under `-R` CSTATE_PREPARE_THROTTLE / CSTATE_THROTTLE.
     fn next_transaction(&mut self) -> Next {
         let ctx = self.ctx;
-        let group = &ctx.groups[self.thread.group];
+        let group = self.group;
         let script = match group.lone_script {
             Some(only) => only,
             None => {
@@ -103,7 +106,7 @@ impl Client<'_> {
                 self.id, ctx.scripts[script].script.desc
             )
         });
-        let Some(schedule) = ctx.throttle_schedule(self.thread.group) else {
+        let Some(schedule) = ctx.throttle_schedule(self.group) else {
             return Next::Run {
                 script,
                 scheduled: None,
