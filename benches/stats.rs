@@ -150,6 +150,7 @@ fn report() -> RunResult {
         ended: None,
         phases: Vec::new(),
         availability: None,
+        scenarios: Vec::new(),
         stages: None,
         in_doubt: 0,
     }
@@ -187,6 +188,7 @@ fn metrics(c: &mut Criterion) {
         worker: None,
         step: None,
         scripts: vec![("a".into(), 1), ("b".into(), 1)],
+        scenarios: Vec::new(),
     };
     c.bench_function("metrics: scrape (2 scripts, -R)", |b| {
         b.iter(|| render(&labels, live.snapshot(1_000_000), Format::Text))

@@ -14,6 +14,7 @@ pub mod diagnostic;
 pub mod init;
 pub mod logging;
 pub mod metrics;
+pub mod scenario;
 pub mod session;
 pub mod signals;
 pub mod sys;

@@ -25,6 +25,7 @@ mod redaction; // passwords in the connection string (or another session's, via 
 mod report; // pgbench-report as a program: show, import, compare, html (in a real browser)
 mod resume; // #47: loads killed, restarted under, sharded and resumed: pgbench, TPC-C, sysbench
 mod run_end; // how a run ends: a frozen server, a partition (with or without watchers), signals twice, long transactions
+mod scenarios; // --scenarios: reads on a streaming standby and writes on the primary in one run, each counted by its server; refusals
 mod server_stats; // --server-stats and the validity warnings: server commits beside the client's, a CHECKPOINT in the window, pgbench-report check
 mod stages; // --rate-stages, --client-stages: each stage's tps in the results file
 mod sysbench; // --workload=oltp_* beside real sysbench: prepare schema and values, statements per transaction, rows

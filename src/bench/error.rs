@@ -30,6 +30,9 @@ pub enum RunError {
     /// A client's initial connection failed (pgbench: fatal, nothing runs).
     #[error("{source}")]
     ClientConnect { client: usize, source: ConnError },
+    /// `--scenarios`: a scenario's `conninfo` that does not parse.
+    #[error("scenario \"{scenario}\": {source}")]
+    ScenarioConnect { scenario: String, source: ConnError },
     /// `--worker`: the workers did not start together.
     #[error("{0}")]
     Barrier(#[from] super::barrier::BarrierError),

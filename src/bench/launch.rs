@@ -105,6 +105,9 @@ pub struct RunShared {
     pub scripts: Vec<RunScript>,
     pub weights: Vec<i64>,
     pub conn_opts: ConnectOptions,
+    /// Each group's scripts' weights, `-R` schedule and target: the plan's one, or
+    /// one per scenario ([`super::scenario`]); a thread's is `groups[thread.group]`.
+    pub groups: Vec<super::scenario::Group>,
     pub control: RunControl,
     pub retry: RetryPlan,
     pub events: crossbeam_channel::Sender<Event>,
@@ -123,11 +126,13 @@ pub struct RunShared {
 }
 
 impl RunShared {
-    /// What every client of a run reads, from the plan, the connection options and the
-    /// random states, on `clock`; and the channel the clients' events arrive on.
+    /// What every client of a run reads, from the plan, the connection options (the
+    /// command line's, and the options they were made of, which a scenario's conninfo
+    /// goes over) and the random states, on `clock`; and the channel the clients'
+    /// events arrive on.
     pub fn new(
         plan: &BenchPlan,
-        conn_opts: ConnectOptions,
+        (conn_args, conn_opts): (&pgbench_wire::ConnectArgs, ConnectOptions),
         seeds: &SeedPlan,
         clock: RunClock,
         env: &super::RunEnv,
@@ -139,6 +144,7 @@ impl RunShared {
         let shared = RunShared {
             weights: scripts.iter().map(|s| s.weight).collect(),
             scripts,
+            groups: super::scenario::groups(plan, conn_args, &conn_opts)?,
             conn_opts,
             control,
             retry: RetryPlan {
@@ -157,15 +163,21 @@ impl RunShared {
         Ok((shared, received))
     }
 
-    /// The `-R` schedule, once the `-T` deadline is known.
-    pub fn throttle_schedule(&self) -> Option<Schedule<'_>> {
-        self.plan.throttle_delay_us().map(|delay_us| Schedule {
-            // --rate-stages: the rate over time, where the stages begin.
+    /// The `-R` schedule of a thread of `group` (one of [`RunShared::groups`]), once
+    /// the `-T` deadline is known.
+    pub fn throttle_schedule<'s>(
+        &'s self,
+        group: &'s super::scenario::Group,
+    ) -> Option<Schedule<'s>> {
+        let delay_us = group.throttle_delay_us?;
+        Some(Schedule {
+            // --rate-stages (or a scenario's): the rate over time, where the stages
+            // begin.
             staged: match (&self.plan.stages, self.stage_clock.get()) {
                 (Some(super::stages::StagePlan::Rate(profile)), Some(clock)) => {
                     Some((profile, clock.origin_us))
                 }
-                _ => None,
+                _ => group.rate_stages(),
             },
             delay_us,
             latency_limit_us: self.plan.latency_limit_us(),
@@ -215,18 +227,20 @@ pub fn client_variables(
 /// Each pgbench thread's random states and log file.
 fn thread_states(plan: &BenchPlan, seeds: &SeedPlan) -> Result<Vec<ThreadShared>, RunError> {
     let pid = std::process::id();
+    let groups = thread_groups(plan);
     seeds
         .threads
         .iter()
         .enumerate()
         .map(|(t, ts)| {
+            let group = groups.get(t).copied().unwrap_or(0);
             // Numbered as the whole run numbers them (--worker).
             let t = plan.first_thread() + t;
             let log = match &plan.log {
                 Some(lp) => Some(ThreadLog::open(lp, plan, pid, t, ts.sample.clone())?),
                 None => None,
             };
-            Ok(ThreadShared::new(
+            let mut shared = ThreadShared::new(
                 t,
                 ThreadState {
                     choose_rng: ts.choose.clone(),
@@ -234,7 +248,9 @@ fn thread_states(plan: &BenchPlan, seeds: &SeedPlan) -> Result<Vec<ThreadShared>
                     throttle_trigger: 0,
                     log,
                 },
-            ))
+            );
+            shared.group = group;
+            Ok(shared)
         })
         .collect()
 }
@@ -242,6 +258,8 @@ fn thread_states(plan: &BenchPlan, seeds: &SeedPlan) -> Result<Vec<ThreadShared>
 /// The state one pgbench thread shares among its clients.
 pub struct ThreadShared {
     pub id: usize,
+    /// Its clients' group in [`RunShared::groups`] (their scenario's).
+    pub group: usize,
     state: Mutex<ThreadState>,
 }
 
@@ -258,6 +276,7 @@ impl ThreadShared {
     pub fn new(id: usize, state: ThreadState) -> ThreadShared {
         ThreadShared {
             id,
+            group: 0,
             state: Mutex::new(state),
         }
     }
@@ -277,6 +296,30 @@ pub fn deal_clients(nclients: usize, nthreads: usize) -> Vec<usize> {
             dealt += n;
             n
         })
+        .collect()
+}
+
+/// How many clients each `-j` thread runs: pgbench's deal, or each scenario's deal of
+/// its clients to its threads, one scenario after another.
+pub fn deal(plan: &BenchPlan) -> Vec<usize> {
+    if plan.scenarios.is_empty() {
+        return deal_clients(plan.settings.clients, plan.settings.threads);
+    }
+    plan.scenarios
+        .iter()
+        .flat_map(|s| deal_clients(s.clients, s.threads))
+        .collect()
+}
+
+/// The group of each `-j` thread.
+pub fn thread_groups(plan: &BenchPlan) -> Vec<usize> {
+    if plan.scenarios.is_empty() {
+        return vec![0; plan.settings.threads];
+    }
+    plan.scenarios
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| std::iter::repeat_n(i, s.threads))
         .collect()
 }
 

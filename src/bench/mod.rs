@@ -39,6 +39,7 @@ pub mod plan;
 pub mod progress;
 pub mod retry;
 pub mod run_workload;
+pub mod scenario;
 pub mod server_stats;
 pub mod setup;
 pub mod stages;
@@ -109,7 +110,8 @@ pub fn run(
         conn_opts: &conn_opts,
         phases: &plan.phases,
     })?;
-    let (ctx, events) = RunShared::new(plan, conn_opts, &seeds, RunClock::new(), env)?;
+    let conn = (&conn_args, conn_opts);
+    let (ctx, events) = RunShared::new(plan, conn, &seeds, RunClock::new(), env)?;
     let ctx = Arc::new(ctx);
     env.stop.run_started(Arc::clone(&ctx));
     // pgbench: the start-up time that "initial connection time" counts from is taken
@@ -135,6 +137,12 @@ pub fn run(
     let log_losses = finish_logs(&ctx, end + ctx.control.clock.epoch_shift_us);
     let statements = collected.queries;
     let mut result = outcome::assemble(plan, &setup, &ctx, collected, timing);
+    let targets: Vec<String> = ctx
+        .groups
+        .iter()
+        .map(|g| scenario::target(&g.conn_opts))
+        .collect();
+    result.scenarios = scenario::results(plan, &result, &targets);
     for notice in observers.finish(&run_end(&ctx, &timing, statements), &mut result) {
         out.log(notice.level, &notice.text);
     }
@@ -233,6 +241,9 @@ fn begin(ctx: &RunShared, start: i64) -> Phases {
             start
         };
         clock.set_end(from + secs * 1_000_000);
+        for group in &ctx.groups {
+            group.place_stages(from + secs * 1_000_000);
+        }
         if let Some(stages) = &ctx.plan.stages {
             let _ = ctx
                 .stage_clock

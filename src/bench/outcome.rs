@@ -194,6 +194,8 @@ pub fn assemble(
         ended: Some(ended),
         phases: timing.phases.spans(timing.end),
         availability,
+        // The caller names each scenario's target (bench::scenario::results).
+        scenarios: Vec::new(),
         stages,
     }
 }

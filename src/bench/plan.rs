@@ -88,7 +88,27 @@ pub struct BenchPlan {
     /// What the run keeps beyond pgbench's counters: decided by its caller (what the
     /// report, the results files or a sweep's step will read of it), not by the run.
     pub keep: Keep,
+    /// `--scenarios`: groups of the clients, threads and scripts above, each with its
+    /// own rate and target; empty for a run of one group ([`super::scenario`] runs them).
+    pub scenarios: Vec<ScenarioPlan>,
     /// `--rate-stages`, `--client-stages`: the load's shape over the run.
+    pub stages: Option<super::stages::StagePlan>,
+}
+
+/// One scenario as the engine runs it, from a `[[scenario]]` table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioPlan {
+    pub name: String,
+    /// Its scripts: this range of the plan's.
+    pub scripts: std::ops::Range<usize>,
+    pub clients: usize,
+    pub threads: usize,
+    /// Its `-R`, transactions per second over its threads.
+    pub rate: Option<f64>,
+    /// Its conninfo (a string or URI), over the command line's connection options.
+    pub conninfo: Option<String>,
+    /// Its `rate_stages` or `client_stages`: its own rate or active clients over the
+    /// run, which its stages last.
     pub stages: Option<super::stages::StagePlan>,
 }
 
@@ -159,6 +179,11 @@ impl BenchPlan {
                 .scripts
                 .iter()
                 .map(|w| (w.script.desc.clone(), w.weight))
+                .collect(),
+            scenarios: self
+                .scenarios
+                .iter()
+                .flat_map(|s| std::iter::repeat_n(s.name.clone(), s.scripts.len()))
                 .collect(),
         }
     }

@@ -54,10 +54,7 @@ pub fn start(
     let gate = Arc::new(StartGate::default());
     let mut handles = Vec::with_capacity(settings.threads);
     let mut states = vars.into_iter().zip(rngs).enumerate();
-    for (thread, count) in launch::deal_clients(settings.clients, settings.threads)
-        .into_iter()
-        .enumerate()
-    {
+    for (thread, count) in launch::deal(&ctx.plan).into_iter().enumerate() {
         let own: Vec<(usize, (Variables, Prng))> = states.by_ref().take(count).collect();
         if own.is_empty() {
             continue;

@@ -127,6 +127,10 @@ const OUR_OPTIONS: &str = r#"pgbench-rs options (beyond pgbench 15):
   --repeat=N               with --sweep: run each value N times (default: 1)
   --resume                 with -i: load in units recorded in the database, and
                            continue an unfinished load of the same options
+  --scenarios=FILE         run the scenarios of a TOML file together: each its
+                           scripts, clients, threads, rate and conninfo (in
+                           place of -c, -j, -R, -b, -f); a block per scenario
+                           after the report
   --search-steps=N         with --find-max-rate: at most N steps (default: 12)
   --search-tolerance=PCT   with --find-max-rate: narrow the rate to within PCT
                            percent (default: 5)

@@ -86,6 +86,7 @@ pub enum Opt {
     Tag,
     Resume,
     Shard,
+    Scenarios,
     RateStages,
     ClientStages,
 }
@@ -361,6 +362,10 @@ pub const OPTIONS: &[OptionSpec] = &[
     opt(Opt::Tag, None, "tag", true),
     opt(Opt::Resume, None, "resume", false),
     opt(Opt::Shard, None, "shard", true),
+    opt(Opt::Scenarios, None, "scenarios", true).recorded(|p| {
+        (!p.scenarios.is_empty())
+            .then(|| json!(p.scenarios.iter().map(|s| &s.name).collect::<Vec<_>>()))
+    }),
     opt(Opt::RateStages, None, "rate-stages", true)
         .recorded(|p| stages(p, Shape::Rate))
         .shared("--rate-stages", |p| format!("{:?}", p.stages)),

@@ -6,7 +6,9 @@
 //! (`_seconds`), `_total` on counters; every series of a script carries
 //! `script="N"` (the report's "SQL script N"), and under `--worker=I/N` every series
 //! carries `worker="I"`, so `sum()` over the workers is the merged run; a sweep's or
-//! search's step carries `step="N"`.
+//! search's step carries `step="N"`. Under `--scenarios`, a script's series also
+//! carry its scenario's name, `scenario="NAME"` (each script is one scenario's), so
+//! `sum by (scenario)` gives each scenario's figures.
 
 use super::live::{Phase, ScriptSnapshot, Snapshot, BUCKET_BOUNDS_US};
 use prometheus_client::collector::Collector;
@@ -56,6 +58,8 @@ pub struct Labels {
     pub step: Option<u32>,
     /// Each script's name and weight.
     pub scripts: Vec<(String, i64)>,
+    /// `--scenarios`: each script's scenario; empty without.
+    pub scenarios: Vec<String>,
 }
 
 /// The snapshot in the given format.
@@ -66,6 +70,7 @@ pub fn render(labels: &Labels, snapshot: Snapshot, format: Format) -> String {
     let mut registry = Registry::with_prefix_and_labels("pgbench", constant);
     registry.register_collector(Box::new(View {
         scripts: labels.scripts.clone(),
+        scenarios: labels.scenarios.clone(),
         snapshot,
     }));
     let mut out = String::new();
@@ -81,6 +86,7 @@ pub fn render(labels: &Labels, snapshot: Snapshot, format: Format) -> String {
 #[derive(Debug)]
 struct View {
     scripts: Vec<(String, i64)>,
+    scenarios: Vec<String>,
     snapshot: Snapshot,
 }
 
@@ -177,11 +183,8 @@ impl Collector for View {
         let info = family("script", "The run's scripts", None, MetricType::Info);
         let mut m = descriptor(&mut enc, info)?;
         for (i, (name, weight)) in self.scripts.iter().enumerate() {
-            let labels = [
-                ("script", (i + 1).to_string()),
-                ("name", name.clone()),
-                ("weight", weight.to_string()),
-            ];
+            let mut labels = self.script_labels(i);
+            labels.extend([("name", name.clone()), ("weight", weight.to_string())]);
             m.encode_info(&labels)?;
         }
         Ok(())
@@ -196,27 +199,36 @@ fn descriptor<'e>(
 }
 
 impl View {
-    /// Each script's `script` label with its figures.
-    fn per_script(&self) -> impl Iterator<Item = ([(&'static str, String); 1], &ScriptSnapshot)> {
+    /// Script `i`'s labels: `script`, and its `scenario` under `--scenarios`.
+    fn script_labels(&self, i: usize) -> Vec<(&'static str, String)> {
+        let mut labels = vec![("script", (i + 1).to_string())];
+        if let Some(scenario) = self.scenarios.get(i) {
+            labels.push(("scenario", scenario.clone()));
+        }
+        labels
+    }
+
+    /// Each script's labels with its figures.
+    fn per_script(&self) -> impl Iterator<Item = (Vec<(&'static str, String)>, &ScriptSnapshot)> {
         self.snapshot
             .scripts
             .iter()
             .enumerate()
-            .map(|(i, s)| ([("script", (i + 1).to_string())], s))
+            .map(|(i, s)| (self.script_labels(i), s))
     }
 
     fn failures(&self, enc: &mut DescriptorEncoder) -> Result<(), Error> {
         let help = "Transactions failed for good, by kind (other: under --continue-on-error)";
         let mut m = descriptor(enc, family("failures", help, None, MetricType::Counter))?;
-        for (i, s) in self.snapshot.scripts.iter().enumerate() {
-            let script = (i + 1).to_string();
+        for (script, s) in self.per_script() {
             for (kind, n) in [
                 ("serialization", s.stats.counts.serialization_failures),
                 ("deadlock", s.stats.counts.deadlock_failures),
                 // --continue-on-error's other SQL errors.
                 ("other", s.stats.counts.other_sql_failures),
             ] {
-                let labels = [("script", script.as_str()), ("kind", kind)];
+                let mut labels = script.clone();
+                labels.push(("kind", kind.to_string()));
                 m.encode_family(&labels)?
                     .encode_counter::<NoLabelSet, u64, f64>(&(n as u64), None)?;
             }
@@ -392,6 +404,7 @@ mod tests {
             worker: Some(1),
             step: None,
             scripts: vec![("<builtin: select only>".into(), 1)],
+            scenarios: Vec::new(),
         }
     }
 
@@ -428,6 +441,24 @@ mod tests {
         }
         assert!(!text.contains("schedule_lag"), "no -R, no lag: {text}");
         assert!(!text.contains("# EOF"));
+    }
+
+    #[test]
+    fn a_scenarios_scripts_carry_its_name() {
+        let labels = Labels {
+            worker: None,
+            scenarios: vec!["reads".into()],
+            ..labels()
+        };
+        let text = render(&labels, snapshot(), Format::Text);
+        for line in [
+            "pgbench_transactions_total{script=\"1\",scenario=\"reads\"} 3",
+            "pgbench_failures_total{script=\"1\",scenario=\"reads\",kind=\"deadlock\"} 1",
+            "pgbench_latency_seconds_count{script=\"1\",scenario=\"reads\"} 3",
+            "pgbench_script_info{script=\"1\",scenario=\"reads\",name=\"<builtin: select only>\",weight=\"1\"} 1",
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
+        }
     }
 
     #[test]

@@ -454,6 +454,7 @@ mod tests {
             worker: None,
             step: None,
             scripts: vec![("a".into(), 1)],
+            scenarios: Vec::new(),
         }
     }
 

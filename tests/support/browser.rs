@@ -51,6 +51,8 @@ pub struct PageCheck {
     pub legends: Vec<(String, Vec<String>)>,
     /// (chart id, a mark's name, where it was drawn: left, top, width, height)
     pub labels: Vec<(String, String, [f64; 4])>,
+    /// id -> each row's cell texts, as shown, of the page's tables with an id.
+    pub tables: Vec<(String, Vec<Vec<String>>)>,
 }
 
 impl PageCheck {
@@ -123,6 +125,11 @@ pub fn check_page(page: &Path, shot: &Path) -> Option<PageCheck> {
                     v["text"].as_str().unwrap().to_string(),
                     [n("left"), n("top"), n("width"), n("height")],
                 ));
+            }
+            "table" => {
+                let (id, rows) = rest.split_once(' ').unwrap();
+                c.tables
+                    .push((id.to_string(), serde_json::from_str(rows).unwrap()));
             }
             "legend" => {
                 let (id, names) = rest.split_once(' ').unwrap();

@@ -45,6 +45,7 @@ pub mod merge;
 pub mod merged;
 pub mod report;
 pub mod run;
+pub mod scenarios;
 pub mod series;
 pub mod server;
 pub mod show;

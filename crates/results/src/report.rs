@@ -25,6 +25,7 @@ pub fn render(r: &RunResult) -> String {
     let mut out = String::with_capacity(2048);
     render_pgbench(r, &mut out);
     render_percentiles(r, &mut out);
+    crate::scenarios::render(&r.scenarios, &mut out);
     crate::workload::registry::render(r, &mut out);
     out
 }

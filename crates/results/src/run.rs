@@ -237,6 +237,9 @@ pub struct RunResult {
     /// `--reconnect`: the outages the clients rode through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub availability: Option<crate::availability::Availability>,
+    /// `--scenarios`: each scenario's figures; empty without.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scenarios: Vec<crate::scenarios::ScenarioResult>,
     /// `--rate-stages`, `--client-stages`: each stage's figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stages: Option<crate::stages::Stages>,

@@ -282,6 +282,7 @@ pub fn run(spec: &Spec) -> RunResult {
         ended: Some(crate::run::ended::Ended::Completed),
         phases: Vec::new(),
         availability: None,
+        scenarios: Vec::new(),
         stages: None,
         in_doubt: 0,
     }

@@ -74,14 +74,20 @@ impl Client<'_> {
     /// client that leaves has ended its transaction (this runs between
     /// transactions); one that joins starts at its instant.
     fn stage_gate(&mut self) -> Option<Wait> {
-        let Some(StagePlan::Clients(profile)) = &self.ctx.plan.stages else {
-            return None;
+        // The run's, or its scenario's (its clients counted from its first).
+        let (profile, origin_us, first) = match (&self.ctx.plan.stages, &self.group.stages) {
+            (Some(StagePlan::Clients(profile)), _) => {
+                (profile, self.ctx.stage_clock.get()?.origin_us, 0)
+            }
+            (_, Some((StagePlan::Clients(profile), clock))) => {
+                (profile, clock.get()?.origin_us, self.group.first_client)
+            }
+            _ => return None,
         };
-        let clock = self.ctx.stage_clock.get()?;
         let now = self.now();
-        match profile.next_active(self.local_index, now - clock.origin_us) {
-            Some(at) if clock.origin_us + at <= now => None,
-            Some(at) => Some(self.idle_until(Some(clock.origin_us + at))),
+        match profile.next_active(self.local_index - first, now - origin_us) {
+            Some(at) if origin_us + at <= now => None,
+            Some(at) => Some(self.idle_until(Some(origin_us + at))),
             None => Some(self.idle_until(None)),
         }
     }
@@ -99,11 +105,13 @@ impl Client<'_> {
     /// CSTATE_CHOOSE_SCRIPT, then under `-R` CSTATE_PREPARE_THROTTLE / CSTATE_THROTTLE.
     fn next_transaction(&mut self) -> Next {
         let ctx = self.ctx;
-        let script = if ctx.scripts.len() == 1 {
-            0
-        } else {
-            let mut t = self.thread.lock();
-            choose_script(&mut t.choose_rng, &ctx.weights)
+        let group = self.group;
+        let script = match group.lone_script {
+            Some(only) => only,
+            None => {
+                let mut t = self.thread.lock();
+                choose_script(&mut t.choose_rng, &group.weights)
+            }
         };
         self.debug(|| {
             format!(
@@ -111,7 +119,7 @@ impl Client<'_> {
                 self.id, ctx.scripts[script].script.desc
             )
         });
-        let Some(schedule) = ctx.throttle_schedule() else {
+        let Some(schedule) = ctx.throttle_schedule(self.group) else {
             return Next::Run {
                 script,
                 scheduled: None,

@@ -124,7 +124,7 @@ impl Client<'_> {
 
     /// Makes the initial connection (not under `-C`).
     pub fn connect_initial(&mut self) -> Result<(), pgbench_wire::ConnError> {
-        let conn = Connection::connect(&self.ctx.conn_opts)?;
+        let conn = Connection::connect(&self.group.conn_opts)?;
         self.attach(conn)
     }
 
@@ -155,7 +155,7 @@ impl Client<'_> {
     /// `-C` (or after a lost connection): a new connection, timed.
     pub(super) fn reconnect(&mut self) -> Result<(), ClientAbort> {
         let start = self.now();
-        let attached = Connection::connect(&self.ctx.conn_opts).and_then(|c| self.attach(c));
+        let attached = Connection::connect(&self.group.conn_opts).and_then(|c| self.attach(c));
         if let Err(e) = attached {
             return Err(ClientAbort::new(self.id, AbortReason::Connect).because(e.to_string()));
         }

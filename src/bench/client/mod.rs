@@ -113,6 +113,8 @@ pub struct Client<'a> {
     local_index: usize,
     ctx: &'a RunShared,
     thread: &'a ThreadShared,
+    /// Its thread's group (its scenario's): scripts' weights, schedule, target.
+    group: &'a crate::bench::scenario::Group,
     vars: Variables,
     rng: Prng,
     conn: Option<Connection>,
@@ -155,6 +157,7 @@ impl<'a> Client<'a> {
             local_index,
             ctx,
             thread,
+            group: &ctx.groups[thread.group],
             vars,
             rng,
             conn: None,

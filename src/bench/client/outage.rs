@@ -229,7 +229,7 @@ impl Client<'_> {
             return Ok(Some(Wait::Until(r.next_at)));
         }
         r.attempts += 1;
-        let error = match Connection::connect(&self.ctx.conn_opts).and_then(|c| self.attach(c)) {
+        let error = match Connection::connect(&self.group.conn_opts).and_then(|c| self.attach(c)) {
             Ok(()) => {
                 self.prepared.iter_mut().flatten().for_each(|p| *p = false);
                 self.pending_syncs = 0;

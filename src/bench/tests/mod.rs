@@ -219,7 +219,7 @@ impl Bench {
         let clock = RunClock::on(Arc::clone(&self.clock));
         let (ctx, events) = RunShared::new(
             &plan,
-            conn_opts,
+            (&args, conn_opts),
             &seeds,
             clock,
             &RunEnv::process(None, RunStop::new()),

@@ -30,8 +30,11 @@ pub(super) fn finish(
         if !d.query_mode_given {
             d.query_mode = shown.policy().query_mode.unwrap_or(d.query_mode);
         }
-        let text = shown.script_text(script_context(&d));
+        let text = shown.script_text(d.script_context());
         return Ok(Action::PrintAndExit(text));
+    }
+    if let Some(path) = d.scenarios_file.take() {
+        d.scenario_plans = super::scenarios::apply(&mut d, &path, env)?;
     }
     let workload = match d.workload {
         Some(w) => Some(w.configure(&d.defines)?),
@@ -172,15 +175,6 @@ fn capacity_plan(
     Ok(plan)
 }
 
-/// What a workload's script depends on besides its options.
-fn script_context(d: &Draft) -> crate::workload::ScriptContext {
-    crate::workload::ScriptContext {
-        query_mode: d.query_mode,
-        clients: d.nclients as usize,
-        workers: d.worker.map_or(1, |(_, count)| count as usize),
-    }
-}
-
 /// `--workload` in benchmarking mode: its script is the run's only script.
 fn add_workload_script(
     d: &mut Draft,
@@ -189,7 +183,7 @@ fn add_workload_script(
     if !d.scripts.is_empty() {
         return Err(ConfigError::WorkloadWithScripts);
     }
-    for s in w.scripts(script_context(d)) {
+    for s in w.scripts(d.script_context()) {
         let script = pgbench_script::parser::parse_script(&s.name, &s.description, &s.text)?;
         d.scripts.push(crate::bench::plan::WeightedScript {
             script,
@@ -439,6 +433,8 @@ fn keep(d: &Draft, workload: Option<&dyn crate::workload::Workload>) -> Keep {
         // percentile).
         histograms: d.percentiles.is_some()
             || d.export.any()
+            // Each scenario's percentiles.
+            || !d.scenario_plans.is_empty()
             || workload.is_some_and(|w| w.policy().keep_histograms),
         series: d.export.any() || d.print_warnings,
         server_settings: d.export.any(),
@@ -565,6 +561,7 @@ fn bench_action(
                 .map_or(DEFAULT_RECONNECT_TIMEOUT_US, |s| s * 1_000_000),
         }),
         keep,
+        scenarios: d.scenario_plans,
         stages,
     };
     plan.refresh_worker_digests(|plan| {

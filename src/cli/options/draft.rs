@@ -103,6 +103,9 @@ pub(super) struct Draft {
     pub reconnect_timeout: Option<i64>,
     /// `--sweep`, `--find-max-rate` and their companions.
     pub capacity: crate::capacity::options::CapacityDraft,
+    /// `--scenarios=FILE`, and the scenarios read from it ([`super::scenarios`]).
+    pub scenarios_file: Option<String>,
+    pub scenario_plans: Vec<crate::bench::plan::ScenarioPlan>,
     /// `--rate-stages`, `--client-stages`.
     pub rate_stages: Option<crate::bench::stages::Stages>,
     pub client_stages: Option<crate::bench::stages::Stages>,
@@ -174,6 +177,8 @@ impl Draft {
             reconnect_on_loss: false,
             reconnect_timeout: None,
             capacity: Default::default(),
+            scenarios_file: None,
+            scenario_plans: Vec::new(),
             rate_stages: None,
             client_stages: None,
         }
@@ -220,6 +225,7 @@ impl Draft {
                 self.temp_instance = Some(crate::temp_instance::TempInstance::Durable)
             }
             Workload => self.workload = Some(crate::workload::find(v)?),
+            Scenarios => self.scenarios_file = Some(v.to_string()),
             Check => self.check = true,
             Sweep | Repeat | FindMaxRate | SearchTolerance | SearchSteps | FailIfBelow => {
                 self.benchmarking_option_set = true;
@@ -305,7 +311,16 @@ impl Draft {
         Ok(())
     }
 
-    fn add_script(&mut self, script: Script, weight: i64) -> Result<(), ConfigError> {
+    /// What a workload's script depends on besides its options.
+    pub(super) fn script_context(&self) -> crate::workload::ScriptContext {
+        crate::workload::ScriptContext {
+            query_mode: self.query_mode,
+            clients: self.nclients as usize,
+            workers: self.worker.map_or(1, |(_, count)| count as usize),
+        }
+    }
+
+    pub(super) fn add_script(&mut self, script: Script, weight: i64) -> Result<(), ConfigError> {
         if script.commands.is_empty() {
             return Err(ScriptError::EmptyCommandList {
                 script: script.name,

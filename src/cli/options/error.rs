@@ -23,6 +23,11 @@ pub enum ConfigError {
     /// pgbench-rs's `--sweep`, `--find-max-rate` and their companions.
     #[error("{0}")]
     Capacity(#[from] crate::capacity::options::CapacityError),
+    /// `--scenarios=FILE`: the file's own errors (file, line and key named).
+    #[error("{0}")]
+    Scenario(#[from] crate::scenario::ScenarioError),
+    #[error("--scenarios cannot be combined with {0}")]
+    ScenariosWith(&'static str),
     #[error("--workload cannot be combined with -b, -f, -S or -N")]
     WorkloadWithScripts,
     /// `--shard`: not `K/N`.

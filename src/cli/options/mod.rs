@@ -9,6 +9,7 @@
 mod checks;
 mod draft;
 pub mod error;
+mod scenarios;
 mod values;
 
 use super::args::{Occurrence, Tokens};

@@ -17,6 +17,7 @@ impl Env for TestEnv {
     fn read_file(&self, path: &str) -> std::io::Result<String> {
         match path {
             "one.sql" => Ok("SELECT 1;\n".into()),
+            "mix.toml" => Ok(MIX.into()),
             _ => Err(std::io::Error::from_raw_os_error(2)),
         }
     }
@@ -549,4 +550,67 @@ fn stages_make_the_runs_length_and_clients_and_bad_ones_are_refused() {
         error_of(&["-i", "--rate-stages=5s:3"]),
         "pgbench: error: some of the specified options cannot be used in initialization (-i) mode\n"
     );
+}
+
+/// A scenarios file of a builtin, a file and a builtin by weight, and a workload.
+const MIX: &str = r#"
+[[scenario]]
+name = "reads"
+script = "select-only"
+clients = 2
+conninfo = "host=/tmp port=5651,5652 target_session_attrs=standby"
+
+[[scenario]]
+name = "writes"
+script = ["one.sql", "tpcb-like"]
+weight = [3, 1]
+clients = 3
+threads = 2
+rate = 50
+
+[[scenario]]
+name = "sysbench"
+script = "oltp_point_select"
+clients = 1
+"#;
+
+#[test]
+fn a_scenarios_file_becomes_groups_of_the_plans_scripts_clients_and_threads() {
+    let plan = match parse(&["--scenarios=mix.toml", "-T", "10"]) {
+        Ok(Action::Bench { plan, .. }) => plan,
+        other => panic!("{other:?}"),
+    };
+    let s = &plan.scenarios;
+    assert_eq!(s.len(), 3);
+    assert_eq!((s[0].scripts.clone(), s[1].scripts.clone()), (0..1, 1..3));
+    assert_eq!(s[2].scripts.start, 3);
+    assert_eq!(s[2].scripts.end, plan.scripts.len());
+    assert_eq!(plan.scripts[0].script.desc, "<builtin: select only>");
+    assert_eq!(
+        plan.scripts[1..3]
+            .iter()
+            .map(|w| w.weight)
+            .collect::<Vec<_>>(),
+        [3, 1]
+    );
+    assert_eq!((plan.settings.clients, plan.settings.threads), (6, 4));
+    assert_eq!(
+        (s[1].rate, s[0].rate, plan.settings.rate),
+        (Some(50.0), None, None)
+    );
+    assert!(s[0].conninfo.as_deref().unwrap().contains("standby"));
+    assert!(plan.builtin_used && plan.keep.histograms);
+    let labels = plan.metric_labels();
+    assert_eq!(labels.scenarios.len(), plan.scripts.len());
+    assert_eq!(
+        (labels.scenarios[0].as_str(), labels.scenarios[2].as_str()),
+        ("reads", "writes")
+    );
+    // What a scenario says for itself is refused on the command line.
+    assert_eq!(
+        error_of(&["--scenarios=mix.toml", "-f", "one.sql"]),
+        "pgbench: error: --scenarios cannot be combined with -b, -f, -S or -N (each scenario's script)\n"
+    );
+    assert!(error_of(&["--scenarios=none.toml"])
+        .contains("could not read scenarios file \"none.toml\": No such file or directory"));
 }

@@ -11,6 +11,7 @@ mod figure;
 pub mod figures;
 pub mod interval;
 pub mod outages;
+pub mod scenarios;
 pub mod server;
 pub mod spec;
 pub mod stages;
@@ -130,6 +131,8 @@ pub struct Comparison {
     pub caveats: Vec<String>,
     /// `--reconnect` runs: their outages side by side ([`outages`]).
     pub outages: Vec<String>,
+    /// `--scenarios` runs: each scenario's figures side by side ([`scenarios`]).
+    pub scenarios: Vec<String>,
     /// Staged runs: their stages side by side ([`stages`]).
     pub stages: Vec<String>,
 }
@@ -308,6 +311,7 @@ pub fn compare(sides: &[Side]) -> Result<Comparison, CompareError> {
         rows,
         caveats: caveats::of(sides),
         outages: outages::lines(sides),
+        scenarios: scenarios::lines(sides),
         stages: stages::lines(sides),
     })
 }

@@ -92,7 +92,7 @@ pub fn render_table(c: &Comparison) -> String {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
-    for block in [&c.outages, &c.stages] {
+    for block in [&c.outages, &c.stages, &c.scenarios] {
         if !block.is_empty() {
             out.push('\n');
             for line in block {

@@ -6,7 +6,8 @@
 //! any; the `--warmup` seconds shaded before the measured ones, with their tps and
 //! latencies drawn lighter; with `--server-stats`,
 //! server panels under the client's charts (`server.rs`). The summary and
-//! per-statement tables are plain HTML, and so is the list of the files' validity
+//! per-statement tables (and `--scenarios`' table, `scenarios.rs`) are plain HTML, and
+//! so is the list of the files' validity
 //! warnings (a run interrupted, a cold start, ...). A sweep's or capacity search's
 //! file adds its curves over the swept value first (`capacity.rs`; files whose curves
 //! would share no axis are refused, [`check_files`]). The data goes into
@@ -21,6 +22,7 @@ use serde::Serialize;
 use std::fmt::Write;
 
 mod capacity;
+mod scenarios;
 mod server;
 
 pub use capacity::CurveError;
@@ -387,6 +389,7 @@ pub fn render_page(files: &[(String, ResultsFile)]) -> String {
     );
     summary_table(files, &mut out);
     availability_table(files, &mut out);
+    scenarios::table(files, &mut out);
     warning_list(files, &mut out);
     capacity::section(files, &mut out);
     let warmed = files

@@ -161,6 +161,7 @@ fn result_of(all: &[Client], ids: &[usize], set: &RunSettings, scripts: u32) -> 
         ended: None,
         phases: Vec::new(),
         availability: None,
+        scenarios: Vec::new(),
         stages: None,
         in_doubt: 0,
     }

@@ -36,6 +36,7 @@ fn base() -> RunResult {
         ended: None,
         phases: Vec::new(),
         availability: None,
+        scenarios: Vec::new(),
         stages: None,
         in_doubt: 0,
     }

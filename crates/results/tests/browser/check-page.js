@@ -206,6 +206,9 @@ function count(img, rect, test) {
   for (const [id, d] of data) say("data " + id + " " + JSON.stringify(d));
   const legends = JSON.parse((await evaluate("JSON.stringify((window.pgbenchCharts || []).map(function (c) { return [c.id, c.plot.series.map(function (s) { return s.label; })]; }))")) || "[]");
   for (const [id, l] of legends) say("legend " + id + " " + JSON.stringify(l));
+  // Each table with an id, as its rows' cell texts (what a reader sees of it).
+  const tables = JSON.parse((await evaluate("JSON.stringify(Array.from(document.querySelectorAll('table[id]')).map(function (t) { return [t.id, Array.from(t.rows).map(function (r) { return Array.from(r.cells).map(function (c) { return c.innerText; }); })]; }))")) || "[]");
+  for (const [id, rows] of tables) say("table " + id + " " + JSON.stringify(rows));
   process.stdout.write(out.join("\n") + "\n");
   finish(0);
 })().catch((e) => finish(2, "check-page: " + e.stack));
