@@ -11,6 +11,7 @@ use super::Env;
 use crate::bench::plan::ScenarioPlan;
 use crate::bench::stages::{ClientProfile, RateProfile, StagePlan, Stages};
 use crate::scenario::{ScenarioError, ScenarioSpec};
+use pgbench_results::QueryMode;
 use pgbench_script::{builtin, parser};
 
 /// The options a scenarios file says for itself, as the refusal names them.
@@ -55,6 +56,17 @@ pub(super) fn apply(
         reason: crate::sys::strerror(&e),
     })?;
     let specs = crate::scenario::parse(path, &text)?;
+    let sources = specs
+        .iter()
+        .map(|spec| {
+            spec.scripts
+                .iter()
+                .map(|s| Ok((resolve(d, (path, spec), &s.source, env)?, s.weight)))
+                .collect::<Result<Vec<_>, ConfigError>>()
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    apply_policies(d, path, &specs, &sources)?;
+    let mut sources = sources.into_iter();
     let mut plans = Vec::with_capacity(specs.len());
     for spec in &specs {
         let stages = stage_plan(d, path, spec)?;
@@ -73,8 +85,8 @@ pub(super) fn apply(
             .into());
         }
         let first = d.scripts.len();
-        for script in &spec.scripts {
-            add_script(d, (path, spec), &script.source, script.weight, env)?;
+        for (source, weight) in sources.next().expect("a source list per scenario") {
+            add_script(d, source, weight)?;
         }
         plans.push(ScenarioPlan {
             name: spec.name.clone(),
@@ -163,43 +175,112 @@ fn stage_plan(
     Ok(Some(plan))
 }
 
+/// A scenario's script as found: its text is made later, once the scenarios agreed on
+/// the run's query mode (a workload's scripts depend on it).
+enum Source {
+    Script(pgbench_script::ast::Script),
+    Workload(std::sync::Arc<dyn crate::workload::Workload>),
+}
+
 /// One script of a scenario: a builtin's name, a `--workload`'s, or a file's path.
-fn add_script(
+fn resolve(
     d: &mut Draft,
     (path, spec): (&str, &ScenarioSpec),
     source: &str,
-    weight: i64,
     env: &dyn Env,
-) -> Result<(), ConfigError> {
-    let bad = |problem: String| ScenarioError::BadValue {
+) -> Result<Source, ConfigError> {
+    if let Ok(found) = builtin::find(source) {
+        d.builtin_used = true;
+        return Ok(Source::Script(found.script()));
+    }
+    if let Ok(chosen) = crate::workload::find(source) {
+        return Ok(Source::Workload(chosen.configure(&d.defines)?));
+    }
+    let text = env.read_file(source).map_err(|e| ScenarioError::BadValue {
         path: path.to_string(),
         line: spec.line_of("script"),
         key: "script".to_string(),
-        problem,
-    };
-    if let Ok(found) = builtin::find(source) {
-        d.builtin_used = true;
-        return push(d, found.script(), weight);
-    }
-    if let Ok(chosen) = crate::workload::find(source) {
-        let w = chosen.configure(&d.defines)?;
-        let context = d.script_context();
-        for s in w.scripts(context) {
-            let script = parser::parse_script(&s.name, &s.description, &s.text)?;
-            // The workload's own mix, scaled by the scenario's weight for it.
-            push(d, script, s.weight.saturating_mul(weight))?;
-            d.scripts.last_mut().expect("just pushed").untimed_sleeps = s.untimed_sleeps;
-        }
-        d.defines.extend(w.variables());
-        return Ok(());
-    }
-    let text = env.read_file(source).map_err(|e| {
-        bad(format!(
+        problem: format!(
             "\"{source}\" is not a builtin script or a workload, and could not be read: {}",
             crate::sys::strerror(&e)
-        ))
+        ),
     })?;
-    push(d, parser::parse_script(source, source, &text)?, weight)
+    Ok(Source::Script(parser::parse_script(source, source, &text)?))
+}
+
+/// A workload in a scenario runs as its tool runs it, as under `--workload`: in its
+/// query mode unless `-M` is given (sysbench's statements prepared), going on after an
+/// error where its tool does, with no vacuum of pgbench's tables when no scenario runs
+/// pgbench's scripts. The query mode is the whole run's, so scenarios that want
+/// different ones are refused unless `-M` says which.
+fn apply_policies(
+    d: &mut Draft,
+    path: &str,
+    specs: &[ScenarioSpec],
+    sources: &[Vec<(Source, i64)>],
+) -> Result<(), ConfigError> {
+    let wanted = |source: &Source| match source {
+        Source::Workload(w) => w.policy().query_mode.unwrap_or(QueryMode::Simple),
+        Source::Script(_) => QueryMode::Simple,
+    };
+    let mut modes = specs
+        .iter()
+        .zip(sources)
+        .flat_map(|(spec, list)| list.iter().map(move |(source, _)| (spec, wanted(source))));
+    if let (false, Some((first, mode))) = (d.query_mode_given, modes.next()) {
+        if let Some((other, its)) = modes.find(|(_, m)| *m != mode) {
+            return Err(ScenarioError::BadValue {
+                path: path.to_string(),
+                line: other.line_of("script"),
+                key: "script".to_string(),
+                problem: format!(
+                    "scenario \"{}\" runs in {} mode and scenario \"{}\" in {} mode \
+                     (a workload's, as its tool runs it): give -M to run them all in one",
+                    first.name,
+                    mode.name(),
+                    other.name,
+                    its.name()
+                ),
+            }
+            .into());
+        }
+        d.query_mode = mode;
+    }
+    let workloads = || {
+        sources.iter().flatten().filter_map(|(s, _)| match s {
+            Source::Workload(w) => Some(w),
+            Source::Script(_) => None,
+        })
+    };
+    if workloads().any(|w| w.policy().continue_on_error) {
+        d.continue_on_error = true;
+    }
+    let all_workloads = sources
+        .iter()
+        .flatten()
+        .all(|(s, _)| matches!(s, Source::Workload(w) if w.policy().skip_vacuum));
+    if all_workloads {
+        d.no_vacuum = true;
+    }
+    Ok(())
+}
+
+/// Adds a scenario's script to the draft's scripts (a workload's, its scripts in its
+/// mix, scaled by the scenario's weight for it).
+fn add_script(d: &mut Draft, source: Source, weight: i64) -> Result<(), ConfigError> {
+    match source {
+        Source::Script(script) => push(d, script, weight),
+        Source::Workload(w) => {
+            let context = d.script_context();
+            for s in w.scripts(context) {
+                let script = parser::parse_script(&s.name, &s.description, &s.text)?;
+                push(d, script, s.weight.saturating_mul(weight))?;
+                d.scripts.last_mut().expect("just pushed").untimed_sleeps = s.untimed_sleeps;
+            }
+            d.defines.extend(w.variables());
+            Ok(())
+        }
+    }
 }
 
 fn push(

@@ -18,6 +18,7 @@ impl Env for TestEnv {
         match path {
             "one.sql" => Ok("SELECT 1;\n".into()),
             "mix.toml" => Ok(MIX.into()),
+            "sysbench.toml" => Ok(SYSBENCH_ONLY.into()),
             _ => Err(std::io::Error::from_raw_os_error(2)),
         }
     }
@@ -576,7 +577,7 @@ clients = 1
 
 #[test]
 fn a_scenarios_file_becomes_groups_of_the_plans_scripts_clients_and_threads() {
-    let plan = match parse(&["--scenarios=mix.toml", "-T", "10"]) {
+    let plan = match parse(&["--scenarios=mix.toml", "-T", "10", "-M", "prepared"]) {
         Ok(Action::Bench { plan, .. }) => plan,
         other => panic!("{other:?}"),
     };
@@ -613,4 +614,42 @@ fn a_scenarios_file_becomes_groups_of_the_plans_scripts_clients_and_threads() {
     );
     assert!(error_of(&["--scenarios=none.toml"])
         .contains("could not read scenarios file \"none.toml\": No such file or directory"));
+}
+
+/// Two sysbench scenarios: no pgbench script among them.
+const SYSBENCH_ONLY: &str = r#"
+[[scenario]]
+name = "points"
+script = "oltp_point_select"
+clients = 1
+
+[[scenario]]
+name = "writes"
+script = "oltp_write_only"
+clients = 2
+"#;
+
+/// A workload in a scenario runs as under `--workload`: sysbench's statements
+/// prepared and no vacuum of pgbench's tables; scenarios that want different query
+/// modes need `-M` to say which.
+#[test]
+fn a_scenarios_workload_runs_as_its_tool_runs_it() {
+    let plan = match parse(&["--scenarios=sysbench.toml", "-T", "10"]) {
+        Ok(Action::Bench { plan, .. }) => plan,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(plan.settings.query_mode, QueryMode::Prepared);
+    assert_eq!(plan.vacuum, crate::bench::plan::Vacuum::Skip);
+    assert_eq!(
+        error_of(&["--scenarios=mix.toml", "-T", "10"]),
+        "pgbench: error: mix.toml:18: key \"script\": scenario \"reads\" runs in simple mode \
+         and scenario \"sysbench\" in prepared mode (a workload's, as its tool runs it): give -M \
+         to run them all in one\n"
+    );
+    let plan = match parse(&["--scenarios=mix.toml", "-T", "10", "-M", "simple"]) {
+        Ok(Action::Bench { plan, .. }) => plan,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(plan.settings.query_mode, QueryMode::Simple);
+    assert_eq!(plan.vacuum, crate::bench::plan::Vacuum::Default);
 }
