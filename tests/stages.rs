@@ -148,8 +148,11 @@ fn rate_stages_give_each_stages_tps() {
 }
 
 /// Issue 46: one client, then four, each sleeping 10 ms a transaction: about 100
-/// and 400 tps. A busy machine adds to each transaction's 10 ms (about 0.5-1 ms
-/// here), which the 15% margin holds.
+/// and 400 tps on a quiet machine. A busy one stretches each 10 ms sleep (by 10-20%
+/// when other builds share the two cores), which is the machine's doing, not the
+/// stages'. So each stage's tps is held, within 15%, to what its clients give at the
+/// latency the stage measured (the closed model: clients / latency), and to 100 and
+/// 400 within 30%, which no stretch seen here reaches.
 #[test]
 fn client_stages_give_each_stages_tps() {
     let (stages, stdout, _dir) = staged_run(
@@ -158,18 +161,13 @@ fn client_stages_give_each_stages_tps() {
         &["--client-stages=5s:1,5s:4,5s:4", "-j", "2"],
     );
     assert_eq!(stages.len(), 3);
-    assert_near(
-        &format!("first stage {}", stages[0]),
-        tps(&stages[0]),
-        100.0,
-        0.15,
-    );
-    assert_near(
-        &format!("last stage {}", stages[2]),
-        tps(&stages[2]),
-        400.0,
-        0.15,
-    );
+    for (stage, clients) in [(&stages[0], 1.0), (&stages[2], 4.0)] {
+        let what = format!("stage of {clients} clients {stage}");
+        let latency_ms = stage["latency_avg_ms"].as_f64().unwrap();
+        assert!(latency_ms >= 10.0, "{what}: the sleep did not happen");
+        assert_near(&what, tps(stage), clients * 1_000.0 / latency_ms, 0.15);
+        assert_near(&what, tps(stage), clients * 100.0, 0.30);
+    }
     // The ramp in between: more than one client's, less than four's.
     assert!((120.0..360.0).contains(&tps(&stages[1])), "{stages:?}");
     assert!(stdout.contains("number of clients: 4\n"), "{stdout}");
