@@ -44,14 +44,19 @@ pub(crate) fn plan(opts: &InitOptions, jobs: usize) -> Vec<Piece> {
     let total = sql::account_rows(opts.scale);
     let wanted = (jobs.max(1) * 4) as i64;
     let piece_rows = ((total + wanted - 1) / wanted).max(ACCOUNTS);
-    // One piece filling one range partition keeps each COPY's rows together; hash
-    // partitions spread any range over all of them.
+    pieces(opts, piece_rows)
+}
+
+/// The accounts rows in pieces of at most `piece_rows`, in `aid` order, never more
+/// than one range partition each: one piece filling one range partition keeps each
+/// COPY's rows together; hash partitions spread any range over all of them.
+pub(crate) fn pieces(opts: &InitOptions, piece_rows: i64) -> Vec<Piece> {
     let ranges: Vec<(i64, i64)> = if opts.partition_method == PartitionMethod::Range {
         (1..=opts.partitions)
             .map(|p| sql::range_partition_rows(opts, p))
             .collect()
     } else {
-        vec![(1, total)]
+        vec![(1, sql::account_rows(opts.scale))]
     };
     let mut pieces = Vec::new();
     for (lo, hi) in ranges {

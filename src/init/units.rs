@@ -84,24 +84,7 @@ pub(crate) fn params(opts: &InitOptions) -> String {
 
 /// Every accounts unit of the load, in `aid` order.
 pub(crate) fn account_units(opts: &InitOptions) -> Vec<Piece> {
-    let total = sql::account_rows(opts.scale);
-    let ranges: Vec<(i64, i64)> = if opts.partition_method == PartitionMethod::Range {
-        (1..=opts.partitions)
-            .map(|p| sql::range_partition_rows(opts, p))
-            .collect()
-    } else {
-        vec![(1, total)]
-    };
-    let mut pieces = Vec::new();
-    for (lo, hi) in ranges {
-        let mut first = lo;
-        while first <= hi {
-            let last = (first + UNIT_ROWS - 1).min(hi);
-            pieces.push(Piece { first, last });
-            first = last + 1;
-        }
-    }
-    pieces
+    super::parallel::pieces(opts, UNIT_ROWS)
 }
 
 /// The units this process loads: its shard's share, without those the record has.
