@@ -84,6 +84,7 @@ fn clients_the_stopper_gave_up_on_are_unfinished() {
     let mut t = 0;
     let mut looks = 0;
     let mut hooks = Hooks {
+        outbox: None,
         now: &mut || {
             t += 500_000;
             t
@@ -112,6 +113,7 @@ fn run(plan: &CollectorPlan, events: Vec<Event>) -> (Collected, String) {
     };
     let mut text = String::new();
     let mut hooks = Hooks {
+        outbox: None,
         now: &mut clock,
         out: &mut |s| text.push_str(s),
         watch: &mut |_, _| false,
