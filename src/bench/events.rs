@@ -185,3 +185,54 @@ pub enum LinkEvent {
     /// (its abort follows).
     GaveUp { client: usize, at: i64 },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pgbench_results::TxOutcome;
+
+    fn record(end_us: i64) -> TxRecord {
+        TxRecord {
+            script: 0,
+            outcome: TxOutcome::Success,
+            latency: 1.0,
+            lag: 0.0,
+            tries: 1,
+            end_us,
+        }
+    }
+
+    #[test]
+    fn batches_join_in_order_until_the_collector_takes_them() {
+        let outbox = Outbox::new(1);
+        let mut batch = vec![record(1), record(2)];
+        assert!(outbox.put(0, &mut batch, false));
+        batch.push(record(3));
+        assert!(outbox.put(0, &mut batch, false));
+        let mut taken = Vec::new();
+        assert!(outbox.take(0, &mut taken));
+        let ends: Vec<i64> = taken.iter().map(|r| r.end_us).collect();
+        assert_eq!(ends, [1, 2, 3]);
+        taken.clear();
+        assert!(!outbox.take(0, &mut taken), "nothing new to take");
+        // A client beyond the slots hands nothing over and keeps its batch.
+        let mut stray = vec![record(4)];
+        assert!(!outbox.put(1, &mut stray, true));
+        assert_eq!(stray.len(), 1);
+    }
+
+    #[test]
+    fn a_slot_held_by_the_other_side_is_not_waited_for() {
+        let outbox = Outbox::new(1);
+        let held = outbox.slots[0].lock().unwrap();
+        let mut batch = vec![record(1)];
+        assert!(!outbox.put(0, &mut batch, false));
+        assert_eq!(batch.len(), 1, "the client keeps its records for next time");
+        let mut taken = Vec::new();
+        assert!(!outbox.take(0, &mut taken));
+        drop(held);
+        assert!(outbox.put(0, &mut batch, false));
+        assert!(outbox.take(0, &mut taken));
+        assert_eq!(taken.len(), 1);
+    }
+}

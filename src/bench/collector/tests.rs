@@ -241,3 +241,34 @@ fn aborts_are_printed_as_they_arrive_and_exit_on_abort_stops_at_the_first() {
         "stopped before the clients' last words"
     );
 }
+
+#[test]
+fn records_left_in_the_outbox_are_counted_before_the_clients_last_word() {
+    let outbox = crate::bench::events::Outbox::new(2);
+    let mut first = vec![
+        tx(0, TxOutcome::Success, 1_000.0, 100_000),
+        tx(0, TxOutcome::Success, 3_000.0, 200_000),
+    ];
+    assert!(outbox.put(0, &mut first, false));
+    assert!(first.is_empty(), "the client gets an empty vector back");
+    // The other client's, handed over waiting if need be (before its last word).
+    let mut second = vec![tx(0, TxOutcome::Success, 2_000.0, 300_000)];
+    assert!(outbox.put(1, &mut second, true));
+    let (tx_, rx) = crossbeam_channel::unbounded();
+    tx_.send(done(400_000, 0)).unwrap();
+    tx_.send(done(400_000, 0)).unwrap();
+    let mut t = 0;
+    let mut hooks = Hooks {
+        outbox: Some(&outbox),
+        now: &mut || {
+            t += 500_000;
+            t
+        },
+        out: &mut |_| {},
+        watch: &mut |_, _| false,
+        live: None,
+    };
+    let c = collect(&plan(), &rx, 0, &mut hooks);
+    assert_eq!(c.total.counts.cnt, 3);
+    assert_eq!(c.total.latency.sum, 6_000.0);
+}
