@@ -16,15 +16,8 @@ use pgbench_results::series::{Second, SeriesRecorder};
 use pgbench_results::{CommandStats, LatencyCounts, StatsData, TxOutcome};
 use std::time::Duration;
 
-/// How long the collector waits for an event before it looks at the run's end, µs.
+/// How long the collector sleeps between looks at the channel, µs.
 const POLL_US: i64 = 20_000;
-
-/// How often the collector empties the outbox when no progress line is due, µs: what
-/// bounds the records waiting there. Rarely, because emptying a slot per client is
-/// most of the collector's work: at `-c 1000 -j 1000` emptying them every 20 ms took
-/// more than the collector's share of the CPU among 2,000 runnable threads, and the
-/// scheduler then kept it waiting for seconds (late `-P` lines).
-const DRAIN_US: i64 = 250_000;
 
 /// What the collector needs to know of the run.
 #[derive(Debug, Clone)]
@@ -354,8 +347,6 @@ pub fn collect(
     } = hooks;
     let (live, outbox) = (*live, *outbox);
     let mut scratch = Vec::new();
-    let mut pending = None;
-    let mut next_drain = i64::MIN;
     if let Some(l) = live {
         let measure_from = plan.phases.has_warmup();
         l.started(
@@ -371,13 +362,10 @@ pub fn collect(
     let mut done = 0;
     let mut warming_up = plan.phases.has_warmup();
     while done < plan.clients {
-        // The channel carries a few events per client (the transactions go through
-        // the outbox): the collector waits on it, and looks at the rest between.
-        let event = match pending.take() {
-            Some(event) => Ok(event),
-            None => rx.try_recv(),
-        };
-        match event {
+        // The collector polls: it sleeps a little, then takes whatever arrived. Being
+        // woken for every batch would cost a futex wake-up (and crossbeam's spinning)
+        // per batch, CPU the clients and the server on the same cores need.
+        match rx.try_recv() {
             Ok(Event::Batch(records)) => take_batch(&mut c, plan, &records, live),
             Ok(Event::Aborted { thread, abort }) => {
                 out(&abort.render());
@@ -406,12 +394,9 @@ pub fn collect(
                 break;
             }
             Err(TryRecvError::Empty) => {
-                let t = now();
-                if t >= next_drain {
-                    take_outbox(&mut c, plan, (outbox, &mut scratch), live);
-                    next_drain = t + DRAIN_US;
-                }
+                take_outbox(&mut c, plan, (outbox, &mut scratch), live);
                 // Only when idle: after the run's end the channel goes quiet.
+                let t = now();
                 if watch(t, c.total.latency.max) {
                     // Clients that did not end even with their sockets shut.
                     c.abandoned = plan.clients - done;
@@ -423,8 +408,7 @@ pub fn collect(
                 let wait = progress
                     .as_ref()
                     .map_or(POLL_US, |p| p.due_in(t).min(POLL_US));
-                // A disconnected channel: the next look says so.
-                pending = rx.recv_timeout(Duration::from_micros(wait as u64)).ok();
+                std::thread::sleep(Duration::from_micros(wait as u64));
             }
         }
         if let Some(p) = progress.as_mut() {
