@@ -1,6 +1,6 @@
 //! What a client measures, and where it goes (pgbench.c `processXactStats` and
 //! `doLog`): each transaction as a [`TxRecord`] to the collector, in batches through
-//! the run's [`Outbox`](crate::bench::events::Outbox); its `-l`
+//! the run's outbox (one slot per client, emptied by the collector); its `-l`
 //! line through its thread's log; the `-r` counters, the `-C` connection time and
 //! its statements by kind, handed over once at the end. In `--warmup` the counters
 //! restart at the first event after the warm-up (the collector splits the records by
