@@ -9,7 +9,7 @@
 use super::control::RunControl;
 use super::doubt::{BlockEffect, ScriptDoubt};
 use super::error::RunError;
-use super::events::Event;
+use super::events::{Event, Outbox};
 use super::plan::BenchPlan;
 use super::retry::RetryPlan;
 use super::throttle::Schedule;
@@ -111,6 +111,8 @@ pub struct RunShared {
     pub control: RunControl,
     pub retry: RetryPlan,
     pub events: crossbeam_channel::Sender<Event>,
+    /// The clients' finished transactions, a slot per client (by local index).
+    pub outbox: Outbox,
     pub threads: Vec<ThreadShared>,
     /// `--metrics-listen`: what the endpoint shows.
     pub metrics: Option<std::sync::Arc<crate::metrics::Live>>,
@@ -152,6 +154,7 @@ impl RunShared {
                 latency_limit_us: plan.settings.latency_limit_us,
             },
             events,
+            outbox: Outbox::new(plan.settings.clients),
             threads: thread_states(plan, seeds)?,
             plan: plan.clone(),
             metrics: env.metrics.clone(),

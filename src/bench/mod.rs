@@ -201,6 +201,7 @@ fn collect(
             out: &mut |text| ctx.out.stderr(text),
             watch: &mut |now, longest| ctx.control.watch(now, longest),
             live: ctx.metrics.as_deref(),
+            outbox: Some(&ctx.outbox),
         },
     )
 }

@@ -162,7 +162,7 @@ impl<'a> Client<'a> {
             rng,
             conn: None,
             prepared: per_command(false),
-            record: Recorder::new(id, ctx, thread),
+            record: Recorder::new((local_index, id), ctx, thread),
             sql_buf: String::with_capacity(256),
             param_buf: String::with_capacity(128),
             param_ends: Vec::new(),
@@ -316,7 +316,7 @@ impl<'a> Client<'a> {
         }
         self.phase = Phase::Finished;
         self.ctx.control.transaction_ended(self.local_index);
-        self.record.flush();
+        self.record.flush_all();
         self.detach();
         // After a stop, a failure is the stop's doing (a cancelled statement, a closed
         // socket): the transaction it cut short is not counted, and nobody aborted.

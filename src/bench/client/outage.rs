@@ -160,7 +160,7 @@ impl Client<'_> {
         };
         self.record
             .transaction(script, failed, (0.0, 0.0), self.tx.tries, now);
-        self.record.flush();
+        self.record.flush_all();
         self.spell_begins(now, Some((sqlstate, in_doubt)));
         if self.is_done() {
             return Ok(Some(Wait::Done));

@@ -1,20 +1,19 @@
 //! What a client measures, and where it goes (pgbench.c `processXactStats` and
-//! `doLog`): each transaction as a [`TxRecord`] to the collector, in batches; its `-l`
+//! `doLog`): each transaction as a [`TxRecord`] to the collector, in batches through
+//! the run's outbox (one slot per client, emptied by the collector); its `-l`
 //! line through its thread's log; the `-r` counters, the `-C` connection time and
 //! its statements by kind, handed over once at the end. In `--warmup` the counters
 //! restart at the first event after the warm-up (the collector splits the records by
 //! their end).
 
-use crate::bench::events::{ClientDone, Event, StatementKinds, TxRecord};
+use crate::bench::events::{ClientDone, StatementKinds, TxRecord};
 use crate::bench::launch::{RunShared, ThreadShared};
 use crate::bench::phases::PhaseKind;
 use crate::bench::txlog::LoggedTx;
 use pgbench_results::{CommandStats, TxOutcome};
 
-/// How many records a client keeps before sending them to the collector, and how
-/// long at most (µs), so that progress reports see fresh figures. Batches are small
-/// because up to two poll periods of them wait in the channel: 256-record batches
-/// (8 KiB each) put a 256-client run's peak RSS at 40-46 MiB, 64-record ones at 20-29.
+/// How many records a client keeps before handing them over to the collector, and
+/// how long at most (µs), so that progress reports see fresh figures.
 const BATCH_RECORDS: usize = 64;
 const BATCH_MAX_AGE_US: i64 = 10_000;
 
@@ -22,6 +21,8 @@ const BATCH_MAX_AGE_US: i64 = 10_000;
 pub(super) struct Recorder<'a> {
     /// pgbench's client number, for the `-l` line.
     id: usize,
+    /// The client's index in this process: its slot in the outbox.
+    local: usize,
     ctx: &'a RunShared,
     thread: &'a ThreadShared,
     /// Transactions counted so far (successful, failed, skipped): pgbench's `st->cnt`.
@@ -42,9 +43,14 @@ pub(super) struct Recorder<'a> {
 }
 
 impl<'a> Recorder<'a> {
-    pub(super) fn new(id: usize, ctx: &'a RunShared, thread: &'a ThreadShared) -> Recorder<'a> {
+    pub(super) fn new(
+        (local, id): (usize, usize),
+        ctx: &'a RunShared,
+        thread: &'a ThreadShared,
+    ) -> Recorder<'a> {
         Recorder {
             id,
+            local,
             ctx,
             thread,
             counted: 0,
@@ -189,11 +195,19 @@ impl<'a> Recorder<'a> {
         }
     }
 
-    /// Sends the records kept so far.
+    /// Hands over the records kept so far, unless the collector is taking the
+    /// client's earlier ones right now: then they go with the next transaction.
     pub(super) fn flush(&mut self) {
         if !self.batch.is_empty() {
-            let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH_RECORDS));
-            let _ = self.ctx.events.send(Event::Batch(batch));
+            self.ctx.outbox.put(self.local, &mut self.batch, false);
+        }
+    }
+
+    /// Hands over the records kept so far, waiting for the collector if it is
+    /// taking earlier ones: before the client's last word.
+    pub(super) fn flush_all(&mut self) {
+        if !self.batch.is_empty() {
+            self.ctx.outbox.put(self.local, &mut self.batch, true);
         }
     }
 
@@ -201,7 +215,7 @@ impl<'a> Recorder<'a> {
     /// over what is measured so far.
     pub(super) fn flush_before_wait(&mut self, now: i64, until: i64) {
         if until - now > BATCH_MAX_AGE_US {
-            self.flush();
+            self.flush_all();
         }
     }
 

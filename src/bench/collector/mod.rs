@@ -8,7 +8,7 @@
 //! apart ([`Warm`]: its own totals, its own series) and nowhere else; the `-P` lines
 //! of the warm-up say so, and those of the measured part count from its start.
 
-use super::events::{ClientDone, Event, TxRecord};
+use super::events::{ClientDone, Event, Outbox, TxRecord};
 use super::phases::Phases;
 use super::progress::{ProgressClock, ProgressFormat};
 use crossbeam_channel::{Receiver, TryRecvError};
@@ -342,6 +342,45 @@ pub struct Hooks<'a> {
     pub watch: &'a mut dyn FnMut(i64, f64) -> bool,
     /// `--metrics-listen`: gets every batch, abort and last word too.
     pub live: Option<&'a crate::metrics::Live>,
+    /// Where the clients leave their finished transactions (besides any
+    /// [`Event::Batch`]).
+    pub outbox: Option<&'a Outbox>,
+}
+
+/// Counts a batch however it came: the outages, the totals, the live figures.
+fn take_batch(
+    c: &mut Collected,
+    plan: &CollectorPlan,
+    records: &[TxRecord],
+    live: Option<&crate::metrics::Live>,
+) {
+    if let Some(o) = &mut c.outages {
+        o.record_batch(records);
+    }
+    let measured = c.record_batch(plan, records);
+    if let Some(l) = live {
+        let warm = c.warmup.as_ref().map(|w| &w.total);
+        l.record_batch(measured, &c.per_script, warm);
+    }
+}
+
+/// Counts what the clients left in the outbox since the last look (a slot a client
+/// holds right now waits for the next); `scratch` is an empty vector to swap in.
+fn take_outbox(
+    c: &mut Collected,
+    plan: &CollectorPlan,
+    (outbox, scratch): (Option<&Outbox>, &mut Vec<TxRecord>),
+    live: Option<&crate::metrics::Live>,
+) {
+    let Some(outbox) = outbox else {
+        return;
+    };
+    for local in 0..outbox.clients() {
+        if outbox.take(local, scratch) {
+            take_batch(c, plan, scratch, live);
+            scratch.clear();
+        }
+    }
 }
 
 /// Collects until every client is done (or, with `--exit-on-abort`, one aborted).
@@ -357,8 +396,10 @@ pub fn collect(
         out,
         watch,
         live,
+        outbox,
     } = hooks;
-    let live = *live;
+    let (live, outbox) = (*live, *outbox);
+    let mut scratch = Vec::new();
     if let Some(l) = live {
         let measure_from = plan.phases.has_warmup();
         l.started(
@@ -378,16 +419,7 @@ pub fn collect(
         // woken for every batch would cost a futex wake-up (and crossbeam's spinning)
         // per batch, CPU the clients and the server on the same cores need.
         match rx.try_recv() {
-            Ok(Event::Batch(records)) => {
-                if let Some(o) = &mut c.outages {
-                    o.record_batch(&records);
-                }
-                let measured = c.record_batch(plan, &records);
-                if let Some(l) = live {
-                    let warm = c.warmup.as_ref().map(|w| &w.total);
-                    l.record_batch(measured, &c.per_script, warm);
-                }
-            }
+            Ok(Event::Batch(records)) => take_batch(&mut c, plan, &records, live),
             Ok(Event::Aborted { thread, abort }) => {
                 out(&abort.render());
                 c.aborted += 1;
@@ -399,13 +431,23 @@ pub fn collect(
                 }
             }
             Ok(Event::Done(d)) => {
+                // The client left its last records before its last word.
+                take_outbox(&mut c, plan, (outbox, &mut scratch), live);
                 done += 1;
                 c.client_done(d);
                 live.inspect(|l| l.client_done());
             }
-            Ok(Event::Link(event)) => c.link(event, live),
-            Err(TryRecvError::Disconnected) => break,
+            Ok(Event::Link(event)) => {
+                // The transaction a loss failed is counted before the loss.
+                take_outbox(&mut c, plan, (outbox, &mut scratch), live);
+                c.link(event, live)
+            }
+            Err(TryRecvError::Disconnected) => {
+                take_outbox(&mut c, plan, (outbox, &mut scratch), live);
+                break;
+            }
             Err(TryRecvError::Empty) => {
+                take_outbox(&mut c, plan, (outbox, &mut scratch), live);
                 // Only when idle: after the run's end the channel goes quiet.
                 let t = now();
                 if watch(t, c.total.latency.max) {
@@ -425,6 +467,10 @@ pub fn collect(
         if let Some(p) = progress.as_mut() {
             if done < plan.clients {
                 let t = now();
+                if p.due_in(t) == 0 {
+                    // The line counts everything handed over until now.
+                    take_outbox(&mut c, plan, (outbox, &mut scratch), live);
+                }
                 match c.warmup.as_ref().filter(|_| warming_up) {
                     Some(w) => {
                         if let Some(line) = p.tick(t, &w.total, plan.epoch_shift_us) {

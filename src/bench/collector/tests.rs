@@ -85,6 +85,7 @@ fn clients_the_stopper_gave_up_on_are_unfinished() {
     let mut t = 0;
     let mut looks = 0;
     let mut hooks = Hooks {
+        outbox: None,
         now: &mut || {
             t += 500_000;
             t
@@ -113,6 +114,7 @@ fn run(plan: &CollectorPlan, events: Vec<Event>) -> (Collected, String) {
     };
     let mut text = String::new();
     let mut hooks = Hooks {
+        outbox: None,
         now: &mut clock,
         out: &mut |s| text.push_str(s),
         watch: &mut |_, _| false,
@@ -276,4 +278,35 @@ fn stages_count_what_ended_in_them_and_progress_names_them() {
     assert_eq!((counts[1].late, counts[1].total.counts.skipped), (1, 1));
     assert_eq!(counts[1].latencies.value_at_quantiles([1.0]), Some([9_007]));
     assert!(text.contains(", stage 1/2, rate 100.0\n"), "{text}");
+}
+
+#[test]
+fn records_left_in_the_outbox_are_counted_before_the_clients_last_word() {
+    let outbox = crate::bench::events::Outbox::new(2);
+    let mut first = vec![
+        tx(0, TxOutcome::Success, 1_000.0, 100_000),
+        tx(0, TxOutcome::Success, 3_000.0, 200_000),
+    ];
+    assert!(outbox.put(0, &mut first, false));
+    assert!(first.is_empty(), "the client gets an empty vector back");
+    // The other client's, handed over waiting if need be (before its last word).
+    let mut second = vec![tx(0, TxOutcome::Success, 2_000.0, 300_000)];
+    assert!(outbox.put(1, &mut second, true));
+    let (tx_, rx) = crossbeam_channel::unbounded();
+    tx_.send(done(400_000, 0)).unwrap();
+    tx_.send(done(400_000, 0)).unwrap();
+    let mut t = 0;
+    let mut hooks = Hooks {
+        outbox: Some(&outbox),
+        now: &mut || {
+            t += 500_000;
+            t
+        },
+        out: &mut |_| {},
+        watch: &mut |_, _| false,
+        live: None,
+    };
+    let c = collect(&plan(), &rx, 0, &mut hooks);
+    assert_eq!(c.total.counts.cnt, 3);
+    assert_eq!(c.total.latency.sum, 6_000.0);
 }

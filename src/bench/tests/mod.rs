@@ -29,7 +29,7 @@ mod seccomp;
 mod timing;
 
 use super::control::RunControl;
-use super::events::{ClientDone, Event, TxRecord};
+use super::events::{ClientDone, Event, Outbox, TxRecord};
 use super::launch::{self, RunShared, Start};
 use super::multiplex::Driver;
 use super::threads::{self, Drivers, Launch};
@@ -247,13 +247,19 @@ impl Bench {
         for c in clients {
             c.join().expect("a client thread");
         }
-        collect(&events)
+        collect(&events, &ctx.outbox)
     }
 }
 
 /// What the clients sent, once all are done.
-fn collect(events: &crossbeam_channel::Receiver<Event>) -> Ran {
+fn collect(events: &crossbeam_channel::Receiver<Event>, outbox: &Outbox) -> Ran {
     let mut ran = Ran::default();
+    let mut records = Vec::new();
+    for local in 0..outbox.clients() {
+        if outbox.take(local, &mut records) {
+            ran.records.append(&mut records);
+        }
+    }
     for event in events.try_iter() {
         match event {
             Event::Batch(batch) => ran.records.extend(batch),
