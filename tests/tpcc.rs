@@ -115,6 +115,19 @@ fn tpcc_load_run_with_warmup_nopm_and_a_seeded_rerun() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.contains("of "), "progress lines: {}", out.stderr);
     assert!(out.stderr.contains("\ndone in "), "{}", out.stderr);
+    // A line per unit (the items, then each warehouse) with its rows, rate and time left.
+    for unit in ["items", "warehouse 1", "warehouse 2"] {
+        let line = out
+            .stderr
+            .lines()
+            .find(|l| l.starts_with(&format!("{unit}: ")))
+            .unwrap_or_else(|| panic!("no line for {unit}: {}", out.stderr));
+        assert!(
+            line.contains(" rows, ") && line.contains(" MB/s); ") && line.ends_with(" s left"),
+            "{line}"
+        );
+        assert!(line.contains(" of 3 units, "), "{line}");
+    }
     // TPC-C 4.3.3.1's cardinalities for two warehouses.
     let counts = db.value(
         "select concat_ws(' ', (select count(*) from warehouse), (select count(*) from district), \

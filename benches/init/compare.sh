@@ -12,7 +12,8 @@
 # Usage: benches/init/compare.sh            (env: SCALE=50 PAIRS=3 JOBS=2
 #                                             PGBENCH_RS=<binary> PGBENCH=<stock binary>
 #                                             BINDIR=<dir with initdb, pg_ctl>
-#                                             EXTRA_CONF="fsync=off ...")
+#                                             EXTRA_CONF="fsync=off ..."
+#                                             PORT=<port> TMPDIR=<socket parent>)
 set -euo pipefail
 
 SCALE=${SCALE:-50}
@@ -31,8 +32,8 @@ PGBENCH=${PGBENCH:-$BINDIR/pgbench}
 
 # shellcheck source=../cluster.sh
 source "$root/benches/cluster.sh"
-tmp=$(mktemp -d /tmp/pgbench-rs-init-bench.XXXXXX)
-port=$((20000 + RANDOM % 20000))
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pgbench-rs-init-bench.XXXXXX")
+port=${PORT:-$((20000 + RANDOM % 20000))}
 trap 'stop_throwaway_cluster "$BINDIR" "$tmp"' EXIT
 # shellcheck disable=SC2086 # EXTRA_CONF is a list of settings
 throwaway_cluster "$BINDIR" "$tmp" "$port" ${EXTRA_CONF:-}

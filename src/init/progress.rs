@@ -105,6 +105,23 @@ impl<W: Write> Progress<W> {
     }
 }
 
+/// The line after each unit of a workload's load (a sysbench table, a TPC-C warehouse;
+/// stock prints none): its rows, the megabytes sent and their rate, and the time the
+/// units left should take at the whole load's rate so far (`elapsed` since it began).
+pub(crate) fn unit_line(
+    unit: &str,
+    (rows, bytes, secs): (i64, u64, f64),
+    (done, total, units): (usize, usize, &str),
+    elapsed: f64,
+) -> String {
+    let mb = bytes as f64 / 1e6;
+    let left = elapsed / done.max(1) as f64 * (total - done.min(total)) as f64;
+    format!(
+        "{unit}: {rows} rows, {mb:.1} MB in {secs:.2} s ({:.1} MB/s); {done} of {total} {units}, {left:.1} s left\n",
+        mb / secs.max(1e-9)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,5 +206,21 @@ mod tests {
         let mut p = Progress::new(Vec::new(), 300_000, false, false);
         p.advance(200_000, 1.0);
         assert!(text(p).contains("200000 of 300000 tuples (66%)"));
+    }
+
+    #[test]
+    fn a_unit_line_has_the_rate_and_the_time_left_at_the_rate_so_far() {
+        assert_eq!(
+            unit_line(
+                "warehouse 2",
+                (499_000, 40_000_000, 2.0),
+                (2, 5, "units"),
+                5.0
+            ),
+            "warehouse 2: 499000 rows, 40.0 MB in 2.00 s (20.0 MB/s); 2 of 5 units, 7.5 s left\n"
+        );
+        // Nothing done yet or nothing timed: no division by zero, nothing negative.
+        assert!(unit_line("items", (0, 0, 0.0), (0, 0, "units"), 0.0)
+            .ends_with("0.0 MB in 0.00 s (0.0 MB/s); 0 of 0 units, 0.0 s left\n"));
     }
 }

@@ -52,7 +52,7 @@ impl AsciiCounter {
 
 /// Writes `pgbench_accounts` rows for consecutive `aid`s.
 #[derive(Debug, Clone)]
-pub(crate) struct AccountRows {
+pub struct AccountRows {
     next_aid: i64,
     last_aid: i64,
     aid: AsciiCounter,
@@ -63,7 +63,7 @@ pub(crate) struct AccountRows {
 
 impl AccountRows {
     /// Rows `first..=last` (1-based `aid`s).
-    pub(crate) fn new(first: i64, last: i64) -> AccountRows {
+    pub fn new(first: i64, last: i64) -> AccountRows {
         let bid = (first - 1) / ACCOUNTS + 1;
         AccountRows {
             next_aid: first,
@@ -75,12 +75,12 @@ impl AccountRows {
     }
 
     /// Rows not yet written.
-    pub(crate) fn remaining(&self) -> i64 {
+    pub fn remaining(&self) -> i64 {
         (self.last_aid - self.next_aid + 1).max(0)
     }
 
     /// Appends up to `max` rows to `buf`; returns how many were written.
-    pub(crate) fn write(&mut self, buf: &mut Vec<u8>, max: i64) -> i64 {
+    pub fn write(&mut self, buf: &mut Vec<u8>, max: i64) -> i64 {
         let n = max.min(self.remaining());
         for _ in 0..n {
             if self.next_aid == self.next_bid_change {

@@ -22,6 +22,7 @@ use pgbench_wire::{ConnectArgs, ConnectOptions, Connection};
 
 use super::script::{C_TEMPLATE, PAD_TEMPLATE};
 use super::{Config, RandType};
+use crate::init::progress::unit_line;
 use crate::init::resume::{self, Record, Resumable, Start, SYSBENCH};
 use crate::workload::{hint, PrepareError};
 
@@ -122,8 +123,7 @@ pub fn run(
     Ok(())
 }
 
-/// The line after each table (sysbench prints none): its rows, megabytes sent and
-/// their rate, and the time the tables left should take at the rate so far.
+/// The line after each table (sysbench prints none): [`unit_line`]'s.
 fn progress_line(
     table: u32,
     rows: u32,
@@ -132,11 +132,12 @@ fn progress_line(
     (done, total): (usize, usize),
     elapsed: f64,
 ) -> String {
-    let mb = bytes as f64 / 1e6;
-    let left = elapsed / done.max(1) as f64 * (total - done.min(total)) as f64;
-    format!(
-        "sbtest{table}: {rows} rows, {mb:.1} MB in {secs:.2} s ({:.1} MB/s); {done} of {total} tables, {left:.1} s left\n",
-        mb / secs.max(1e-9)
+    let unit = format!("sbtest{table}");
+    unit_line(
+        &unit,
+        (rows.into(), bytes, secs),
+        (done, total, "tables"),
+        elapsed,
     )
 }
 

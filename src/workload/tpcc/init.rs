@@ -23,7 +23,7 @@ use super::rows::{self, CUSTOMERS, DISTRICTS, FIRST_NEW_ORDER, ITEMS, ORDERS};
 use super::schema::{self, COPY, TABLES};
 use super::{hammerdb_routines, spec_functions, Config, Mode};
 use crate::init::interrupt;
-use crate::init::progress::Progress;
+use crate::init::progress::{unit_line, Progress};
 use crate::init::resume::{self, Record, Resumable, Start, TPCC};
 use crate::workload::{PrepareError, PrepareOptions};
 
@@ -429,10 +429,23 @@ fn generate(
     let mut progress = Progress::new(std::io::stderr(), total, opts.quiet, tty);
     let start = Instant::now();
     let mut done = 0;
-    let work = if record.is_some() {
-        load_recorded
-    } else {
-        load
+    let units_done = AtomicUsize::new(0);
+    // A line per unit as it ends, from the connection's thread that loaded it.
+    let work = |conn: &mut Connection, job: &Job, report: &mpsc::Sender<i64>| {
+        let began = Instant::now();
+        let bytes = match record {
+            Some(_) => load_recorded(conn, job, report)?,
+            None => load(conn, job, report)?,
+        };
+        let finished = units_done.fetch_add(1, Ordering::Relaxed) + 1;
+        let line = unit_line(
+            &job.name(),
+            (job.rows(), bytes, began.elapsed().as_secs_f64()),
+            (finished, jobs.len(), "units"),
+            start.elapsed().as_secs_f64(),
+        );
+        say(&line);
+        Ok(())
     };
     let result = run_queue(conns, &jobs, work, |rows| {
         done += rows;
@@ -442,20 +455,22 @@ fn generate(
     result
 }
 
-/// One unit in one transaction, its row of the record before the COMMIT.
+/// One unit in one transaction, its row of the record before the COMMIT; the bytes
+/// of COPY data sent.
 fn load_recorded(
     conn: &mut Connection,
     job: &Job,
     report: &mpsc::Sender<i64>,
-) -> Result<(), PrepareError> {
+) -> Result<u64, PrepareError> {
     execute(conn, "begin")?;
-    load(conn, job, report)?;
+    let bytes = load(conn, job, report)?;
     interrupted()?;
     execute(
         conn,
         &resume::unit_sql(TPCC, &job.name(), &job.rows().to_string()),
     )?;
-    execute(conn, "commit")
+    execute(conn, "commit")?;
+    Ok(bytes)
 }
 
 /// Runs `jobs` over the connections, each taking the next unit when it is free;
@@ -464,7 +479,7 @@ fn load_recorded(
 fn run_queue<J: Sync>(
     conns: &mut [Connection],
     jobs: &[J],
-    work: fn(&mut Connection, &J, &mpsc::Sender<i64>) -> Result<(), PrepareError>,
+    work: impl Fn(&mut Connection, &J, &mpsc::Sender<i64>) -> Result<(), PrepareError> + Sync,
     mut on_rows: impl FnMut(i64),
 ) -> Result<(), PrepareError> {
     let next = AtomicUsize::new(0);
@@ -475,7 +490,7 @@ fn run_queue<J: Sync>(
             .iter_mut()
             .map(|conn| {
                 let report = report.clone();
-                let (next, failed) = (&next, &failed);
+                let (next, failed, work) = (&next, &failed, &work);
                 scope.spawn(move || -> Result<(), PrepareError> {
                     while let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
                         if failed.load(Ordering::Relaxed) {
@@ -514,11 +529,14 @@ fn statements(conns: &mut [Connection], sql: &[String]) -> Result<(), PrepareErr
     run_queue(conns, sql, |conn, s, _| execute(conn, s), |_| {})
 }
 
-/// Loads one unit.
-fn load(conn: &mut Connection, job: &Job, report: &mpsc::Sender<i64>) -> Result<(), PrepareError> {
+/// Loads one unit; returns the bytes of COPY data sent.
+fn load(conn: &mut Connection, job: &Job, report: &mpsc::Sender<i64>) -> Result<u64, PrepareError> {
+    let bytes = std::cell::Cell::new(0u64);
+    let sent = |data: &[u8]| bytes.set(bytes.get() + data.len() as u64);
     let copy = |conn: &mut Connection, table: usize, data: &[u8]| {
         copy_rows(conn, table, |c| {
             c.write(data).map_err(|e| copy_error(table, e))?;
+            sent(data);
             let _ = report.send(data.iter().filter(|&&b| b == b'\n').count() as i64);
             Ok(())
         })
@@ -527,6 +545,7 @@ fn load(conn: &mut Connection, job: &Job, report: &mpsc::Sender<i64>) -> Result<
         Job::Items(mode) => copy_rows(conn, 7, |c| {
             rows::items(mode, BATCH_ROWS, |data, n| {
                 c.write(data).map_err(|e| copy_error(7, e))?;
+                sent(data);
                 let _ = report.send(i64::from(n));
                 Ok(())
             })
@@ -538,6 +557,7 @@ fn load(conn: &mut Connection, job: &Job, report: &mpsc::Sender<i64>) -> Result<
             copy_rows(conn, 8, |c| {
                 rows::stock(w, mode, BATCH_ROWS, |data, n| {
                     c.write(data).map_err(|e| copy_error(8, e))?;
+                    sent(data);
                     let _ = report.send(i64::from(n));
                     Ok(())
                 })
@@ -554,7 +574,8 @@ fn load(conn: &mut Connection, job: &Job, report: &mpsc::Sender<i64>) -> Result<
             }
             Ok(())
         }
-    }
+    }?;
+    Ok(bytes.get())
 }
 
 /// A COPY into `TABLES[table]` failed (to start, to send, or at its end).
