@@ -64,6 +64,9 @@ pub fn prepare(
         if let Some(scale) = workload.table_scale(&mut conn) {
             setup.scale = scale;
         }
+        for warning in workload.unused_tables(&mut conn) {
+            out.warning(&warning);
+        }
     }
     if plan.vacuum != Vacuum::Skip {
         out.stderr("starting vacuum...");

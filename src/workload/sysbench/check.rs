@@ -216,6 +216,54 @@ pub fn table_sizes(
     ))
 }
 
+/// Before a run, after [`table_sizes`]: what was prepared beyond what the run is
+/// told, as sysbench's `run` leaves it unused without a word: more tables than
+/// `-D tables`, or rows beyond `-D table_size` in `sbtest1`. A run given the prepare's
+/// `--tables`/`--table-size` as `-D` uses them all; one given none runs on one table of
+/// 10,000 rows, a hotter and smaller load than the one prepared.
+pub fn unused_tables(config: &Config, conn: &mut Connection) -> Vec<String> {
+    let sql = format!(
+        "select count(*), (select max(id) from sbtest1) from pg_catalog.pg_class c \
+         where c.relkind in ('r', 'p') and c.relname ~ '^sbtest[1-9][0-9]*$' \
+         and pg_catalog.pg_table_is_visible(c.oid) \
+         and substr(c.relname, 7)::numeric > {}",
+        config.tables
+    );
+    // A failed look is no reason to refuse a run whose tables passed their check.
+    let Ok(rows) = query(conn, &sql) else {
+        return Vec::new();
+    };
+    let row = rows.first().cloned().unwrap_or_default();
+    let more: i64 = row.first().and_then(|v| v.parse().ok()).unwrap_or(0);
+    let largest_id: Option<i64> = row.get(1).and_then(|v| v.parse().ok());
+    unused_warnings(config, more, largest_id)
+}
+
+/// The warnings of [`unused_tables`], from what the server said: `more` tables past
+/// `-D tables`, and `sbtest1`'s largest id.
+fn unused_warnings(config: &Config, more: i64, largest_id: Option<i64>) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if more > 0 {
+        let tables = if more == 1 { "table is" } else { "tables are" };
+        warnings.push(format!(
+            "{more} more sbtest {tables} prepared than the run uses: it uses {} \
+             (-D tables={}, sysbench's --tables); give -D tables as prepared to use them",
+            config.tables, config.tables
+        ));
+    }
+    if let Some(id) = largest_id.filter(|&id| id > i64::from(config.table_size)) {
+        if config.draws_prepared_rows() {
+            warnings.push(format!(
+                "table \"sbtest1\" holds rows up to id {id}, but the run draws ids up to {} \
+                 (-D table_size={}, sysbench's --table-size); give -D table_size as prepared \
+                 to use them",
+                config.table_size, config.table_size
+            ));
+        }
+    }
+    warnings
+}
+
 /// `sbtest3, sbtest4`, the first ten of them.
 fn names(tables: &[u32]) -> String {
     let mut shown: Vec<String> = tables
@@ -238,5 +286,38 @@ mod tests {
         assert_eq!(names(&[3, 4]), "sbtest3, sbtest4");
         let many: Vec<u32> = (1..=12).collect();
         assert!(names(&many).ends_with("sbtest10, ..."), "{}", names(&many));
+    }
+
+    /// Tables or rows beyond what the run is told are named, with the `-D` that
+    /// would use them; `oltp_insert` draws no prepared row, so its ids are not.
+    #[test]
+    fn what_the_run_leaves_unused_is_a_warning() {
+        let told = |test, pairs: &[(&str, &str)]| {
+            let defines: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            Config::new(test, &defines).unwrap()
+        };
+        let one = told(super::super::Test::WriteOnly, &[]);
+        assert_eq!(unused_warnings(&one, 0, Some(10_000)), Vec::<String>::new());
+        let w = unused_warnings(&one, 24, Some(40_000));
+        assert_eq!(
+            w,
+            [
+                "24 more sbtest tables are prepared than the run uses: it uses 1 (-D tables=1, \
+                 sysbench's --tables); give -D tables as prepared to use them",
+                "table \"sbtest1\" holds rows up to id 40000, but the run draws ids up to 10000 \
+                 (-D table_size=10000, sysbench's --table-size); give -D table_size as prepared \
+                 to use them"
+            ]
+        );
+        let as_prepared = told(
+            super::super::Test::WriteOnly,
+            &[("tables", "25"), ("table_size", "40000")],
+        );
+        assert!(unused_warnings(&as_prepared, 0, Some(40_000)).is_empty());
+        let insert = told(super::super::Test::Insert, &[]);
+        assert_eq!(unused_warnings(&insert, 0, Some(40_000)).len(), 0);
     }
 }

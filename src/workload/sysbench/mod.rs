@@ -288,6 +288,10 @@ impl RunWorkload for Config {
     fn table_scale(&self, _: &mut Connection) -> Option<i32> {
         None
     }
+
+    fn unused_tables(&self, conn: &mut Connection) -> Vec<String> {
+        check::unused_tables(self, conn)
+    }
 }
 
 impl Workload for Config {
