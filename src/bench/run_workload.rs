@@ -21,7 +21,7 @@ pub trait RunWorkload: fmt::Debug + Send + Sync {
     fn check_tables(&self, conn: &mut Connection, target: &ConnectArgs) -> Result<(), String>;
     /// The scale the report shows, when its tables give it (TPC-C's warehouses).
     fn table_scale(&self, conn: &mut Connection) -> Option<i32>;
-    /// After [`check_tables`](Self::check_tables) passed: what of the prepared tables
+    /// After the tables passed their check: what of the prepared tables
     /// the run leaves unused (sysbench's tables beyond `-D tables`), as warnings
     /// printed before the run: a run told other sizes than were prepared measures
     /// another load than the user meant.
