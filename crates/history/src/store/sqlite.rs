@@ -126,7 +126,20 @@ impl Inspect for Sqlite {
 
     fn ready(&mut self) -> Result<(), HistoryError> {
         // WAL: a reader (list, trend) never blocks a run's recording, nor it them.
-        self.query("pragma journal_mode = wal", &[])?;
+        // Switching a new file to WAL upgrades the pragma's own read lock to a write
+        // lock, which SQLite does without its busy handler (two such upgrades could
+        // wait on each other): two processes making one new store at once saw
+        // SQLITE_BUSY at once, 8 times in 100. Wait as the handler would; the second
+        // then finds the file in WAL already.
+        let started = std::time::Instant::now();
+        loop {
+            match self.query("pragma journal_mode = wal", &[]) {
+                Err(HistoryError::Locked { .. }) if started.elapsed() < BUSY_WAIT => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                done => break done.map(drop),
+            }
+        }?;
         self.query("pragma synchronous = normal", &[]).map(drop)
     }
 }
