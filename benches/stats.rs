@@ -34,13 +34,11 @@ fn config(histograms: bool) -> CollectorPlan {
     CollectorPlan {
         clients: 256,
         scripts: 2,
-        progress: Some((1_000_000, progress_format())),
         latency_limit_us: Some(5_000),
         throttled: true,
         histograms,
         series: false,
         exit_on_abort: false,
-        epoch_shift_us: 0,
         phases: pgbench_rs::bench::phases::PhasePlan::default().anchored(0),
         duration_s: None,
         availability: None,

@@ -24,6 +24,7 @@ use pgbench_wire::{ConnError, ConnectOptions};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 /// A script ready to run: the parsed script plus what the query modes need.
 pub struct RunScript {
@@ -113,6 +114,9 @@ pub struct RunShared {
     pub events: crossbeam_channel::Sender<Event>,
     /// The clients' finished transactions, a slot per client (by local index).
     pub outbox: Outbox,
+    /// `-P`: the figures its line reads, a slot per client (by local index), and
+    /// who prints it.
+    pub progress: Option<super::progress::ProgressBoard>,
     pub threads: Vec<ThreadShared>,
     /// `--metrics-listen`: what the endpoint shows.
     pub metrics: Option<std::sync::Arc<crate::metrics::Live>>,
@@ -155,6 +159,7 @@ impl RunShared {
             },
             events,
             outbox: Outbox::new(plan.settings.clients),
+            progress: progress_board(plan),
             threads: thread_states(plan, seeds)?,
             plan: plan.clone(),
             metrics: env.metrics.clone(),
@@ -192,6 +197,19 @@ impl RunShared {
                 .and(self.control.clock.end_us()),
         })
     }
+}
+
+/// `-P`'s board: lines every period, showing what the run's options add to them.
+fn progress_board(plan: &BenchPlan) -> Option<super::progress::ProgressBoard> {
+    let s = &plan.settings;
+    let format = super::progress::ProgressFormat {
+        timestamp: plan.progress_timestamp,
+        throttled: s.throttled(),
+        latency_limit: s.latency_limit_us.is_some(),
+        show_retries: !s.max_tries.is_single(),
+    };
+    let period_us = s.progress_s? * 1_000_000;
+    Some(super::progress::ProgressBoard::new(s.clients, period_us, format))
 }
 
 /// Each client's variables: `-D` first, then the automatic ones unless `-D` set them.
@@ -382,8 +400,14 @@ impl StartGate {
         self.arrive(clients)
     }
 
-    /// The main thread: waits until `clients` arrived, or the first failure.
-    pub fn wait_ready(&self, clients: usize) -> Result<(), (usize, ConnError)> {
+    /// The main thread: waits until `clients` arrived, or the first failure;
+    /// meanwhile `tick` is called at least as often as it asks (what it returns is
+    /// how long until it next has something to do: a `-P` line due).
+    pub fn wait_ready(
+        &self,
+        clients: usize,
+        mut tick: impl FnMut() -> Duration,
+    ) -> Result<(), (usize, ConnError)> {
         let mut st = self.lock();
         loop {
             if let Some(failed) = st.failed.take() {
@@ -392,7 +416,20 @@ impl StartGate {
             if st.arrived >= clients {
                 return Ok(());
             }
-            st = self.arrived.wait(st).unwrap_or_else(|e| e.into_inner());
+            let wait = {
+                drop(st);
+                let wait = tick();
+                st = self.lock();
+                wait
+            };
+            if st.failed.is_some() || st.arrived >= clients {
+                continue;
+            }
+            st = self
+                .arrived
+                .wait_timeout(st, wait)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 
@@ -424,7 +461,7 @@ mod tests {
                 std::thread::spawn(move || g.arrive(1))
             })
             .collect();
-        assert!(gate.wait_ready(3).is_ok());
+        assert!(gate.wait_ready(3, || Duration::from_secs(1)).is_ok());
         gate.open(Start::Go);
         for w in waiters {
             assert_eq!(w.join().unwrap(), Start::Go);
@@ -433,7 +470,7 @@ mod tests {
         let gate = Arc::new(StartGate::default());
         let g = Arc::clone(&gate);
         let failing = std::thread::spawn(move || g.fail(7, ConnError::Closed, 1));
-        let (client, _) = gate.wait_ready(5).unwrap_err();
+        let (client, _) = gate.wait_ready(5, || Duration::from_secs(1)).unwrap_err();
         assert_eq!(client, 7);
         gate.open(Start::Stop);
         assert_eq!(failing.join().unwrap(), Start::Stop);

@@ -117,6 +117,10 @@ pub fn run(
     // pgbench: the start-up time that "initial connection time" counts from is taken
     // after setup and vacuum, right before the threads start.
     let start = now_us();
+    if let (Some(board), None) = (&ctx.progress, &plan.worker) {
+        // A --worker's schedule starts at the instant the workers agree on.
+        board.start(start, ctx.control.clock.epoch_shift_us);
+    }
     let (clients, gate) = threads::start(&ctx, vars, seeds.clients, Launch::default())?;
     let starts = worker::start_together(joined, plan, (&ctx.control, &gate), start, out)?;
     let phases = begin(&ctx, starts.clock_us);
@@ -202,6 +206,7 @@ fn collect(
             watch: &mut |now, longest| ctx.control.watch(now, longest),
             live: ctx.metrics.as_deref(),
             outbox: Some(&ctx.outbox),
+            board: ctx.progress.as_ref(),
         },
     )
 }
@@ -261,6 +266,11 @@ fn begin(ctx: &RunShared, start: i64) -> Phases {
             log.restart_intervals(measured_from + clock.epoch_shift_us);
         }
     }
+    if let Some(board) = &ctx.progress {
+        // The lines' schedule counts from when the client threads started.
+        let stages = ctx.plan.stages.clone().zip(ctx.stage_clock.get().cloned());
+        board.begin(start, phases, stages, clock.epoch_shift_us);
+    }
     ctx.control.started(bench_start);
     phases
 }
@@ -272,22 +282,12 @@ fn collector_plan(ctx: &RunShared, phases: Phases) -> CollectorPlan {
     CollectorPlan {
         clients: s.clients,
         scripts: ctx.scripts.len(),
-        progress: s.progress_s.map(|secs| {
-            let format = progress::ProgressFormat {
-                timestamp: plan.progress_timestamp,
-                throttled: s.throttled(),
-                latency_limit: s.latency_limit_us.is_some(),
-                show_retries: !s.max_tries.is_single(),
-            };
-            (secs * 1_000_000, format)
-        }),
         latency_limit_us: s.latency_limit_us,
         throttled: s.throttled(),
         // What the caller will read of the run ([`plan::Keep`]).
         histograms: plan.keep.histograms,
         series: plan.keep.series,
         exit_on_abort: plan.exit_on_abort,
-        epoch_shift_us: ctx.control.clock.epoch_shift_us,
         phases,
         duration_s: s.limit.duration(),
         availability: plan.availability,

@@ -74,11 +74,22 @@ pub fn start(
             }
         }
     }
-    if let Err((client, source)) = gate.wait_ready(settings.clients) {
+    if let Err((client, source)) = gate.wait_ready(settings.clients, || progress_lines(ctx)) {
         gate.open(Start::Stop);
         return Err(RunError::ClientConnect { client, source });
     }
     Ok((handles, gate))
+}
+
+/// While the clients connect (a thousand take seconds), the `-P` lines due are
+/// printed on time; how long until the next is.
+fn progress_lines(ctx: &RunShared) -> std::time::Duration {
+    let Some(board) = &ctx.progress else {
+        return std::time::Duration::from_secs(3600);
+    };
+    let now = ctx.control.clock.now_us();
+    board.print_due(now, &mut |line| ctx.out.stderr(line));
+    std::time::Duration::from_micros(board.due_in(now).clamp(1_000, 100_000) as u64)
 }
 
 /// One `-j` thread: connects its clients, waits for the start, runs them.

@@ -166,6 +166,15 @@ impl<'a> Recorder<'a> {
         if self.ctx.plan.log.is_some() && !warm {
             self.log(&record);
         }
+        if let Some(board) = &self.ctx.progress {
+            let throttled = self.ctx.plan.settings.throttled();
+            board.record(self.local, warm, outcome, (latency, lag), tries, throttled);
+            // pgbench's thread 0 prints the line after its clients' work: here any
+            // client's thread that finds it due does.
+            if board.due(now) {
+                board.print_due(now, &mut |line| self.ctx.out.stderr(line));
+            }
+        }
         self.batch.push(record);
         // A transaction as long as a batch may age goes at once: the collector's
         // grace after -T rests on the longest transaction it has seen.

@@ -1,16 +1,16 @@
 //! The collector: receives every client's events, keeps the run's counters and
-//! histograms (and, when asked, the per-second series), prints a `progress:` line every
-//! `-P` seconds and each client abort as it arrives, and returns what it counted when
-//! the last client is done. It reads time and writes text only through what it is
+//! histograms (and, when asked, the per-second series), prints each client abort as
+//! it arrives and a `-P` line found due at its look (a client thread prints one it
+//! finds due first: [`ProgressBoard`]), and returns what it counted when the last
+//! client is done. It reads time and writes text only through what it is
 //! handed, so it is tested with canned events.
 //!
 //! Under `--warmup`, a transaction that ends before the warm-up does is counted
-//! apart ([`Warm`]: its own totals, its own series) and nowhere else; the `-P` lines
-//! of the warm-up say so, and those of the measured part count from its start.
+//! apart ([`Warm`]: its own totals, its own series) and nowhere else.
 
 use super::events::{ClientDone, Event, Outbox, TxRecord};
-use super::phases::Phases;
-use super::progress::{ProgressClock, ProgressFormat};
+use super::phases::{PhaseKind, Phases};
+use super::progress::ProgressBoard;
 use crossbeam_channel::{Receiver, TryRecvError};
 use pgbench_results::series::{Second, SeriesRecorder};
 use pgbench_results::stages::StageCounts;
@@ -25,8 +25,6 @@ const POLL_US: i64 = 20_000;
 pub struct CollectorPlan {
     pub clients: usize,
     pub scripts: usize,
-    /// `-P`: the period (µs) and what the line shows.
-    pub progress: Option<(i64, ProgressFormat)>,
     pub latency_limit_us: Option<i64>,
     pub throttled: bool,
     /// Keep latency histograms (`--latency-percentiles`, results files).
@@ -35,7 +33,6 @@ pub struct CollectorPlan {
     pub series: bool,
     /// `--exit-on-abort`: stop collecting at the first abort.
     pub exit_on_abort: bool,
-    pub epoch_shift_us: i64,
     /// The run's phases: counted apart in the warm-up, if it has one.
     pub phases: Phases,
     /// `-T`: the measured part's seconds (its series has that many).
@@ -43,7 +40,7 @@ pub struct CollectorPlan {
     /// `--reconnect`: its outages are counted ([`super::availability`]).
     pub availability: Option<super::plan::AvailabilityPlan>,
     /// `--rate-stages`, `--client-stages`: each stage is a window of the run clock
-    /// whose transactions are counted apart too, and the `-P` lines name it.
+    /// whose transactions are counted apart too.
     pub stages: Option<(super::stages::StagePlan, super::stages::StageClock)>,
 }
 
@@ -318,19 +315,6 @@ fn record_stages(
     }
 }
 
-/// A `-P` line of a staged run names the stage in force in the middle of its
-/// interval (which ends at `t`), and the value then.
-fn with_stage(line: String, plan: &CollectorPlan, t: i64) -> String {
-    match &plan.stages {
-        Some((stages, clock)) => {
-            let body = line.strip_suffix('\n').unwrap_or(&line);
-            let middle = t - plan.progress.map_or(0, |(period, _)| period / 2);
-            format!("{body}, {}\n", stages.describe_at(clock, middle))
-        }
-        None => line,
-    }
-}
-
 /// What the collector reads and writes besides the events.
 pub struct Hooks<'a> {
     /// Reads the run clock.
@@ -345,6 +329,8 @@ pub struct Hooks<'a> {
     /// Where the clients leave their finished transactions (besides any
     /// [`Event::Batch`]).
     pub outbox: Option<&'a Outbox>,
+    /// `-P`: the clients' figures for the line, and its schedule.
+    pub board: Option<&'a ProgressBoard>,
 }
 
 /// Counts a batch however it came: the outages, the totals, the live figures.
@@ -397,8 +383,9 @@ pub fn collect(
         watch,
         live,
         outbox,
+        board,
     } = hooks;
-    let (live, outbox) = (*live, *outbox);
+    let (live, outbox, board) = (*live, *outbox, *board);
     let mut scratch = Vec::new();
     if let Some(l) = live {
         let measure_from = plan.phases.has_warmup();
@@ -409,17 +396,23 @@ pub fn collect(
         );
     }
     let mut c = Collected::new(plan, start_us);
-    let mut progress = plan
-        .progress
-        .map(|(period_us, format)| ProgressClock::new(period_us, format, start_us));
     let mut done = 0;
-    let mut warming_up = plan.phases.has_warmup();
     while done < plan.clients {
         // The collector polls: it sleeps a little, then takes whatever arrived. Being
         // woken for every batch would cost a futex wake-up (and crossbeam's spinning)
         // per batch, CPU the clients and the server on the same cores need.
         match rx.try_recv() {
-            Ok(Event::Batch(records)) => take_batch(&mut c, plan, &records, live),
+            Ok(Event::Batch(records)) => {
+                // On the board too, where the client would have put them.
+                if let Some(b) = board {
+                    for r in &records {
+                        let warm = plan.phases.kind_at(r.end_us) == PhaseKind::WarmUp;
+                        let figures = (r.latency, r.lag);
+                        b.record(0, warm, r.outcome, figures, r.tries, plan.throttled);
+                    }
+                }
+                take_batch(&mut c, plan, &records, live)
+            }
             Ok(Event::Aborted { thread, abort }) => {
                 out(&abort.render());
                 c.aborted += 1;
@@ -458,36 +451,14 @@ pub fn collect(
                     break;
                 }
                 live.inspect(|l| l.tick(t));
-                let wait = progress
-                    .as_ref()
-                    .map_or(POLL_US, |p| p.due_in(t).min(POLL_US));
+                let wait = board.map_or(POLL_US, |b| b.due_in(t).min(POLL_US));
                 std::thread::sleep(Duration::from_micros(wait as u64));
             }
         }
-        if let Some(p) = progress.as_mut() {
-            if done < plan.clients {
-                let t = now();
-                if p.due_in(t) == 0 {
-                    // The line counts everything handed over until now.
-                    take_outbox(&mut c, plan, (outbox, &mut scratch), live);
-                }
-                match c.warmup.as_ref().filter(|_| warming_up) {
-                    Some(w) => {
-                        if let Some(line) = p.tick(t, &w.total, plan.epoch_shift_us) {
-                            out(&format!("warm-up {}", with_stage(line, plan, t)));
-                        }
-                        if t >= w.until_us {
-                            p.restart(w.until_us);
-                            warming_up = false;
-                        }
-                    }
-                    None => {
-                        if let Some(line) = p.tick(t, &c.total, plan.epoch_shift_us) {
-                            out(&with_stage(line, plan, t));
-                        }
-                    }
-                }
-            }
+        // A line no client printed yet (all of them waiting, or a run without
+        // transactions) comes from here.
+        if let Some(b) = board.filter(|_| done < plan.clients) {
+            b.print_due(now(), *out);
         }
     }
     // Everything counted is in before the report is printed.

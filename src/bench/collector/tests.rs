@@ -9,21 +9,11 @@ fn plan() -> CollectorPlan {
     CollectorPlan {
         clients: 2,
         scripts: 2,
-        progress: Some((
-            1_000_000,
-            ProgressFormat {
-                timestamp: false,
-                throttled: false,
-                latency_limit: false,
-                show_retries: false,
-            },
-        )),
         latency_limit_us: Some(2_000),
         throttled: false,
         histograms: true,
         series: true,
         exit_on_abort: false,
-        epoch_shift_us: 0,
         phases: PhasePlan::default().anchored(0),
         duration_s: None,
         availability: None,
@@ -96,13 +86,26 @@ fn clients_the_stopper_gave_up_on_are_unfinished() {
             looks > 3
         },
         live: None,
+        board: None,
     };
     let c = collect(&plan(), &rx, 0, &mut hooks);
     assert_eq!((c.abandoned, c.unfinished), (1, 1));
 }
 
-/// Runs the collector on `events` with a clock that moves 0.5 s per look.
+/// Runs the collector on `events` with a clock that moves 0.5 s per look, and `-P 1`.
 fn run(plan: &CollectorPlan, events: Vec<Event>) -> (Collected, String) {
+    run_with(plan, events, true)
+}
+
+fn run_with(plan: &CollectorPlan, events: Vec<Event>, progress: bool) -> (Collected, String) {
+    let format = crate::bench::progress::ProgressFormat {
+        timestamp: false,
+        throttled: false,
+        latency_limit: false,
+        show_retries: false,
+    };
+    let board = ProgressBoard::new(plan.clients, 1_000_000, format);
+    board.begin(0, plan.phases, plan.stages.clone(), 0);
     let (tx_, rx) = crossbeam_channel::unbounded();
     for e in events {
         tx_.send(e).unwrap();
@@ -119,6 +122,7 @@ fn run(plan: &CollectorPlan, events: Vec<Event>) -> (Collected, String) {
         out: &mut |s| text.push_str(s),
         watch: &mut |_, _| false,
         live: None,
+        board: progress.then_some(&board),
     };
     let c = collect(plan, &rx, 0, &mut hooks);
     (c, text)
@@ -227,8 +231,7 @@ fn aborts_are_printed_as_they_arrive_and_exit_on_abort_stops_at_the_first() {
         ),
     };
     let mut p = plan();
-    p.progress = None;
-    let (c, text) = run(&p, vec![abort(), done(5, 0), done(6, 0)]);
+    let (c, text) = run_with(&p, vec![abort(), done(5, 0), done(6, 0)], false);
     assert_eq!((c.aborted, c.stopped_by_thread), (1, None));
     assert_eq!(
         text,
@@ -305,6 +308,7 @@ fn records_left_in_the_outbox_are_counted_before_the_clients_last_word() {
         out: &mut |_| {},
         watch: &mut |_, _| false,
         live: None,
+        board: None,
     };
     let c = collect(&plan(), &rx, 0, &mut hooks);
     assert_eq!(c.total.counts.cnt, 3);

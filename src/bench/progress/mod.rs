@@ -1,9 +1,13 @@
 //! The `progress:` line of `-P` (pgbench.c `printProgressReport`): figures of the
 //! interval between two cumulative snapshots of all clients' counters, and the
-//! schedule the lines are due on. Pure: the time is passed in.
+//! schedule the lines are due on. Pure: the time is passed in. Which thread prints
+//! the line, and from which counters, is [`board`]'s business.
 
 use pgbench_results::StatsData;
 use pgbench_script::cnum::fmt_f;
+
+pub mod board;
+pub use board::ProgressBoard;
 
 /// What the progress line shows besides the counters.
 #[derive(Debug, Clone, Copy)]
@@ -72,6 +76,7 @@ pub fn progress_line(
 
 /// The `-P` schedule: as in pgbench's `threadRun`, reports are due every period from
 /// the start of the client threads (so the first interval includes the connections).
+#[derive(Debug)]
 pub struct ProgressClock {
     period_us: i64,
     format: ProgressFormat,
@@ -94,9 +99,9 @@ impl ProgressClock {
         }
     }
 
-    /// How long until the next line is due, µs.
-    pub fn due_in(&self, now: i64) -> i64 {
-        (self.next - now).max(0)
+    /// When the next line is due, µs on the run clock.
+    pub fn next_at(&self) -> i64 {
+        self.next
     }
 
     /// The line due at `now`, if one is.
