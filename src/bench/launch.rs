@@ -43,6 +43,8 @@ pub struct RunScript {
     pub roles: Vec<super::conditional::Role>,
     /// Its `\sleep`s are pauses outside the transaction (see `WeightedScript`).
     pub untimed_sleeps: bool,
+    /// Prepared when a client connects (see `WeightedScript`).
+    pub prepare_on_connect: bool,
     /// Which commands may commit, for the count of transactions in doubt.
     pub doubt: ScriptDoubt,
 }
@@ -94,6 +96,7 @@ pub fn run_scripts(plan: &BenchPlan) -> Vec<RunScript> {
                 parameterized,
                 prepared_names,
                 untimed_sleeps: ws.untimed_sleeps,
+                prepare_on_connect: ws.prepare_on_connect,
                 doubt,
             }
         })

@@ -16,6 +16,9 @@ pub struct WeightedScript {
     /// transaction's latency, and cut short at the end of `-T` (a workload's keying
     /// and thinking times; a script of `-f` keeps pgbench's timed sleeps).
     pub untimed_sleeps: bool,
+    /// Under `-M prepared`, its statements are prepared when a client connects (a
+    /// workload whose tool does so), not each at its first execution.
+    pub prepare_on_connect: bool,
 }
 
 /// `-l` and its companions.

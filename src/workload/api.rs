@@ -77,6 +77,11 @@ pub struct WorkloadScript {
     /// Its `\sleep`s are pauses between transactions (TPC-C's keying and thinking):
     /// outside the transaction's latency, and cut short at the end of `-T`.
     pub untimed_sleeps: bool,
+    /// Under `-M prepared` its statements are prepared when a client connects, all
+    /// in one round trip, before the clock starts (sysbench prepares every
+    /// statement in its threads' init), not each at its first execution as
+    /// pgbench prepares.
+    pub prepare_on_connect: bool,
 }
 
 /// How a run of a workload differs from a run of pgbench's scripts, as its tool

@@ -124,7 +124,8 @@ impl Client<'_> {
 
     /// Makes the initial connection (not under `-C`).
     pub fn connect_initial(&mut self) -> Result<(), pgbench_wire::ConnError> {
-        let conn = Connection::connect(&self.group.conn_opts)?;
+        let mut conn = Connection::connect(&self.group.conn_opts)?;
+        self.prepare_on_connect(&mut conn)?;
         self.attach(conn)
     }
 

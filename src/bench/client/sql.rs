@@ -110,6 +110,60 @@ impl Client<'_> {
         Ok(None)
     }
 
+    /// A workload's tool prepares its statements when it connects (sysbench's thread
+    /// init): under `-M prepared`, every SQL command of the scripts the client may run
+    /// that ask for it ([`RunScript::prepare_on_connect`]) is prepared on `conn`, a new
+    /// connection not yet the client's, in one round trip (a pipeline with a sync
+    /// after each Prepare, so that one that fails leaves the others prepared). A
+    /// failure is printed and the command counts as prepared, as at a first
+    /// execution: the statement then fails when executed.
+    ///
+    /// [`RunScript::prepare_on_connect`]: crate::bench::launch::RunScript::prepare_on_connect
+    pub(super) fn prepare_on_connect(
+        &mut self,
+        conn: &mut pgbench_wire::Connection,
+    ) -> Result<(), pgbench_wire::ConnError> {
+        let ctx = self.ctx;
+        if ctx.plan.settings.query_mode != QueryMode::Prepared {
+            return Ok(());
+        }
+        let mut sent = 0;
+        for (script, s) in ctx.scripts.iter().enumerate() {
+            if !s.prepare_on_connect || self.group.weights.get(script).is_none_or(|&w| w == 0) {
+                continue;
+            }
+            for (index, command) in s.script.commands.iter().enumerate() {
+                let CommandKind::Sql(sql) = &command.kind else {
+                    continue;
+                };
+                let name = &s.prepared_names[index];
+                if sent == 0 {
+                    conn.enter_pipeline_mode()?;
+                }
+                if ctx.plan.debug {
+                    ctx.out.info(&format!("client {} preparing {name}", self.id));
+                }
+                let nparams = sql.parameters().count();
+                conn.send_prepare(name, &s.parameterized[index], nparams)?;
+                conn.send_pipeline_sync()?;
+                self.prepared[script][index] = true;
+                sent += 1;
+            }
+        }
+        if sent == 0 {
+            return Ok(());
+        }
+        conn.flush()?;
+        while sent > 0 {
+            match conn.get_result()? {
+                Some(ResultStatus::PipelineSync) => sent -= 1,
+                Some(ResultStatus::Error(e)) => ctx.out.error(&e.to_string()),
+                Some(_) | None => {}
+            }
+        }
+        conn.exit_pipeline_mode()
+    }
+
     /// Reads the reply to the Prepare of command `index` (printing an error) and marks
     /// the command prepared.
     pub(super) fn read_prepared(&mut self, script: usize, index: usize) -> Result<(), TxError> {

@@ -189,6 +189,7 @@ fn add_workload_script(
             script,
             weight: s.weight,
             untimed_sleeps: s.untimed_sleeps,
+            prepare_on_connect: s.prepare_on_connect,
         });
     }
     d.defines.extend(w.variables());

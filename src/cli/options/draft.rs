@@ -334,6 +334,7 @@ impl Draft {
             script,
             weight,
             untimed_sleeps: false,
+            prepare_on_connect: false,
         });
         Ok(())
     }

@@ -275,7 +275,9 @@ fn add_script(d: &mut Draft, source: Source, weight: i64) -> Result<(), ConfigEr
             for s in w.scripts(context) {
                 let script = parser::parse_script(&s.name, &s.description, &s.text)?;
                 push(d, script, s.weight.saturating_mul(weight))?;
-                d.scripts.last_mut().expect("just pushed").untimed_sleeps = s.untimed_sleeps;
+                let pushed = d.scripts.last_mut().expect("just pushed");
+                pushed.untimed_sleeps = s.untimed_sleeps;
+                pushed.prepare_on_connect = s.prepare_on_connect;
             }
             d.defines.extend(w.variables());
             Ok(())

@@ -317,6 +317,10 @@ impl Workload for Config {
             text: script::generate(self, ctx),
             weight: 1,
             untimed_sleeps: false,
+            // sysbench's thread_init prepares every table's statements before
+            // "Threads started!" (oltp_common.lua `prepare_statements`): none is
+            // prepared inside a measured transaction.
+            prepare_on_connect: true,
         }]
     }
 

@@ -220,6 +220,7 @@ impl Config {
                 text: s.text,
                 weight: s.weight,
                 untimed_sleeps: true,
+                prepare_on_connect: false,
             })
             .collect()
     }
