@@ -333,14 +333,19 @@ fn same_statements(name: &str, test: &str, options: &[(&str, &str)], simple: boo
 fn statements_are_prepared_when_a_client_connects() {
     let db = Db::fresh("sb prepared at connect");
     let tables = ["-D", "tables=3", "-D", "table_size=100"];
-    let out = run(db.ours().args(["-i", "--workload=oltp_write_only"]).args(tables));
+    let out = run(db
+        .ours()
+        .args(["-i", "--workload=oltp_write_only"])
+        .args(tables));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let out = run(db
         .ours()
         .args(["--workload=oltp_write_only", "-c", "2", "-t", "3", "-d"])
         .args(tables));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
-    assert!(out.stdout.contains("number of transactions actually processed: 6/6"));
+    assert!(out
+        .stdout
+        .contains("number of transactions actually processed: 6/6"));
     for client in 0..2 {
         let said: Vec<&str> = out
             .stderr
@@ -350,8 +355,15 @@ fn statements_are_prepared_when_a_client_connects() {
         let first_sent = said.iter().position(|w| w.starts_with("sending")).unwrap();
         let preparing = |w: &&&str| w.starts_with("preparing");
         // BEGIN, COMMIT, and each table's UPDATE k, UPDATE c, DELETE and INSERT.
-        assert_eq!(said[..first_sent].iter().filter(preparing).count(), 2 + 3 * 4);
-        assert_eq!(said[first_sent..].iter().filter(preparing).count(), 0, "{said:#?}");
+        assert_eq!(
+            said[..first_sent].iter().filter(preparing).count(),
+            2 + 3 * 4
+        );
+        assert_eq!(
+            said[first_sent..].iter().filter(preparing).count(),
+            0,
+            "{said:#?}"
+        );
     }
 }
 

@@ -82,7 +82,8 @@ pub fn start(
 }
 
 /// While the clients connect (a thousand take seconds), the `-P` lines due are
-/// printed on time; how long until the next is.
+/// printed on time, by the main thread or a connecting one; how long until the next
+/// is.
 fn progress_lines(ctx: &RunShared) -> std::time::Duration {
     let Some(board) = &ctx.progress else {
         return std::time::Duration::from_secs(3600);
@@ -131,6 +132,9 @@ fn run_thread(
             if let Some(m) = &ctx.metrics {
                 m.connected(1);
             }
+            // The main thread, starved among a thousand connecting threads, may be
+            // late with a line due meanwhile.
+            progress_lines(ctx);
             if let Some((connected, (fd, _))) = how.connected.zip(c.socket()) {
                 connected(c.id, fd);
             }
