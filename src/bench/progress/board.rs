@@ -218,7 +218,11 @@ impl ProgressBoard {
         let Some(p) = guard.as_mut() else {
             return;
         };
-        let phase = if p.warm_until.is_some() { WARM } else { MEASURED };
+        let phase = if p.warm_until.is_some() {
+            WARM
+        } else {
+            MEASURED
+        };
         let mut total = StatsData::default();
         for slots in &self.slots {
             slots[phase].sum_into(&mut total);
