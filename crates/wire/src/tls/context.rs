@@ -247,46 +247,59 @@ mod tests {
 mod key_tests {
     use super::*;
 
-    /// An RSA key encrypted with `openssl` in `format` ("pkcs8" or "traditional").
+    /// A 1,024-bit RSA key encrypted with the password `right` by `openssl pkcs8
+    /// -topk8 -v2 aes-256-cbc`.
+    const PKCS8_KEY: &str = "-----BEGIN ENCRYPTED PRIVATE KEY-----
+MIIC3TBXBgkqhkiG9w0BBQ0wSjApBgkqhkiG9w0BBQwwHAQIyxAcIqloKvoCAggA
+MAwGCCqGSIb3DQIJBQAwHQYJYIZIAWUDBAEqBBBY0Mf7VK4tJcM6JLaFqKRaBIIC
+gN5tDI3uDEsjEzozOkLNhVRpzxGLrPT/uF15QLnH5X4+lBfOpNRISrzRzfIV0oBv
+WfQlakUB+lkQxqa/DcCRsjxUe7PBlPFjj1WJQsvR9D1DotmKGtrBdrvPyPh3ddTU
+4v1Pr0zWKBYfh0ijdoqzayNr+p53PXzZ/WvHU/ZHo1Wf1XGZFaiBS8wuQHP7MQx2
+eW/GXx4SCClnQNmUvzCQ4ZuKF3X3EVt+8knwnEDQnzNdOsgPL/7H/wKeiBpRgskd
+2GumnEtLo44po+2bPq7PW7DZFiR9qGuCmza4AUkfj+QGmkm34ej4p9eBVz+ah5/d
+rKLQMFNX/eeTKXf4phVSPgjxN6wuzZVM4iI0kGSW252hxabep1++KnfVwHR9Z3Pm
+fjqLBvMsiMTBwvHK6rbwcYvCOznloPAX48udSq5WC+j9B/7IHo0NpsScd1DkPh0w
+9/0NzNNB3YDIQJThF5BjAYMiWRmmX6Rzj7bnrLlR5RgjUCi5OFiSGb0bh0sJY9lK
+EDaF+af1skd/mLRp+o0uxMGhntu6f/gtRWZqF6DpeZA86wkxOUqxIlMxgUVmAGnI
+PaiwRPQJdoKkcpG1UbPDpkgOu6RTWLZm0F4ogZFdf4/LUL7rkuSEATYsZ2ZHr6PZ
+AqGwGRvm+DBiE0Z8VbQYh8qdoHAbcJKmv013Mcswy0nRF4dsLvUQX2gE8RWzqgB5
+11YH5ejGxhCxl+tuF5b0Cie6EdYlwBTHPdD3Ykpw38nzYArAv/SasQicdenUc9Xo
+wmxMjapGOQGGorisO1cZHCgnhB7l+eWFhlSejpeFsqlUvpw/R78Al+cGuWWt15WW
+6afoMinF8BtkYqoG5NQfrdQ=
+-----END ENCRYPTED PRIVATE KEY-----\n";
+
+    /// The same key by `openssl rsa -aes256 -traditional`.
+    const TRADITIONAL_KEY: &str = "-----BEGIN RSA PRIVATE KEY-----
+Proc-Type: 4,ENCRYPTED
+DEK-Info: AES-256-CBC,37D8537BE1434CD4E7B65A412135A4D6
+
+rgXAQAbuABcLwcxpF7zojbwP6ET0V12NeB346aNoowdw+okD4YakSjNry1sYuAw6
+Ux8jaD3CZCLDezvBHfUMjMrqW19xZhOJq3jjCE84KN4Gl1u89nVJkPqRek8RU9Sw
+rl0fncwQMRjwVlRtiKHpYaRjpuo/axQmz2rGvlKAhF4mXaoWxsB7+Xknk9cIage+
+3cth0JBYQaclfues95Pkru1+JOzEZJeJkTxGJ7VTzTU86Jg/ShDZjzcq/KCZJ1LG
+9tzwjysPgP0ceeq6dpQBgegVwaNu5FHaA+SXNeA0pO5JuuRK5sX4Yymm5BmgXs+B
+/6+uxhU7etZO0USwth1qr8SEhfrJUakZhx57gkZCxDHbuBLMcJjnF92/g4IB1TtI
+2qo/j1dDp6tmEK14QtW99q5nyWKwPviwfotfF2k85AXr3MFSfJ3AHzKu2jrQ0MIB
+xkOLbjNNprnAt47lEhwQBq6Q4nEnHe9l0yMML+f6qonVqqTupW+VLHeMah61T/Xu
+P0iqnzstsHy3qaWPtGYPUd6gqeks3s/6sNSi0gpywKnqTBAdU/SIxH6J8Oj4SGxB
+H0gQza4LCPkcayK3AzkFHPN78lHRK1h/CtX5OkwUW5NUHrHc3C0ZXMEwY8QTdwoj
+A1w72unvj6HQuHJFg/1V+0+6xZav3dicx+QE0G6cKSV8CccTSsc2qq65w8/9ZKiR
+hjKf4huLg8I2kH5BKtjDCmuNBAjIeXhsPUSx2C9TCBK8s2oGofes7JVLYJ4DXZa9
+0yVC8qfNC8BDbuYkX/IP4p7KsdaKiEyZhzsbIf0A7wm+B3f4YPFqUS33Ipq3lPMc
+-----END RSA PRIVATE KEY-----\n";
+
+    /// The key in `format` ("pkcs8" or "traditional"), written to `dir`. Fixed keys,
+    /// not made anew each run: decrypted with a wrong password, a fresh key's last
+    /// block ends in valid padding about once in 256 runs, and OpenSSL then reports
+    /// the garbage it decoded ("unsupported") rather than "bad decrypt". These two
+    /// were checked to give "bad decrypt", as almost every key does.
     fn encrypted_key(dir: &Path, format: &str) -> PathBuf {
-        let plain = dir.join("plain.key");
         let out = dir.join(format!("{format}.key"));
-        let run = |args: &[&str]| {
-            let ok = std::process::Command::new("openssl")
-                .args(args)
-                .output()
-                .expect("the openssl tool")
-                .status
-                .success();
-            assert!(ok, "openssl {args:?}");
+        let text = match format {
+            "pkcs8" => PKCS8_KEY,
+            _ => TRADITIONAL_KEY,
         };
-        run(&["genrsa", "-out", plain.to_str().unwrap(), "2048"]);
-        let (p, o) = (plain.to_str().unwrap(), out.to_str().unwrap());
-        match format {
-            "pkcs8" => run(&[
-                "pkcs8",
-                "-topk8",
-                "-in",
-                p,
-                "-out",
-                o,
-                "-v2",
-                "aes-256-cbc",
-                "-passout",
-                "pass:right",
-            ]),
-            _ => run(&[
-                "rsa",
-                "-in",
-                p,
-                "-out",
-                o,
-                "-aes256",
-                "-traditional",
-                "-passout",
-                "pass:right",
-            ]),
-        }
+        std::fs::write(&out, text).expect("a key file");
         out
     }
 
