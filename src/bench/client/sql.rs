@@ -134,13 +134,15 @@ impl Client<'_> {
             return Ok(());
         }
         let runs = |script: &usize| self.group.weights.get(*script).is_some_and(|&w| w > 0);
-        let statements: Vec<(usize, usize)> = (0..ctx.scripts.len())
+        // Each SQL command as (script, command index, its parameter count).
+        let statements: Vec<(usize, usize, usize)> = (0..ctx.scripts.len())
             .filter(|s| ctx.scripts[*s].prepare_on_connect && runs(s))
             .flat_map(|s| {
-                let commands = &ctx.scripts[s].script.commands;
-                (0..commands.len())
-                    .filter(move |&i| matches!(commands[i].kind, CommandKind::Sql(_)))
-                    .map(move |i| (s, i))
+                let commands = ctx.scripts[s].script.commands.iter().enumerate();
+                commands.filter_map(move |(i, c)| match &c.kind {
+                    CommandKind::Sql(sql) => Some((s, i, sql.parameters().count())),
+                    CommandKind::Meta(_) => None,
+                })
             })
             .collect();
         if statements.is_empty() {
@@ -148,17 +150,14 @@ impl Client<'_> {
         }
         conn.enter_pipeline_mode()?;
         for chunk in statements.chunks(PREPARE_CHUNK) {
-            for &(script, index) in chunk {
+            for &(script, index, nparams) in chunk {
                 let s = &ctx.scripts[script];
-                let CommandKind::Sql(sql) = &s.script.commands[index].kind else {
-                    continue;
-                };
                 let name = &s.prepared_names[index];
                 if ctx.plan.debug {
                     ctx.out
                         .info(&format!("client {} preparing {name}", self.id));
                 }
-                conn.send_prepare(name, &s.parameterized[index], sql.parameters().count())?;
+                conn.send_prepare(name, &s.parameterized[index], nparams)?;
                 conn.send_pipeline_sync()?;
                 self.prepared[script][index] = true;
             }
