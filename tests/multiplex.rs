@@ -2,8 +2,9 @@
 //! what stock pgbench inserts with the same deal of clients to threads, through every
 //! wait a client can make (replies, a pipeline's syncs, `\sleep`), with both drivers
 //! (io_uring, and epoll as `PGBENCH_RS_IO=epoll` asks) and over TLS; the io_uring
-//! driver is the one used where the kernel allows it; and the process runs one OS
-//! thread per `-j` thread, not one per client.
+//! driver is the one used where the kernel allows it; and the process runs at most
+//! one OS thread per `-j` thread and per CPU, not one per client, with each `-j`
+//! thread's random states and log file kept.
 
 use crate::support::{aim, fresh_db, run, stock_pgbench};
 use pgbench_cluster::{Cluster, ClusterOptions};
@@ -154,8 +155,18 @@ fn threads_with_several_clients_use_io_uring_where_the_kernel_gives_it() {
         if epoll {
             cmd.env("PGBENCH_RS_IO", "epoll");
         }
-        cmd.args(["-n", "-c", "6", "-j", "3", "-T", "2", "-f"])
-            .arg(&script);
+        cmd.args([
+            "-n",
+            "-c",
+            "6",
+            "-j",
+            "3",
+            "--os-threads=3",
+            "-T",
+            "2",
+            "-f",
+        ])
+        .arg(&script);
         let (most, out) = most_while_running(cmd, Duration::from_millis(1500), |pid| {
             std::fs::read_dir(format!("/proc/{pid}/fd"))
                 .map(|d| {
@@ -203,6 +214,135 @@ fn forty_clients_on_two_threads_run_on_two_os_threads() {
         (3..=4).contains(&most),
         "{most} threads for 40 clients on -j 2"
     );
+}
+
+/// More `-j` threads than CPUs run on one OS thread per CPU (`--os-threads` says how
+/// many otherwise): 16 clients on `-j 16` make at most as many client threads as
+/// this machine gives the process CPUs, beside the main and signal threads; with
+/// `--os-threads=1`, one.
+#[test]
+fn more_threads_than_cpus_run_on_one_os_thread_per_cpu() {
+    let db = fresh_db("os_threads");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("select1.sql");
+    std::fs::write(&script, "select 1;\n").unwrap();
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    let most_threads = |extra: &[&str]| {
+        let mut cmd = db.ours();
+        cmd.args(["-n", "-c", "16", "-j", "16", "-T", "3"])
+            .args(extra)
+            .arg("-f")
+            .arg(&script);
+        let (most, out) = most_while_running(cmd, Duration::from_secs(2), |pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/status"))
+                .unwrap_or_default()
+                .lines()
+                .find_map(|l| l.strip_prefix("Threads:"))
+                .and_then(|n| n.trim().parse::<usize>().ok())
+                .unwrap_or(0)
+        });
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}");
+        // pgbench's report says what was asked, not how it ran.
+        assert!(stdout.contains("number of threads: 16"), "{stdout}");
+        most
+    };
+    let most = most_threads(&[]);
+    assert!(
+        (3..=cpus.min(16) + 2).contains(&most),
+        "{most} threads for -j 16 on {cpus} CPUs"
+    );
+    let most = most_threads(&["--os-threads=1"]);
+    assert!(
+        (2..=3).contains(&most),
+        "{most} threads with --os-threads=1"
+    );
+}
+
+/// A `-j` thread keeps its random states and its log file whatever OS thread runs
+/// it: 6 seeded clients on `-j 6` insert what stock inserts (each client's `\set`
+/// draws are its own, its script choices its thread's) whether the six threads run
+/// on one OS thread, on one per CPU or on six; and `-l` writes stock's six files.
+#[test]
+fn threads_sharing_an_os_thread_draw_and_log_as_stock_threads_do() {
+    let db = fresh_db("os_threads_seeded");
+    db.psql("create table os_rows (client int, script int, v bigint)");
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one.sql");
+    let two = dir.path().join("two.sql");
+    std::fs::write(
+        &one,
+        "\\set r random(1, 1000000)\ninsert into os_rows values (:client_id, 1, :r);\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &two,
+        "\\set r random_exponential(1, 1000000, 3)\ninsert into os_rows values (:client_id, 2, :r);\n",
+    )
+    .unwrap();
+    let rows = |cmd: &mut std::process::Command, logs: &std::path::Path| {
+        db.psql("truncate os_rows");
+        std::fs::create_dir_all(logs).unwrap();
+        let out = run(cmd
+            .current_dir(logs)
+            .args([
+                "--random-seed=11",
+                "-n",
+                "-t",
+                "12",
+                "-c",
+                "6",
+                "-j",
+                "6",
+                "-l",
+            ])
+            .arg("-f")
+            .arg(format!("{}@1", one.display()))
+            .arg("-f")
+            .arg(format!("{}@3", two.display())));
+        assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+        let mut files: Vec<String> = std::fs::read_dir(logs)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .map(
+                |name| match name.split_once('.').map(|(_, rest)| rest.split_once('.')) {
+                    // pgbench_log.PID[.THREAD]: the thread's number, without the pid.
+                    Some(Some((_, thread))) => format!("log {thread}"),
+                    _ => "log 0".to_string(),
+                },
+            )
+            .collect();
+        files.sort();
+        let lines: usize = std::fs::read_dir(logs)
+            .unwrap()
+            .map(|e| {
+                std::fs::read_to_string(e.unwrap().path())
+                    .unwrap()
+                    .lines()
+                    .count()
+            })
+            .sum();
+        assert_eq!(lines, 6 * 12, "a log line per transaction");
+        (
+            files,
+            db.psql("select client, script, v from os_rows order by 1, 2, 3"),
+        )
+    };
+    let stock = rows(&mut db.stock(), &dir.path().join("stock"));
+    assert_eq!(
+        stock.0,
+        ["log 0", "log 1", "log 2", "log 3", "log 4", "log 5"]
+    );
+    assert_eq!(stock.1.lines().count(), 6 * 12);
+    for (name, extra) in [
+        ("one", Some("--os-threads=1")),
+        ("cpus", None),
+        ("six", Some("--os-threads=6")),
+    ] {
+        let mut cmd = db.ours();
+        cmd.args(extra);
+        assert_eq!(rows(&mut cmd, &dir.path().join(name)), stock, "{name}");
+    }
 }
 
 /// Starts `cmd`, samples `count` of its process every 50 ms for `sampling`, and

@@ -121,7 +121,11 @@ pub fn run(
         // A --worker's schedule starts at the instant the workers agree on.
         board.start(start, ctx.control.clock.epoch_shift_us);
     }
-    let (clients, gate) = threads::start(&ctx, vars, seeds.clients, Launch::default())?;
+    let how = Launch {
+        os_threads: Some(threads::os_threads(plan, threads::cpus())),
+        ..Launch::default()
+    };
+    let (clients, gate) = threads::start(&ctx, vars, seeds.clients, how)?;
     let starts = worker::start_together(joined, plan, (&ctx.control, &gate), start, out)?;
     let phases = begin(&ctx, starts.clock_us);
     gate.open(Start::Go);

@@ -88,6 +88,9 @@ pub struct BenchPlan {
     pub print_warnings: bool,
     /// `--reconnect`: clients ride through a lost connection (docs/availability.md).
     pub availability: Option<AvailabilityPlan>,
+    /// `--os-threads`: how many OS threads run the `-j` threads (default: one per
+    /// CPU, at most `-j`; see [`super::threads::os_threads`]).
+    pub os_threads: Option<usize>,
     /// What the run keeps beyond pgbench's counters: decided by its caller (what the
     /// report, the results files or a sweep's step will read of it), not by the run.
     pub keep: Keep,

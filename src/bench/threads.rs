@@ -1,8 +1,9 @@
-//! The run's `-j` threads: started, each connecting its clients in order (unless
-//! `-C`) and waiting at the [`StartGate`], then running them; and what is said of the
-//! clients of a thread lost to a panic. A thread with one client blocks on its socket,
-//! a thread with several waits on all of theirs ([`multiplex`]); a test may ask for a
-//! multiplexing driver whatever the count ([`Drivers`]). The runner ([`super::run`])
+//! The run's `-j` threads: laid on OS threads (at most one per CPU, [`os_threads`]),
+//! each OS thread connecting its clients in order (unless `-C`) and waiting at the
+//! [`StartGate`], then running them; and what is said of the clients of a thread lost
+//! to a panic. An OS thread with one client blocks on its socket, one with several
+//! waits on all of theirs ([`multiplex`]); a test may ask for a multiplexing driver
+//! whatever the count ([`Drivers`]). The runner ([`super::run`])
 //! and the tests of the clients on the fake server start the threads alike.
 
 use super::client;
@@ -34,16 +35,65 @@ pub enum Drivers {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Launch {
     pub drivers: Drivers,
+    /// How many OS threads run the `-j` threads ([`os_threads`]); `None`: one each.
+    pub os_threads: Option<usize>,
     /// Called with each client's number and socket once it is connected, before the
     /// clients run (a test breaks a socket there as the kernel might).
     pub connected: Option<fn(usize, std::os::fd::RawFd)>,
 }
 
-/// Starts the `-j` threads: a thread with one client blocks on its socket, a thread
-/// with several waits on all of theirs ([`multiplex`]). Each connects its clients in
-/// order (unless `-C`), then waits at the gate; returns when all are ready. A refused
-/// thread or a failed connection stops the clients already started and is the run's
-/// error, as in pgbench.
+/// How many OS threads run a plan's `-j` threads, on a machine giving the process
+/// `cpus` CPUs: `--os-threads` if given, else one per CPU (never more than `-j`).
+///
+/// A `-j` thread is pgbench's unit of random states, `-R` schedule and log file
+/// ([`launch::ThreadShared`]), and those stay one per `-j` thread whatever runs them:
+/// the same clients draw the same numbers. Running more OS threads than CPUs only adds
+/// their cost: at the guides' `-c 256 -j 256` on 2 CPUs a sleeping thread per client
+/// costs a wake-up and a context switch per statement, where 2 threads waiting on 128
+/// sockets each keep running while any has a reply (half the client CPU per
+/// transaction, benches/README.md). One OS thread per `-j` thread stays where a client
+/// blocks its thread for long: `\shell` and `\setshell` wait for their command, `-C`
+/// and `--reconnect` for each new connection, which would hold up the other clients.
+pub fn os_threads(plan: &crate::bench::plan::BenchPlan, cpus: usize) -> usize {
+    let threads = plan.settings.threads.max(1);
+    if let Some(n) = plan.os_threads {
+        return n.clamp(1, threads);
+    }
+    let blocking = plan.settings.reconnect
+        || plan.availability.is_some()
+        || plan.scripts.iter().any(|s| {
+            s.script.commands.iter().any(|c| {
+                matches!(
+                    c.kind,
+                    pgbench_script::ast::CommandKind::Meta(
+                        pgbench_script::ast::MetaCommand::Shell { .. }
+                            | pgbench_script::ast::MetaCommand::SetShell { .. }
+                    )
+                )
+            })
+        });
+    if blocking {
+        threads
+    } else {
+        threads.min(cpus.max(1))
+    }
+}
+
+/// The CPUs this process may run on (its affinity and cgroup quota), 1 if unknown.
+pub fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// The clients of one `-j` thread: its number and each client's local index, variables
+/// and random state.
+type ThreadClients = (usize, Vec<(usize, (Variables, Prng))>);
+
+/// Starts the `-j` threads on OS threads ([`Launch::os_threads`]; consecutive `-j`
+/// threads share one, dealt as pgbench deals clients to threads): an OS thread with
+/// one client blocks on its socket, one with several waits on all of theirs
+/// ([`multiplex`]). Each connects its clients in order (unless `-C`), then waits at
+/// the gate; returns when all are ready. A refused thread or a failed connection stops
+/// the clients already started and is the run's error, as in pgbench.
 pub fn start(
     ctx: &Arc<RunShared>,
     vars: Vec<Variables>,
@@ -52,20 +102,33 @@ pub fn start(
 ) -> Result<(Vec<JoinHandle<()>>, Arc<StartGate>), RunError> {
     let settings = &ctx.plan.settings;
     let gate = Arc::new(StartGate::default());
-    let mut handles = Vec::with_capacity(settings.threads);
     let mut states = vars.into_iter().zip(rngs).enumerate();
-    for (thread, count) in launch::deal(&ctx.plan).into_iter().enumerate() {
-        let own: Vec<(usize, (Variables, Prng))> = states.by_ref().take(count).collect();
-        if own.is_empty() {
-            continue;
-        }
+    let threads: Vec<ThreadClients> = launch::deal(&ctx.plan)
+        .into_iter()
+        .enumerate()
+        .map(|(thread, count)| (thread, states.by_ref().take(count).collect()))
+        .filter(|(_, own): &ThreadClients| !own.is_empty())
+        .collect();
+    let os = how
+        .os_threads
+        .unwrap_or(threads.len())
+        .clamp(1, threads.len().max(1));
+    let mut threads = threads.into_iter();
+    let mut handles = Vec::with_capacity(os);
+    for count in launch::deal_clients(threads.len(), os) {
+        let own: Vec<ThreadClients> = threads.by_ref().take(count).collect();
+        let name = match (own.first(), own.last()) {
+            (Some((a, _)), Some((b, _))) if a != b => format!("threads {a}-{b}"),
+            (Some((a, _)), _) => format!("thread {a}"),
+            _ => continue,
+        };
         let (ctx, waiting) = (Arc::clone(ctx), Arc::clone(&gate));
         let spawned = std::thread::Builder::new()
-            .name(format!("thread {thread}"))
+            .name(name)
             // As pthread's default (8 MiB): evaluation recurses over the expression
             // tree, which a long `1+1+...` chain makes deep. Only touched pages count.
             .stack_size(8 * 1024 * 1024)
-            .spawn(move || run_thread(&ctx, thread, own, &waiting, how));
+            .spawn(move || run_thread(&ctx, own, &waiting, how));
         match spawned {
             Ok(h) => handles.push(h),
             Err(e) => {
@@ -93,26 +156,28 @@ fn progress_lines(ctx: &RunShared) -> std::time::Duration {
     std::time::Duration::from_micros(board.due_in(now).clamp(1_000, 100_000) as u64)
 }
 
-/// One `-j` thread: connects its clients, waits for the start, runs them.
-fn run_thread(
-    ctx: &RunShared,
-    thread: usize,
-    own: Vec<(usize, (Variables, Prng))>,
-    gate: &StartGate,
-    how: Launch,
-) {
-    let shared = &ctx.threads[thread];
+/// One OS thread: connects the clients of its `-j` threads, waits for the start,
+/// runs them.
+fn run_thread(ctx: &RunShared, own: Vec<ThreadClients>, gate: &StartGate, how: Launch) {
+    let count: usize = own.iter().map(|(_, clients)| clients.len()).sum();
     // Chosen before the clients connect: an io_uring driver does their I/O.
     let driver = match how.drivers {
-        Drivers::Chosen => (own.len() > 1).then(|| multiplex::Driver::new(own.len())),
+        Drivers::Chosen => (count > 1).then(|| multiplex::Driver::new(count)),
         Drivers::Epoll => Some(multiplex::Driver::Epoll),
         // A test asks for it only where the kernel gives it (the tests' uring_or_skip).
-        Drivers::Uring => multiplex::Driver::uring(own.len()),
+        Drivers::Uring => multiplex::Driver::uring(count),
     };
-    let local_indexes: Vec<usize> = own.iter().map(|(local, _)| *local).collect();
+    let lost: Vec<(usize, Vec<usize>)> = own
+        .iter()
+        .map(|(thread, clients)| (*thread, clients.iter().map(|(local, _)| *local).collect()))
+        .collect();
     let mut clients: Vec<client::Client> = own
         .into_iter()
-        .map(|(local, (vars, rng))| {
+        .flat_map(|(thread, clients)| {
+            let shared = &ctx.threads[thread];
+            clients.into_iter().map(move |c| (shared, c))
+        })
+        .map(|(shared, (local, (vars, rng)))| {
             let number = ctx.plan.first_client() + local;
             let c = client::Client::new((local, number), ctx, shared, vars, rng);
             match &driver {
@@ -121,7 +186,6 @@ fn run_thread(
             }
         })
         .collect();
-    let count = clients.len();
     let mut failed = None;
     if !ctx.plan.settings.reconnect {
         for c in &mut clients {
@@ -155,7 +219,9 @@ fn run_thread(
     }));
     waited.finish(&ctx.threads_waited_ns);
     if ran.is_err() {
-        report_lost_clients(ctx, thread, &local_indexes);
+        for (thread, local_indexes) in &lost {
+            report_lost_clients(ctx, *thread, local_indexes);
+        }
     }
 }
 

@@ -112,6 +112,9 @@ const OUR_OPTIONS: &str = r#"pgbench-rs options (beyond pgbench 15):
   --metrics-listen=[HOST:]PORT
                            serve Prometheus metrics at http://HOST:PORT/metrics
                            during the run (default host: 127.0.0.1)
+  --os-threads=NUM         run the -j threads on NUM OS threads (default: one
+                           per CPU, at most -j; one per thread under -C,
+                           --reconnect or \shell)
   --print-server-stats     --server-stats, and its server: block after the report
   --print-warnings         after the report, print the run's validity warnings
   --rate-stages=DURATION:RATE[,...]

@@ -76,6 +76,7 @@ pub enum Opt {
     PrintWarnings,
     Reconnect,
     ReconnectTimeout,
+    OsThreads,
     Sweep,
     Repeat,
     FindMaxRate,
@@ -320,6 +321,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         .shared("--reconnect", |p| format!("{:?}", p.availability)),
     opt(Opt::ReconnectTimeout, None, "reconnect-timeout", true)
         .recorded(|p| p.availability.map(|a| json!(a.timeout_us as f64 / 1e6))),
+    opt(Opt::OsThreads, None, "os-threads", true).recorded(|p| p.os_threads.map(|n| json!(n))),
     opt(Opt::Sweep, None, "sweep", true)
         .recorded(|p| {
             capacity(p, |c| {

@@ -219,3 +219,40 @@ fn epoll_aborts_a_client_whose_socket_it_cannot_watch() {
     assert!(ran.records.is_empty());
     assert_eq!(ran.done.len(), 1);
 }
+
+/// `-j` threads run on one OS thread per CPU unless a client would hold its thread up
+/// for long (`-C`, `--reconnect`, `\\shell`, `\\setshell`); `--os-threads` decides when
+/// given, never more than `-j`.
+#[test]
+fn threads_run_on_one_os_thread_per_cpu_unless_a_client_blocks_its_thread() {
+    let os = |args: &[&str], script: &str, cpus| {
+        threads::os_threads(&Bench::new(args, script).plan(), cpus)
+    };
+    let select = "select 1;\n";
+    assert_eq!(os(&["-c", "256", "-j", "256"], select, 2), 2);
+    assert_eq!(os(&["-c", "256", "-j", "256"], select, 64), 64);
+    assert_eq!(os(&["-c", "4", "-j", "4"], select, 64), 4);
+    assert_eq!(os(&["-c", "8"], select, 2), 1);
+    assert_eq!(os(&["-c", "8", "-j", "8", "-C"], select, 2), 8);
+    assert_eq!(os(&["-c", "8", "-j", "8", "--reconnect"], select, 2), 8);
+    assert_eq!(os(&["-c", "8", "-j", "8"], "\\shell true\n", 2), 8);
+    assert_eq!(os(&["-c", "8", "-j", "8"], "\\setshell x echo 1\n", 2), 8);
+    assert_eq!(os(&["-c", "8", "-j", "8", "--os-threads=3"], select, 2), 3);
+    assert_eq!(os(&["-c", "8", "-j", "8", "--os-threads=30"], select, 2), 8);
+    assert_eq!(
+        os(&["-c", "8", "-j", "8", "-C", "--os-threads=1"], select, 2),
+        1
+    );
+}
+
+/// Clients of several `-j` threads on one OS thread (`--os-threads=1`): the four
+/// clients of `-j 4` share its driver, and each runs its 3 transactions.
+#[test]
+fn clients_of_several_threads_share_one_os_thread() {
+    let bench = Bench::new(
+        &["-c", "4", "-j", "4", "-t", "3", "--os-threads=1"],
+        "select 1;\n",
+    );
+    let ran = bench.run(&usual_server(), Drive::Alone);
+    ran.assert_succeeded(12);
+}

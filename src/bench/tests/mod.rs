@@ -182,6 +182,16 @@ impl Bench {
         self
     }
 
+    /// The run's plan, as the command line makes it.
+    pub fn plan(&self) -> super::plan::BenchPlan {
+        crate::logging::init_progname("pgbench");
+        let interpreted = interpret("pgbench", &self.args, &Scripts(self.scripts.clone()));
+        match interpreted.outcome {
+            Ok(Action::Bench { plan, .. }) => *plan,
+            other => panic!("{:?} is not a run: {other:?}", self.args),
+        }
+    }
+
     /// Runs the clients against `server` until all are done.
     pub fn run(&self, server: &FakeServer, drive: Drive) -> Ran {
         self.run_with(server, drive, |_| {})
@@ -197,12 +207,7 @@ impl Bench {
         drive: Drive,
         meanwhile: impl FnOnce(&RunControl),
     ) -> Ran {
-        crate::logging::init_progname("pgbench");
-        let interpreted = interpret("pgbench", &self.args, &Scripts(self.scripts.clone()));
-        let mut plan = match interpreted.outcome {
-            Ok(Action::Bench { plan, .. }) => *plan,
-            other => panic!("{:?} is not a run: {other:?}", self.args),
-        };
+        let mut plan = self.plan();
         for s in &mut plan.scripts {
             s.untimed_sleeps = self.untimed_sleeps;
         }
@@ -232,6 +237,9 @@ impl Bench {
                 Drive::Epoll => Drivers::Epoll,
                 Drive::Uring => Drivers::Uring,
             },
+            // One OS thread per -j thread unless the test says otherwise: the same
+            // driver on every machine.
+            os_threads: plan.os_threads,
             connected: Some(self.connected),
         };
         let (clients, gate) = threads::start(&ctx, vars, seeds.clients, how)

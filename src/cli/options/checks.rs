@@ -561,6 +561,7 @@ fn bench_action(
                 .reconnect_timeout
                 .map_or(DEFAULT_RECONNECT_TIMEOUT_US, |s| s * 1_000_000),
         }),
+        os_threads: d.os_threads.map(|n| n as usize),
         keep,
         scenarios: d.scenario_plans,
         stages,

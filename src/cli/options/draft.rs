@@ -101,6 +101,8 @@ pub(super) struct Draft {
     /// `--reconnect`, and `--reconnect-timeout` in seconds.
     pub reconnect_on_loss: bool,
     pub reconnect_timeout: Option<i64>,
+    /// `--os-threads`: how many OS threads run the `-j` threads.
+    pub os_threads: Option<i64>,
     /// `--sweep`, `--find-max-rate` and their companions.
     pub capacity: crate::capacity::options::CapacityDraft,
     /// `--scenarios=FILE`, and the scenarios read from it ([`super::scenarios`]).
@@ -176,6 +178,7 @@ impl Draft {
             tags: Vec::new(),
             reconnect_on_loss: false,
             reconnect_timeout: None,
+            os_threads: None,
             capacity: Default::default(),
             scenarios_file: None,
             scenario_plans: Vec::new(),
@@ -201,7 +204,7 @@ impl Draft {
             Client | Jobs | Connect | Transactions | Time | Rate | LatencyLimit | Protocol
             | MaxTries | FailuresDetailed | VerboseErrors | ExitOnAbort | ContinueOnError
             | Define | Worker | WorkerTimeout | Warmup | Reconnect | ReconnectTimeout
-            | RateStages | ClientStages => self.run_option(opt, v, env)?,
+            | OsThreads | RateStages | ClientStages => self.run_option(opt, v, env)?,
             Log | LogPrefix | SamplingRate | AggregateInterval | Progress | ProgressTimestamp
             | ReportPerCommand | LatencyPercentiles | ExportJson | ExportHtml | MetricsListen
             | MetricsLinger | ServerStats | PrintServerStats | PrintWarnings | History | Tag => {
@@ -413,6 +416,7 @@ impl Draft {
             Opt::ReconnectTimeout => {
                 self.reconnect_timeout = Some(parse_positive(v, "--reconnect-timeout", 1)?);
             }
+            Opt::OsThreads => self.os_threads = Some(parse_positive(v, "--os-threads", 1)?),
             _ => unreachable!("not a run option: {opt:?}"),
         }
         self.benchmarking_option_set = true;
