@@ -74,6 +74,20 @@ fn succeeds(mut cmd: Command) -> String {
     all
 }
 
+/// `-i` with `args` as shards 1/2 and 2/2 at once, both succeeding: their outputs.
+fn two_shards_at_once(db: &Db, args: &[&str]) -> String {
+    let shard = |k: u32| {
+        let mut c = db.ours();
+        c.args(args).arg(format!("--shard={k}/2"));
+        spawn(c)
+    };
+    let (a, b) = (shard(1), shard(2));
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success(), "{}", text(&a));
+    assert!(b.status.success(), "{}", text(&b));
+    text(&a) + &text(&b)
+}
+
 /// The "N of M units loaded" a resume printed.
 fn resumed_from(output: &str) -> (i64, i64) {
     let line = output
@@ -184,16 +198,7 @@ fn plain_init_starts_over() {
 #[test]
 fn pgbench_two_shards_at_once() {
     let db = fresh_db("resume_shards");
-    let shard = |k: &str| {
-        let mut c = db.ours();
-        c.args(["-i", "-s", "6", &format!("--shard={k}/2")]);
-        spawn(c)
-    };
-    let (a, b) = (shard("1"), shard("2"));
-    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
-    assert!(a.status.success(), "{}", text(&a));
-    assert!(b.status.success(), "{}", text(&b));
-    let both = text(&a) + &text(&b);
+    let both = two_shards_at_once(&db, &["-i", "-s", "6"]);
     assert_eq!(both.matches("creating tables...").count(), 1, "{both}");
     assert_eq!(
         both.matches("creating primary keys...").count(),
@@ -335,22 +340,7 @@ fn tpcc_killed_resumed_and_sharded() {
     no_record_left(&killed);
 
     let sharded = fresh_db("resume_tpcc_shards");
-    let shard = |k: &str| {
-        let mut c = sharded.ours();
-        c.args([
-            "-i",
-            "--workload=tpcc",
-            "-s",
-            "4",
-            &format!("--shard={k}/2"),
-        ]);
-        spawn(c)
-    };
-    let (a, b) = (shard("1"), shard("2"));
-    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
-    assert!(a.status.success(), "{}", text(&a));
-    assert!(b.status.success(), "{}", text(&b));
-    let both = text(&a) + &text(&b);
+    let both = two_shards_at_once(&sharded, &["-i", "--workload=tpcc", "-s", "4"]);
     assert_eq!(both.matches("creating tables...").count(), 1, "{both}");
     assert_eq!(both.matches("creating indexes...").count(), 1, "{both}");
     assert_eq!(rows_line(&tpcc_check(&sharded)), want);
@@ -380,15 +370,9 @@ fn sysbench_sharded_and_resumed() {
         );
     };
     let sharded = fresh_db("resume_sysbench_shards");
-    let shard = |k: &str| {
-        let mut c = sharded.ours();
-        c.arg("-i").args(options).arg(format!("--shard={k}/2"));
-        spawn(c)
-    };
-    let (a, b) = (shard("1"), shard("2"));
-    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
-    assert!(a.status.success(), "{}", text(&a));
-    assert!(b.status.success(), "{}", text(&b));
+    let mut prepare = vec!["-i"];
+    prepare.extend(options);
+    two_shards_at_once(&sharded, &prepare);
     check(&sharded);
     no_record_left(&sharded);
 

@@ -1,7 +1,8 @@
 //! `-j N` in init mode (not in pgbench, which rejects `-j` with `-i`): the rows of
 //! `pgbench_accounts` are split into pieces of consecutive `aid`s (within one range
 //! partition each) and loaded over N connections; vacuum and primary keys run their
-//! per-table statements concurrently.
+//! per-table statements concurrently. All of them take their items from one work queue
+//! ([`run_queue`]), which also loads a resumable load's units (`units.rs`).
 //!
 //! What differs from the one-connection path and why: the truncate and the small tables
 //! commit first, because other sessions cannot write to a table truncated in an open
@@ -90,47 +91,19 @@ pub(crate) fn client_side(
     opts: &InitOptions,
 ) -> Result<(), InitError> {
     truncate_and_fill_small_tables(main, |main| small_tables(main, opts.scale))?;
-
-    let jobs = helpers.len() + 1;
-    let pieces = plan(opts, jobs);
-    let total = sql::account_rows(opts.scale);
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let start = Instant::now();
-    let mut progress = Progress::new(
-        std::io::stderr(),
-        total,
-        opts.quiet,
-        crate::sys::stderr_is_tty(),
-    );
-    let (report, reports) = mpsc::channel::<i64>();
-
-    let results = std::thread::scope(|scope| {
-        let handles: Vec<_> = std::iter::once(main)
-            .chain(helpers.iter_mut())
-            .map(|conn| {
-                let report = report.clone();
-                let (pieces, next, failed) = (&pieces, &next, &failed);
-                scope.spawn(move || {
-                    let result = copy_pieces(conn, pieces, next, failed, &report);
-                    if result.is_err() {
-                        failed.store(true, Ordering::Relaxed);
-                    }
-                    result
-                })
-            })
-            .collect();
-        drop(report);
-        // Ends when every loading connection has finished (all senders dropped).
-        let mut done = 0;
-        for rows in reports {
-            done += rows;
-            progress.advance(done, start.elapsed().as_secs_f64());
-        }
-        join_all(handles)
-    });
-    progress.finish();
-    first_error(results)
+    let pieces = plan(opts, helpers.len() + 1);
+    let rows = RowCount {
+        total: sql::account_rows(opts.scale),
+        quiet: opts.quiet,
+    };
+    run_queue(
+        main,
+        helpers,
+        &pieces,
+        Some(rows),
+        flush_commits,
+        copy_piece,
+    )
 }
 
 /// Makes this connection's commits wait for the local WAL flush. With
@@ -155,41 +128,32 @@ pub(super) fn flush_commits(conn: &mut Connection) -> Result<(), InitError> {
     Ok(())
 }
 
-/// One loading connection: COPYs pieces until none is left or another one failed.
-fn copy_pieces(
-    conn: &mut Connection,
-    pieces: &[Piece],
-    next: &AtomicUsize,
-    failed: &AtomicBool,
-    report: &mpsc::Sender<i64>,
-) -> Result<(), InitError> {
-    flush_commits(conn)?;
-    let mut buf = Vec::with_capacity(COPY_CHUNK + 4096);
-    while let Some(piece) = pieces.get(next.fetch_add(1, Ordering::Relaxed)) {
-        let mut copy = conn
-            .copy_in(COPY_ACCOUNTS)
-            .map_err(|e| InitError::CopyStart {
-                message: e.to_string(),
-            })?;
-        let mut rows = AccountRows::new(piece.first, piece.last);
-        while rows.remaining() > 0 && !super::interrupt::requested() {
-            if failed.load(Ordering::Relaxed) {
-                return Err(InitError::Aborted);
-            }
-            buf.clear();
-            let n = rows.write(&mut buf, REPORT_ROWS);
-            copy.write(&buf).map_err(|e| InitError::CopyData {
-                message: e.to_string(),
-            })?;
-            // The receiver outlives every loader, so this cannot fail.
-            let _ = report.send(n);
-        }
-        copy.finish().map_err(|e| InitError::CopyEnd {
+/// One piece through COPY, committed on its own. It stops mid-piece when another
+/// connection failed: a piece is a good part of the load, and the rows sent so far
+/// are thrown away anyway.
+fn copy_piece(conn: &mut Connection, piece: &Piece, queue: &Queue) -> Result<(), InitError> {
+    let mut copy = conn
+        .copy_in(COPY_ACCOUNTS)
+        .map_err(|e| InitError::CopyStart {
             message: e.to_string(),
         })?;
-        super::interrupt::check()?;
+    let mut rows = AccountRows::new(piece.first, piece.last);
+    let mut buf = Vec::with_capacity(COPY_CHUNK + 4096);
+    while rows.remaining() > 0 && !super::interrupt::requested() {
+        if queue.failed() {
+            return Err(InitError::Aborted);
+        }
+        buf.clear();
+        let n = rows.write(&mut buf, REPORT_ROWS);
+        copy.write(&buf).map_err(|e| InitError::CopyData {
+            message: e.to_string(),
+        })?;
+        queue.rows(n);
     }
-    Ok(())
+    copy.finish().map_err(|e| InitError::CopyEnd {
+        message: e.to_string(),
+    })?;
+    super::interrupt::check()
 }
 
 /// `G` over the main connection and the helpers: branches and tellers as pgbench does,
@@ -204,7 +168,7 @@ pub(crate) fn server_side(
         execute(main, &branches)?;
         execute(main, &tellers)
     })?;
-    let inserts = plan(opts, helpers.len() + 1)
+    let inserts: Vec<String> = plan(opts, helpers.len() + 1)
         .into_iter()
         .map(|piece| sql::server_side_accounts(piece.first, piece.last))
         .collect();
@@ -212,7 +176,7 @@ pub(crate) fn server_side(
     for conn in helpers.iter_mut() {
         flush_commits(conn)?;
     }
-    run_queue(main, helpers, inserts)
+    run_statements(main, helpers, &inserts)
 }
 
 /// `v` over several connections. A partitioned `pgbench_accounts` is vacuumed one
@@ -250,7 +214,7 @@ pub(crate) fn vacuum(
                 .filter(|s| !s.ends_with(" pgbench_accounts")),
         )
         .collect();
-    run_queue(main, helpers, split)?;
+    run_statements(main, helpers, &split)?;
     execute(main, "analyze pgbench_accounts")
 }
 
@@ -262,44 +226,119 @@ pub(crate) fn statements(
     mut statements: Vec<String>,
 ) -> Result<(), InitError> {
     statements.sort_by_key(|s| !s.contains("pgbench_accounts"));
-    run_queue(main, helpers, statements)
+    run_statements(main, helpers, &statements)
 }
 
-/// Each connection takes the next statement until none is left or one failed.
-fn run_queue(
+/// Each connection runs the next statement, in the order given.
+fn run_statements(
     main: &mut Connection,
     helpers: &mut [Connection],
-    statements: Vec<String>,
+    statements: &[String],
+) -> Result<(), InitError> {
+    let no_setup = |_: &mut Connection| Ok(());
+    run_queue(main, helpers, statements, None, no_setup, |conn, sql, _| {
+        execute(conn, sql)
+    })
+}
+
+/// What a queue's progress lines count: pgbench's `N of M tuples` lines over `total`
+/// rows, every 100,000 rows or (`quiet`, `-q`) every 5 seconds.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RowCount {
+    pub(super) total: i64,
+    pub(super) quiet: bool,
+}
+
+/// What a connection's work on one item sees of the queue.
+pub(super) struct Queue<'a> {
+    report: mpsc::Sender<i64>,
+    failed: &'a AtomicBool,
+}
+
+impl Queue<'_> {
+    /// `n` more rows are written, for the progress lines (without them, nothing).
+    pub(super) fn rows(&self, n: i64) {
+        // The receiver outlives every connection's thread, so this cannot fail.
+        let _ = self.report.send(n);
+    }
+
+    /// Whether another connection failed: work that takes long may stop early.
+    pub(super) fn failed(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
+    }
+}
+
+/// The work queue of every parallel step (and of a resumable load's units): a thread
+/// per connection runs `setup` on its connection, then `work` on the next item until
+/// none is left. The first failure stops the others at their next item (or sooner,
+/// where `work` asks [`Queue::failed`]), and the first real error is returned. With
+/// `rows`, what `work` reports through [`Queue::rows`] becomes the progress lines,
+/// printed by the calling thread alone, so several connections' rows read like one
+/// connection's.
+pub(super) fn run_queue<T: Sync>(
+    main: &mut Connection,
+    helpers: &mut [Connection],
+    items: &[T],
+    rows: Option<RowCount>,
+    setup: impl Fn(&mut Connection) -> Result<(), InitError> + Sync,
+    work: impl Fn(&mut Connection, &T, &Queue) -> Result<(), InitError> + Sync,
 ) -> Result<(), InitError> {
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
-    let width = statements.len();
+    let start = Instant::now();
+    let mut progress = rows.map(|rows| {
+        Progress::new(
+            std::io::stderr(),
+            rows.total,
+            rows.quiet,
+            crate::sys::stderr_is_tty(),
+        )
+    });
+    let (report, reports) = mpsc::channel::<i64>();
     let results = std::thread::scope(|scope| {
         let handles: Vec<_> = std::iter::once(main)
             .chain(helpers.iter_mut())
-            .take(width)
             .map(|conn| {
-                let (statements, next, failed) = (&statements, &next, &failed);
+                let queue = Queue {
+                    report: report.clone(),
+                    failed: &failed,
+                };
+                let (next, setup, work) = (&next, &setup, &work);
                 scope.spawn(move || {
-                    while let Some(sql) = statements.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        if failed.load(Ordering::Relaxed) {
-                            return Err(InitError::Aborted);
+                    let result = setup(conn).and_then(|()| {
+                        while let Some(item) = items.get(next.fetch_add(1, Ordering::Relaxed)) {
+                            if queue.failed() {
+                                return Err(InitError::Aborted);
+                            }
+                            work(conn, item, &queue)?;
                         }
-                        if let Err(e) = execute(conn, sql) {
-                            failed.store(true, Ordering::Relaxed);
-                            return Err(e);
-                        }
+                        Ok(())
+                    });
+                    if result.is_err() {
+                        queue.failed.store(true, Ordering::Relaxed);
                     }
-                    Ok(())
+                    result
                 })
             })
             .collect();
+        drop(report);
+        // Ends when every connection has finished (all senders dropped).
+        let mut done = 0;
+        for rows in reports {
+            done += rows;
+            if let Some(progress) = progress.as_mut() {
+                progress.advance(done, start.elapsed().as_secs_f64());
+            }
+        }
         join_all(handles)
     });
+    if let Some(progress) = progress.as_mut() {
+        progress.finish();
+    }
     first_error(results)
 }
 
-pub(super) fn join_all(
+fn join_all(
     handles: Vec<std::thread::ScopedJoinHandle<'_, Result<(), InitError>>>,
 ) -> Vec<Result<(), InitError>> {
     handles
@@ -310,7 +349,7 @@ pub(super) fn join_all(
 
 /// The error to report: the first real one, not a connection that stopped because
 /// another one failed.
-pub(super) fn first_error(results: Vec<Result<(), InitError>>) -> Result<(), InitError> {
+fn first_error(results: Vec<Result<(), InitError>>) -> Result<(), InitError> {
     let mut aborted = None;
     for result in results {
         match result {

@@ -12,8 +12,6 @@
 //! hint bits where stock's rows come frozen; that is the cost of resuming (measured in
 //! benches/README.md). Without either option `-i` is stock's single transaction.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::time::Instant;
 
 use pgbench_wire::Connection;
@@ -22,8 +20,7 @@ use super::error::InitError;
 use super::exec::{execute, say};
 use super::load::{small_tables, COPY_CHUNK};
 use super::options::{InitOptions, PartitionMethod};
-use super::parallel::{first_error, flush_commits, join_all, Piece, COPY_ACCOUNTS};
-use super::progress::Progress;
+use super::parallel::{flush_commits, run_queue, Piece, Queue, RowCount, COPY_ACCOUNTS};
 use super::resume::{self, Record, Start, PGBENCH};
 use super::rows::AccountRows;
 use super::sql::{self, ACCOUNTS};
@@ -318,50 +315,20 @@ impl Init<'_> {
             .unwrap_or(1)
             .min(units.len())
             .max(1);
-        let total: i64 = units.iter().map(Unit::rows).sum();
+        let rows = RowCount {
+            total: units.iter().map(Unit::rows).sum(),
+            quiet: self.opts.quiet,
+        };
         let opts = self.opts.clone();
         let (main, helpers) = self.connections(width)?;
-        let next = AtomicUsize::new(0);
-        let failed = AtomicBool::new(false);
-        let start = Instant::now();
-        let mut progress = Progress::new(
-            std::io::stderr(),
-            total,
-            opts.quiet,
-            crate::sys::stderr_is_tty(),
-        );
-        let (report, reports) = mpsc::channel::<i64>();
-        let results = std::thread::scope(|scope| {
-            let handles: Vec<_> = std::iter::once(main)
-                .chain(helpers.iter_mut())
-                .map(|conn| {
-                    let report = report.clone();
-                    let (units, next, failed, opts) = (&units, &next, &failed, &opts);
-                    scope.spawn(move || {
-                        flush_commits(conn)?;
-                        while let Some(unit) = units.get(next.fetch_add(1, Ordering::Relaxed)) {
-                            if failed.load(Ordering::Relaxed) {
-                                return Err(InitError::Aborted);
-                            }
-                            if let Err(e) = load_unit(conn, unit, side, opts, &report) {
-                                failed.store(true, Ordering::Relaxed);
-                                return Err(e);
-                            }
-                        }
-                        Ok(())
-                    })
-                })
-                .collect();
-            drop(report);
-            let mut done = 0;
-            for rows in reports {
-                done += rows;
-                progress.advance(done, start.elapsed().as_secs_f64());
-            }
-            join_all(handles)
-        });
-        progress.finish();
-        first_error(results)
+        run_queue(
+            main,
+            helpers,
+            &units,
+            Some(rows),
+            flush_commits,
+            |conn, unit, queue| load_unit(conn, unit, side, &opts, queue),
+        )
     }
 }
 
@@ -371,7 +338,7 @@ fn load_unit(
     unit: &Unit,
     side: Side,
     opts: &InitOptions,
-    report: &mpsc::Sender<i64>,
+    queue: &Queue,
 ) -> Result<(), InitError> {
     execute(conn, "begin")?;
     // An asynchronous commit is as atomic as any: a crash loses the last units whole,
@@ -388,9 +355,9 @@ fn load_unit(
         }
         (Unit::Accounts(p), Side::Server) => {
             execute(conn, &sql::server_side_accounts(p.first, p.last))?;
-            let _ = report.send(p.last - p.first + 1);
+            queue.rows(p.last - p.first + 1);
         }
-        (Unit::Accounts(p), Side::Client) => copy_accounts(conn, *p, report)?,
+        (Unit::Accounts(p), Side::Client) => copy_accounts(conn, *p, queue)?,
     }
     super::interrupt::check()?;
     execute(
@@ -401,11 +368,7 @@ fn load_unit(
 }
 
 /// The accounts of one unit through COPY (in the caller's transaction).
-fn copy_accounts(
-    conn: &mut Connection,
-    piece: Piece,
-    report: &mpsc::Sender<i64>,
-) -> Result<(), InitError> {
+fn copy_accounts(conn: &mut Connection, piece: Piece, queue: &Queue) -> Result<(), InitError> {
     let mut copy = conn
         .copy_in(COPY_ACCOUNTS)
         .map_err(|e| InitError::CopyStart {
@@ -419,7 +382,7 @@ fn copy_accounts(
         copy.write(&buf).map_err(|e| InitError::CopyData {
             message: e.to_string(),
         })?;
-        let _ = report.send(n);
+        queue.rows(n);
     }
     copy.finish().map_err(|e| InitError::CopyEnd {
         message: e.to_string(),
