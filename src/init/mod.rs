@@ -12,6 +12,7 @@ mod load;
 mod options;
 mod parallel;
 pub(crate) mod progress;
+pub(crate) mod queue;
 pub mod resume;
 #[doc(hidden)] // public for benches/init/copy_rows.rs (the ceiling benchmark's files) only
 pub mod rows;

@@ -1,8 +1,8 @@
 //! `-j N` in init mode (not in pgbench, which rejects `-j` with `-i`): the rows of
 //! `pgbench_accounts` are split into pieces of consecutive `aid`s (within one range
 //! partition each) and loaded over N connections; vacuum and primary keys run their
-//! per-table statements concurrently. All of them take their items from one work queue
-//! ([`run_queue`]), which also loads a resumable load's units (`units.rs`).
+//! per-table statements concurrently. All of them take their items from the one work
+//! queue of `queue.rs`.
 //!
 //! What differs from the one-connection path and why: the truncate and the small tables
 //! commit first, because other sessions cannot write to a table truncated in an open
@@ -10,17 +10,13 @@
 //! all-visible but not frozen), and a failure mid-load leaves the rows loaded so far
 //! (`d` or a rerun of `g` cleans up). The rows, schema and progress lines are the same.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
-use std::time::Instant;
-
 use pgbench_wire::Connection;
 
 use super::error::InitError;
 use super::exec::execute;
 use super::load::{small_tables, COPY_CHUNK};
 use super::options::{InitOptions, PartitionMethod};
-use super::progress::Progress;
+use super::queue::{run_queue, Queue, RowCount};
 use super::rows::AccountRows;
 use super::sql::{self, ACCOUNTS};
 
@@ -97,8 +93,7 @@ pub(crate) fn client_side(
         quiet: opts.quiet,
     };
     run_queue(
-        main,
-        helpers,
+        std::iter::once(main).chain(helpers),
         &pieces,
         Some(rows),
         flush_commits,
@@ -236,129 +231,10 @@ fn run_statements(
     statements: &[String],
 ) -> Result<(), InitError> {
     let no_setup = |_: &mut Connection| Ok(());
-    run_queue(main, helpers, statements, None, no_setup, |conn, sql, _| {
+    let conns = std::iter::once(main).chain(helpers);
+    run_queue(conns, statements, None, no_setup, |conn, sql, _| {
         execute(conn, sql)
     })
-}
-
-/// What a queue's progress lines count: pgbench's `N of M tuples` lines over `total`
-/// rows, every 100,000 rows or (`quiet`, `-q`) every 5 seconds.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct RowCount {
-    pub(super) total: i64,
-    pub(super) quiet: bool,
-}
-
-/// What a connection's work on one item sees of the queue.
-pub(super) struct Queue<'a> {
-    report: mpsc::Sender<i64>,
-    failed: &'a AtomicBool,
-}
-
-impl Queue<'_> {
-    /// `n` more rows are written, for the progress lines (without them, nothing).
-    pub(super) fn rows(&self, n: i64) {
-        // The receiver outlives every connection's thread, so this cannot fail.
-        let _ = self.report.send(n);
-    }
-
-    /// Whether another connection failed: work that takes long may stop early.
-    pub(super) fn failed(&self) -> bool {
-        self.failed.load(Ordering::Relaxed)
-    }
-}
-
-/// The work queue of every parallel step (and of a resumable load's units): a thread
-/// per connection runs `setup` on its connection, then `work` on the next item until
-/// none is left. The first failure stops the others at their next item (or sooner,
-/// where `work` asks [`Queue::failed`]), and the first real error is returned. With
-/// `rows`, what `work` reports through [`Queue::rows`] becomes the progress lines,
-/// printed by the calling thread alone, so several connections' rows read like one
-/// connection's.
-pub(super) fn run_queue<T: Sync>(
-    main: &mut Connection,
-    helpers: &mut [Connection],
-    items: &[T],
-    rows: Option<RowCount>,
-    setup: impl Fn(&mut Connection) -> Result<(), InitError> + Sync,
-    work: impl Fn(&mut Connection, &T, &Queue) -> Result<(), InitError> + Sync,
-) -> Result<(), InitError> {
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let start = Instant::now();
-    let mut progress = rows.map(|rows| {
-        Progress::new(
-            std::io::stderr(),
-            rows.total,
-            rows.quiet,
-            crate::sys::stderr_is_tty(),
-        )
-    });
-    let (report, reports) = mpsc::channel::<i64>();
-    let results = std::thread::scope(|scope| {
-        let handles: Vec<_> = std::iter::once(main)
-            .chain(helpers.iter_mut())
-            .map(|conn| {
-                let queue = Queue {
-                    report: report.clone(),
-                    failed: &failed,
-                };
-                let (next, setup, work) = (&next, &setup, &work);
-                scope.spawn(move || {
-                    let result = setup(conn).and_then(|()| {
-                        while let Some(item) = items.get(next.fetch_add(1, Ordering::Relaxed)) {
-                            if queue.failed() {
-                                return Err(InitError::Aborted);
-                            }
-                            work(conn, item, &queue)?;
-                        }
-                        Ok(())
-                    });
-                    if result.is_err() {
-                        queue.failed.store(true, Ordering::Relaxed);
-                    }
-                    result
-                })
-            })
-            .collect();
-        drop(report);
-        // Ends when every connection has finished (all senders dropped).
-        let mut done = 0;
-        for rows in reports {
-            done += rows;
-            if let Some(progress) = progress.as_mut() {
-                progress.advance(done, start.elapsed().as_secs_f64());
-            }
-        }
-        join_all(handles)
-    });
-    if let Some(progress) = progress.as_mut() {
-        progress.finish();
-    }
-    first_error(results)
-}
-
-fn join_all(
-    handles: Vec<std::thread::ScopedJoinHandle<'_, Result<(), InitError>>>,
-) -> Vec<Result<(), InitError>> {
-    handles
-        .into_iter()
-        .map(|h| h.join().unwrap_or(Err(InitError::Aborted)))
-        .collect()
-}
-
-/// The error to report: the first real one, not a connection that stopped because
-/// another one failed.
-fn first_error(results: Vec<Result<(), InitError>>) -> Result<(), InitError> {
-    let mut aborted = None;
-    for result in results {
-        match result {
-            Ok(()) => {}
-            Err(InitError::Aborted) => aborted = Some(InitError::Aborted),
-            Err(e) => return Err(e),
-        }
-    }
-    aborted.map_or(Ok(()), Err)
 }
 
 #[cfg(test)]
@@ -430,18 +306,5 @@ mod tests {
         let pieces = plan(&opts(10, 3, PartitionMethod::Hash), 3);
         assert_eq!(pieces, plan(&opts(10, 0, PartitionMethod::None), 3));
         covers_all(&pieces, 1_000_000);
-    }
-
-    #[test]
-    fn real_errors_win_over_aborts() {
-        let q = InitError::Query {
-            message: "ERROR:  x".into(),
-            sql: "s".into(),
-        };
-        assert_eq!(
-            first_error(vec![Err(InitError::Aborted), Ok(()), Err(q.clone())]),
-            Err(q)
-        );
-        assert_eq!(first_error(vec![Ok(()), Ok(())]), Ok(()));
     }
 }

@@ -20,7 +20,8 @@ use super::error::InitError;
 use super::exec::{execute, say};
 use super::load::{small_tables, COPY_CHUNK};
 use super::options::{InitOptions, PartitionMethod};
-use super::parallel::{flush_commits, run_queue, Piece, Queue, RowCount, COPY_ACCOUNTS};
+use super::parallel::{flush_commits, Piece, COPY_ACCOUNTS};
+use super::queue::{run_queue, Queue, RowCount};
 use super::resume::{self, Record, Start, PGBENCH};
 use super::rows::AccountRows;
 use super::sql::{self, ACCOUNTS};
@@ -322,8 +323,7 @@ impl Init<'_> {
         let opts = self.opts.clone();
         let (main, helpers) = self.connections(width)?;
         run_queue(
-            main,
-            helpers,
+            std::iter::once(main).chain(helpers),
             &units,
             Some(rows),
             flush_commits,
