@@ -1,9 +1,10 @@
 //! The work queue of every load spread over connections: pgbench's `-j` load, its
-//! statements per table and a resumable load's units (`parallel.rs`, `units.rs`). A
-//! thread per connection takes the next item until none is left; the first failure
-//! stops the others; the rows written become pgbench's progress lines, printed by the
-//! calling thread alone. Generic over the error enum of the layer that uses it
-//! ([`QueueError`]), so a workload's load can use it and keep its own errors.
+//! statements per table and a resumable load's units (`parallel.rs`, `units.rs`), and
+//! a workload's load (TPC-C's units and statements). A thread per connection takes the
+//! next item until none is left; the first failure stops the others; the rows written
+//! become pgbench's progress lines, printed by the calling thread alone. Generic over
+//! the error enum of the layer that uses it ([`QueueError`]), so a workload keeps its
+//! own errors.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -21,6 +22,12 @@ pub(crate) trait QueueError: Sized + Send {
 
     /// Whether this is [`QueueError::aborted`]: the error to report is another one.
     fn is_aborted(&self) -> bool;
+
+    /// The error a connection ends with when it finds Ctrl-C pressed before it takes
+    /// its next item; `None`: it takes the item, whose statements meet the cancel
+    /// themselves. Unlike a failure, this does not stop the other connections: each
+    /// finds Ctrl-C pressed at its own next item.
+    fn interrupted() -> Option<Self>;
 }
 
 impl QueueError for InitError {
@@ -30,6 +37,12 @@ impl QueueError for InitError {
 
     fn is_aborted(&self) -> bool {
         matches!(self, InitError::Aborted)
+    }
+
+    /// None: pgbench's init meets Ctrl-C in its statements (a cancelled one, or
+    /// [`super::interrupt::check`] after a COPY), whatever the number of connections.
+    fn interrupted() -> Option<InitError> {
+        None
     }
 }
 
@@ -45,6 +58,7 @@ pub(crate) struct RowCount {
 pub(crate) struct Queue<'a> {
     report: mpsc::Sender<i64>,
     failed: &'a AtomicBool,
+    start: Instant,
 }
 
 impl Queue<'_> {
@@ -57,6 +71,12 @@ impl Queue<'_> {
     /// Whether another connection failed: work that takes long may stop early.
     pub(crate) fn failed(&self) -> bool {
         self.failed.load(Ordering::Relaxed)
+    }
+
+    /// Seconds since the queue started: the progress lines' clock, for lines of the
+    /// work's own that must agree with them.
+    pub(crate) fn elapsed(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
     }
 }
 
@@ -92,6 +112,7 @@ pub(crate) fn run_queue<'c, T: Sync, E: QueueError>(
                 let queue = Queue {
                     report: report.clone(),
                     failed: &failed,
+                    start,
                 };
                 let (next, setup, work) = (&next, &setup, &work);
                 scope.spawn(move || {
@@ -103,6 +124,11 @@ pub(crate) fn run_queue<'c, T: Sync, E: QueueError>(
                     while let Some(item) = items.get(next.fetch_add(1, Ordering::Relaxed)) {
                         if queue.failed() {
                             return Err(E::aborted());
+                        }
+                        if super::interrupt::requested() {
+                            if let Some(e) = E::interrupted() {
+                                return Err(e);
+                            }
                         }
                         work(conn, item, &queue).map_err(stop)?;
                     }

@@ -52,6 +52,21 @@ impl From<crate::init::resume::ResumeError> for PrepareError {
     }
 }
 
+impl crate::init::queue::QueueError for PrepareError {
+    fn aborted() -> PrepareError {
+        PrepareError::Aborted
+    }
+
+    fn is_aborted(&self) -> bool {
+        matches!(self, PrepareError::Aborted)
+    }
+
+    /// A workload's load (TPC-C's units and statements) takes no item after Ctrl-C.
+    fn interrupted() -> Option<PrepareError> {
+        Some(PrepareError::Interrupted)
+    }
+}
+
 impl Diagnostic for PrepareError {
     /// The lines to print, with `progname`'s prefix (a failed statement's text as
     /// pgbench's `detail:`).

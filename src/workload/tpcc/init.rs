@@ -1,10 +1,11 @@
 //! `-i --workload=tpcc -s W [-j N]`: HammerDB's PostgreSQL TPROC-C schema, loaded
 //! with W warehouses by client-side generation ([`super::rows`]) through COPY, over N
 //! connections (the items, then one warehouse after another, to whichever connection
-//! is free). In mode `hammerdb`, HammerDB's build order: the tables with their primary
-//! keys (built as the rows go in), the load, the two secondary indexes, the routines,
-//! ANALYZE (no vacuum). In mode `spec`: the tables, the load, vacuum (with analyze),
-//! keys and indexes, the functions. Statements per table go a table per connection.
+//! is free: the work queue of pgbench's `-j` load, [`crate::init::queue`]). In mode
+//! `hammerdb`, HammerDB's build order: the tables with their primary keys (built as
+//! the rows go in), the load, the two secondary indexes, the routines, ANALYZE (no
+//! vacuum). In mode `spec`: the tables, the load, vacuum (with analyze), keys and
+//! indexes, the functions. Statements per table go a table per connection.
 //! Messages and progress lines are pgbench's init's; the `done in` line names the
 //! steps.
 //!
@@ -12,8 +13,7 @@
 //! `warehouse` ([`super::marker`]) says "incomplete" from the tables' creation and
 //! "complete" only after the last step, and a run refuses anything else.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use pgbench_wire::{ConnectOptions, Connection};
@@ -23,7 +23,8 @@ use super::rows::{self, CUSTOMERS, DISTRICTS, FIRST_NEW_ORDER, ITEMS, ORDERS};
 use super::schema::{self, COPY, TABLES};
 use super::{hammerdb_routines, spec_functions, Config, Mode};
 use crate::init::interrupt;
-use crate::init::progress::{unit_line, Progress};
+use crate::init::progress::unit_line;
+use crate::init::queue::{run_queue, Queue, RowCount};
 use crate::init::resume::{self, Record, Resumable, Start, TPCC};
 use crate::workload::{PrepareError, PrepareOptions};
 
@@ -326,15 +327,16 @@ fn keys(
         .filter(|s| !record.marked(&format!("done {s}")))
         .cloned()
         .collect();
-    run_queue(conns, &left, recorded_statement, |_| {})
+    run_queue(conns, &left, None, no_setup, recorded_statement)
+}
+
+/// The queue's step before a connection's first item: none for TPC-C.
+fn no_setup(_: &mut Connection) -> Result<(), PrepareError> {
+    Ok(())
 }
 
 /// One statement and its mark, in one transaction.
-fn recorded_statement(
-    conn: &mut Connection,
-    sql: &String,
-    _: &mpsc::Sender<i64>,
-) -> Result<(), PrepareError> {
+fn recorded_statement(conn: &mut Connection, sql: &String, _: &Queue) -> Result<(), PrepareError> {
     execute(conn, "begin")?;
     execute(conn, sql)?;
     execute(conn, &resume::unit_sql(TPCC, &format!("=done {sql}"), ""))?;
@@ -424,46 +426,36 @@ fn generate(
         .chain(share.iter().map(|&w| Job::Warehouse(w, opts.mode)))
         .filter(|job| record.is_none_or(|r| !r.units.contains(&job.name())))
         .collect();
-    let total: i64 = jobs.iter().map(|j| j.rows()).sum();
-    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let mut progress = Progress::new(std::io::stderr(), total, opts.quiet, tty);
-    let start = Instant::now();
-    let mut done = 0;
+    let rows = RowCount {
+        total: jobs.iter().map(|j| j.rows()).sum(),
+        quiet: opts.quiet,
+    };
     let units_done = AtomicUsize::new(0);
     // A line per unit as it ends, from the connection's thread that loaded it.
-    let work = |conn: &mut Connection, job: &Job, report: &mpsc::Sender<i64>| {
+    let work = |conn: &mut Connection, job: &Job, queue: &Queue| {
         let began = Instant::now();
         let bytes = match record {
-            Some(_) => load_recorded(conn, job, report)?,
-            None => load(conn, job, report)?,
+            Some(_) => load_recorded(conn, job, queue)?,
+            None => load(conn, job, queue)?,
         };
         let finished = units_done.fetch_add(1, Ordering::Relaxed) + 1;
         let line = unit_line(
             &job.name(),
             (job.rows(), bytes, began.elapsed().as_secs_f64()),
             (finished, jobs.len(), "units"),
-            start.elapsed().as_secs_f64(),
+            queue.elapsed(),
         );
         say(&line);
         Ok(())
     };
-    let result = run_queue(conns, &jobs, work, |rows| {
-        done += rows;
-        progress.advance(done, start.elapsed().as_secs_f64());
-    });
-    progress.finish();
-    result
+    run_queue(conns, &jobs, Some(rows), no_setup, work)
 }
 
 /// One unit in one transaction, its row of the record before the COMMIT; the bytes
 /// of COPY data sent.
-fn load_recorded(
-    conn: &mut Connection,
-    job: &Job,
-    report: &mpsc::Sender<i64>,
-) -> Result<u64, PrepareError> {
+fn load_recorded(conn: &mut Connection, job: &Job, queue: &Queue) -> Result<u64, PrepareError> {
     execute(conn, "begin")?;
-    let bytes = load(conn, job, report)?;
+    let bytes = load(conn, job, queue)?;
     interrupted()?;
     execute(
         conn,
@@ -473,71 +465,20 @@ fn load_recorded(
     Ok(bytes)
 }
 
-/// Runs `jobs` over the connections, each taking the next unit when it is free;
-/// `on_rows` hears of the rows written as they go. The first failure is returned and
-/// stops the other connections at their next unit.
-fn run_queue<J: Sync>(
-    conns: &mut [Connection],
-    jobs: &[J],
-    work: impl Fn(&mut Connection, &J, &mpsc::Sender<i64>) -> Result<(), PrepareError> + Sync,
-    mut on_rows: impl FnMut(i64),
-) -> Result<(), PrepareError> {
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let (report, reports) = mpsc::channel::<i64>();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = conns
-            .iter_mut()
-            .map(|conn| {
-                let report = report.clone();
-                let (next, failed, work) = (&next, &failed, &work);
-                scope.spawn(move || -> Result<(), PrepareError> {
-                    while let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        if failed.load(Ordering::Relaxed) {
-                            return Err(PrepareError::Aborted);
-                        }
-                        interrupted()?;
-                        if let Err(e) = work(conn, job, &report) {
-                            failed.store(true, Ordering::Relaxed);
-                            return Err(e);
-                        }
-                    }
-                    Ok(())
-                })
-            })
-            .collect();
-        drop(report);
-        for rows in reports {
-            on_rows(rows);
-        }
-        let mut first = None;
-        for h in handles {
-            let r = h.join().unwrap_or(Err(PrepareError::Aborted));
-            match (r, &first) {
-                (Err(PrepareError::Aborted), Some(_)) | (Ok(()), _) => {}
-                (Err(e), None) => first = Some(e),
-                (Err(e), Some(PrepareError::Aborted)) => first = Some(e),
-                (Err(_), Some(_)) => {}
-            }
-        }
-        first.map_or(Ok(()), Err)
-    })
-}
-
 /// Vacuum or keys: one statement per table, over the connections.
 fn statements(conns: &mut [Connection], sql: &[String]) -> Result<(), PrepareError> {
-    run_queue(conns, sql, |conn, s, _| execute(conn, s), |_| {})
+    run_queue(conns, sql, None, no_setup, |conn, s, _| execute(conn, s))
 }
 
 /// Loads one unit; returns the bytes of COPY data sent.
-fn load(conn: &mut Connection, job: &Job, report: &mpsc::Sender<i64>) -> Result<u64, PrepareError> {
+fn load(conn: &mut Connection, job: &Job, queue: &Queue) -> Result<u64, PrepareError> {
     let bytes = std::cell::Cell::new(0u64);
     let sent = |data: &[u8]| bytes.set(bytes.get() + data.len() as u64);
     let copy = |conn: &mut Connection, table: usize, data: &[u8]| {
         copy_rows(conn, table, |c| {
             c.write(data).map_err(|e| copy_error(table, e))?;
             sent(data);
-            let _ = report.send(data.iter().filter(|&&b| b == b'\n').count() as i64);
+            queue.rows(data.iter().filter(|&&b| b == b'\n').count() as i64);
             Ok(())
         })
     };
@@ -546,7 +487,7 @@ fn load(conn: &mut Connection, job: &Job, report: &mpsc::Sender<i64>) -> Result<
             rows::items(mode, BATCH_ROWS, |data, n| {
                 c.write(data).map_err(|e| copy_error(7, e))?;
                 sent(data);
-                let _ = report.send(i64::from(n));
+                queue.rows(i64::from(n));
                 Ok(())
             })
         }),
@@ -558,7 +499,7 @@ fn load(conn: &mut Connection, job: &Job, report: &mpsc::Sender<i64>) -> Result<
                 rows::stock(w, mode, BATCH_ROWS, |data, n| {
                     c.write(data).map_err(|e| copy_error(8, e))?;
                     sent(data);
-                    let _ = report.send(i64::from(n));
+                    queue.rows(i64::from(n));
                     Ok(())
                 })
             })?;
