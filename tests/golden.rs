@@ -399,7 +399,9 @@ fn debug_output_looks_for_results_as_pgbench_does() {
 
 /// When the system refuses a thread (here: the per-user process limit), the run
 /// stops at once with pgbench's `could not create thread` and exit status 1, as
-/// stock's pg_fatal does; the threads already started do not keep it waiting.
+/// stock's pg_fatal does; the threads already started do not keep it waiting. Ours
+/// asks for 500 OS threads only under `--os-threads=500`: by default its `-j 500`
+/// runs on one OS thread per CPU, within the limit.
 #[test]
 fn a_refused_thread_is_fatal_as_in_pgbench() {
     use std::os::unix::fs::PermissionsExt;
@@ -426,7 +428,7 @@ fn a_refused_thread_is_fatal_as_in_pgbench() {
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let ours = dir.path().join("pgbench");
     std::fs::copy(env!("CARGO_BIN_EXE_pgbench-rs"), &ours).unwrap();
-    let limited = |program: &std::path::Path| {
+    let limited = |program: &std::path::Path, ours: &[&str]| {
         let mut cmd = if root {
             let mut c = std::process::Command::new("runuser");
             c.args(["-u", "nobody", "--", "bash"]);
@@ -436,13 +438,21 @@ fn a_refused_thread_is_fatal_as_in_pgbench() {
         };
         cmd.args(["-c", "ulimit -u 100 && exec \"$0\" \"$@\""])
             .arg(program)
-            .args(["-n", "-S", "-t", "1", "-c", "500", "-j", "500"]);
+            .args(["-n", "-S", "-t", "1", "-c", "500", "-j", "500"])
+            .args(ours);
         support::aim(&mut cmd, db.cluster, &db.name);
         cmd.env("PGHOST", "127.0.0.1").current_dir(dir.path());
         run(&mut cmd)
     };
-    let stock = limited(&support::stock_pgbench());
-    let ours = limited(&ours);
+    let stock = limited(&support::stock_pgbench(), &[]);
+    let within = limited(&ours, &[]);
+    assert_eq!(within.code, 0, "{}", within.stderr);
+    assert!(
+        within.stdout.contains("number of threads: 500"),
+        "{}",
+        within.stdout
+    );
+    let ours = limited(&ours, &["--os-threads=500"]);
     assert_eq!(ours.code, 1, "{}", ours.stderr);
     assert_eq!(ours.code, stock.code);
     assert_eq!(ours.stderr, stock.stderr);
