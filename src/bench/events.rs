@@ -11,8 +11,8 @@ pub use pgbench_results::TxRecord;
 /// A client's last word.
 #[derive(Debug, Clone)]
 pub struct ClientDone {
-    /// Its `-r` counters per script and command.
-    pub commands: Vec<Vec<CommandStats>>,
+    /// Its `-r` counters per script and command, when the run keeps them.
+    pub commands: Option<Vec<Vec<CommandStats>>>,
     /// Time spent in `-C` connects and disconnects, µs.
     pub conn_duration_us: f64,
     /// Its statements by what they returned, and the errors it survived.
@@ -154,7 +154,7 @@ pub fn lost_client(thread: usize, client: usize, end_us: i64) -> [Event; 2] {
     [
         Event::Aborted { thread, abort },
         Event::Done(ClientDone {
-            commands: Vec::new(),
+            commands: None,
             conn_duration_us: 0.0,
             queries: Default::default(),
             end_us,

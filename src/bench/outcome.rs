@@ -10,7 +10,9 @@ use super::plan::BenchPlan;
 use super::setup::Setup;
 use super::txlog::LogLoss;
 use crate::diagnostic::ExitStatus;
-use pgbench_results::{CommandResult, Ended, LatencyCounts, RunMeta, RunResult, ScriptResult};
+use pgbench_results::{
+    CommandResult, CommandStats, Ended, LatencyCounts, RunMeta, RunResult, ScriptResult,
+};
 
 /// How the run ended.
 #[derive(Debug)]
@@ -166,16 +168,7 @@ pub fn assemble(
                 desc: s.script.desc.clone(),
                 weight: s.weight,
                 stats,
-                commands: s
-                    .script
-                    .commands
-                    .iter()
-                    .zip(collected.commands.get(i).into_iter().flatten())
-                    .map(|(c, st)| CommandResult {
-                        first_line: c.first_line.clone(),
-                        stats: *st,
-                    })
-                    .collect(),
+                commands: command_results(&s.script, collected.commands.get(i)),
                 histogram: script_histograms.as_mut().and_then(Iterator::next),
             })
             .collect(),
@@ -251,10 +244,46 @@ pub fn meta(
     }
 }
 
+/// Every command of `script` with its `-r` counters, at zero where the run kept none
+/// (no `-r`): the results file names them all (a run's script digest in the history,
+/// the workers' scripts compared by merge).
+fn command_results(
+    script: &pgbench_script::ast::Script,
+    kept: Option<&Vec<CommandStats>>,
+) -> Vec<CommandResult> {
+    let kept = kept.map_or(&[][..], Vec::as_slice);
+    script
+        .commands
+        .iter()
+        .enumerate()
+        .map(|(j, c)| CommandResult {
+            first_line: c.first_line.clone(),
+            stats: kept.get(j).copied().unwrap_or_default(),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::bench::phases::PhasePlan;
+
+    #[test]
+    fn a_run_without_r_lists_every_command_with_its_counters_at_zero() {
+        let script =
+            pgbench_script::parse_script("t", "t", "BEGIN;\n\\set x 1\nEND;\n").expect("a script");
+        let lines = |r: &[CommandResult]| -> Vec<String> {
+            r.iter().map(|c| c.first_line.clone()).collect()
+        };
+        let none = command_results(&script, None);
+        assert_eq!(lines(&none), ["BEGIN;", "\\set x 1", "END;"]);
+        assert!(none.iter().all(|c| c.stats == CommandStats::default()));
+        let mut counted = vec![CommandStats::default(); 3];
+        counted[2].failures = 4;
+        let kept = command_results(&script, Some(&counted));
+        assert_eq!(lines(&kept), lines(&none));
+        assert_eq!(kept[2].stats.failures, 4);
+    }
 
     /// A 10 s warm-up from 1 s on the run clock, then the measured part.
     fn timing(end: i64) -> Timing {

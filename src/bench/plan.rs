@@ -91,8 +91,9 @@ pub struct BenchPlan {
     /// `--os-threads`: how many OS threads run the `-j` threads (default: one per
     /// CPU, at most `-j`; see [`super::threads::os_threads`]).
     pub os_threads: Option<usize>,
-    /// What the run keeps beyond pgbench's counters: decided by its caller (what the
-    /// report, the results files or a sweep's step will read of it), not by the run.
+    /// What the run keeps beyond the counters every report needs: decided by its
+    /// caller (what the report, the results files or a sweep's step will read of it),
+    /// not by the run.
     pub keep: Keep,
     /// `--scenarios`: groups of the clients, threads and scripts above, each with its
     /// own rate and target; empty for a run of one group ([`super::scenario`] runs them).
@@ -118,8 +119,8 @@ pub struct ScenarioPlan {
     pub stages: Option<super::stages::StagePlan>,
 }
 
-/// What a run keeps beyond what pgbench's report needs: each costs memory and time in
-/// the collector, so a run keeps only what its caller will read.
+/// What a run keeps beyond the counters every report needs: each costs memory and
+/// time in the clients or the collector, so a run keeps only what its caller will read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Keep {
     /// The latency histograms (percentiles, a results file, a workload's report).
@@ -128,6 +129,13 @@ pub struct Keep {
     pub series: bool,
     /// The server's settings, read once before the run (a results file).
     pub server_settings: bool,
+    /// The counters per command of each script, which only `-r` prints (its report
+    /// lines, the statements of the results file). Each client keeps a set of its own
+    /// (pgbench's one set is shared by its threads without a lock) for every command
+    /// of every script, 273 KiB a client for a sysbench script of 250 tables (5,000
+    /// commands): a run without `-r` keeps none, and its result lists the commands
+    /// with their counters at zero.
+    pub commands: bool,
 }
 
 impl Keep {

@@ -477,8 +477,9 @@ impl<'a> Client<'a> {
         while let Some(command) = commands.get(self.tx.index) {
             let index = self.tx.index;
             let role = roles[index];
-            // pgbench times a command only when it is reached in a running branch.
-            let timed = ctx.plan.settings.report_per_command && self.tx.cond.active();
+            // pgbench times a command only when it is reached in a running branch
+            // (under -r: only then does the recorder keep the counters).
+            let timed = self.record.times_commands() && self.tx.cond.active();
             self.tx.command_start = timed.then(|| ctx.control.clock.now_us());
             let flow = match &command.kind {
                 CommandKind::Meta(meta) => {

@@ -1,8 +1,9 @@
 //! What a client measures, and where it goes (pgbench.c `processXactStats` and
 //! `doLog`): each transaction as a [`TxRecord`] to the collector, in batches through
 //! the run's outbox (one slot per client, emptied by the collector); its `-l`
-//! line through its thread's log; the `-r` counters, the `-C` connection time and
-//! its statements by kind, handed over once at the end. In `--warmup` the counters
+//! line through its thread's log; the `-r` counters (when the run keeps them:
+//! [`crate::bench::plan::Keep::commands`]), the `-C` connection time and its
+//! statements by kind, handed over once at the end. In `--warmup` the counters
 //! restart at the first event after the warm-up (the collector splits the records by
 //! their end).
 
@@ -27,8 +28,9 @@ pub(super) struct Recorder<'a> {
     thread: &'a ThreadShared,
     /// Transactions counted so far (successful, failed, skipped): pgbench's `st->cnt`.
     counted: i64,
-    /// `-r` counters per script and command.
-    commands: Vec<Vec<CommandStats>>,
+    /// `-r` counters per script and command, when the run keeps them: none
+    /// otherwise, for that is a set per command of every script for every client.
+    commands: Option<Vec<Vec<CommandStats>>>,
     batch: Vec<TxRecord>,
     batch_since: i64,
     /// Time spent in `-C` connects and disconnects, µs.
@@ -54,11 +56,12 @@ impl<'a> Recorder<'a> {
             ctx,
             thread,
             counted: 0,
-            commands: ctx
-                .scripts
-                .iter()
-                .map(|s| vec![CommandStats::default(); s.script.commands.len()])
-                .collect(),
+            commands: ctx.plan.keep.commands.then(|| {
+                ctx.scripts
+                    .iter()
+                    .map(|s| vec![CommandStats::default(); s.script.commands.len()])
+                    .collect()
+            }),
             batch: Vec::with_capacity(BATCH_RECORDS),
             batch_since: 0,
             conn_duration_us: 0.0,
@@ -66,6 +69,12 @@ impl<'a> Recorder<'a> {
             warm: ctx.plan.phases.has_warmup(),
             cut_short_in_doubt: 0,
         }
+    }
+
+    /// Whether it keeps the `-r` counters, so its commands are timed.
+    #[inline]
+    pub(super) fn times_commands(&self) -> bool {
+        self.commands.is_some()
     }
 
     /// Transactions counted so far (not those of the warm-up): what `-t` counts.
@@ -93,6 +102,7 @@ impl<'a> Recorder<'a> {
         self.commands
             .iter_mut()
             .flatten()
+            .flatten()
             .for_each(|c| *c = CommandStats::default());
         self.conn_duration_us = 0.0;
         self.queries = Default::default();
@@ -102,7 +112,9 @@ impl<'a> Recorder<'a> {
     /// A try of the transaction failed at `command` and is retried.
     pub(super) fn retried(&mut self, script: usize, command: usize, now: i64) {
         self.warming_up(now);
-        self.commands[script][command].retries += 1;
+        if let Some(commands) = &mut self.commands {
+            commands[script][command].retries += 1;
+        }
         self.queries.errors += 1;
     }
 
@@ -114,7 +126,9 @@ impl<'a> Recorder<'a> {
     /// that began in the warm-up is counted where its transaction is.
     pub(super) fn failed(&mut self, script: usize, command: usize, now: i64) {
         self.warming_up(now);
-        self.commands[script][command].failures += 1;
+        if let Some(commands) = &mut self.commands {
+            commands[script][command].failures += 1;
+        }
         self.queries.errors += 1;
     }
 
@@ -123,12 +137,15 @@ impl<'a> Recorder<'a> {
         self.cut_short_in_doubt += 1;
     }
 
-    /// `-r`: the command ran from `start` to `now`.
+    /// `-r`: the command ran from `start` to `now` (only asked when
+    /// [`Self::times_commands`]).
     #[inline]
     pub(super) fn command_time(&mut self, script: usize, command: usize, start: i64, now: i64) {
         self.warming_up(now);
-        let elapsed = (now - start) as f64 / 1e6;
-        self.commands[script][command].elapsed.add(elapsed);
+        if let Some(commands) = &mut self.commands {
+            let elapsed = (now - start) as f64 / 1e6;
+            commands[script][command].elapsed.add(elapsed);
+        }
     }
 
     /// `-C`: a connect or disconnect took from `start` to `end`.

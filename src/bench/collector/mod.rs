@@ -140,6 +140,7 @@ impl Extras {
 pub struct Collected {
     pub total: StatsData,
     pub per_script: Vec<StatsData>,
+    /// The clients' `-r` counters added up; empty when the run keeps none.
     pub commands: Vec<Vec<CommandStats>>,
     pub conn_total_duration_us: f64,
     /// Every client's statements by kind.
@@ -272,17 +273,20 @@ impl Collected {
         }
     }
 
-    /// A client's last word: its `-r` counters and connection time.
+    /// A client's last word: its `-r` counters (if kept) and connection time.
     fn client_done(&mut self, done: ClientDone) {
         self.last_client_end = self.last_client_end.max(done.end_us);
         self.unfinished += usize::from(done.unfinished);
         self.cut_short_in_doubt += done.cut_short_in_doubt;
         self.conn_total_duration_us += done.conn_duration_us;
         self.queries.add(&done.queries);
+        let Some(commands) = done.commands else {
+            return;
+        };
         if self.commands.is_empty() {
-            self.commands = done.commands;
+            self.commands = commands;
         } else {
-            for (mine, theirs) in self.commands.iter_mut().zip(&done.commands) {
+            for (mine, theirs) in self.commands.iter_mut().zip(&commands) {
                 for (m, t) in mine.iter_mut().zip(theirs) {
                     m.merge(t);
                 }

@@ -34,13 +34,13 @@ fn tx(script: u32, outcome: TxOutcome, latency: f64, end_us: i64) -> TxRecord {
 
 fn done(end_us: i64, failures: i64) -> Event {
     Event::Done(ClientDone {
-        commands: vec![
+        commands: Some(vec![
             vec![CommandStats {
                 failures,
                 ..Default::default()
             }],
             vec![],
-        ],
+        ]),
         conn_duration_us: 10.0,
         queries: Default::default(),
         end_us,
@@ -66,6 +66,26 @@ fn a_client_lost_to_a_panic_is_an_abort_and_the_collection_ends() {
         text.contains("client 1 aborted: internal error in its thread"),
         "{text}"
     );
+}
+
+#[test]
+fn last_words_without_counters_add_none() {
+    // #48: a run without -r keeps no counters per command, in any client.
+    let without = |end_us| {
+        let Event::Done(mut d) = done(end_us, 0) else {
+            unreachable!()
+        };
+        d.commands = None;
+        Event::Done(d)
+    };
+    let (c, _) = run(&plan(), vec![without(100_000), without(200_000)]);
+    assert!(c.commands.is_empty());
+    assert_eq!(c.conn_total_duration_us, 20.0);
+    // A client lost before its last word has none either, beside clients that kept theirs.
+    let mut events = Vec::from(crate::bench::events::lost_client(0, 0, 100_000));
+    events.push(done(200_000, 2));
+    let (c, _) = run(&plan(), events);
+    assert_eq!(c.commands[0][0].failures, 2);
 }
 
 #[test]

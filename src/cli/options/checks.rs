@@ -427,7 +427,7 @@ fn check_worker(d: &Draft) -> Result<(), ConfigError> {
 }
 
 /// What a run keeps for what is read of it afterwards: `--latency-percentiles`, the
-/// results files, `--print-warnings`, a workload's report.
+/// results files, `--print-warnings`, a workload's report, `-r`.
 fn keep(d: &Draft, workload: Option<&dyn crate::workload::Workload>) -> Keep {
     Keep {
         // A workload's report may need them (per-transaction percentiles, its tool's
@@ -439,6 +439,8 @@ fn keep(d: &Draft, workload: Option<&dyn crate::workload::Workload>) -> Keep {
             || workload.is_some_and(|w| w.policy().keep_histograms),
         series: d.export.any() || d.print_warnings,
         server_settings: d.export.any(),
+        // Only -r's lines and the statements it puts in the results file read them.
+        commands: d.report_per_command,
     }
 }
 

@@ -156,6 +156,20 @@ fn threads_are_capped_to_clients_and_rate_becomes_a_per_thread_delay() {
 }
 
 #[test]
+fn only_r_keeps_counters_per_command() {
+    // #48: each client would keep a set per command of every script; only -r's lines
+    // (and the statements it puts in a results file) read them.
+    let keep = |args: &[&str]| match parse(args) {
+        Ok(Action::Bench { plan, .. }) => plan.keep,
+        other => panic!("{args:?}: {other:?}"),
+    };
+    assert!(!keep(&["-S"]).commands);
+    assert!(!keep(&["-S", "--export-json=r.json", "--latency-percentiles"]).commands);
+    assert!(keep(&["-S", "-r"]).commands);
+    assert!(keep(&["-S", "--report-per-command"]).commands);
+}
+
+#[test]
 fn the_open_files_check_names_the_limit_with_pgbench_hint() {
     assert_eq!(
         error_of(&["-c", "2000"]),
