@@ -1,7 +1,7 @@
 //! `-i --workload=tpcc -s W [-j N]`: HammerDB's PostgreSQL TPROC-C schema, loaded
 //! with W warehouses by client-side generation ([`super::rows`]) through COPY, over N
 //! connections (the items, then one warehouse after another, to whichever connection
-//! is free: the work queue of pgbench's `-j` load, [`crate::init::queue`]). In mode
+//! is free: the work queue of pgbench's `-j` load, `src/init/queue.rs`). In mode
 //! `hammerdb`, HammerDB's build order: the tables with their primary keys (built as
 //! the rows go in), the load, the two secondary indexes, the routines, ANALYZE (no
 //! vacuum). In mode `spec`: the tables, the load, vacuum (with analyze), keys and
