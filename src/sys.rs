@@ -74,8 +74,9 @@ pub fn process_cpu_s() -> Option<f64> {
 /// as the connection layer looks it up.
 pub use pgbench_wire::os_user_name;
 
-/// Caps glibc's malloc arenas. With one thread per client, glibc would give hundreds
-/// of threads their own arenas (up to 8 per core), each with heap pages of its own;
+/// Caps glibc's malloc arenas. With one thread per client (`--os-threads`, `-C`),
+/// glibc would give hundreds of threads their own arenas (up to 8 per core), each with
+/// heap pages of its own;
 /// the hot path allocates nothing, so two arenas cost no contention and keep the
 /// peak RSS of a 256-client run down (measured: 33.7 MiB -> 25.8 MiB).
 pub fn limit_malloc_arenas() {

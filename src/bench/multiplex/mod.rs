@@ -1,11 +1,13 @@
-//! A pgbench thread with several clients (pgbench.c `threadRun`): one OS thread waits
-//! on all its clients at once and advances every client that can go on before it
-//! waits again. A client alone on its thread does not come here: it blocks on its own
-//! socket ([`super::client::Client::run`]), which costs least for one client.
+//! An OS thread with several clients, of one pgbench `-j` thread or of several
+//! ([`super::threads::os_threads`]), as pgbench.c's `threadRun`: it waits on all its
+//! clients at once and advances every client that can go on before it waits again. A
+//! client alone on its OS thread does not come here: it blocks on its own socket
+//! ([`super::client::Client::run`]), which costs least for one client.
 //!
 //! Why: with a sleeping OS thread per client, every transaction costs a wake-up and
 //! a context switch; here a thread keeps running while any of its clients has a
-//! reply, as stock pgbench's threads do, and 1,000 clients need 10 stacks, not 1,000.
+//! reply, as stock pgbench's threads do, and 1,000 clients need a stack per CPU, not
+//! 1,000.
 //!
 //! Two drivers, one contract (the client's `Wait`):
 //! - `uring`: io_uring, where the kernel allows it. Each wait submits every ready
