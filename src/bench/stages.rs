@@ -664,6 +664,8 @@ mod tests {
             let a = plan.at(&plan.on_clock(16 * S), t);
             (a.index, a.count, a.value)
         };
+        // In a warm-up, before the stages: the first one's start.
+        assert_eq!(at(&rate, 9 * S), (1, 2, 0.0));
         assert_eq!(at(&rate, 10 * S), (1, 2, 0.0));
         assert_eq!(at(&rate, 11_500_000), (1, 2, 25.0));
         assert_eq!(at(&rate, 14_500_000), (2, 2, 125.0));
@@ -681,5 +683,7 @@ mod tests {
         assert_eq!(at(&clients, 14 * S), (2, 2, 2.0));
         assert_eq!(at(&clients, 13 * S), (2, 2, 4.0));
         assert_eq!(clients.describe_at(&clock, 13 * S), "stage 2/2, clients 4");
+        // Before a first stage that is a step, none has begun: stage 0, the start.
+        assert_eq!(at(&clients, 9 * S), (0, 2, 1.0));
     }
 }
