@@ -2,7 +2,8 @@
 //! 15 s run every second and its query API gives the report's count, as a counter and
 //! as the latency histogram's count; `promtool check metrics` accepts the endpoint's
 //! text; two `--worker` processes add up to the merged report; the linger after the
-//! report and Ctrl-C ending it; a port in use refused before connecting. Without
+//! report and Ctrl-C ending it; the stage gauges following `--rate-stages` and
+//! `--client-stages`; a port in use refused before connecting. Without
 //! prometheus the tests that need it fail under CI=true and say "skipped" otherwise.
 //! Peers that misbehave are [`hostile`]'s.
 
@@ -453,6 +454,183 @@ fn a_warm_up_is_a_phase_of_its_own_counted_apart() {
         sample(&last, "pgbench_latency_seconds_count{script=\"1\"}"),
         Some(count)
     );
+}
+
+/// One scrape of a staged run in its measured part: the stage, the stage count, the
+/// schedule's target (`target` names it) and the progress, all of one instant.
+#[derive(Debug, Clone, Copy)]
+struct StageScrape {
+    stage: f64,
+    stages: f64,
+    target: f64,
+    progress: f64,
+}
+
+fn stage_scrape(text: &str, target: &str) -> StageScrape {
+    let get = |series| sample(text, series).unwrap_or_else(|| panic!("no {series} in\n{text}"));
+    StageScrape {
+        stage: get("pgbench_stage"),
+        stages: get("pgbench_stages"),
+        target: get(target),
+        progress: get("pgbench_progress_ratio"),
+    }
+}
+
+/// pgbench-rs running [`script`] with `args` (stages of 6 s in all) and no `-c` (the
+/// client stages start from 1), scraped every 50 ms from the start to the end: the
+/// measured part's scrapes, and the first one once it finished.
+fn scrape_stages(test: &str, target: &str, args: &[&str]) -> (Vec<StageScrape>, StageScrape) {
+    let db = fresh_db(test);
+    let dir = tempfile::tempdir().unwrap();
+    let script = script(&dir);
+    let port = free_port();
+    let listen = format!("--metrics-listen=127.0.0.1:{port}");
+    let common = ["-n", "-f", &script, &listen, "--metrics-linger=60"];
+    let child = spawn(&db, dir.path(), &[&common[..], args].concat());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = Vec::new();
+    let last = loop {
+        assert!(
+            Instant::now() < deadline,
+            "the run did not finish: {seen:?}"
+        );
+        let Some(text) = scrape(port) else {
+            // Not listening yet.
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        };
+        if sample(&text, "pgbench_phase{phase=\"finished\"}") == Some(1.0) {
+            break stage_scrape(&text, target);
+        }
+        if sample(&text, "pgbench_phase{phase=\"measured\"}") == Some(1.0) {
+            seen.push(stage_scrape(&text, target));
+        } else {
+            assert_eq!(
+                sample(&text, "pgbench_stage"),
+                None,
+                "before the start: {text}"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // Lingering: Ctrl-C ends it, the run's exit status kept.
+    let ((code, _, stderr), _) = interrupt(child);
+    assert_eq!(code, 0, "{stderr}");
+    (seen, last)
+}
+
+/// The stages the scrapes went through, in order, each once.
+fn stages_seen(scrapes: &[StageScrape]) -> Vec<f64> {
+    let mut stages: Vec<f64> = scrapes.iter().map(|s| s.stage).collect();
+    stages.dedup();
+    stages
+}
+
+/// The schedule at a scrape follows the stages: the stage and the rate are read at
+/// the scrape's instant, the progress's too (both count from the start of the client
+/// threads), so the rate is the ramp's at `6 s × progress` however late the scrape.
+#[test]
+fn the_stage_and_the_rate_follow_rate_stages() {
+    let (seen, last) = scrape_stages(
+        "metrics_rate_stages",
+        "pgbench_stage_rate",
+        &["-T", "6", "--rate-stages=3s:50,3s:200"],
+    );
+    assert!(seen.len() >= 10, "{seen:?}");
+    assert_eq!(stages_seen(&seen), [1.0, 2.0], "{seen:?}");
+    for s in &seen {
+        assert_eq!(s.stages, 2.0);
+        // From 0 (no -R) to 50 over 3 s, then to 200 over 3 s.
+        let t = 6.0 * s.progress;
+        let want = if t < 3.0 {
+            50.0 * t / 3.0
+        } else {
+            50.0 + 150.0 * (t - 3.0) / 3.0
+        };
+        assert!(
+            (s.target - want).abs() <= 2.0,
+            "at {t:.3} s: {s:?}, wanted {want:.1}"
+        );
+        // A scrape within 50 ms of the boundary may see either stage.
+        if (t - 3.0).abs() > 0.05 {
+            assert_eq!(
+                s.stage,
+                if t < 3.0 { 1.0 } else { 2.0 },
+                "at {t:.3} s: {s:?}"
+            );
+        }
+    }
+    assert!(
+        seen.windows(2).all(|w| w[1].target >= w[0].target),
+        "{seen:?}"
+    );
+    assert!(seen
+        .iter()
+        .any(|s| s.stage == 1.0 && s.target > 5.0 && s.target < 45.0));
+    assert!(seen
+        .iter()
+        .any(|s| s.stage == 2.0 && s.target > 60.0 && s.target < 190.0));
+    // The run's end stays: its last stage at the last target.
+    assert_eq!(
+        (last.stage, last.stages, last.target),
+        (2.0, 2.0, 200.0),
+        "{last:?}"
+    );
+}
+
+/// The same for `--client-stages`: from 1 client up to 4 over 3 s, down to 1 over
+/// the next 3; the clients active are whole, as the `-P` line has them.
+#[test]
+fn the_stage_and_the_clients_follow_client_stages() {
+    let (seen, last) = scrape_stages(
+        "metrics_client_stages",
+        "pgbench_stage_clients",
+        &["-T", "6", "--client-stages=3s:4,3s:1"],
+    );
+    assert!(seen.len() >= 10, "{seen:?}");
+    assert_eq!(stages_seen(&seen), [1.0, 2.0], "{seen:?}");
+    let count = |t: f64| {
+        let v = if t < 3.0 {
+            1.0 + 3.0 * t / 3.0
+        } else {
+            4.0 - 3.0 * (t - 3.0) / 3.0
+        };
+        (v + 1e-9).floor()
+    };
+    for s in &seen {
+        assert_eq!(s.stages, 2.0);
+        let t = 6.0 * s.progress;
+        // Either side of a step within 50 ms.
+        let near = [count(t - 0.05), count(t), count(t + 0.05)];
+        assert!(
+            near.contains(&s.target),
+            "at {t:.3} s: {s:?}, wanted {near:?}"
+        );
+        if (t - 3.0).abs() > 0.05 {
+            assert_eq!(
+                s.stage,
+                if t < 3.0 { 1.0 } else { 2.0 },
+                "at {t:.3} s: {s:?}"
+            );
+        }
+    }
+    let targets: Vec<f64> = seen.iter().map(|s| s.target).collect();
+    // 4 only about the instant between the stages.
+    for n in [1.0, 2.0, 3.0] {
+        assert!(targets.contains(&n), "no {n} clients in {targets:?}");
+    }
+    assert_eq!((last.stage, last.target), (2.0, 1.0), "{last:?}");
+}
+
+/// Without stages, nothing of them is served.
+#[test]
+fn a_run_without_stages_serves_no_stage() {
+    let args = ["-t", "20", "--metrics-linger=1"];
+    let Metered { child, port, _dir } = start_metered("metrics_no_stages", free_port(), &args);
+    let text = scrape_when_finished(port);
+    let (code, _, stderr) = finish(child);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!text.contains("pgbench_stage"), "{text}");
 }
 
 #[test]

@@ -418,24 +418,50 @@ impl StagePlan {
             .collect()
     }
 
-    /// The stage in force at `t_us` on the run clock and the value then, for a
-    /// progress line: `stage 2/3, rate 233.3`. Steps (stages of no time) are not
-    /// counted: the numbers are those of the report's block.
-    pub fn describe_at(&self, clock: &StageClock, t_us: i64) -> String {
+    /// The stage in force at `t_us` on the run clock and the value then. Steps
+    /// (stages of no time) are not counted: the numbers are those of the report's
+    /// block.
+    pub fn at(&self, clock: &StageClock, t_us: i64) -> StageAt {
         let rel = t_us - clock.origin_us;
         let value = self.stages().value_at(self.start(), rel);
         let all = &self.stages().stages;
         let timed = |upto: usize| all[..upto].iter().filter(|s| s.duration_us > 0).count();
-        let index = timed(self.stages().index_at(rel) + 1);
-        let count = timed(all.len());
-        match self {
-            StagePlan::Rate(_) => format!("stage {index}/{count}, rate {value:.1}"),
-            StagePlan::Clients(p) => {
-                let active = (value + COUNT_SLACK).floor().min(p.clients() as f64);
-                format!("stage {index}/{count}, clients {active}")
-            }
+        StageAt {
+            index: timed(self.stages().index_at(rel) + 1),
+            count: timed(all.len()),
+            value: match self {
+                StagePlan::Rate(_) => value,
+                // The clients active then: client `i` runs while the count is at
+                // least `i + 1`.
+                StagePlan::Clients(p) => (value + COUNT_SLACK).floor().min(p.clients() as f64),
+            },
         }
     }
+
+    /// [`StagePlan::at`] for a progress line: `stage 2/3, rate 233.3`.
+    pub fn describe_at(&self, clock: &StageClock, t_us: i64) -> String {
+        let StageAt {
+            index,
+            count,
+            value,
+        } = self.at(clock, t_us);
+        match self {
+            StagePlan::Rate(_) => format!("stage {index}/{count}, rate {value:.1}"),
+            StagePlan::Clients(_) => format!("stage {index}/{count}, clients {value}"),
+        }
+    }
+}
+
+/// Where the stages are at an instant: what a `-P` line and the metrics endpoint show.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StageAt {
+    /// The stage in force, from 1, steps not counted.
+    pub index: usize,
+    /// The stages with time, as the report's block has them.
+    pub count: usize,
+    /// The `-R` schedule's rate then (transactions per second), or the clients
+    /// active then.
+    pub value: f64,
 }
 
 /// The stages placed on the run clock.
@@ -622,5 +648,42 @@ mod tests {
         assert_eq!(steps.next_active(2, 0), Some(5 * S));
         assert!(steps.active(2, 5 * S));
         assert!(!steps.active(2, 5 * S - 1));
+    }
+
+    #[test]
+    fn the_stage_and_value_at_an_instant_number_the_stages_as_the_block() {
+        let rate = StagePlan::Rate(RateProfile {
+            start: 0.0,
+            stages: Stages::parse("3s:50,3s:200").unwrap(),
+            threads: 1,
+        });
+        // Six seconds of stages ending at 16 s on the run clock.
+        let clock = rate.on_clock(16 * S);
+        assert_eq!(clock.origin_us, 10 * S);
+        let at = |plan: &StagePlan, t| {
+            let a = plan.at(&plan.on_clock(16 * S), t);
+            (a.index, a.count, a.value)
+        };
+        // In a warm-up, before the stages: the first one's start.
+        assert_eq!(at(&rate, 9 * S), (1, 2, 0.0));
+        assert_eq!(at(&rate, 10 * S), (1, 2, 0.0));
+        assert_eq!(at(&rate, 11_500_000), (1, 2, 25.0));
+        assert_eq!(at(&rate, 14_500_000), (2, 2, 125.0));
+        assert_eq!(at(&rate, 99 * S), (2, 2, 200.0));
+        assert_eq!(
+            rate.describe_at(&clock, 14_500_000),
+            "stage 2/2, rate 125.0"
+        );
+        // Steps are not counted; the clients are whole, as the -P line has them.
+        let clients = StagePlan::Clients(ClientProfile {
+            start: 1.0,
+            stages: Stages::parse_clients("0s:2,3s:2,0s:4,3s:0").unwrap(),
+        });
+        assert_eq!(at(&clients, 11 * S), (1, 2, 2.0));
+        assert_eq!(at(&clients, 14 * S), (2, 2, 2.0));
+        assert_eq!(at(&clients, 13 * S), (2, 2, 4.0));
+        assert_eq!(clients.describe_at(&clock, 13 * S), "stage 2/2, clients 4");
+        // Before a first stage that is a step, none has begun: stage 0, the start.
+        assert_eq!(at(&clients, 9 * S), (0, 2, 1.0));
     }
 }

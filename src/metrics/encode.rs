@@ -10,7 +10,7 @@
 //! carry its scenario's name, `scenario="NAME"` (each script is one scenario's), so
 //! `sum by (scenario)` gives each scenario's figures.
 
-use super::live::{Phase, ScriptSnapshot, Snapshot, BUCKET_BOUNDS_US};
+use super::live::{Phase, ScriptSnapshot, Snapshot, StageTarget, BUCKET_BOUNDS_US};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
@@ -180,6 +180,7 @@ impl Collector for View {
         let help = "The run's progress against -T or -t, 0 to 1";
         descriptor(&mut enc, family("progress_ratio", help, None, Gauge))?
             .encode_gauge(&snap.progress)?;
+        self.stage(&mut enc)?;
         let info = family("script", "The run's scripts", None, MetricType::Info);
         let mut m = descriptor(&mut enc, info)?;
         for (i, (name, weight)) in self.scripts.iter().enumerate() {
@@ -294,6 +295,38 @@ impl View {
         Ok(())
     }
 
+    /// `--rate-stages`, `--client-stages`: the stage in force and the schedule's
+    /// target, as the `-P` line's `stage 2/3, rate 233.3`; nothing without stages.
+    fn stage(&self, enc: &mut DescriptorEncoder) -> Result<(), Error> {
+        let Some(now) = &self.snapshot.stage else {
+            return Ok(());
+        };
+        let gauges = [
+            (
+                "stage",
+                "The stage in force, from 1 (as the report's stages block numbers them)",
+                now.stage,
+            ),
+            ("stages", "The number of stages", now.stages),
+        ];
+        for (name, help, v) in gauges {
+            descriptor(enc, family(name, help, None, MetricType::Gauge))?
+                .encode_gauge(&(v as i64))?;
+        }
+        match now.target {
+            StageTarget::Rate(rate) => {
+                let help = "--rate-stages: the -R schedule's rate now, transactions per second";
+                descriptor(enc, family("stage_rate", help, None, MetricType::Gauge))?
+                    .encode_gauge(&rate)
+            }
+            StageTarget::Clients(clients) => {
+                let help = "--client-stages: the clients the stages have active now";
+                descriptor(enc, family("stage_clients", help, None, MetricType::Gauge))?
+                    .encode_gauge(&(clients as i64))
+            }
+        }
+    }
+
     fn clients(&self, enc: &mut DescriptorEncoder) -> Result<(), Error> {
         let snap = &self.snapshot;
         let gauges = [
@@ -355,7 +388,7 @@ fn histogram(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::live::{Averages, ScriptSnapshot};
+    use crate::metrics::live::{Averages, ScriptSnapshot, StageNow};
     use pgbench_results::{Counts, StatsData};
 
     fn snapshot() -> Snapshot {
@@ -386,6 +419,7 @@ mod tests {
                 reconnects: 8,
                 clients_out: 2,
             }),
+            stage: None,
             scripts: vec![ScriptSnapshot {
                 stats,
                 late: 1,
@@ -441,6 +475,47 @@ mod tests {
         }
         assert!(!text.contains("schedule_lag"), "no -R, no lag: {text}");
         assert!(!text.contains("# EOF"));
+    }
+
+    #[test]
+    fn the_stage_and_the_schedules_target() {
+        let mut snap = snapshot();
+        let text = render(&labels(), snap.clone(), Format::Text);
+        assert!(!text.contains("pgbench_stage"), "no stages, none: {text}");
+        snap.stage = Some(StageNow {
+            stage: 2,
+            stages: 3,
+            target: StageTarget::Rate(233.25),
+        });
+        let text = render(&labels(), snap.clone(), Format::Text);
+        for line in [
+            "# TYPE pgbench_stage gauge",
+            "pgbench_stage{worker=\"1\"} 2",
+            "# TYPE pgbench_stages gauge",
+            "pgbench_stages{worker=\"1\"} 3",
+            "# TYPE pgbench_stage_rate gauge",
+            "pgbench_stage_rate{worker=\"1\"} 233.25",
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
+        }
+        assert!(!text.contains("pgbench_stage_clients"), "{text}");
+        snap.stage = Some(StageNow {
+            stage: 1,
+            stages: 4,
+            target: StageTarget::Clients(3.0),
+        });
+        let text = render(&labels(), snap, Format::OpenMetrics);
+        for line in [
+            "# TYPE pgbench_stage gauge",
+            "pgbench_stage{worker=\"1\"} 1",
+            "pgbench_stages{worker=\"1\"} 4",
+            "# TYPE pgbench_stage_clients gauge",
+            "pgbench_stage_clients{worker=\"1\"} 3",
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
+        }
+        assert!(!text.contains("pgbench_stage_rate"), "{text}");
+        assert!(text.ends_with("# EOF\n"), "{text}");
     }
 
     #[test]

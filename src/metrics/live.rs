@@ -51,6 +51,31 @@ impl Phase {
     ];
 }
 
+/// `--rate-stages`, `--client-stages`: where the stages are at an instant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StageNow {
+    /// The stage in force, from 1, numbered as the report's stages block and the `-P`
+    /// line number them (steps, stages of no time, are not counted).
+    pub stage: usize,
+    /// How many stages the block has.
+    pub stages: usize,
+    pub target: StageTarget,
+}
+
+/// What the stages' schedule asks for at an instant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StageTarget {
+    /// The `-R` schedule's rate, transactions per second.
+    Rate(f64),
+    /// The clients active.
+    Clients(f64),
+}
+
+/// Where the stages are at an instant on the run clock. The runner hands it over
+/// with the stage plan inside, so that this module needs nothing of the plan; a
+/// scrape calls it, the clients and the collector never do.
+pub type StageReader = Box<dyn Fn(i64) -> StageNow + Send + Sync>;
+
 /// The upper bounds of the histograms' buckets, µs: 1-2-5 steps from 50 µs to a
 /// minute, which `histogram_quantile` interpolates within a factor of 2.5 at worst.
 pub const BUCKET_BOUNDS_US: [u64; 19] = [
@@ -95,6 +120,11 @@ struct State {
     scripts: Vec<ScriptState>,
     /// `--reconnect`: connections made again, and clients out of service now.
     outages: Option<Outages>,
+    /// `--rate-stages`, `--client-stages`, once the run has placed them on its clock.
+    stages: Option<StageReader>,
+    /// When the run finished, µs on the run clock: the stages are read at that
+    /// instant from then on, so that the linger shows where the run ended.
+    finished_us: Option<i64>,
 }
 
 /// The live state, shared by the collector and the endpoint.
@@ -140,6 +170,9 @@ pub struct Snapshot {
     pub scripts: Vec<ScriptSnapshot>,
     /// `--reconnect`'s figures.
     pub outages: Option<Outages>,
+    /// `--rate-stages`, `--client-stages`: the stage in force and the schedule's
+    /// target; none before the clients start, and in a run without stages.
+    pub stage: Option<StageNow>,
 }
 
 impl Live {
@@ -166,6 +199,8 @@ impl Live {
                 next_mark_us: 0,
                 scripts,
                 outages: plan.reconnecting.then(Outages::default),
+                stages: None,
+                finished_us: None,
             }),
             plan,
         }
@@ -191,12 +226,18 @@ impl Live {
     pub fn started(&self, start_us: i64, measure_from_us: Option<i64>, now_us: i64) {
         let mut st = self.lock();
         st.phase = Phase::Measured;
+        st.finished_us = None;
         st.start_us = Some(start_us);
         st.measure_from_us = measure_from_us;
         st.warmup = measure_from_us.map(|_| StatsData::default());
         st.running = self.plan.clients;
         st.next_mark_us = now_us + self.plan.interval_us;
         self.connected.store(self.plan.clients, Ordering::Relaxed);
+    }
+
+    /// The run's stages are placed on its clock: scrapes show where they are.
+    pub fn staged(&self, reader: StageReader) {
+        self.lock().stages = Some(reader);
     }
 
     /// Counts a batch's measured transactions into the histograms; `per_script` are
@@ -282,10 +323,11 @@ impl Live {
         }
     }
 
-    /// The run is over: what is counted now is what the report shows.
-    pub fn finished(&self) {
+    /// The run is over at `now_us`: what is counted now is what the report shows.
+    pub fn finished(&self, now_us: i64) {
         let mut st = self.lock();
         st.phase = Phase::Finished;
+        st.finished_us = Some(now_us);
         st.running = 0;
         self.connected.store(0, Ordering::Relaxed);
     }
@@ -317,6 +359,10 @@ impl Live {
             progress: self.progress(&st, now_us),
             scripts,
             outages: st.outages,
+            stage: st
+                .stages
+                .as_ref()
+                .map(|read| read(st.finished_us.unwrap_or(now_us))),
         }
     }
 
@@ -413,7 +459,7 @@ mod tests {
         assert_eq!(s.scripts[1].stats.counts.serialization_failures, 1);
         live.aborted();
         live.client_done();
-        live.finished();
+        live.finished(0);
         let s = live.snapshot(5_000_000);
         assert_eq!(
             (s.phase, s.clients_running, s.aborted),
@@ -444,5 +490,27 @@ mod tests {
         let s = live.snapshot(7_500_000);
         assert_eq!((s.phase, s.progress), (Phase::Measured, 0.25));
         assert_eq!(s.warmup.map(|w| w.counts.cnt), Some(7));
+    }
+
+    #[test]
+    fn the_stages_are_read_at_the_scrape_and_stay_where_the_run_ended() {
+        let live = Live::new(plan(Limit::Duration(10)));
+        live.started(0, None, 0);
+        assert_eq!(live.snapshot(1).stage, None, "no stages, none");
+        // A schedule of 10 s ramping to 100 tps, in two stages of 5 s.
+        live.staged(Box::new(|t| StageNow {
+            stage: if t < 5_000_000 { 1 } else { 2 },
+            stages: 2,
+            target: StageTarget::Rate(t as f64 / 100_000.0),
+        }));
+        let at = |t| live.snapshot(t).stage.unwrap();
+        assert_eq!(
+            (at(2_500_000).stage, at(2_500_000).target),
+            (1, StageTarget::Rate(25.0))
+        );
+        assert_eq!((at(7_500_000).stage, at(7_500_000).stages), (2, 2));
+        live.finished(9_000_000);
+        // The linger shows the run's last instant, however long it lasts.
+        assert_eq!(at(60_000_000).target, StageTarget::Rate(90.0));
     }
 }

@@ -398,6 +398,11 @@ pub fn collect(
             measure_from.then_some(plan.phases.measure_from_us),
             now(),
         );
+        if let Some((stages, clock)) = plan.stages.clone() {
+            // Read at each scrape, on the endpoint's thread: nothing here or in
+            // the clients computes it.
+            l.staged(Box::new(move |t| live_stage(&stages, &clock, t)));
+        }
     }
     let mut c = Collected::new(plan, start_us);
     let mut done = 0;
@@ -423,7 +428,7 @@ pub fn collect(
                 live.inspect(|l| l.aborted());
                 if plan.exit_on_abort {
                     c.stopped_by_thread = Some(thread);
-                    live.inspect(|l| l.finished());
+                    live.inspect(|l| l.finished(now()));
                     return c;
                 }
             }
@@ -466,8 +471,28 @@ pub fn collect(
         }
     }
     // Everything counted is in before the report is printed.
-    live.inspect(|l| l.finished());
+    if let Some(l) = live {
+        l.finished(now());
+    }
     c
+}
+
+/// Where `stages` are at `t_us` on the run clock, as the metrics endpoint shows it.
+fn live_stage(
+    stages: &super::stages::StagePlan,
+    clock: &super::stages::StageClock,
+    t_us: i64,
+) -> crate::metrics::live::StageNow {
+    use crate::metrics::live::{StageNow, StageTarget};
+    let at = stages.at(clock, t_us);
+    StageNow {
+        stage: at.index,
+        stages: at.count,
+        target: match stages {
+            super::stages::StagePlan::Rate(_) => StageTarget::Rate(at.value),
+            super::stages::StagePlan::Clients(_) => StageTarget::Clients(at.value),
+        },
+    }
 }
 
 impl Collected {
