@@ -362,6 +362,8 @@ fn check_stages(d: &mut Draft, env: &dyn Env) -> Result<(), ConfigError> {
         return Err(ConfigError::StagesNoLoad { option });
     }
     if option == "--client-stages" {
+        // The run connects the most the stages ask for; they start from -c.
+        d.client_stages_start = start;
         d.nclients = stages.max_target().max(start) as i64;
         // What -c checks, for the clients the stages ask for.
         super::draft::check_open_files(d.nclients, env)?;
@@ -455,11 +457,7 @@ fn stage_plan(d: &Draft) -> Option<StagePlan> {
     }
     d.client_stages.as_ref().map(|stages| {
         StagePlan::Clients(ClientProfile {
-            start: if d.clients_given {
-                d.nclients as f64
-            } else {
-                1.0
-            },
+            start: d.client_stages_start,
             stages: stages.clone(),
         })
     })

@@ -111,6 +111,9 @@ pub(super) struct Draft {
     /// `--rate-stages`, `--client-stages`.
     pub rate_stages: Option<crate::bench::stages::Stages>,
     pub client_stages: Option<crate::bench::stages::Stages>,
+    /// The clients `--client-stages` starts from (`-c`, else 1), kept when the check
+    /// makes `-c` the most the stages ask for.
+    pub client_stages_start: f64,
 }
 
 impl Draft {
@@ -184,6 +187,7 @@ impl Draft {
             scenario_plans: Vec::new(),
             rate_stages: None,
             client_stages: None,
+            client_stages_start: 1.0,
         }
     }
 

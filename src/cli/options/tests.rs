@@ -533,6 +533,10 @@ fn stages_make_the_runs_length_and_clients_and_bad_ones_are_refused() {
     let p = plan(&["-c", "8", "--client-stages=5s:2"]);
     assert_eq!(p.settings.clients, 8);
     assert!(matches!(&p.stages, Some(StagePlan::Clients(c)) if c.start == 8.0));
+    // A target above -c: the run connects the most, the first stage starts from -c.
+    let p = plan(&["-c", "2", "--client-stages=3s:4,3s:1"]);
+    assert_eq!(p.settings.clients, 4);
+    assert!(matches!(&p.stages, Some(StagePlan::Clients(c)) if c.start == 2.0));
     assert_eq!(
         error_of(&["--rate-stages=5x:100"]),
         "pgbench: error: invalid value \"5x:100\" for option --rate-stages\n\
