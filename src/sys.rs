@@ -1,5 +1,6 @@
 //! The few operating-system calls pgbench makes through libc that std does not offer:
-//! the open-files limit, the OS user name, `isatty`, signal masks, and `strerror`-style
+//! the open-files limit, the OS user name, `isatty`, signal masks, a listener's waiting
+//! connection, and `strerror`-style
 //! messages, each a thin wrapper. Most of the binary's `unsafe` code lives here; the
 //! rest is the io_uring driver's (`bench/multiplex/uring.rs`), each site annotated.
 #![allow(unsafe_code)]
@@ -169,6 +170,19 @@ pub fn shutdown_socket(fd: std::os::fd::RawFd) {
     unsafe {
         libc::shutdown(fd, libc::SHUT_RDWR);
     }
+}
+
+/// Whether a listening socket has a connection waiting to be accepted (`poll` for
+/// readability without waiting, which needs no new descriptor, unlike `accept`).
+pub fn connection_waiting(fd: std::os::fd::RawFd) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `pfd` is a valid, exclusively borrowed pollfd array of length 1.
+    let rc = unsafe { libc::poll(&mut pfd, 1, 0) };
+    rc > 0 && pfd.revents & libc::POLLIN != 0
 }
 
 /// 8 bytes of `/dev/urandom` (`--random-seed=rand`), or `None` if it cannot be read.

@@ -335,6 +335,14 @@ impl Server {
                     // Out of files or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM): the
                     // connections waiting stay queued. One of ours makes way if one
                     // may; else, as for any other failure, try again a little later.
+                    // The kernel takes the file before it looks at the queue, so an
+                    // accept with nobody waiting fails so too: only a connection
+                    // really waiting may make one of ours go (else the one just
+                    // accepted made way for nobody).
+                    _ if wants_resources(&e) && !self.waiting() => {
+                        self.accept_pending = false;
+                        return;
+                    }
                     _ if wants_resources(&e) && self.evict_slot().is_some() => {}
                     _ => {
                         self.accept_after = Some(now + ACCEPT_BACKOFF);
@@ -343,6 +351,11 @@ impl Server {
                 },
             }
         }
+    }
+
+    /// Whether a connection waits on the listener.
+    fn waiting(&self) -> bool {
+        crate::sys::connection_waiting(std::os::fd::AsRawFd::as_raw_fd(&self.listener))
     }
 
     /// A new connection into a free slot, one made free, or answered 503 at once.
