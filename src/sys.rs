@@ -1,8 +1,8 @@
 //! The few operating-system calls pgbench makes through libc that std does not offer:
 //! the open-files limit, the OS user name, `isatty`, signal masks, a listener's waiting
-//! connection, and `strerror`-style
-//! messages, each a thin wrapper. Most of the binary's `unsafe` code lives here; the
-//! rest is the io_uring driver's (`bench/multiplex/uring.rs`), each site annotated.
+//! connection, and `strerror`-style messages, each a thin wrapper. Most of the binary's
+//! `unsafe` code lives here; the rest is the io_uring driver's
+//! (`bench/multiplex/uring.rs`), each site annotated.
 #![allow(unsafe_code)]
 
 use std::io;
