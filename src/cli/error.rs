@@ -1,8 +1,8 @@
 //! `CliError`: what fails in the steps the command line takes itself, between the
 //! modes' own layers (whose errors, [`crate::init::InitError`],
 //! [`crate::bench::RunError`] and the others, say their own lines): `-i`'s first
-//! connection, the results files' destinations before the run, a workload's prepare
-//! with the note of what it left (the shell around a run has its own:
+//! connection and metrics endpoint, the results files' destinations before the run, a
+//! workload's prepare with the note of what it left (the shell around a run has its own:
 //! [`crate::session::SessionError`]).
 
 use crate::diagnostic::Diagnostic;
@@ -16,6 +16,10 @@ pub enum CliError {
     /// `-i`'s first connection (pgbench's `doConnect` for initialization).
     #[error("{0}")]
     InitConnect(ConnError),
+    /// `-i` under `--metrics-listen`: the endpoint could not start; nothing has
+    /// connected yet.
+    #[error("{0}")]
+    Metrics(String),
     /// An `--export-json` or `--export-html` destination refused before the run.
     #[error("{0}")]
     Export(#[from] WriteError),
@@ -37,7 +41,7 @@ impl Diagnostic for CliError {
             CliError::Prepare { error, incomplete } => {
                 error.render(progname) + &line(progname, Level::Info, incomplete)
             }
-            CliError::Export(_) => error(&self.to_string()),
+            CliError::Export(_) | CliError::Metrics(_) => error(&self.to_string()),
         }
     }
 }

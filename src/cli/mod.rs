@@ -51,19 +51,30 @@ pub fn run(argv: &[String]) -> Exit {
             conn,
             init,
             temp_instance: Some(kind),
+            metrics,
         } => {
+            // Signals keep their default action here (the cluster goes with the
+            // process), which ends a linger as well.
+            let signals = crate::signals::Signals::detached();
+            let endpoint = load_endpoint(metrics.as_ref())?;
             warn_ignored_by_temp_instance(&conn);
             crate::temp_instance::run_init(kind, &init)?;
+            linger(endpoint, &signals);
             Ok(ExitStatus::Ok)
         }
         Action::Init {
             conn,
             init,
             temp_instance: None,
+            metrics,
         } => {
-            let _ctrl_c = crate::init::interrupt::attach(&signals_for_init());
+            let signals = signals_for_init();
+            let endpoint = load_endpoint(metrics.as_ref())?;
+            let ctrl_c = crate::init::interrupt::attach(&signals);
             let (main, opts) = connect_for_init(&conn)?;
             crate::init::run_on(main, &opts, &init, logging::progname())?;
+            drop(ctrl_c);
+            linger(endpoint, &signals);
             Ok(ExitStatus::Ok)
         }
         Action::Prepare {
@@ -71,7 +82,18 @@ pub fn run(argv: &[String]) -> Exit {
             workload,
             how,
             temp_instance,
-        } => prepare_workload(&conn, &*workload, &how, temp_instance),
+            metrics,
+        } => {
+            let signals = match temp_instance {
+                // As -i's: default actions with a throwaway cluster.
+                Some(_) => crate::signals::Signals::detached(),
+                None => signals_for_init(),
+            };
+            let endpoint = load_endpoint(metrics.as_ref())?;
+            let status = prepare_workload(&conn, &*workload, &how, temp_instance, &signals)?;
+            linger(endpoint, &signals);
+            Ok(status)
+        }
         Action::CheckTables { conn } => {
             let report = crate::workload::run_table_check(&conn.connect_args())?;
             let _ = std::io::stdout().lock().write_all(report.text.as_bytes());
@@ -161,7 +183,7 @@ fn run_bench(
     let stop = crate::bench::RunStop::new();
     stop.will_write(export.paths());
     let session = Session::open(signals, plan, plan.live_plan(), stop.clone())?;
-    let live = session.endpoint().map(crate::metrics::Endpoint::live);
+    let live = session.endpoint().and_then(crate::metrics::Endpoint::live);
     let env = crate::bench::RunEnv::process(live, Arc::clone(&stop));
     if target.temp_instance.is_some() {
         warn_ignored_by_temp_instance(conn);
@@ -238,6 +260,25 @@ fn signals_for_init() -> crate::signals::Signals {
     crate::signals::install().unwrap_or_else(|_| crate::signals::Signals::detached())
 }
 
+/// `-i` under `--metrics-listen`: the endpoint bound before anything connects (a port
+/// in use ends the mode first), serving the load's progress.
+fn load_endpoint(
+    metrics: Option<&crate::metrics::MetricsPlan>,
+) -> Result<Option<crate::metrics::Endpoint>, CliError> {
+    crate::metrics::start_load(metrics).map_err(CliError::Metrics)
+}
+
+/// After a load that completed: the endpoint serves its final values for the linger,
+/// which SIGINT or SIGTERM ends at once (a failed load ends without it, as a run
+/// stopped does).
+fn linger(endpoint: Option<crate::metrics::Endpoint>, signals: &crate::signals::Signals) {
+    if let Some(e) = endpoint {
+        crate::metrics::load::step(crate::metrics::load::DONE);
+        let _lingering = signals.attach(e.linger_stop());
+        e.linger();
+    }
+}
+
 /// The first connection of `-i` (pgbench's doConnect: a password prompt if the server
 /// wants one).
 fn connect_for_init(
@@ -255,13 +296,14 @@ fn prepare_workload(
     workload: &dyn crate::workload::Workload,
     how: &crate::workload::PrepareOptions,
     temp_instance: Option<crate::temp_instance::TempInstance>,
+    signals: &crate::signals::Signals,
 ) -> Exit {
     if let Some(kind) = temp_instance {
         warn_ignored_by_temp_instance(conn);
         crate::temp_instance::run_prepare(kind, workload, how)?;
         return Ok(ExitStatus::Ok);
     }
-    let _ctrl_c = crate::init::interrupt::attach(&signals_for_init());
+    let _ctrl_c = crate::init::interrupt::attach(signals);
     let (main, opts) = connect_for_init(conn)?;
     workload
         .prepare(main, &opts, how)

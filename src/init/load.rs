@@ -40,6 +40,8 @@ pub(crate) fn client_side(conn: &mut Connection, opts: &InitOptions) -> Result<(
     let mut rows = AccountRows::new(1, total);
     let mut buf = Vec::with_capacity(COPY_CHUNK + 4096);
     let mut done = 0;
+    // What the metrics have of `done`: fed where the progress lines are.
+    let mut counted = 0;
     while rows.remaining() > 0 && !super::interrupt::requested() {
         // pgbench looks at progress after every row but prints at most every 100 (-q)
         // or 100,000 rows; blocks of 100 rows hit the same row counts.
@@ -52,6 +54,8 @@ pub(crate) fn client_side(conn: &mut Connection, opts: &InitOptions) -> Result<(
         }
         if progress.due(done) {
             progress.advance(done, start.elapsed().as_secs_f64());
+            crate::metrics::load::rows(sql::ACCOUNTS_TABLE, done - counted);
+            counted = done;
         }
     }
     if !buf.is_empty() {
@@ -60,6 +64,7 @@ pub(crate) fn client_side(conn: &mut Connection, opts: &InitOptions) -> Result<(
         })?;
     }
     progress.finish();
+    crate::metrics::load::rows(sql::ACCOUNTS_TABLE, done - counted);
     copy.finish().map_err(|e| InitError::CopyEnd {
         message: e.to_string(),
     })?;
@@ -73,7 +78,10 @@ pub(crate) fn client_side(conn: &mut Connection, opts: &InitOptions) -> Result<(
 pub(crate) fn small_tables(conn: &mut Connection, scale: i32) -> Result<(), InitError> {
     let scale = i64::from(scale);
     copy_rows(conn, sql::COPY_BRANCHES, BRANCHES * scale, branch_rows)?;
-    copy_rows(conn, sql::COPY_TELLERS, TELLERS * scale, teller_rows)
+    crate::metrics::load::rows(sql::BRANCHES_TABLE, BRANCHES * scale);
+    copy_rows(conn, sql::COPY_TELLERS, TELLERS * scale, teller_rows)?;
+    crate::metrics::load::rows(sql::TELLERS_TABLE, TELLERS * scale);
+    Ok(())
 }
 
 /// COPYs rows `1..=count` produced by `rows(buf, first, last)`; any failure reads as
@@ -108,8 +116,15 @@ fn copy_rows(
 pub(crate) fn server_side(conn: &mut Connection, opts: &InitOptions) -> Result<(), InitError> {
     execute(conn, "begin")?;
     execute(conn, sql::TRUNCATE_TABLES)?;
-    for statement in sql::server_side_inserts(opts.scale) {
-        execute(conn, &statement)?;
+    let tables = [sql::BRANCHES_TABLE, sql::TELLERS_TABLE, sql::ACCOUNTS_TABLE];
+    let rows = sql::table_rows(opts.scale);
+    for ((statement, table), n) in sql::server_side_inserts(opts.scale)
+        .iter()
+        .zip(tables)
+        .zip(rows)
+    {
+        execute(conn, statement)?;
+        crate::metrics::load::rows(table, n);
     }
     execute(conn, "commit")
 }

@@ -144,6 +144,7 @@ fn copy_piece(conn: &mut Connection, piece: &Piece, queue: &Queue) -> Result<(),
             message: e.to_string(),
         })?;
         queue.rows(n);
+        crate::metrics::load::rows(sql::ACCOUNTS_TABLE, n);
     }
     copy.finish().map_err(|e| InitError::CopyEnd {
         message: e.to_string(),
@@ -160,18 +161,25 @@ pub(crate) fn server_side(
 ) -> Result<(), InitError> {
     truncate_and_fill_small_tables(main, |main| {
         let [branches, tellers, _] = sql::server_side_inserts(opts.scale);
+        let [branch_rows, teller_rows, _] = sql::table_rows(opts.scale);
         execute(main, &branches)?;
-        execute(main, &tellers)
+        crate::metrics::load::rows(sql::BRANCHES_TABLE, branch_rows);
+        execute(main, &tellers)?;
+        crate::metrics::load::rows(sql::TELLERS_TABLE, teller_rows);
+        Ok(())
     })?;
-    let inserts: Vec<String> = plan(opts, helpers.len() + 1)
-        .into_iter()
-        .map(|piece| sql::server_side_accounts(piece.first, piece.last))
-        .collect();
+    let pieces = plan(opts, helpers.len() + 1);
     flush_commits(main)?;
     for conn in helpers.iter_mut() {
         flush_commits(conn)?;
     }
-    run_statements(main, helpers, &inserts)
+    let no_setup = |_: &mut Connection| Ok(());
+    let conns = std::iter::once(main).chain(helpers);
+    run_queue(conns, &pieces, None, no_setup, |conn, piece, _| {
+        execute(conn, &sql::server_side_accounts(piece.first, piece.last))?;
+        crate::metrics::load::rows(sql::ACCOUNTS_TABLE, piece.last - piece.first + 1);
+        Ok(())
+    })
 }
 
 /// `v` over several connections. A partitioned `pgbench_accounts` is vacuumed one

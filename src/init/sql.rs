@@ -11,6 +11,11 @@ pub(crate) const TELLERS: i64 = 10;
 /// Accounts per scale unit (pgbench `naccounts`).
 pub(crate) const ACCOUNTS: i64 = 100_000;
 
+/// The tables `g` and `G` fill, in the order they fill them.
+pub(crate) const BRANCHES_TABLE: &str = "pgbench_branches";
+pub(crate) const TELLERS_TABLE: &str = "pgbench_tellers";
+pub(crate) const ACCOUNTS_TABLE: &str = "pgbench_accounts";
+
 /// From this scale on, `aid` columns are `bigint` (pgbench `SCALE_32BIT_THRESHOLD`).
 const SCALE_32BIT_THRESHOLD: i32 = 20_000;
 
@@ -126,6 +131,13 @@ pub(crate) fn create_tables(opts: &InitOptions) -> Vec<String> {
             sql
         })
         .collect()
+}
+
+/// Rows of branches, tellers and accounts at this scale (the order of
+/// [`server_side_inserts`]).
+pub(crate) fn table_rows(scale: i32) -> [i64; 3] {
+    let scale = i64::from(scale);
+    [BRANCHES * scale, TELLERS * scale, ACCOUNTS * scale]
 }
 
 /// Rows of `pgbench_accounts` at this scale.

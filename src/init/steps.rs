@@ -31,48 +31,52 @@ pub(super) struct Init<'a> {
     pub(super) helpers: Vec<Connection>,
 }
 
+/// A step's name in the `done in ...` line (and the metrics' `step` label); `None`
+/// for a letter that is no step.
+pub(super) fn step_name(step: char) -> Option<&'static str> {
+    Some(match step {
+        'd' => "drop tables",
+        't' => "create tables",
+        'g' => "client-side generate",
+        'G' => "server-side generate",
+        'v' => "vacuum",
+        'p' => "primary keys",
+        'f' => "foreign keys",
+        _ => return None,
+    })
+}
+
 impl Init<'_> {
     pub(super) fn run_steps(&mut self) -> Result<(), InitError> {
         if self.opts.resumable.active() {
             return self.run_resumable();
         }
         let steps: Vec<char> = self.opts.steps.chars().collect();
+        crate::metrics::load::declare_steps(
+            &steps
+                .iter()
+                .filter_map(|&c| step_name(c))
+                .collect::<Vec<_>>(),
+        );
         let mut stats = Vec::new();
         let mut run_time = 0.0;
         for step in steps {
             let start = Instant::now();
-            let op = match step {
-                'd' => {
-                    self.drop_tables()?;
-                    "drop tables"
-                }
-                't' => {
-                    self.create_tables()?;
-                    "create tables"
-                }
-                'g' => {
-                    self.generate(Side::Client)?;
-                    "client-side generate"
-                }
-                'G' => {
-                    self.generate(Side::Server)?;
-                    "server-side generate"
-                }
-                'v' => {
-                    self.vacuum()?;
-                    "vacuum"
-                }
-                'p' => {
-                    self.primary_keys()?;
-                    "primary keys"
-                }
-                'f' => {
-                    self.foreign_keys()?;
-                    "foreign keys"
-                }
-                ' ' => continue,
-                other => return Err(InitError::UnknownStep(other)),
+            let op = match (step, step_name(step)) {
+                (' ', _) => continue,
+                (other, None) => return Err(InitError::UnknownStep(other)),
+                (_, Some(op)) => op,
             };
+            crate::metrics::load::step(op);
+            match step {
+                'd' => self.drop_tables()?,
+                't' => self.create_tables()?,
+                'g' => self.generate(Side::Client)?,
+                'G' => self.generate(Side::Server)?,
+                'v' => self.vacuum()?,
+                'p' => self.primary_keys()?,
+                _ => self.foreign_keys()?,
+            }
             let elapsed = start.elapsed().as_secs_f64();
             stats.push(format!("{op} {elapsed:.2} s"));
             run_time += elapsed;
@@ -113,6 +117,10 @@ impl Init<'_> {
 
     /// `g` or `G`: the rows generated on this side, over one connection or `jobs`.
     fn generate(&mut self, side: Side) -> Result<(), InitError> {
+        let tables = [sql::BRANCHES_TABLE, sql::TELLERS_TABLE, sql::ACCOUNTS_TABLE];
+        for (table, rows) in tables.into_iter().zip(sql::table_rows(self.opts.scale)) {
+            crate::metrics::load::expect(table, rows);
+        }
         say(match side {
             Side::Client => "generating data (client-side)...\n",
             Side::Server => "generating data (server-side)...\n",

@@ -117,6 +117,8 @@ impl Init<'_> {
             run_time += elapsed;
         };
 
+        let names: Vec<&str> = steps.chars().filter_map(super::steps::step_name).collect();
+        crate::metrics::load::declare_steps(&names);
         resume::lock(&mut self.main, PGBENCH)?;
         let decided = resume::decide(&mut self.main, PGBENCH, &params, how);
         let record = match decided
@@ -137,6 +139,7 @@ impl Init<'_> {
         ] {
             if steps.contains(letter) {
                 let start = Instant::now();
+                crate::metrics::load::step(op);
                 self.load_units(side, &record)?;
                 timed(op, start);
             }
@@ -165,6 +168,7 @@ impl Init<'_> {
                 continue;
             }
             let start = Instant::now();
+            crate::metrics::load::step(op);
             match letter {
                 'v' => self.vacuum()?,
                 'p' => self.recorded(
@@ -211,11 +215,13 @@ impl Init<'_> {
                 }
                 if steps.contains('d') {
                     let t = Instant::now();
+                    crate::metrics::load::step("drop tables");
                     self.drop_tables()?;
                     timed("drop tables", t);
                 }
                 if steps.contains('t') {
                     let t = Instant::now();
+                    crate::metrics::load::step("create tables");
                     self.create_tables()?;
                     timed("create tables", t);
                 } else {
@@ -310,6 +316,18 @@ impl Init<'_> {
             Side::Server => "generating data (server-side)...\n",
         });
         let units = to_load(&self.opts, record);
+        let share = to_load(&self.opts, &Record::default()).len();
+        crate::metrics::load::units(share - units.len(), share);
+        for unit in &units {
+            let rows = match unit {
+                Unit::SmallTables => sql::table_rows(self.opts.scale),
+                Unit::Accounts(p) => [0, 0, p.last - p.first + 1],
+            };
+            let tables = [sql::BRANCHES_TABLE, sql::TELLERS_TABLE, sql::ACCOUNTS_TABLE];
+            for (table, n) in tables.into_iter().zip(rows) {
+                crate::metrics::load::expect(table, n);
+            }
+        }
         let width = self
             .opts
             .parallel_jobs()
@@ -350,12 +368,16 @@ fn load_unit(
         (Unit::SmallTables, Side::Client) => small_tables(conn, opts.scale)?,
         (Unit::SmallTables, Side::Server) => {
             let [branches, tellers, _] = sql::server_side_inserts(opts.scale);
+            let [branch_rows, teller_rows, _] = sql::table_rows(opts.scale);
             execute(conn, &branches)?;
+            crate::metrics::load::rows(sql::BRANCHES_TABLE, branch_rows);
             execute(conn, &tellers)?;
+            crate::metrics::load::rows(sql::TELLERS_TABLE, teller_rows);
         }
         (Unit::Accounts(p), Side::Server) => {
             execute(conn, &sql::server_side_accounts(p.first, p.last))?;
             queue.rows(p.last - p.first + 1);
+            crate::metrics::load::rows(sql::ACCOUNTS_TABLE, p.last - p.first + 1);
         }
         (Unit::Accounts(p), Side::Client) => copy_accounts(conn, *p, queue)?,
     }
@@ -364,7 +386,9 @@ fn load_unit(
         conn,
         &resume::unit_sql(PGBENCH, &unit.name(), &unit.rows().to_string()),
     )?;
-    execute(conn, "commit")
+    execute(conn, "commit")?;
+    crate::metrics::load::unit_done();
+    Ok(())
 }
 
 /// The accounts of one unit through COPY (in the caller's transaction).
@@ -383,6 +407,7 @@ fn copy_accounts(conn: &mut Connection, piece: Piece, queue: &Queue) -> Result<(
             message: e.to_string(),
         })?;
         queue.rows(n);
+        crate::metrics::load::rows(sql::ACCOUNTS_TABLE, n);
     }
     copy.finish().map_err(|e| InitError::CopyEnd {
         message: e.to_string(),

@@ -8,9 +8,11 @@
 //! carries `worker="I"`, so `sum()` over the workers is the merged run; a sweep's or
 //! search's step carries `step="N"`. Under `--scenarios`, a script's series also
 //! carry its scenario's name, `scenario="NAME"` (each script is one scenario's), so
-//! `sum by (scenario)` gives each scenario's figures.
+//! `sum by (scenario)` gives each scenario's figures. A load (`-i`) has series of its
+//! own, `pgbench_load_...`, per `table` and `step` ([`render_load`]).
 
 use super::live::{Phase, ScriptSnapshot, Snapshot, StageTarget, BUCKET_BOUNDS_US};
+use super::load::LoadSnapshot;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
@@ -369,6 +371,59 @@ impl View {
     }
 }
 
+/// A load's snapshot (`-i` under `--metrics-listen`) in the given format.
+pub fn render_load(snapshot: LoadSnapshot, format: Format) -> String {
+    let mut registry = Registry::with_prefix("pgbench");
+    registry.register_collector(Box::new(LoadView(snapshot)));
+    let mut out = String::new();
+    // Writing into a String does not fail; an encoder error would be ours.
+    let _ = match format {
+        Format::OpenMetrics => prometheus_client::encoding::text::encode(&mut out, &registry),
+        Format::Text => prometheus_client::encoding::prometheus_text::encode(&mut out, &registry),
+    };
+    out
+}
+
+/// A scrape's view of a load.
+#[derive(Debug)]
+struct LoadView(LoadSnapshot);
+
+impl Collector for LoadView {
+    fn encode(&self, mut enc: DescriptorEncoder) -> Result<(), Error> {
+        use MetricType::{Counter, Gauge};
+        let snap = &self.0;
+        let help = "Rows written to each table by this load so far";
+        let mut m = descriptor(&mut enc, family("load_rows", help, None, Counter))?;
+        for t in &snap.tables {
+            m.encode_family(&[("table", t.name.as_str())])?
+                .encode_counter::<NoLabelSet, u64, f64>(&t.rows, None)?;
+        }
+        let help = "Rows this load is to write to each table, where known";
+        let mut m = descriptor(&mut enc, family("load_rows_expected", help, None, Gauge))?;
+        for t in &snap.tables {
+            if let Some(n) = t.expected {
+                m.encode_family(&[("table", t.name.as_str())])?
+                    .encode_gauge(&(n as i64))?;
+            }
+        }
+        let help = "The load's step: 1 for the one under way (done once all have run)";
+        let mut m = descriptor(&mut enc, family("load_step", help, None, Gauge))?;
+        for (step, now) in &snap.steps {
+            m.encode_family(&[("step", step.as_str())])?
+                .encode_gauge(&i64::from(*now))?;
+        }
+        if let Some((done, total)) = snap.units {
+            let help = "--resume, --shard: units of this process's share recorded as loaded";
+            descriptor(&mut enc, family("load_units_done", help, None, Gauge))?
+                .encode_gauge(&(done as i64))?;
+            let help = "--resume, --shard: units of this process's share";
+            descriptor(&mut enc, family("load_units", help, None, Gauge))?
+                .encode_gauge(&(total as i64))?;
+        }
+        Ok(())
+    }
+}
+
 /// One histogram from the counts between [`BUCKET_BOUNDS_US`] and the sum (µs).
 fn histogram(
     mut m: prometheus_client::encoding::MetricEncoder<'_>,
@@ -557,5 +612,42 @@ mod tests {
         );
         assert_eq!(Format::accepted(Some("*/*")), Format::Text);
         assert_eq!(Format::accepted(None), Format::Text);
+    }
+
+    #[test]
+    fn a_load_has_rows_per_table_its_steps_and_units() {
+        use crate::metrics::load::{LoadSnapshot, TableSnapshot};
+        let snap = LoadSnapshot {
+            tables: vec![
+                TableSnapshot {
+                    name: "pgbench_accounts".into(),
+                    rows: 300,
+                    expected: Some(2_000_000),
+                },
+                TableSnapshot {
+                    name: "order_line".into(),
+                    rows: 7,
+                    expected: None,
+                },
+            ],
+            steps: vec![
+                ("drop tables".into(), false),
+                ("client-side generate".into(), true),
+            ],
+            units: Some((3, 21)),
+        };
+        let text = render_load(snap, Format::Text);
+        for line in [
+            "pgbench_load_rows_total{table=\"pgbench_accounts\"} 300",
+            "pgbench_load_rows_total{table=\"order_line\"} 7",
+            "pgbench_load_rows_expected{table=\"pgbench_accounts\"} 2000000",
+            "pgbench_load_step{step=\"drop tables\"} 0",
+            "pgbench_load_step{step=\"client-side generate\"} 1",
+            "pgbench_load_units_done 3",
+            "pgbench_load_units 21",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+        }
+        assert!(!text.contains("pgbench_load_rows_expected{table=\"order_line\"}"));
     }
 }

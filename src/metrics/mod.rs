@@ -7,12 +7,16 @@
 //! collector ─ Live (a lock per batch, on the collector's thread)
 //! scrape ─ Snapshot ─ encode (OpenMetrics or Prometheus text)
 //! after the report ─ linger (--metrics-linger seconds, or until Ctrl-C)
+//!
+//! -i: start_load ─ load::LoadLive, fed by the loaders (rows, steps, units) ─ the same
+//!     endpoint, its linger after the `done` line
 //! ```
 
 mod connection;
 pub mod encode;
 mod http;
 pub mod live;
+pub mod load;
 mod server;
 
 pub use live::{Live, LivePlan, Phase};
@@ -69,6 +73,20 @@ pub fn start(
     // The run's SIGINT and SIGTERM go to its signal thread, never to the server's.
     crate::sys::with_signals_blocked(&[libc::SIGINT, libc::SIGTERM], || {
         Endpoint::start((&m.host, m.port), linger, live, labels).map(Some)
+    })
+}
+
+/// Starts the endpoint of a load (`-i` under `--metrics-listen`), its state installed
+/// for the loaders to feed ([`load`]). The error is the message to print.
+pub fn start_load(m: Option<&MetricsPlan>) -> Result<Option<Endpoint>, String> {
+    let Some(m) = m else {
+        return Ok(None);
+    };
+    let load = load::install(Arc::default());
+    let linger = Duration::from_secs(m.linger_s);
+    // The load's SIGINT and SIGTERM go to its cancel handler, never to the server's.
+    crate::sys::with_signals_blocked(&[libc::SIGINT, libc::SIGTERM], || {
+        Endpoint::start_load((&m.host, m.port), linger, load).map(Some)
     })
 }
 

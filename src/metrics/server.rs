@@ -11,9 +11,10 @@
 //! thread, which closes everything at once without waiting for any peer.
 
 use super::connection::{Connection, Progress};
-use super::encode::{render, Labels};
+use super::encode::{render, render_load, Format, Labels};
 use super::http::{refusal, Status};
 use super::live::Live;
+use super::load::LoadLive;
 use crate::clock::now_us;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
@@ -47,10 +48,27 @@ const WAKER: Token = Token(1);
 const FIRST_CONNECTION: usize = 2;
 
 /// What a scrape shows: the run's live state under its labels (a sweep's next step
-/// replaces both).
-struct Shown {
-    live: Arc<Live>,
-    labels: Labels,
+/// replaces both), or a load's (`-i`).
+enum Shown {
+    Run { live: Arc<Live>, labels: Labels },
+    Load(Arc<LoadLive>),
+}
+
+impl Shown {
+    /// The text of a scrape at this instant (the render itself outside the lock).
+    fn scrape(shown: &Mutex<Shown>, format: Format) -> String {
+        let shown = match &*lock(shown) {
+            Shown::Run { live, labels } => Shown::Run {
+                live: Arc::clone(live),
+                labels: labels.clone(),
+            },
+            Shown::Load(load) => Shown::Load(Arc::clone(load)),
+        };
+        match shown {
+            Shown::Run { live, labels } => render(&labels, live.snapshot(now_us()), format),
+            Shown::Load(load) => render_load(load.snapshot(), format),
+        }
+    }
 }
 
 /// A listening endpoint.
@@ -67,10 +85,30 @@ impl Endpoint {
     /// Binds `host:port` now (so that a port in use is an error before the run) and
     /// serves from a thread. The error is the message to print.
     pub fn start(
-        (host, port): (&str, u16),
+        addr: (&str, u16),
         linger: Duration,
         live: Arc<Live>,
         labels: Labels,
+    ) -> Result<Endpoint, String> {
+        let clients = live.plan().clients;
+        Endpoint::serve(addr, linger, Shown::Run { live, labels }, clients)
+    }
+
+    /// [`Endpoint::start`] for a load (`-i`): scrapes show `load`.
+    pub fn start_load(
+        addr: (&str, u16),
+        linger: Duration,
+        load: Arc<LoadLive>,
+    ) -> Result<Endpoint, String> {
+        // A load's connections are its -j, well within the margin kept for the run.
+        Endpoint::serve(addr, linger, Shown::Load(load), 0)
+    }
+
+    fn serve(
+        (host, port): (&str, u16),
+        linger: Duration,
+        shown_now: Shown,
+        clients: usize,
     ) -> Result<Endpoint, String> {
         let shown = match host.contains(':') {
             true => format!("[{host}]:{port}"),
@@ -89,9 +127,9 @@ impl Endpoint {
         poll.registry()
             .register(&mut listener, LISTENER, Interest::READABLE)
             .map_err(cannot)?;
-        let cap = connection_cap(crate::sys::open_files(), live.plan().clients);
+        let cap = connection_cap(crate::sys::open_files(), clients);
         let stop = Arc::new(AtomicBool::new(false));
-        let shown = Arc::new(Mutex::new(Shown { live, labels }));
+        let shown = Arc::new(Mutex::new(shown_now));
         let server = Server {
             poll,
             listener,
@@ -115,14 +153,17 @@ impl Endpoint {
         })
     }
 
-    /// What the collector writes to.
-    pub fn live(&self) -> Arc<Live> {
-        Arc::clone(&lock(&self.shown).live)
+    /// What the collector writes to (none for a load's endpoint).
+    pub fn live(&self) -> Option<Arc<Live>> {
+        match &*lock(&self.shown) {
+            Shown::Run { live, .. } => Some(Arc::clone(live)),
+            Shown::Load(_) => None,
+        }
     }
 
     /// From now on, scrapes show `live` under `labels` (a sweep's next step).
     pub fn show(&self, live: Arc<Live>, labels: Labels) {
-        *lock(&self.shown) = Shown { live, labels };
+        *lock(&self.shown) = Shown::Run { live, labels };
     }
 
     /// What ends the linger on SIGINT or SIGTERM: for the caller to attach to the
@@ -290,13 +331,7 @@ impl Server {
             return;
         };
         let shown = &self.shown;
-        let mut metrics = |format| {
-            let (live, labels) = {
-                let s = lock(shown);
-                (Arc::clone(&s.live), s.labels.clone())
-            };
-            render(&labels, live.snapshot(now_us()), format)
-        };
+        let mut metrics = |format| Shown::scrape(shown, format);
         if conn.advance(now, &mut metrics) == Progress::Done {
             self.close(slot);
         }

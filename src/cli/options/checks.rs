@@ -89,9 +89,7 @@ pub(super) fn finish(
         return Err(ConfigError::UnlimitedTriesWithoutBound);
     }
     check_worker(&d)?;
-    if d.metrics_linger.is_some() && d.metrics_listen.is_none() {
-        return Err(ConfigError::LingerWithoutMetrics);
-    }
+    check_linger(&d)?;
     if d.reconnect_timeout.is_some() && !d.reconnect_on_loss {
         return Err(ConfigError::ReconnectTimeoutWithoutReconnect);
     }
@@ -214,7 +212,9 @@ fn prepare_action(
             workload: workload.name(),
         });
     }
+    check_linger(&d)?;
     Ok(Action::Prepare {
+        metrics: metrics_plan(d.metrics_listen, d.metrics_linger),
         conn: d.conn,
         workload,
         how: crate::workload::PrepareOptions {
@@ -289,6 +289,26 @@ fn database_name(
     }
 }
 
+/// `--metrics-listen` and `--metrics-linger`, in either mode.
+fn metrics_plan(
+    listen: Option<(String, u16)>,
+    linger: Option<i64>,
+) -> Option<crate::metrics::MetricsPlan> {
+    listen.map(|(host, port)| crate::metrics::MetricsPlan {
+        host,
+        port,
+        linger_s: linger.map_or(crate::metrics::DEFAULT_LINGER_S, |s| s as u64),
+    })
+}
+
+/// `--metrics-linger` asks for an endpoint, in `-i` mode as in a run.
+fn check_linger(d: &Draft) -> Result<(), ConfigError> {
+    match d.metrics_linger.is_some() && d.metrics_listen.is_none() {
+        true => Err(ConfigError::LingerWithoutMetrics),
+        false => Ok(()),
+    }
+}
+
 /// `-i`: the steps with `-n` and `--foreign-keys` applied.
 fn init_action(mut d: Draft) -> Result<Action, ConfigError> {
     if d.benchmarking_option_set || d.defines_given {
@@ -308,7 +328,9 @@ fn init_action(mut d: Draft) -> Result<Action, ConfigError> {
         steps.push('f');
     }
     d.init.steps = steps;
+    check_linger(&d)?;
     Ok(Action::Init {
+        metrics: metrics_plan(d.metrics_listen, d.metrics_linger),
         conn: d.conn,
         init: d.init,
         temp_instance: d.temp_instance,
@@ -511,15 +533,7 @@ fn bench_action(
         seed_given: d.seed_given,
         option_digests: String::new(),
     });
-    let metrics = d
-        .metrics_listen
-        .map(|(host, port)| crate::metrics::MetricsPlan {
-            host,
-            port,
-            linger_s: d
-                .metrics_linger
-                .map_or(crate::metrics::DEFAULT_LINGER_S, |s| s as u64),
-        });
+    let metrics = metrics_plan(d.metrics_listen, d.metrics_linger);
     let vacuum = match (d.no_vacuum, d.vacuum_all) {
         // A workload's tool vacuums nothing before a run, and pgbench's tables are
         // not there.

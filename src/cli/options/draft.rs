@@ -444,7 +444,10 @@ impl Draft {
 
     /// Options that shape what is written during and after the run.
     fn output_option(&mut self, opt: Opt, v: &str) -> Result<(), ConfigError> {
-        self.benchmarking_option_set = true;
+        // The endpoint serves a load's progress as well as a run's.
+        if !matches!(opt, Opt::MetricsListen | Opt::MetricsLinger) {
+            self.benchmarking_option_set = true;
+        }
         match opt {
             Opt::Log => self.use_log = true,
             Opt::LogPrefix => self.log_prefix = Some(v.to_string()),

@@ -28,6 +28,8 @@ pub enum Action {
         conn: ConnArgs,
         init: InitOptions,
         temp_instance: Option<crate::temp_instance::TempInstance>,
+        /// `--metrics-listen`: the load's progress served while it runs.
+        metrics: Option<crate::metrics::MetricsPlan>,
     },
     /// `-i --workload=NAME`: the workload's prepare step (`how`: over `-j`
     /// connections, `-s`, the seed, `-q`).
@@ -37,6 +39,8 @@ pub enum Action {
         how: crate::workload::PrepareOptions,
         /// `--temp-instance`: prepare on a throwaway cluster (to time a load).
         temp_instance: Option<crate::temp_instance::TempInstance>,
+        /// `--metrics-listen`: the load's progress served while it runs.
+        metrics: Option<crate::metrics::MetricsPlan>,
     },
     /// `--check` without `--workload`: pgbench's tables against their scale, no run.
     CheckTables {

@@ -43,9 +43,11 @@ pub fn run(
     let resumable = how.resumable;
     let mut conns = vec![main];
     let all: Vec<u32> = (1..=config.tables).collect();
+    crate::metrics::load::declare_steps(&["drop tables", "prepare tables", "check"]);
     let record = if resumable.active() {
         Some(start_or_continue(config, &mut conns[0], resumable)?)
     } else {
+        crate::metrics::load::step("drop tables");
         drop_tables(config, &mut conns[0])?;
         None
     };
@@ -54,6 +56,14 @@ pub fn run(
         .copied()
         .filter(|t| record.as_ref().is_none_or(|r| !r.units.contains(&unit(*t))))
         .collect();
+    crate::metrics::load::step("prepare tables");
+    if record.is_some() {
+        let share = resumable.share(all.len()).len();
+        crate::metrics::load::units(share - mine.len(), share);
+    }
+    for t in &mine {
+        crate::metrics::load::expect(&unit(*t), i64::from(config.prepared_rows()));
+    }
     let jobs = how.jobs.clamp(1, mine.len().max(1));
     for _ in 1..jobs {
         let conn =
@@ -104,6 +114,7 @@ pub fn run(
         None => true,
     };
     if whole {
+        crate::metrics::load::step("check");
         self_check(config, main)?;
         if recorded {
             resume::finish(main, SYSBENCH)?;
@@ -311,6 +322,9 @@ fn create_table(
         execute(conn, &resume::unit_sql(SYSBENCH, &unit(table), &rows))?;
     }
     execute(conn, "COMMIT")?;
+    if recorded {
+        crate::metrics::load::unit_done();
+    }
     Ok(bytes)
 }
 
@@ -356,7 +370,11 @@ fn load(
     let mut rng = Prng::seed(seed ^ u64::from(table).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut buf = String::with_capacity(COPY_CHUNK + 512);
     let mut sent = 0;
+    // Rows in `buf`, for the metrics when it is sent.
+    let name = unit(table);
+    let mut pending = 0;
     for id in 1..=config.prepared_rows() {
+        pending += 1;
         if !config.auto_inc {
             let _ = std::fmt::Write::write_fmt(&mut buf, format_args!("{id}\t"));
         }
@@ -373,11 +391,13 @@ fn load(
             copy.write(buf.as_bytes()).map_err(|e| copy_error(&e))?;
             sent += buf.len() as u64;
             buf.clear();
+            crate::metrics::load::rows(&name, std::mem::take(&mut pending));
         }
     }
     if !buf.is_empty() {
         copy.write(buf.as_bytes()).map_err(|e| copy_error(&e))?;
         sent += buf.len() as u64;
+        crate::metrics::load::rows(&name, pending);
     }
     copy.finish().map_err(|e| copy_error(&e))?;
     Ok(sent)

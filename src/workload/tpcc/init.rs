@@ -74,6 +74,29 @@ impl Job {
     }
 }
 
+/// The rows of a unit in each of [`TABLES`] (in its order), for the metrics' rows
+/// expected.
+fn table_rows_of(job: &Job) -> [i64; 9] {
+    let Job::Warehouse(w, _) = *job else {
+        return [0, 0, 0, 0, 0, 0, 0, i64::from(ITEMS), 0];
+    };
+    let districts = i64::from(DISTRICTS);
+    let lines: i64 = (1..=DISTRICTS)
+        .map(|d| rows::line_counts(w, d).iter().sum::<i64>())
+        .sum();
+    [
+        1,
+        districts,
+        districts * i64::from(CUSTOMERS),
+        districts * i64::from(CUSTOMERS),
+        districts * i64::from(ORDERS - FIRST_NEW_ORDER + 1),
+        districts * i64::from(ORDERS),
+        lines,
+        0,
+        i64::from(ITEMS),
+    ]
+}
+
 /// Every row the load writes (the line counts are drawn apart, so known first).
 pub fn total_rows(warehouses: i32) -> i64 {
     i64::from(ITEMS) + (1..=warehouses).map(total_rows_of).sum::<i64>()
@@ -131,6 +154,7 @@ pub fn run(main: Connection, conn: &ConnectOptions, opts: &TpccInit) -> Result<(
     }
     let mut times: Vec<(&str, f64)> = Vec::new();
     let mut timed = |name, f: &mut dyn FnMut() -> Result<(), PrepareError>| {
+        crate::metrics::load::step(name);
         let t = Instant::now();
         f()?;
         times.push((name, t.elapsed().as_secs_f64()));
@@ -430,6 +454,15 @@ fn generate(
         total: jobs.iter().map(|j| j.rows()).sum(),
         quiet: opts.quiet,
     };
+    if record.is_some() {
+        let share = share.len() + usize::from(how.loads_common_units());
+        crate::metrics::load::units(share - jobs.len(), share);
+    }
+    for job in &jobs {
+        for (table, n) in TABLES.iter().zip(table_rows_of(job)) {
+            crate::metrics::load::expect(table, n);
+        }
+    }
     let units_done = AtomicUsize::new(0);
     // A line per unit as it ends, from the connection's thread that loaded it.
     let work = |conn: &mut Connection, job: &Job, queue: &Queue| {
@@ -462,6 +495,7 @@ fn load_recorded(conn: &mut Connection, job: &Job, queue: &Queue) -> Result<u64,
         &resume::unit_sql(TPCC, &job.name(), &job.rows().to_string()),
     )?;
     execute(conn, "commit")?;
+    crate::metrics::load::unit_done();
     Ok(bytes)
 }
 
@@ -478,7 +512,9 @@ fn load(conn: &mut Connection, job: &Job, queue: &Queue) -> Result<u64, PrepareE
         copy_rows(conn, table, |c| {
             c.write(data).map_err(|e| copy_error(table, e))?;
             sent(data);
-            queue.rows(data.iter().filter(|&&b| b == b'\n').count() as i64);
+            let n = data.iter().filter(|&&b| b == b'\n').count() as i64;
+            queue.rows(n);
+            crate::metrics::load::rows(TABLES[table], n);
             Ok(())
         })
     };
@@ -488,6 +524,7 @@ fn load(conn: &mut Connection, job: &Job, queue: &Queue) -> Result<u64, PrepareE
                 c.write(data).map_err(|e| copy_error(7, e))?;
                 sent(data);
                 queue.rows(i64::from(n));
+                crate::metrics::load::rows(TABLES[7], i64::from(n));
                 Ok(())
             })
         }),
@@ -500,6 +537,7 @@ fn load(conn: &mut Connection, job: &Job, queue: &Queue) -> Result<u64, PrepareE
                     c.write(data).map_err(|e| copy_error(8, e))?;
                     sent(data);
                     queue.rows(i64::from(n));
+                    crate::metrics::load::rows(TABLES[8], i64::from(n));
                     Ok(())
                 })
             })?;
