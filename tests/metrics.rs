@@ -5,9 +5,10 @@
 //! report and Ctrl-C ending it; the stage gauges following `--rate-stages` and
 //! `--client-stages`; a port in use refused before connecting. Without
 //! prometheus the tests that need it fail under CI=true and say "skipped" otherwise.
-//! Peers that misbehave are [`hostile`]'s.
+//! Peers that misbehave are [`hostile`]'s; loads (`-i`) are [`load`]'s.
 
 mod hostile;
+mod load;
 
 use crate::support::{fresh_db, run, script_file, Db, StderrWatch};
 use serde_json::Value;
@@ -651,6 +652,18 @@ fn a_port_in_use_is_an_error_before_connecting() {
         )
     );
     assert_eq!(out.stdout, "");
+    // The same for a load.
+    let out = run(Command::new(env!("CARGO_BIN_EXE_pgbench-rs"))
+        .env("PGHOST", tmp.path())
+        .args(["-i", &format!("--metrics-listen={port}")]));
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "pgbench-rs: error: could not listen for metrics on 127.0.0.1:{port}: \
+             Address already in use\n"
+        )
+    );
 }
 
 #[test]
@@ -672,6 +685,14 @@ fn bad_metrics_options_are_refused() {
         (
             &["--metrics-listen=9", "--metrics-linger=-1"],
             "pgbench-rs: error: --metrics-linger must be in range 0..2147483647\n",
+        ),
+        (
+            &["-i", "--metrics-linger=5"],
+            "pgbench-rs: error: --metrics-linger is allowed only under --metrics-listen\n",
+        ),
+        (
+            &["-i", "--workload=tpcc", "--metrics-linger=5"],
+            "pgbench-rs: error: --metrics-linger is allowed only under --metrics-listen\n",
         ),
     ] {
         let out = ours(args);

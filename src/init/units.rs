@@ -320,7 +320,10 @@ impl Init<'_> {
         crate::metrics::load::units(share - units.len(), share);
         for unit in &units {
             let rows = match unit {
-                Unit::SmallTables => sql::table_rows(self.opts.scale),
+                Unit::SmallTables => {
+                    let [branches, tellers, _] = sql::table_rows(self.opts.scale);
+                    [branches, tellers, 0]
+                }
                 Unit::Accounts(p) => [0, 0, p.last - p.first + 1],
             };
             let tables = [sql::BRANCHES_TABLE, sql::TELLERS_TABLE, sql::ACCOUNTS_TABLE];

@@ -208,6 +208,36 @@ fn init_mode_applies_no_vacuum_and_foreign_keys_to_the_steps() {
     assert_eq!(init.jobs, Some(2));
 }
 
+/// `--metrics-listen` serves a load's progress: `-i` (pgbench's, a workload's) takes
+/// it and `--metrics-linger` as a run does.
+#[test]
+fn init_modes_take_the_metrics_endpoint() {
+    let want = Some(crate::metrics::MetricsPlan {
+        host: "127.0.0.1".into(),
+        port: 9450,
+        linger_s: 5,
+    });
+    let args = [
+        "-i",
+        "-s",
+        "3",
+        "--metrics-listen=9450",
+        "--metrics-linger=5",
+    ];
+    assert!(matches!(parse(&args), Ok(Action::Init { metrics, .. }) if metrics == want));
+    let args = [
+        "-i",
+        "--workload=tpcc",
+        "--metrics-listen=9450",
+        "--metrics-linger=5",
+    ];
+    assert!(matches!(parse(&args), Ok(Action::Prepare { metrics, .. }) if metrics == want));
+    assert!(matches!(
+        parse(&["-i", "--metrics-listen=9450"]),
+        Ok(Action::Init { metrics: Some(m), .. }) if m.linger_s == crate::metrics::DEFAULT_LINGER_S
+    ));
+}
+
 #[test]
 fn worker_is_i_of_n_with_its_timeout_and_seed_rule() {
     let plan = |args: &[&str]| match parse(args) {
