@@ -107,11 +107,12 @@ const OUR_OPTIONS: &str = r#"pgbench-rs options (beyond pgbench 15):
   --latency-percentiles[=LIST]
                            after the report, print latency percentiles
                            (default list: 50,90,99,99.9,99.99; max is always shown)
-  --metrics-linger=SECONDS after the report, keep serving the final metrics
-                           (default: 30; Ctrl-C ends it)
+  --metrics-linger=SECONDS after the report (or -i's load), keep serving the
+                           final metrics (default: 30; Ctrl-C ends it)
   --metrics-listen=[HOST:]PORT
                            serve Prometheus metrics at http://HOST:PORT/metrics
-                           during the run (default host: 127.0.0.1)
+                           during the run, or the load's progress under -i
+                           (default host: 127.0.0.1)
   --os-threads=NUM         run the -j threads on NUM OS threads (default: one
                            per CPU, at most -j; one per thread under -C,
                            --reconnect or \shell)
