@@ -53,13 +53,10 @@ pub fn run(argv: &[String]) -> Exit {
             temp_instance: Some(kind),
             metrics,
         } => {
-            // Signals keep their default action here (the cluster goes with the
-            // process), which ends a linger as well.
-            let signals = crate::signals::Signals::detached();
             let endpoint = load_endpoint(metrics.as_ref())?;
             warn_ignored_by_temp_instance(&conn);
             crate::temp_instance::run_init(kind, &init)?;
-            linger(endpoint, &signals);
+            linger(endpoint, None);
             Ok(ExitStatus::Ok)
         }
         Action::Init {
@@ -74,7 +71,7 @@ pub fn run(argv: &[String]) -> Exit {
             let (main, opts) = connect_for_init(&conn)?;
             crate::init::run_on(main, &opts, &init, logging::progname())?;
             drop(ctrl_c);
-            linger(endpoint, &signals);
+            linger(endpoint, Some(&signals));
             Ok(ExitStatus::Ok)
         }
         Action::Prepare {
@@ -84,14 +81,12 @@ pub fn run(argv: &[String]) -> Exit {
             temp_instance,
             metrics,
         } => {
-            let signals = match temp_instance {
-                // As -i's: default actions with a throwaway cluster.
-                Some(_) => crate::signals::Signals::detached(),
-                None => signals_for_init(),
-            };
+            // A throwaway cluster's prepare leaves the signals their default actions.
+            let signals = temp_instance.is_none().then(signals_for_init);
             let endpoint = load_endpoint(metrics.as_ref())?;
-            let status = prepare_workload(&conn, &*workload, &how, temp_instance, &signals)?;
-            linger(endpoint, &signals);
+            let status =
+                prepare_workload(&conn, &*workload, &how, temp_instance, signals.as_ref())?;
+            linger(endpoint, signals.as_ref());
             Ok(status)
         }
         Action::CheckTables { conn } => {
@@ -269,14 +264,25 @@ fn load_endpoint(
 }
 
 /// After a load that completed: the endpoint serves its final values for the linger,
-/// which SIGINT or SIGTERM ends at once (a failed load ends without it, as a run
-/// stopped does).
-fn linger(endpoint: Option<crate::metrics::Endpoint>, signals: &crate::signals::Signals) {
-    if let Some(e) = endpoint {
-        crate::metrics::load::step(crate::metrics::load::DONE);
-        let _lingering = signals.attach(e.linger_stop());
-        e.linger();
-    }
+/// which SIGINT or SIGTERM ends at once, the exit status the load's (a failed load
+/// ends without it, as a run stopped does). `signals`: the load's, else (a throwaway
+/// cluster's load, or a workload's prepare, which leave the signals' default actions
+/// during the load) installed now.
+fn linger(endpoint: Option<crate::metrics::Endpoint>, signals: Option<&crate::signals::Signals>) {
+    let Some(e) = endpoint else {
+        return;
+    };
+    crate::metrics::load::step(crate::metrics::load::DONE);
+    let installed;
+    let signals = match signals {
+        Some(s) => s,
+        None => {
+            installed = signals_for_init();
+            &installed
+        }
+    };
+    let _lingering = signals.attach(e.linger_stop());
+    e.linger();
 }
 
 /// The first connection of `-i` (pgbench's doConnect: a password prompt if the server
@@ -289,21 +295,21 @@ fn connect_for_init(
 }
 
 /// `-i --workload=NAME`: connects as `-i` does (or starts a throwaway cluster) and
-/// runs the workload's prepare step; after a failure on the user's server, says what
-/// it left.
+/// runs the workload's prepare step, Ctrl-C cancelling it through `signals` (the
+/// user's server only); after a failure on the user's server, says what it left.
 fn prepare_workload(
     conn: &options::ConnArgs,
     workload: &dyn crate::workload::Workload,
     how: &crate::workload::PrepareOptions,
     temp_instance: Option<crate::temp_instance::TempInstance>,
-    signals: &crate::signals::Signals,
+    signals: Option<&crate::signals::Signals>,
 ) -> Exit {
     if let Some(kind) = temp_instance {
         warn_ignored_by_temp_instance(conn);
         crate::temp_instance::run_prepare(kind, workload, how)?;
         return Ok(ExitStatus::Ok);
     }
-    let _ctrl_c = crate::init::interrupt::attach(signals);
+    let _ctrl_c = signals.map(crate::init::interrupt::attach);
     let (main, opts) = connect_for_init(conn)?;
     workload
         .prepare(main, &opts, how)

@@ -2,10 +2,10 @@
 //! the shared throwaway cluster. pgbench's `-i -s 20` scraped every 20 ms: the
 //! accounts' rows seen between 0 and the total while `client-side generate` runs, never
 //! going back, then the totals and `step="done"` in the linger; `--resume` after one
-//! shard of two: its units counted from the shard's, to all of them; TPC-C and
-//! sysbench: every table's rows equal to its rows expected (TPC-C's units under
-//! `--resume`); a real Prometheus scraping a
-//! load (`promtool check metrics` on its text, its last values the totals).
+//! shard of two: its units counted from the shard's, to all of them; TPC-C (under
+//! `--resume`, its units) and sysbench: every table's rows equal to its rows expected;
+//! a real Prometheus scraping a load (`promtool check metrics` on its text, its last
+//! values the totals); Ctrl-C in the linger ends it with the load's status.
 
 use super::{finish, free_port, sample, scrape, spawn, tool, Prometheus};
 use crate::support::{fresh_db, Db};
@@ -226,4 +226,16 @@ fn prometheus_scrapes_a_load() {
     );
     assert_eq!(last("pgbench_load_units_done"), 21.0);
     assert_eq!(last("pgbench_load_step{step=\"done\"}"), 1.0);
+}
+
+#[test]
+fn ctrl_c_ends_a_loads_linger_with_the_loads_status() {
+    let db = fresh_db("metrics_load_linger");
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut child = start_load(&db, &dir, port, 600, &["-i", "-s", "1"]);
+    scrapes_until_done(port, &mut child);
+    let ((code, _, stderr), took) = super::interrupt(child);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
 }
