@@ -5,7 +5,8 @@
 //! shard of two: its units counted from the shard's, to all of them; TPC-C (under
 //! `--resume`, its units) and sysbench: every table's rows equal to its rows expected;
 //! a real Prometheus scraping a load (`promtool check metrics` on its text, its last
-//! values the totals); Ctrl-C in the linger ends it with the load's status.
+//! values the totals); Ctrl-C in the linger ends it with the load's status; a
+//! `--temp-instance -i` serves the same.
 
 use super::{finish, free_port, sample, scrape, spawn, tool, Prometheus};
 use crate::support::{fresh_db, Db};
@@ -238,4 +239,36 @@ fn ctrl_c_ends_a_loads_linger_with_the_loads_status() {
     let ((code, _, stderr), took) = super::interrupt(child);
     assert_eq!(code, 0, "{stderr}");
     assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+/// `--temp-instance -i`: the throwaway server's load serves the same metrics.
+#[test]
+fn a_throwaway_servers_load_serves_its_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pgbench-rs"))
+        .current_dir(dir.path())
+        .args(["--temp-instance", "-i", "-s", "5"])
+        .arg(format!("--metrics-listen=127.0.0.1:{port}"))
+        .arg("--metrics-linger=2")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start pgbench-rs");
+    let seen = scrapes_until_done(port, &mut child);
+    let last = seen.last().unwrap();
+    let mut got = tables(last);
+    got.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        got,
+        [
+            ("pgbench_accounts".into(), 500_000.0, Some(500_000.0)),
+            ("pgbench_branches".into(), 5.0, Some(5.0)),
+            ("pgbench_tellers".into(), 50.0, Some(50.0)),
+        ],
+        "{last}"
+    );
+    let (code, _, stderr) = finish(child);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("\ndone in "), "{stderr}");
 }

@@ -701,3 +701,24 @@ fn a_scenarios_workload_runs_as_its_tool_runs_it() {
     assert_eq!(plan.settings.query_mode, QueryMode::Simple);
     assert_eq!(plan.vacuum, crate::bench::plan::Vacuum::Default);
 }
+
+#[test]
+fn os_threads_takes_a_positive_count() {
+    let plan = |args: &[&str]| match parse(args) {
+        Ok(Action::Bench { plan, .. }) => plan,
+        other => panic!("{args:?}: {other:?}"),
+    };
+    assert_eq!(plan(&["-c", "8", "-j", "8"]).os_threads, None);
+    assert_eq!(
+        plan(&["-c", "8", "-j", "8", "--os-threads=2"]).os_threads,
+        Some(2)
+    );
+    assert_eq!(
+        error_of(&["--os-threads=0"]),
+        "pgbench: error: --os-threads must be in range 1..2147483647\n"
+    );
+    assert_eq!(
+        error_of(&["--os-threads=x"]),
+        "pgbench: error: invalid value \"x\" for option --os-threads\n"
+    );
+}
