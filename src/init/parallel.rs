@@ -30,7 +30,7 @@ pub(crate) struct Piece {
 }
 
 /// Without FREEZE: the table was truncated by another, committed transaction.
-pub(super) const COPY_ACCOUNTS: &str = "copy pgbench_accounts from stdin";
+const COPY_ACCOUNTS: &str = "copy pgbench_accounts from stdin";
 
 /// Rows sent between two progress reports of a loading connection.
 const REPORT_ROWS: i64 = 4_096;
@@ -97,7 +97,10 @@ pub(crate) fn client_side(
         &pieces,
         Some(rows),
         flush_commits,
-        copy_piece,
+        |conn, piece, queue| {
+            copy_accounts(conn, piece, queue, true)?;
+            super::interrupt::check()
+        },
     )
 }
 
@@ -123,10 +126,17 @@ pub(super) fn flush_commits(conn: &mut Connection) -> Result<(), InitError> {
     Ok(())
 }
 
-/// One piece through COPY, committed on its own. It stops mid-piece when another
-/// connection failed: a piece is a good part of the load, and the rows sent so far
-/// are thrown away anyway.
-fn copy_piece(conn: &mut Connection, piece: &Piece, queue: &Queue) -> Result<(), InitError> {
+/// The accounts of `piece` through COPY: a piece of the parallel load (committed on
+/// its own) or a resumable load's unit (in the caller's transaction). With
+/// `stop_when_failed` (the parallel load) it stops mid-piece when another connection
+/// failed: a piece is a good part of the load, and the rows sent so far are thrown
+/// away anyway. Either way it stops at a Ctrl-C, which the caller reports.
+pub(super) fn copy_accounts(
+    conn: &mut Connection,
+    piece: &Piece,
+    queue: &Queue,
+    stop_when_failed: bool,
+) -> Result<(), InitError> {
     let mut copy = conn
         .copy_in(COPY_ACCOUNTS)
         .map_err(|e| InitError::CopyStart {
@@ -135,7 +145,7 @@ fn copy_piece(conn: &mut Connection, piece: &Piece, queue: &Queue) -> Result<(),
     let mut rows = AccountRows::new(piece.first, piece.last);
     let mut buf = Vec::with_capacity(COPY_CHUNK + 4096);
     while rows.remaining() > 0 && !super::interrupt::requested() {
-        if queue.failed() {
+        if stop_when_failed && queue.failed() {
             return Err(InitError::Aborted);
         }
         buf.clear();
@@ -149,7 +159,7 @@ fn copy_piece(conn: &mut Connection, piece: &Piece, queue: &Queue) -> Result<(),
     copy.finish().map_err(|e| InitError::CopyEnd {
         message: e.to_string(),
     })?;
-    super::interrupt::check()
+    Ok(())
 }
 
 /// `G` over the main connection and the helpers: branches and tellers as pgbench does,

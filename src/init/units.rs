@@ -18,12 +18,11 @@ use pgbench_wire::Connection;
 
 use super::error::InitError;
 use super::exec::{execute, say};
-use super::load::{small_tables, COPY_CHUNK};
+use super::load::small_tables;
 use super::options::{InitOptions, PartitionMethod};
-use super::parallel::{flush_commits, Piece, COPY_ACCOUNTS};
+use super::parallel::{copy_accounts, flush_commits, Piece};
 use super::queue::{run_queue, Queue, RowCount};
 use super::resume::{self, Record, Start, PGBENCH};
-use super::rows::AccountRows;
 use super::sql::{self, ACCOUNTS};
 use super::steps::{Init, Side};
 
@@ -382,7 +381,7 @@ fn load_unit(
             queue.rows(p.last - p.first + 1);
             crate::metrics::load::rows(sql::ACCOUNTS_TABLE, p.last - p.first + 1);
         }
-        (Unit::Accounts(p), Side::Client) => copy_accounts(conn, *p, queue)?,
+        (Unit::Accounts(p), Side::Client) => copy_accounts(conn, p, queue, false)?,
     }
     super::interrupt::check()?;
     execute(
@@ -391,30 +390,6 @@ fn load_unit(
     )?;
     execute(conn, "commit")?;
     crate::metrics::load::unit_done();
-    Ok(())
-}
-
-/// The accounts of one unit through COPY (in the caller's transaction).
-fn copy_accounts(conn: &mut Connection, piece: Piece, queue: &Queue) -> Result<(), InitError> {
-    let mut copy = conn
-        .copy_in(COPY_ACCOUNTS)
-        .map_err(|e| InitError::CopyStart {
-            message: e.to_string(),
-        })?;
-    let mut rows = AccountRows::new(piece.first, piece.last);
-    let mut buf = Vec::with_capacity(COPY_CHUNK + 4096);
-    while rows.remaining() > 0 && !super::interrupt::requested() {
-        buf.clear();
-        let n = rows.write(&mut buf, 4096);
-        copy.write(&buf).map_err(|e| InitError::CopyData {
-            message: e.to_string(),
-        })?;
-        queue.rows(n);
-        crate::metrics::load::rows(sql::ACCOUNTS_TABLE, n);
-    }
-    copy.finish().map_err(|e| InitError::CopyEnd {
-        message: e.to_string(),
-    })?;
     Ok(())
 }
 
