@@ -75,13 +75,7 @@ pub fn render(labels: &Labels, snapshot: Snapshot, format: Format) -> String {
         scenarios: labels.scenarios.clone(),
         snapshot,
     }));
-    let mut out = String::new();
-    // Writing into a String does not fail; an encoder error would be ours.
-    let _ = match format {
-        Format::OpenMetrics => prometheus_client::encoding::text::encode(&mut out, &registry),
-        Format::Text => prometheus_client::encoding::prometheus_text::encode(&mut out, &registry),
-    };
-    out
+    encoded(&registry, format)
 }
 
 /// A scrape's view: the snapshot with its scripts' names.
@@ -371,17 +365,22 @@ impl View {
     }
 }
 
+/// `registry`'s metrics in the given format.
+fn encoded(registry: &Registry, format: Format) -> String {
+    let mut out = String::new();
+    // Writing into a String does not fail; an encoder error would be ours.
+    let _ = match format {
+        Format::OpenMetrics => prometheus_client::encoding::text::encode(&mut out, registry),
+        Format::Text => prometheus_client::encoding::prometheus_text::encode(&mut out, registry),
+    };
+    out
+}
+
 /// A load's snapshot (`-i` under `--metrics-listen`) in the given format.
 pub fn render_load(snapshot: LoadSnapshot, format: Format) -> String {
     let mut registry = Registry::with_prefix("pgbench");
     registry.register_collector(Box::new(LoadView(snapshot)));
-    let mut out = String::new();
-    // Writing into a String does not fail; an encoder error would be ours.
-    let _ = match format {
-        Format::OpenMetrics => prometheus_client::encoding::text::encode(&mut out, &registry),
-        Format::Text => prometheus_client::encoding::prometheus_text::encode(&mut out, &registry),
-    };
-    out
+    encoded(&registry, format)
 }
 
 /// A scrape's view of a load.
