@@ -189,6 +189,30 @@ fn script(dir: &tempfile::TempDir) -> String {
     script_file(dir, "select.sql", "SELECT 1;\n\\sleep 1 ms\n")
 }
 
+/// `promtool check metrics` finds nothing to say of `text`.
+fn promtool_accepts(promtool: &Path, text: &str) {
+    let mut check = Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    check
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let checked = check.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&checked.stdout).into_owned()
+        + &String::from_utf8_lossy(&checked.stderr);
+    assert!(
+        checked.status.success() && said.trim().is_empty(),
+        "{said}\n{text}"
+    );
+}
+
 fn spawn(db: &Db, dir: &Path, args: &[&str]) -> Child {
     db.ours()
         .current_dir(dir)
@@ -269,26 +293,7 @@ fn prometheus_scrapes_a_15_s_run_and_its_last_values_are_the_reports() {
         Some(1.0),
         "{text}"
     );
-    let mut check = Command::new(&promtool)
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    check
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let checked = check.wait_with_output().unwrap();
-    let said = String::from_utf8_lossy(&checked.stdout).into_owned()
-        + &String::from_utf8_lossy(&checked.stderr);
-    assert!(
-        checked.status.success() && said.trim().is_empty(),
-        "{said}\n{text}"
-    );
+    promtool_accepts(&promtool, &text);
 
     let (code, stdout, stderr) = finish(child);
     assert_eq!(code, 0, "{stderr}");

@@ -8,9 +8,8 @@
 //! values the totals); Ctrl-C in the linger ends it with the load's status; a
 //! `--temp-instance -i` serves the same.
 
-use super::{finish, free_port, sample, scrape, spawn, tool, Prometheus};
+use super::{finish, free_port, promtool_accepts, sample, scrape, spawn, tool, Prometheus};
 use crate::support::{fresh_db, Db};
-use std::io::Write;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -189,27 +188,8 @@ fn prometheus_scrapes_a_load() {
     let server = Prometheus::start(&prometheus, &[port]);
     let mut child = start_load(&db, &dir, port, 4, &["-i", "-s", "20", "--resume"]);
     let seen = scrapes_until_done(port, &mut child);
-    let mut check = Command::new(&promtool)
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     let text = seen.last().unwrap();
-    check
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let checked = check.wait_with_output().unwrap();
-    let said = String::from_utf8_lossy(&checked.stdout).into_owned()
-        + &String::from_utf8_lossy(&checked.stderr);
-    assert!(
-        checked.status.success() && said.trim().is_empty(),
-        "{said}\n{text}"
-    );
+    promtool_accepts(&promtool, text);
     let (code, _, stderr) = finish(child);
     assert_eq!(code, 0, "{stderr}");
     let last = |series: &str| server.value(&format!("last_over_time({series}[5m])"));
