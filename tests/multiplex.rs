@@ -199,14 +199,7 @@ fn forty_clients_on_two_threads_run_on_two_os_threads() {
     let mut cmd = db.ours();
     cmd.args(["-n", "-c", "40", "-j", "2", "-T", "3", "-f"])
         .arg(&script);
-    let (most, out) = most_while_running(cmd, Duration::from_secs(2), |pid| {
-        std::fs::read_to_string(format!("/proc/{pid}/status"))
-            .unwrap_or_default()
-            .lines()
-            .find_map(|l| l.strip_prefix("Threads:"))
-            .and_then(|n| n.trim().parse::<usize>().ok())
-            .unwrap_or(0)
-    });
+    let (most, out) = most_while_running(cmd, Duration::from_secs(2), threads_of);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     assert!(stdout.contains("number of clients: 40"), "{stdout}");
@@ -233,14 +226,7 @@ fn more_threads_than_cpus_run_on_one_os_thread_per_cpu() {
             .args(extra)
             .arg("-f")
             .arg(&script);
-        let (most, out) = most_while_running(cmd, Duration::from_secs(2), |pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/status"))
-                .unwrap_or_default()
-                .lines()
-                .find_map(|l| l.strip_prefix("Threads:"))
-                .and_then(|n| n.trim().parse::<usize>().ok())
-                .unwrap_or(0)
-        });
+        let (most, out) = most_while_running(cmd, Duration::from_secs(2), threads_of);
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{stdout}");
         // pgbench's report says what was asked, not how it ran.
@@ -343,6 +329,16 @@ fn threads_sharing_an_os_thread_draw_and_log_as_stock_threads_do() {
         cmd.args(extra);
         assert_eq!(rows(&mut cmd, &dir.path().join(name)), stock, "{name}");
     }
+}
+
+/// How many threads process `pid` has (0 once it is gone).
+fn threads_of(pid: u32) -> usize {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|n| n.trim().parse::<usize>().ok())
+        .unwrap_or(0)
 }
 
 /// Starts `cmd`, samples `count` of its process every 50 ms for `sampling`, and
